@@ -1,0 +1,5 @@
+import sys
+
+from pario.cli import main
+
+sys.exit(main())

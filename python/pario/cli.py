@@ -1,0 +1,53 @@
+"""The ``pario`` command: parses arguments and calls the library, nothing more.
+
+Each subcommand lives in ``pario/commands/<name>.py`` and provides
+``register(subparsers)``, which adds its parser and sets ``func`` to a
+function ``(args) -> int``.  Heavy imports (pandas, Rich) happen inside those
+functions so that ``pario run`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from pario import __version__
+from pario.errors import ParioError
+
+#: The subcommands, in the order ``--help`` lists them.
+COMMANDS: tuple[str, ...] = ("run", "dump", "report", "kernel", "path")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pario",
+        description="Measure, explain, tune and accelerate the parallel I/O of MPI applications.",
+    )
+    parser.add_argument("--version", action="version", version=f"pario {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module = importlib.import_module(f"pario.commands.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except ParioError as exc:
+        print(f"pario: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

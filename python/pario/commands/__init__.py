@@ -1,0 +1,1 @@
+"""Argument parsing of each ``pario`` subcommand (one module per subcommand)."""

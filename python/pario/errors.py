@@ -1,0 +1,11 @@
+"""The project's own error type: raised for user-facing problems, printed as one line."""
+
+from __future__ import annotations
+
+
+class ParioError(Exception):
+    """A problem to report to the user in one line (bad path, corrupt log, bad option)."""
+
+
+class LogFormatError(ParioError):
+    """A log that cannot be read: truncated, corrupt, or not a log at all."""

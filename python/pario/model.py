@@ -1,0 +1,117 @@
+"""The in-memory model: the single interface between log readers and analyses.
+
+A pario log and a Darshan log both become a :class:`Profile`.  The model is
+columnar: one pandas DataFrame of ranks and one DataFrame of file records per
+layer, never a Python object per record, so a 65 536-rank log stays cheap.
+
+Column conventions
+------------------
+``Profile.ranks`` (index: rank 0..P-1), seconds unless noted, NaN when the
+source does not know the value (Darshan records no MPI time):
+
+* ``wall``; I/O time by layer and kind: ``posix_read``, ``posix_write``,
+  ``posix_meta``, ``stdio_*``, ``mpiio_*`` (outermost layer only, so they add
+  up without double counting);
+* MPI: ``mpi_coll``, ``mpi_p2p``, ``mpi_other`` and ``mpi_coll_bytes``,
+  ``mpi_p2p_bytes``, ``mpi_*_calls``;
+* ``maxrss`` (bytes), ``cpu_user``, ``cpu_sys``;
+* derived by :func:`add_derived_rank_columns`: ``io``, ``io_read``,
+  ``io_write``, ``io_meta``, ``mpi``, ``useful`` (= wall - io - mpi).
+
+``Profile.files[layer]`` for layer in ``LAYERS``: columns ``id`` (uint64
+hash of the path), ``rank`` (-1 for a record reduced over several ranks),
+``name``, then the layer's counters named as Darshan names them, without the
+layer prefix and ``F_``, lower case: ``POSIX_BYTES_READ`` -> ``bytes_read``,
+``POSIX_F_READ_TIME`` -> ``read_time``, ``MPIIO_SIZE_WRITE_AGG_0_100`` ->
+``size_write_agg_0_100``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+LAYERS: tuple[str, ...] = ("posix", "stdio", "mpiio")
+
+IO_KINDS: tuple[str, ...] = ("read", "write", "meta")
+IO_TIME_COLUMNS: tuple[str, ...] = tuple(f"{layer}_{kind}" for layer in LAYERS for kind in IO_KINDS)
+MPI_TIME_COLUMNS: tuple[str, ...] = ("mpi_coll", "mpi_p2p", "mpi_other")
+
+#: The ten request-size buckets shared by Darshan and pario (upper bounds, bytes).
+SIZE_BUCKETS: tuple[str, ...] = (
+    "0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M",
+    "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS",
+)
+
+
+def counter_column(name: str) -> str:
+    """Model column for a Darshan/pario counter name (``POSIX_F_READ_TIME`` -> ``read_time``)."""
+    _, _, rest = name.partition("_")
+    if rest.startswith("F_"):
+        rest = rest[2:]
+    return rest.lower()
+
+
+def size_columns(layer: str, direction: str) -> list[str]:
+    """Histogram columns of a layer for ``direction`` in {"read", "write"}."""
+    middle = f"{direction}_agg" if layer == "mpiio" else direction
+    return [f"size_{middle}_{b}".lower() for b in SIZE_BUCKETS]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What is known about the run as a whole."""
+
+    source: str  # "pario" or "darshan"
+    path: str
+    exe: str
+    nprocs: int
+    start_time: float  # seconds since the epoch
+    end_time: float
+    runtime: float  # T: the longest rank's wall time, seconds
+    argv: tuple[str, ...] = ()
+    hostname: str = ""
+    jobid: str = ""
+    mpi_library: str = ""
+    #: False when some data is missing: ranks without a log, records that
+    #: overflowed a memory cap, modules Darshan marked partial.
+    complete: bool = True
+    partial_reasons: tuple[str, ...] = ()
+    #: Darshan logs carry no MPI time, and no per-rank time classes for
+    #: shared files; analyses must say "unavailable" rather than guess.
+    has_mpi_time: bool = True
+    has_rank_times: bool = True
+    metadata: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class Profile:
+    """One run: job metadata, per-rank table, per-layer file tables, hints."""
+
+    job: Job
+    ranks: pd.DataFrame
+    files: dict[str, pd.DataFrame]
+    #: file id -> MPI-IO hints in effect after open (key -> value)
+    hints: dict[int, dict[str, str]] = field(default_factory=dict)
+    #: (layer, file id) -> sorted array of the ranks that touched a shared file
+    file_ranks: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+
+    def layer(self, name: str) -> pd.DataFrame:
+        """File records of a layer (an empty frame if the layer has none)."""
+        return self.files.get(name, pd.DataFrame(columns=["id", "rank", "name"]))
+
+
+def add_derived_rank_columns(ranks: pd.DataFrame) -> pd.DataFrame:
+    """Return ``ranks`` with io, io_read/write/meta, mpi and useful columns added."""
+    out = ranks.copy()
+    for kind in IO_KINDS:
+        cols = [c for c in (f"{layer}_{kind}" for layer in LAYERS) if c in out]
+        out[f"io_{kind}"] = out[cols].sum(axis=1, min_count=1) if cols else np.nan
+    out["io"] = out[["io_read", "io_write", "io_meta"]].sum(axis=1, min_count=1)
+    mpi_cols = [c for c in MPI_TIME_COLUMNS if c in out]
+    out["mpi"] = out[mpi_cols].sum(axis=1, min_count=1) if mpi_cols else np.nan
+    busy = out["io"].fillna(0.0) + out["mpi"].fillna(0.0)
+    out["useful"] = (out["wall"] - busy).clip(lower=0.0)
+    return out

@@ -1,0 +1,226 @@
+/*
+ * pario runtime core: the API every intercepted layer (posix.c, stdio.c,
+ * mpiio.c, mpi.c) uses.  The core owns initialisation, the timer, per-thread
+ * time accounting, the bounded record arena, the descriptor tables and the
+ * shutdown (reduction + log writing).  It never names a specific layer's
+ * counters: layers describe themselves with a struct pario_layer_desc.
+ */
+#ifndef PARIO_CORE_H
+#define PARIO_CORE_H
+
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "pario-log-format.h"
+
+/* ---- layers ----------------------------------------------------------- */
+enum pario_layer { PARIO_POSIX = 0, PARIO_STDIO = 1, PARIO_MPIIO = 2, PARIO_NLAYERS = 3 };
+
+#define X(name, doc) name,
+enum posix_counter { PARIO_POSIX_COUNTERS POSIX_NUM_COUNTERS };
+enum posix_fcounter { PARIO_POSIX_FCOUNTERS POSIX_NUM_FCOUNTERS };
+enum stdio_counter { PARIO_STDIO_COUNTERS STDIO_NUM_COUNTERS };
+enum stdio_fcounter { PARIO_STDIO_FCOUNTERS STDIO_NUM_FCOUNTERS };
+enum mpiio_counter { PARIO_MPIIO_COUNTERS MPIIO_NUM_COUNTERS };
+enum mpiio_fcounter { PARIO_MPIIO_FCOUNTERS MPIIO_NUM_FCOUNTERS };
+enum rank_field { PARIO_RANK_FIELDS RANK_NUM_FIELDS };
+#undef X
+
+#define PARIO_MAX_COUNTERS 64
+#define PARIO_MAX_FCOUNTERS 16
+
+/* Where, inside a layer's counter arrays, the generic code finds things.
+ * Filled in by each layer with designated initializers. */
+struct pario_layer_desc {
+    const char *name;            /* "posix", "stdio", "mpiio" */
+    int ncounters, nfcounters;
+    const char *const *counter_names;
+    const char *const *fcounter_names;
+    int c_bytes_read, c_bytes_written;          /* for rank byte totals */
+    int c_max_byte_read, c_max_byte_written;    /* -1 when absent: max-reduced */
+    int c_max_read_size, c_max_write_size;
+    int c_nranks, c_fastest_rank, c_fastest_bytes, c_slowest_rank, c_slowest_bytes;
+    int c_file_alignment, c_fs_type;            /* identical on all ranks: max */
+    int c_noncontig;                            /* max-reduced flag, -1 if none */
+    int c_seq_reads, c_consec_reads;            /* writes follow reads; -1 if none */
+    int c_rw_switches;                          /* -1 if none */
+    int c_size_read0, c_size_write0;            /* first histogram bucket */
+    int f_open_start, f_close_end;              /* min / max reduced */
+    int f_read_time, f_write_time, f_meta_time;
+    int f_max_read_time, f_max_write_time;      /* max reduced */
+    int f_fastest_time, f_slowest_time, f_var_time, f_var_bytes;
+};
+extern const struct pario_layer_desc pario_posix_desc, pario_stdio_desc, pario_mpiio_desc;
+extern const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS];
+
+/* ---- file records -------------------------------------------------------
+ * One record per (layer, file) per rank.  Counters are updated under the
+ * record's own spin flag (never a global lock); times are accumulated in
+ * timer ticks and turned into seconds when the log is written. */
+struct pario_record {
+    uint64_t id;                 /* 64-bit hash of the absolute path */
+    int layer;
+    int is_overflow;             /* the aggregate "other files" record */
+    atomic_flag busy;
+    const char *name;            /* in the arena; NULL for overflow */
+    char *hints;                 /* MPI-IO: "key=value\n..." (arena), or NULL */
+    int64_t c[PARIO_MAX_COUNTERS];
+    double f[PARIO_MAX_FCOUNTERS];  /* ticks while running, seconds in the log */
+    /* run-time state, not written */
+    int64_t last_end[2];         /* end offset of previous read [0] / write [1] */
+    int last_op;                 /* 0 none, 1 read, 2 write */
+    struct pario_record *next;   /* id hash chain */
+};
+
+static inline void pario_rec_lock(struct pario_record *r)
+{
+    while (atomic_flag_test_and_set_explicit(&r->busy, memory_order_acquire))
+        ;
+}
+static inline void pario_rec_unlock(struct pario_record *r)
+{
+    atomic_flag_clear_explicit(&r->busy, memory_order_release);
+}
+
+/* ---- timer ---------------------------------------------------------------
+ * RATIONALE: clock_gettime costs ~33 ns here, rdtsc ~12 ns; the per-call
+ * budget is 40 ns for two stamps and an update, so we read the TSC when the
+ * CPU says it is invariant (constant_tsc + nonstop_tsc) and convert ticks to
+ * seconds once, at shutdown, from a pair of (TSC, CLOCK_MONOTONIC) readings
+ * taken at start and end.  Elsewhere ticks are nanoseconds. */
+extern int pario_use_tsc;
+static inline uint64_t pario_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_expect(pario_use_tsc, 1))
+        return __rdtsc();
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- state ---------------------------------------------------------------*/
+/* Instrumentation is on while this is 1.  Relaxed atomic load, never a lock
+ * (the lesson of Darshan's global lock in MAP_OR_FAIL). */
+extern atomic_int pario_enabled;
+static inline int pario_active(void)
+{
+    return atomic_load_explicit(&pario_enabled, memory_order_relaxed);
+}
+
+/* Per-thread time accumulators (ticks) for the rank's time classes.  They
+ * live in the arena, not in TLS, so a thread that exits before shutdown
+ * still counts.  depth > 0 means "inside an outer I/O or MPI call": inner
+ * calls update file counters but not the time classes (exclusive classes). */
+/* A nonblocking request whose completion time belongs to a class other
+ * than point-to-point (a nonblocking collective, an MPI_File_i* call):
+ * noted when issued, looked up by MPI_Wait*/Test* of the same thread. */
+#define PARIO_PENDING_MAX 128
+struct pario_pending {
+    uint64_t key;                /* the MPI_Request handle's bits; 0 = free */
+    int field;                   /* rank field to charge: mpi_coll, mpiio_read, ... */
+    int is_write;
+    struct pario_record *rec;    /* file record to charge, or NULL */
+};
+
+struct pario_thread {
+    uint64_t t[RANK_NUM_FIELDS];
+    int depth;
+    int npending;
+    struct pario_pending pending[PARIO_PENDING_MAX];
+    struct pario_thread *next;
+};
+extern __thread struct pario_thread *pario_tl __attribute__((tls_model("initial-exec")));
+struct pario_thread *pario_thread_register(void);
+static inline struct pario_thread *pario_thread(void)
+{
+    struct pario_thread *t = pario_tl;
+    if (__builtin_expect(t == NULL, 0))
+        t = pario_thread_register();
+    return t;
+}
+/* Charge [t0, t1) to a rank time class if this is the outermost call. */
+static inline void pario_charge(struct pario_thread *th, int field, uint64_t t0, uint64_t t1)
+{
+    if (th->depth == 0)
+        th->t[field] += t1 - t0;
+}
+
+/* Pending-request table of the calling thread (full table: the request is
+ * simply not tracked and its wait counts as point-to-point). */
+void pario_pending_add(struct pario_thread *th, uint64_t key, int field, struct pario_record *rec,
+                       int is_write);
+/* Copy the entry for key into *out; 1 if found, 0 if not. */
+int pario_pending_find(struct pario_thread *th, uint64_t key, struct pario_pending *out);
+void pario_pending_remove(struct pario_thread *th, uint64_t key);
+/* Charge a completed request's wait [t0, t1) to its class and, for file
+ * requests, to the record's read/write time. */
+void pario_pending_charge(struct pario_thread *th, const struct pario_pending *p, uint64_t t0,
+                          uint64_t t1);
+
+/* ---- descriptors -------------------------------------------------------
+ * fd -> (record, offset): a flat array indexed by the descriptor, so the
+ * read/write path needs no lock and no hashing.  Bounded by PARIO_MAX_FD. */
+#define PARIO_MAX_FD 65536
+struct pario_fd {
+    _Atomic(struct pario_record *) rec;
+    int64_t offset;
+};
+extern struct pario_fd *pario_fds;          /* POSIX descriptors */
+extern struct pario_fd *pario_stdio_fds;    /* FILE* streams, by fileno */
+static inline struct pario_fd *pario_fd_get(struct pario_fd *table, int fd)
+{
+    if (__builtin_expect(fd < 0 || fd >= PARIO_MAX_FD || table == NULL, 0))
+        return NULL;
+    struct pario_fd *e = &table[fd];
+    return atomic_load_explicit(&e->rec, memory_order_acquire) ? e : NULL;
+}
+
+/* ---- core API used by the layers ---------------------------------------*/
+void pario_init(void);                       /* idempotent */
+/* Record for a path in a layer, created if needed; NULL if the path is
+ * excluded (/proc, /sys, /dev, MPI session dirs, ...).  Metadata path only. */
+struct pario_record *pario_record_for_path(int layer, const char *path);
+/* Record of a layer by id (e.g. STDIO finding POSIX data), or NULL. */
+struct pario_record *pario_record_find(int layer, uint64_t id);
+/* Attach a record to a descriptor slot / clear it. */
+void pario_fd_set(struct pario_fd *table, int fd, struct pario_record *rec, int64_t offset);
+void pario_fd_clear(struct pario_fd *table, int fd);
+/* Copy a string into the arena (bounded); NULL when the arena is full. */
+char *pario_arena_strdup(const char *s, size_t maxlen);
+/* Seconds since the job started, for a tick stamp. */
+double pario_ticks_to_seconds(uint64_t ticks);
+uint64_t pario_start_ticks(void);
+
+/* Common counter updates (common.c). */
+int pario_size_bucket(int64_t size);
+void pario_rec_access(struct pario_record *r, int is_write, int64_t offset, int64_t size,
+                      uint64_t t0, uint64_t t1);
+
+/* ---- MPI hand-off --------------------------------------------------------
+ * mpi.c tells the core when MPI starts and ends; the core then reduces and
+ * writes the log (log.c).  Declared without mpi.h so posix/stdio stay
+ * MPI-free. */
+void pario_mpi_initialized(void);
+void pario_mpi_finalizing(void);
+int pario_mpi_rank(void);
+extern const char *pario_mpi_library;        /* MPI_Get_library_version */
+
+/* Hint injection (PARIO_HINTS): NULL-terminated key/value list read once. */
+extern const char *const *pario_inject_hints;
+
+/* Memory: bytes used / cap of the arena; exported for tests and the log. */
+size_t pario_arena_used(void);
+size_t pario_arena_cap(void);
+
+/* Warn once on stderr, prefixed "pario: ". */
+void pario_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

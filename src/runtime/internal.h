@@ -1,0 +1,32 @@
+/* State and functions shared by core.c and log.c only (not by layers). */
+#ifndef PARIO_INTERNAL_H
+#define PARIO_INTERNAL_H
+
+#include "core.h"
+
+struct pario_core {
+    double start_mono, start_epoch, sec_per_tick;
+    uint64_t start_ticks, end_ticks;
+    int nrecords[PARIO_NLAYERS];
+    int64_t records_overflowed;
+    struct pario_record overflow[PARIO_NLAYERS];
+    int is_fork_child;
+    int log_written;
+    int mpi_initialized;     /* MPI_Init returned */
+    int mpi_finalized;
+    int rank, nprocs;
+};
+extern struct pario_core pario_core;
+
+uint64_t pario_hash_path(const char *s);
+int pario_normalize_path(const char *path, char *out, size_t outsz);
+void pario_foreach_record(int layer, void (*fn)(struct pario_record *, void *), void *arg);
+uint64_t pario_threads_sum(int field);
+int pario_thread_count(void);
+void pario_timer_calibrate(void);
+
+/* log.c: write the log at exit (non-MPI program, or a rank that never
+ * reached MPI_Finalize); never fails the program. */
+void pario_log_at_exit(void);
+
+#endif

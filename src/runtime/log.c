@@ -1,0 +1,921 @@
+/*
+ * Shutdown: turn the records into a pario log (docs/log-format.md).
+ *
+ * MPI jobs, at MPI_Finalize:
+ *   1. every rank converts its ticks to seconds and fills its summary row;
+ *   2. shared files are found without a gather to rank 0: each (layer, id)
+ *      key is sent to an owner rank chosen by hash (alltoallv), owners count
+ *      the ranks holding it, and the keys held by two or more ranks are
+ *      allgathered, so every rank knows the same sorted shared list;
+ *   3. those records are reduced to rank 0 with a user-defined MPI_Op (a
+ *      tree, not a funnel), together with a bitmap of the ranks that touched
+ *      each file (MPI_BOR);
+ *   4. each rank compresses its own block (zlib) and all ranks write at once
+ *      with MPI_File_write_at_all at offsets from MPI_Exscan.
+ * Other processes (non-MPI programs, ranks that never reach MPI_Finalize)
+ * write a log of their own data from the exit path.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ---- growable byte buffer (bounded by the records we hold) ------------ */
+struct buf {
+    unsigned char *p;
+    size_t len, cap;
+    int oom;
+};
+
+static void buf_put(struct buf *b, const void *src, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        unsigned char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, src, n);
+    b->len += n;
+}
+static void put_u32(struct buf *b, uint32_t v) { buf_put(b, &v, 4); }
+static void put_u64(struct buf *b, uint64_t v) { buf_put(b, &v, 8); }
+
+static void put_json_string(struct buf *b, const char *s)
+{
+    buf_put(b, "\"", 1);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char esc[8];
+        if (ch == '"' || ch == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)ch;
+            buf_put(b, esc, 2);
+        } else if (ch < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", ch);
+            buf_put(b, esc, 6);
+        } else {
+            buf_put(b, s, 1);
+        }
+    }
+    buf_put(b, "\"", 1);
+}
+static void put_text(struct buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+
+/* ---- blocks -------------------------------------------------------------*/
+struct block_header {
+    uint32_t kind;
+    int32_t rank;
+    uint64_t ulen, clen;
+    uint32_t crc; /* crc32 of the compressed bytes */
+    uint32_t reserved;
+};
+
+/* Append one compressed block holding `payload` to `out`. */
+static void put_block(struct buf *out, uint32_t kind, int rank, const struct buf *payload)
+{
+    uLongf clen = compressBound(payload->len);
+    unsigned char *z = malloc(clen ? clen : 1);
+    if (!z || compress2(z, &clen, payload->p ? payload->p : (const Bytef *)"", payload->len, 1) != Z_OK) {
+        free(z);
+        out->oom = 1;
+        return;
+    }
+    struct block_header h = {.kind = kind, .rank = rank, .ulen = payload->len, .clen = clen,
+                             .crc = (uint32_t)crc32(0L, z, (uInt)clen), .reserved = 0};
+    buf_put(out, &h, sizeof h);
+    buf_put(out, z, clen);
+    free(z);
+}
+
+static void put_file_header(struct buf *out)
+{
+    buf_put(out, PARIO_LOG_MAGIC, 8);
+    put_u32(out, PARIO_LOG_VERSION);
+    put_u32(out, 16);
+}
+
+/* ---- conversion of a rank's data to seconds ---------------------------- */
+
+static void record_to_seconds(struct pario_record *r, void *arg)
+{
+    (void)arg;
+    const struct pario_layer_desc *d = pario_layers[r->layer];
+    double spt = pario_core.sec_per_tick;
+    for (int i = 0; i < d->nfcounters; i++) {
+        if (i == d->f_open_start || i == d->f_close_end)
+            r->f[i] = r->f[i] > 0 ? (r->f[i] - (double)pario_core.start_ticks) * spt : 0.0;
+        else
+            r->f[i] *= spt;
+    }
+    /* Per-rank statistics: this rank is both fastest and slowest. */
+    double t = r->f[d->f_read_time] + r->f[d->f_write_time] + r->f[d->f_meta_time];
+    int64_t bytes = r->c[d->c_bytes_read] + r->c[d->c_bytes_written];
+    r->c[d->c_nranks] = 1;
+    r->c[d->c_fastest_rank] = r->c[d->c_slowest_rank] = pario_core.rank;
+    r->c[d->c_fastest_bytes] = r->c[d->c_slowest_bytes] = bytes;
+    r->f[d->f_fastest_time] = r->f[d->f_slowest_time] = t;
+    r->f[d->f_var_time] = r->f[d->f_var_bytes] = 0.0;
+}
+
+static void fill_rank_row(double *row)
+{
+    double spt = pario_core.sec_per_tick;
+    memset(row, 0, sizeof(double) * RANK_NUM_FIELDS);
+    for (int i = 0; i < RANK_NUM_FIELDS; i++)
+        row[i] = (double)pario_threads_sum(i);
+    /* time classes are ticks; byte and call counts were accumulated as-is */
+    static const int time_fields[] = {posix_read, posix_write, posix_meta, stdio_read, stdio_write,
+                                      stdio_meta, mpiio_read,  mpiio_write, mpiio_meta, mpi_coll,
+                                      mpi_p2p,    mpi_other};
+    for (size_t i = 0; i < sizeof time_fields / sizeof *time_fields; i++)
+        row[time_fields[i]] *= spt;
+    row[wall] = (double)(pario_core.end_ticks - pario_core.start_ticks) * spt;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        row[maxrss] = (double)ru.ru_maxrss * 1024.0;
+        row[cpu_user] = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
+        row[cpu_sys] = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    }
+    row[threads] = pario_thread_count();
+    row[records_overflowed] = (double)pario_core.records_overflowed;
+    row[finalized] = 0; /* set by the caller */
+}
+
+/* ---- shared keys --------------------------------------------------------*/
+struct key {
+    uint64_t id;
+    int64_t layer;
+    int64_t minrank; /* lowest rank holding it (writes its name and hints) */
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+    const struct key *x = a, *y = b;
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->minrank > y->minrank) - (x->minrank < y->minrank);
+}
+
+static struct key *shared_keys;
+static int nshared;
+
+static int is_shared(int layer, uint64_t id, int64_t *minrank)
+{
+    struct key k = {.id = id, .layer = layer, .minrank = 0};
+    int lo = 0, hi = nshared - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        struct key *m = &shared_keys[mid];
+        int c = (m->layer != k.layer) ? (m->layer < k.layer ? -1 : 1)
+                                      : (m->id != k.id ? (m->id < k.id ? -1 : 1) : 0);
+        if (c == 0) {
+            if (minrank)
+                *minrank = m->minrank;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+struct collect {
+    struct key *keys;
+    int n, cap;
+};
+static void collect_key(struct pario_record *r, void *arg)
+{
+    struct collect *c = arg;
+    if (c->n == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 64;
+        struct key *k = realloc(c->keys, sizeof *k * cap);
+        if (!k)
+            return;
+        c->keys = k;
+        c->cap = cap;
+    }
+    c->keys[c->n++] = (struct key){.id = r->id, .layer = r->layer, .minrank = pario_core.rank};
+}
+
+static int owner_of(const struct key *k, int nprocs)
+{
+    uint64_t h = k->id ^ ((uint64_t)k->layer * 0x9e3779b97f4a7c15ull);
+    h ^= h >> 29;
+    return (int)(h % (uint64_t)nprocs);
+}
+
+/* Steps 2 of the header comment.  Returns 0 or an MPI error. */
+static int find_shared_keys(MPI_Comm comm, int nprocs)
+{
+    struct collect mine = {0};
+    for (int l = 0; l < PARIO_NLAYERS; l++)
+        pario_foreach_record(l, collect_key, &mine);
+
+    int *scount = calloc(nprocs, sizeof(int)), *rcount = calloc(nprocs, sizeof(int));
+    int *sdisp = calloc(nprocs, sizeof(int)), *rdisp = calloc(nprocs, sizeof(int));
+    struct key *sorted = malloc(sizeof(struct key) * (mine.n ? mine.n : 1));
+    if (!scount || !rcount || !sdisp || !rdisp || !sorted)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < mine.n; i++)
+        scount[owner_of(&mine.keys[i], nprocs)]++;
+    for (int p = 1; p < nprocs; p++)
+        sdisp[p] = sdisp[p - 1] + scount[p - 1];
+    int *fill = calloc(nprocs, sizeof(int));
+    for (int i = 0; i < mine.n && fill; i++) {
+        int o = owner_of(&mine.keys[i], nprocs);
+        sorted[sdisp[o] + fill[o]++] = mine.keys[i];
+    }
+    free(fill);
+    PMPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+    int nrecv = 0;
+    for (int p = 0; p < nprocs; p++) {
+        rdisp[p] = nrecv;
+        nrecv += rcount[p];
+    }
+    struct key *recv = malloc(sizeof(struct key) * (nrecv ? nrecv : 1));
+    MPI_Datatype kt;
+    PMPI_Type_contiguous(sizeof(struct key), MPI_BYTE, &kt);
+    PMPI_Type_commit(&kt);
+    PMPI_Alltoallv(sorted, scount, sdisp, kt, recv, rcount, rdisp, kt, comm);
+
+    /* Owner: keys held by >= 2 ranks (each rank sends a key once). */
+    qsort(recv, nrecv, sizeof *recv, key_cmp);
+    int nmine_shared = 0;
+    for (int i = 0; i < nrecv;) {
+        int j = i + 1;
+        while (j < nrecv && recv[j].id == recv[i].id && recv[j].layer == recv[i].layer)
+            j++;
+        if (j - i >= 2)
+            recv[nmine_shared++] = recv[i]; /* sorted: minrank first */
+        i = j;
+    }
+    int *counts = calloc(nprocs, sizeof(int)), *disps = calloc(nprocs, sizeof(int));
+    PMPI_Allgather(&nmine_shared, 1, MPI_INT, counts, 1, MPI_INT, comm);
+    int total = 0;
+    for (int p = 0; p < nprocs; p++) {
+        disps[p] = total;
+        total += counts[p];
+    }
+    shared_keys = malloc(sizeof(struct key) * (total ? total : 1));
+    PMPI_Allgatherv(recv, nmine_shared, kt, shared_keys, counts, disps, kt, comm);
+    qsort(shared_keys, total, sizeof *shared_keys, key_cmp);
+    nshared = total;
+    PMPI_Type_free(&kt);
+    free(mine.keys);
+    free(scount);
+    free(rcount);
+    free(sdisp);
+    free(rdisp);
+    free(sorted);
+    free(recv);
+    free(counts);
+    free(disps);
+    return MPI_SUCCESS;
+}
+
+/* ---- reduction of shared records ---------------------------------------*/
+struct shared_elem {
+    int64_t layer;
+    int64_t c[PARIO_MAX_COUNTERS];
+    double f[PARIO_MAX_FCOUNTERS];
+    double sum_t, sum_t2, sum_b, sum_b2;
+};
+
+static void elem_combine(const struct shared_elem *a, struct shared_elem *b)
+{
+    const struct pario_layer_desc *d = pario_layers[a->layer];
+    if (a->c[d->c_nranks] == 0)
+        return;
+    if (b->c[d->c_nranks] == 0) {
+        *b = *a;
+        return;
+    }
+    int fastest = a->f[d->f_fastest_time] < b->f[d->f_fastest_time] ||
+                  (a->f[d->f_fastest_time] == b->f[d->f_fastest_time] &&
+                   a->c[d->c_fastest_rank] < b->c[d->c_fastest_rank]);
+    int slowest = a->f[d->f_slowest_time] > b->f[d->f_slowest_time] ||
+                  (a->f[d->f_slowest_time] == b->f[d->f_slowest_time] &&
+                   a->c[d->c_slowest_rank] < b->c[d->c_slowest_rank]);
+    for (int i = 0; i < d->ncounters; i++) {
+        if (i == d->c_fastest_rank || i == d->c_fastest_bytes || i == d->c_slowest_rank ||
+            i == d->c_slowest_bytes)
+            continue;
+        if (i == d->c_max_byte_read || i == d->c_max_byte_written || i == d->c_max_read_size ||
+            i == d->c_max_write_size || i == d->c_file_alignment || i == d->c_fs_type ||
+            i == d->c_noncontig) {
+            if (a->c[i] > b->c[i])
+                b->c[i] = a->c[i];
+        } else {
+            b->c[i] += a->c[i];
+        }
+    }
+    if (fastest) {
+        b->c[d->c_fastest_rank] = a->c[d->c_fastest_rank];
+        b->c[d->c_fastest_bytes] = a->c[d->c_fastest_bytes];
+        b->f[d->f_fastest_time] = a->f[d->f_fastest_time];
+    }
+    if (slowest) {
+        b->c[d->c_slowest_rank] = a->c[d->c_slowest_rank];
+        b->c[d->c_slowest_bytes] = a->c[d->c_slowest_bytes];
+        b->f[d->f_slowest_time] = a->f[d->f_slowest_time];
+    }
+    for (int i = 0; i < d->nfcounters; i++) {
+        if (i == d->f_fastest_time || i == d->f_slowest_time || i == d->f_var_time ||
+            i == d->f_var_bytes)
+            continue;
+        if (i == d->f_open_start) {
+            if (a->f[i] > 0 && (b->f[i] == 0 || a->f[i] < b->f[i]))
+                b->f[i] = a->f[i];
+        } else if (i == d->f_close_end || i == d->f_max_read_time || i == d->f_max_write_time) {
+            if (a->f[i] > b->f[i])
+                b->f[i] = a->f[i];
+        } else {
+            b->f[i] += a->f[i];
+        }
+    }
+    b->sum_t += a->sum_t;
+    b->sum_t2 += a->sum_t2;
+    b->sum_b += a->sum_b;
+    b->sum_b2 += a->sum_b2;
+}
+
+static void reduce_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    struct shared_elem *a = in, *b = inout;
+    for (int i = 0; i < *len; i++)
+        elem_combine(&a[i], &b[i]);
+}
+
+struct fill_ctx {
+    struct shared_elem *elems;
+    unsigned char *bitmap;
+    size_t bm_bytes;
+};
+static void fill_shared(struct pario_record *r, void *arg)
+{
+    struct fill_ctx *fc = arg;
+    int i = is_shared(r->layer, r->id, NULL);
+    if (i < 0)
+        return;
+    const struct pario_layer_desc *d = pario_layers[r->layer];
+    struct shared_elem *e = &fc->elems[i];
+    e->layer = r->layer;
+    memcpy(e->c, r->c, sizeof e->c);
+    memcpy(e->f, r->f, sizeof e->f);
+    double t = r->f[d->f_fastest_time], b = (double)r->c[d->c_fastest_bytes];
+    e->sum_t = t;
+    e->sum_t2 = t * t;
+    e->sum_b = b;
+    e->sum_b2 = b * b;
+    if (fc->bm_bytes)
+        fc->bitmap[(size_t)i * fc->bm_bytes + pario_core.rank / 8] |= (unsigned char)(1u << (pario_core.rank % 8));
+}
+
+/* ---- payloads ---------------------------------------------------------- */
+
+static void put_record(struct buf *b, const struct pario_record *r, int64_t rank)
+{
+    const struct pario_layer_desc *d = pario_layers[r->layer];
+    put_u64(b, r->id);
+    put_u64(b, (uint64_t)rank);
+    buf_put(b, r->c, sizeof(int64_t) * d->ncounters);
+    buf_put(b, r->f, sizeof(double) * d->nfcounters);
+}
+
+struct rank_ctx {
+    struct buf *b;
+    uint32_t n;
+    int count_only;
+    int what; /* 0 records, 1 names, 2 hints */
+};
+static void rank_record(struct pario_record *r, void *arg)
+{
+    struct rank_ctx *rc = arg;
+    int64_t minrank = -1;
+    int shared = is_shared(r->layer, r->id, &minrank) >= 0;
+    int owner = !shared || minrank == pario_core.rank;
+    if (rc->what == 0) {
+        if (shared)
+            return;
+        if (!rc->count_only)
+            put_record(rc->b, r, pario_core.rank);
+        rc->n++;
+    } else if (rc->what == 1) {
+        if (!owner || !r->name)
+            return;
+        if (!rc->count_only) {
+            put_u64(rc->b, r->id);
+            put_u32(rc->b, (uint32_t)strlen(r->name));
+            put_text(rc->b, r->name);
+        }
+        rc->n++;
+    } else {
+        if (!owner || !r->hints)
+            return;
+        if (!rc->count_only) {
+            put_u32(rc->b, (uint32_t)r->layer);
+            put_u64(rc->b, r->id);
+            put_u32(rc->b, (uint32_t)strlen(r->hints));
+            put_text(rc->b, r->hints);
+        }
+        rc->n++;
+    }
+}
+
+/* Walk all layers (what = 0: per layer) counting, then writing. */
+static void put_section(struct buf *b, int what, int layer)
+{
+    struct rank_ctx rc = {.b = b, .n = 0, .count_only = 1, .what = what};
+    for (int l = 0; l < PARIO_NLAYERS; l++)
+        if (layer < 0 || l == layer)
+            pario_foreach_record(l, rank_record, &rc);
+    put_u32(b, rc.n);
+    rc.count_only = 0;
+    for (int l = 0; l < PARIO_NLAYERS; l++)
+        if (layer < 0 || l == layer)
+            pario_foreach_record(l, rank_record, &rc);
+}
+
+static void build_rank_payload(struct buf *b, const double *row)
+{
+    buf_put(b, row, sizeof(double) * RANK_NUM_FIELDS);
+    for (int l = 0; l < PARIO_NLAYERS; l++)
+        put_section(b, 0, l);
+    put_section(b, 1, -1);
+    put_section(b, 2, -1);
+}
+
+static void build_shared_payload(struct buf *b, struct shared_elem *elems, const unsigned char *bitmap,
+                                 size_t bm_bytes)
+{
+    for (int l = 0; l < PARIO_NLAYERS; l++) {
+        const struct pario_layer_desc *d = pario_layers[l];
+        uint32_t n = 0;
+        for (int i = 0; i < nshared; i++)
+            n += shared_keys[i].layer == l;
+        put_u32(b, n);
+        for (int i = 0; i < nshared; i++) {
+            if (shared_keys[i].layer != l)
+                continue;
+            struct shared_elem *e = &elems[i];
+            double nr = (double)e->c[d->c_nranks];
+            if (nr > 0) {
+                double mt = e->sum_t / nr, mb = e->sum_b / nr;
+                e->f[d->f_var_time] = e->sum_t2 / nr - mt * mt;
+                e->f[d->f_var_bytes] = e->sum_b2 / nr - mb * mb;
+                if (e->f[d->f_var_time] < 0)
+                    e->f[d->f_var_time] = 0;
+                if (e->f[d->f_var_bytes] < 0)
+                    e->f[d->f_var_bytes] = 0;
+            }
+            put_u64(b, shared_keys[i].id);
+            put_u64(b, (uint64_t)(int64_t)-1);
+            buf_put(b, e->c, sizeof(int64_t) * d->ncounters);
+            buf_put(b, e->f, sizeof(double) * d->nfcounters);
+        }
+    }
+    /* bitmaps in the same (layer, id) order */
+    put_u32(b, (uint32_t)bm_bytes);
+    for (int l = 0; l < PARIO_NLAYERS && bm_bytes; l++)
+        for (int i = 0; i < nshared; i++)
+            if (shared_keys[i].layer == l)
+                buf_put(b, bitmap + (size_t)i * bm_bytes, bm_bytes);
+}
+
+/* ---- META -------------------------------------------------------------- */
+
+static void read_cmdline(char *exe, size_t exesz, struct buf *argv_json)
+{
+    exe[0] = '\0';
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    put_text(argv_json, "[");
+    if (f) {
+        char arg[4096];
+        size_t n = 0;
+        int c, first = 1;
+        while ((c = fgetc(f)) != EOF) {
+            if (c == '\0' || n == sizeof arg - 1) {
+                arg[n] = '\0';
+                if (!first)
+                    put_text(argv_json, ",");
+                put_json_string(argv_json, arg);
+                if (first) {
+                    snprintf(exe, exesz, "%s", arg);
+                    first = 0;
+                }
+                n = 0;
+            } else {
+                arg[n++] = (char)c;
+            }
+        }
+        fclose(f);
+    }
+    put_text(argv_json, "]");
+}
+
+static void put_name_list(struct buf *b, const char *const *names, int n)
+{
+    put_text(b, "[");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            put_text(b, ",");
+        put_json_string(b, names[i]);
+    }
+    put_text(b, "]");
+}
+
+#define X(name, doc) #name,
+static const char *const rank_field_names[] = {PARIO_RANK_FIELDS};
+#undef X
+
+static void build_meta(struct buf *b, int nprocs, int complete, const char *ranks_in_log, double end_epoch,
+                       int64_t overflowed_total, double mpi_init_epoch)
+{
+    char exe[4096], num[128], host[256] = "";
+    struct buf argv_json = {0};
+    read_cmdline(exe, sizeof exe, &argv_json);
+    gethostname(host, sizeof host - 1);
+    put_text(b, "{\"format\":\"pario-log\",\"version\":");
+    snprintf(num, sizeof num, "%d", PARIO_LOG_VERSION);
+    put_text(b, num);
+    put_text(b, ",\"exe\":");
+    put_json_string(b, exe);
+    put_text(b, ",\"argv\":");
+    buf_put(b, argv_json.p, argv_json.len);
+    free(argv_json.p);
+    snprintf(num, sizeof num, ",\"nprocs\":%d,\"complete\":%s,\"start_time\":%.6f,\"end_time\":%.6f", nprocs,
+             complete ? "true" : "false", pario_core.start_epoch, end_epoch);
+    put_text(b, num);
+    snprintf(num, sizeof num, ",\"mpi_init_time\":%.6f,\"records_overflowed\":%lld,\"mem_cap\":%zu", mpi_init_epoch,
+             (long long)overflowed_total, pario_arena_cap());
+    put_text(b, num);
+    put_text(b, ",\"hostname\":");
+    put_json_string(b, host);
+    const char *jobid = getenv("SLURM_JOB_ID");
+    put_text(b, ",\"jobid\":");
+    put_json_string(b, jobid ? jobid : "");
+    put_text(b, ",\"mpi_library\":");
+    put_json_string(b, pario_mpi_library ? pario_mpi_library : "");
+    put_text(b, ",\"timer\":");
+    put_json_string(b, pario_use_tsc ? "tsc" : "clock_gettime");
+    put_text(b, ",\"ranks_in_log\":");
+    put_text(b, ranks_in_log);
+    put_text(b, ",\"injected_hints\":{");
+    for (int i = 0; pario_inject_hints && pario_inject_hints[i]; i += 2) {
+        if (i)
+            put_text(b, ",");
+        put_json_string(b, pario_inject_hints[i]);
+        put_text(b, ":");
+        put_json_string(b, pario_inject_hints[i + 1]);
+    }
+    put_text(b, "},\"rank_fields\":");
+    put_name_list(b, rank_field_names, RANK_NUM_FIELDS);
+    put_text(b, ",\"layers\":[");
+    for (int l = 0; l < PARIO_NLAYERS; l++) {
+        const struct pario_layer_desc *d = pario_layers[l];
+        if (l)
+            put_text(b, ",");
+        put_text(b, "{\"name\":");
+        put_json_string(b, d->name);
+        put_text(b, ",\"counters\":");
+        put_name_list(b, d->counter_names, d->ncounters);
+        put_text(b, ",\"fcounters\":");
+        put_name_list(b, d->fcounter_names, d->nfcounters);
+        put_text(b, "}");
+    }
+    put_text(b, "]}");
+}
+
+/* ---- log path -----------------------------------------------------------*/
+
+static void default_name(char *out, size_t n, const char *dir, long id)
+{
+    char exe[4096] = "";
+    struct buf dummy = {0};
+    read_cmdline(exe, sizeof exe, &dummy);
+    free(dummy.p);
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    if (!*base)
+        base = "app";
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    const char *job = getenv("SLURM_JOB_ID");
+    if (job)
+        snprintf(out, n, "%s/%s-job%s-%s.pario", dir, base, job, stamp);
+    else
+        snprintf(out, n, "%s/%s-%ld-%s.pario", dir, base, id, stamp);
+}
+
+/* Resolve PARIO_LOG (file, or directory) into a file path. */
+static void log_path(char *out, size_t n, long id)
+{
+    const char *env = getenv("PARIO_LOG");
+    struct stat st;
+    if (!env || !*env) {
+        default_name(out, n, ".", id);
+    } else if ((stat(env, &st) == 0 && S_ISDIR(st.st_mode)) || env[strlen(env) - 1] == '/') {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", env);
+        size_t l = strlen(dir);
+        while (l > 1 && dir[l - 1] == '/')
+            dir[--l] = '\0';
+        default_name(out, n, dir, id);
+    } else {
+        snprintf(out, n, "%s", env);
+    }
+}
+
+static const char *fallback_dir(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
+/* Write a whole buffer to `path` with POSIX calls (instrumentation is off).
+ * Returns 0 or errno. */
+static int write_file(const char *path, const struct buf *b)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return errno;
+    size_t w = fwrite(b->p, 1, b->len, f);
+    int err = (w != b->len) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    if (!err && rename(tmp, path) != 0)
+        err = errno;
+    if (err)
+        unlink(tmp);
+    return err;
+}
+
+/* ---- exit path (no MPI_Finalize) -----------------------------------------*/
+
+void pario_log_at_exit(void)
+{
+    atomic_store(&pario_enabled, 0);
+    pario_core.log_written = 1;
+    int mpi_rank = -1;
+    if (pario_core.mpi_initialized && !pario_core.mpi_finalized)
+        mpi_rank = pario_core.rank;
+    else if (!pario_core.mpi_initialized) {
+        /* A descendant of the program `pario run` started (a shell, a tool
+         * it spawned) is not the profiled program: stay silent. */
+        const char *parent = getenv("PARIO_PARENT_PID");
+        if (parent && *parent && atol(parent) != (long)getppid())
+            return;
+    } else {
+        return;
+    }
+    pario_timer_calibrate();
+    for (int l = 0; l < PARIO_NLAYERS; l++)
+        pario_foreach_record(l, record_to_seconds, NULL);
+    double row[RANK_NUM_FIELDS];
+    fill_rank_row(row);
+    row[finalized] = mpi_rank < 0 ? 1.0 : 0.0;
+
+    nshared = 0;
+    struct buf out = {0}, meta = {0}, shared = {0}, rank = {0}, end = {0};
+    char ranks[64];
+    snprintf(ranks, sizeof ranks, "[%d]", mpi_rank < 0 ? 0 : mpi_rank);
+    build_meta(&meta, mpi_rank < 0 ? 1 : pario_core.nprocs, mpi_rank < 0, ranks, (double)time(NULL),
+               pario_core.records_overflowed, 0.0);
+    build_shared_payload(&shared, NULL, NULL, 0);
+    build_rank_payload(&rank, row);
+    put_u64(&end, 3);
+    put_file_header(&out);
+    put_block(&out, PARIO_BLOCK_META, -1, &meta);
+    put_block(&out, PARIO_BLOCK_SHARED, -1, &shared);
+    put_block(&out, PARIO_BLOCK_RANK, mpi_rank < 0 ? 0 : mpi_rank, &rank);
+    put_block(&out, PARIO_BLOCK_END, -1, &end);
+
+    char path[PATH_MAX + 64];
+    log_path(path, sizeof path, (long)getpid());
+    if (mpi_rank >= 0) {
+        size_t l = strlen(path);
+        snprintf(path + l, sizeof path - l, ".rank%d", mpi_rank);
+        pario_warn("rank %d exited without MPI_Finalize; its data is in %s (incomplete job log)", mpi_rank,
+                   path);
+    }
+    int err = out.oom ? ENOMEM : write_file(path, &out);
+    if (err) {
+        char alt[PATH_MAX + 64];
+        const char *base = strrchr(path, '/');
+        snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
+        int err2 = out.oom ? ENOMEM : write_file(alt, &out);
+        if (err2)
+            pario_warn("cannot write log %s (%s) nor %s; profile lost", path, strerror(err), alt);
+        else
+            pario_warn("cannot write log %s (%s); wrote %s instead", path, strerror(err), alt);
+    }
+    free(out.p);
+    free(meta.p);
+    free(shared.p);
+    free(rank.p);
+    free(end.p);
+}
+
+/* ---- MPI path ------------------------------------------------------------*/
+
+static double mpi_init_epoch;
+
+void pario_mpi_initialized(void)
+{
+    PMPI_Comm_rank(MPI_COMM_WORLD, &pario_core.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &pario_core.nprocs);
+    static char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (PMPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+        lib[strcspn(lib, "\n")] = '\0';
+        pario_mpi_library = lib;
+    }
+    mpi_init_epoch = (double)time(NULL);
+    pario_core.mpi_initialized = 1;
+}
+
+int pario_mpi_rank(void) { return pario_core.rank; }
+
+/* Collective write of every rank's bytes at its offset; 0 or an errno-ish
+ * code agreed on by all ranks. */
+static int write_collective(MPI_Comm comm, const char *path, const struct buf *b, int rank)
+{
+    uint64_t mylen = b->len, off = 0;
+    PMPI_Exscan(&mylen, &off, 1, MPI_UINT64_T, MPI_SUM, comm);
+    if (rank == 0)
+        off = 0;
+    MPI_File fh;
+    /* The temporary name keeps a half-written log from replacing a good one. */
+    char tmp[PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int rc = PMPI_File_open(comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    int bad = rc != MPI_SUCCESS, anybad = 0;
+    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+    if (anybad) {
+        if (!bad)
+            PMPI_File_close(&fh);
+        return EACCES;
+    }
+    PMPI_File_set_size(fh, 0);
+    /* write in pieces below 2 GiB (int count) */
+    int wbad = 0;
+    const size_t chunk = (size_t)1 << 30;
+    uint64_t maxlen = 0;
+    PMPI_Allreduce(&mylen, &maxlen, 1, MPI_UINT64_T, MPI_MAX, comm);
+    for (uint64_t done = 0; done < maxlen || done == 0; done += chunk) {
+        size_t n = done < mylen ? (mylen - done < chunk ? mylen - done : chunk) : 0;
+        MPI_Status st;
+        if (PMPI_File_write_at_all(fh, (MPI_Offset)(off + done), b->p + (n ? done : 0), (int)n, MPI_BYTE,
+                                   &st) != MPI_SUCCESS)
+            wbad = 1;
+        if (maxlen == 0)
+            break;
+    }
+    if (PMPI_File_close(&fh) != MPI_SUCCESS)
+        wbad = 1;
+    int anyw = 0;
+    PMPI_Allreduce(&wbad, &anyw, 1, MPI_INT, MPI_MAX, comm);
+    if (anyw) {
+        if (rank == 0)
+            unlink(tmp);
+        return EIO;
+    }
+    int err = 0;
+    if (rank == 0 && rename(tmp, path) != 0)
+        err = errno;
+    PMPI_Bcast(&err, 1, MPI_INT, 0, comm);
+    return err;
+}
+
+void pario_mpi_finalizing(void)
+{
+    if (!atomic_load(&pario_enabled) || pario_core.is_fork_child || pario_core.log_written)
+        return;
+    atomic_store(&pario_enabled, 0);
+    pario_core.log_written = 1;
+    pario_core.mpi_finalized = 1;
+    MPI_Comm comm;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int rank = pario_core.rank, nprocs = pario_core.nprocs;
+
+    pario_timer_calibrate();
+    for (int l = 0; l < PARIO_NLAYERS; l++)
+        pario_foreach_record(l, record_to_seconds, NULL);
+    double row[RANK_NUM_FIELDS];
+    fill_rank_row(row);
+    row[finalized] = 1.0;
+
+    find_shared_keys(comm, nprocs);
+
+    /* reduce shared records */
+    struct shared_elem *elems = calloc(nshared ? nshared : 1, sizeof *elems);
+    struct shared_elem *result = rank == 0 ? calloc(nshared ? nshared : 1, sizeof *elems) : NULL;
+    size_t bm_bytes = ((size_t)nprocs + 7) / 8;
+    if ((size_t)nshared * bm_bytes > ((size_t)16 << 20))
+        bm_bytes = 0; /* too many shared files x ranks: keep counts only */
+    unsigned char *bitmap = calloc((size_t)(nshared ? nshared : 1) * (bm_bytes ? bm_bytes : 1), 1);
+    unsigned char *bitmap_out = rank == 0 ? calloc((size_t)(nshared ? nshared : 1) * (bm_bytes ? bm_bytes : 1), 1) : NULL;
+    struct fill_ctx fc = {.elems = elems, .bitmap = bitmap, .bm_bytes = bm_bytes};
+    for (int l = 0; l < PARIO_NLAYERS; l++)
+        pario_foreach_record(l, fill_shared, &fc);
+    for (int i = 0; i < nshared; i++)
+        elems[i].layer = shared_keys[i].layer;
+    if (nshared > 0) {
+        MPI_Datatype et;
+        MPI_Op op;
+        PMPI_Type_contiguous(sizeof(struct shared_elem), MPI_BYTE, &et);
+        PMPI_Type_commit(&et);
+        PMPI_Op_create(reduce_op, 1, &op);
+        PMPI_Reduce(elems, result, nshared, et, op, 0, comm);
+        PMPI_Op_free(&op);
+        PMPI_Type_free(&et);
+        if (bm_bytes)
+            PMPI_Reduce(bitmap, bitmap_out, (int)(nshared * bm_bytes), MPI_UNSIGNED_CHAR, MPI_BOR, 0, comm);
+    }
+    int64_t overflow_total = 0, mine_over = pario_core.records_overflowed;
+    PMPI_Reduce(&mine_over, &overflow_total, 1, MPI_INT64_T, MPI_SUM, 0, comm);
+
+    /* this rank's bytes */
+    struct buf out = {0}, payload = {0};
+    if (rank == 0) {
+        put_file_header(&out);
+        struct buf meta = {0}, shared = {0};
+        char ranks[64];
+        snprintf(ranks, sizeof ranks, "\"all\"");
+        build_meta(&meta, nprocs, 1, ranks, (double)time(NULL), overflow_total, mpi_init_epoch);
+        build_shared_payload(&shared, result, bitmap_out, bm_bytes);
+        put_block(&out, PARIO_BLOCK_META, -1, &meta);
+        put_block(&out, PARIO_BLOCK_SHARED, -1, &shared);
+        free(meta.p);
+        free(shared.p);
+    }
+    build_rank_payload(&payload, row);
+    put_block(&out, PARIO_BLOCK_RANK, rank, &payload);
+    if (rank == nprocs - 1) {
+        struct buf end = {0};
+        put_u64(&end, (uint64_t)nprocs + 2);
+        put_block(&out, PARIO_BLOCK_END, -1, &end);
+        free(end.p);
+    }
+
+    char path[PATH_MAX + 64];
+    long id = (long)getpid();
+    PMPI_Bcast(&id, 1, MPI_LONG, 0, comm);
+    if (rank == 0)
+        log_path(path, sizeof path, id);
+    PMPI_Bcast(path, sizeof path, MPI_CHAR, 0, comm);
+    int oom = out.oom, anyoom = 0;
+    PMPI_Allreduce(&oom, &anyoom, 1, MPI_INT, MPI_MAX, comm);
+    int err = anyoom ? ENOMEM : write_collective(comm, path, &out, rank);
+    if (err && !anyoom) {
+        char alt[PATH_MAX + 64];
+        const char *base = strrchr(path, '/');
+        snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
+        int err2 = write_collective(comm, alt, &out, rank);
+        if (rank == 0) {
+            if (err2)
+                pario_warn("cannot write log %s (%s) nor %s; profile lost", path, strerror(err), alt);
+            else
+                pario_warn("cannot write log %s (%s); wrote %s instead", path, strerror(err), alt);
+        }
+    } else if (err && rank == 0) {
+        pario_warn("out of memory while building the log; profile lost");
+    }
+    free(out.p);
+    free(payload.p);
+    free(elems);
+    free(result);
+    free(bitmap);
+    free(bitmap_out);
+    free(shared_keys);
+    shared_keys = NULL;
+    nshared = 0;
+    PMPI_Comm_free(&comm);
+}
