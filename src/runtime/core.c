@@ -267,9 +267,9 @@ void pario_fd_clear(struct pario_fd *table, int fd)
     atomic_store_explicit(&table[fd].rec, NULL, memory_order_release);
 }
 
-/* ---- threads ------------------------------------------------------------*/
+/* ---- thread_list ------------------------------------------------------------*/
 static struct pario_thread main_thread_state;
-static struct pario_thread *threads;
+static struct pario_thread *thread_list;
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static int nthreads;
 
@@ -285,12 +285,12 @@ struct pario_thread *pario_thread_register(void)
         t = arena_take_front(sizeof *t); /* zero-filled: the arena is fresh mmap */
     }
     if (t) {
-        t->next = threads;
-        threads = t;
+        t->next = thread_list;
+        thread_list = t;
         nthreads++;
     } else {
         /* Arena full: share the first accumulator (times still counted,
-         * but two such threads may race on it). */
+         * but two such thread_list may race on it). */
         t = &main_thread_state;
     }
     pthread_mutex_unlock(&threads_lock);
@@ -350,12 +350,12 @@ void pario_pending_charge(struct pario_thread *th, const struct pario_pending *p
     }
 }
 
-/* Sum of the threads' accumulators for one field, in ticks. */
+/* Sum of the thread_list' accumulators for one field, in ticks. */
 uint64_t pario_threads_sum(int field)
 {
     uint64_t s = 0;
     pthread_mutex_lock(&threads_lock);
-    for (struct pario_thread *t = threads; t; t = t->next)
+    for (struct pario_thread *t = thread_list; t; t = t->next)
         s += t->t[field];
     pthread_mutex_unlock(&threads_lock);
     return s;

@@ -121,7 +121,7 @@ static inline int pario_active(void)
  * calls update file counters but not the time classes (exclusive classes). */
 /* A nonblocking request whose completion time belongs to a class other
  * than point-to-point (a nonblocking collective, an MPI_File_i* call):
- * noted when issued, looked up by MPI_Wait*/Test* of the same thread. */
+ * noted when issued, looked up by the MPI_Wait and MPI_Test calls of the same thread. */
 #define PARIO_PENDING_MAX 128
 struct pario_pending {
     uint64_t key;                /* the MPI_Request handle's bits; 0 = free */

@@ -727,7 +727,7 @@ void pario_log_at_exit(void)
     }
     int err = out.oom ? ENOMEM : write_file(path, &out);
     if (err) {
-        char alt[PATH_MAX + 64];
+        char alt[2 * PATH_MAX + 128];
         const char *base = strrchr(path, '/');
         snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
         int err2 = out.oom ? ENOMEM : write_file(alt, &out);
@@ -895,7 +895,7 @@ void pario_mpi_finalizing(void)
     PMPI_Allreduce(&oom, &anyoom, 1, MPI_INT, MPI_MAX, comm);
     int err = anyoom ? ENOMEM : write_collective(comm, path, &out, rank);
     if (err && !anyoom) {
-        char alt[PATH_MAX + 64];
+        char alt[2 * PATH_MAX + 128];
         const char *base = strrchr(path, '/');
         snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
         int err2 = write_collective(comm, alt, &out, rank);

@@ -1,0 +1,41 @@
+"""Readers: a pario log or a Darshan log becomes one :class:`pario.model.Profile`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pario.errors import LogFormatError, ParioError
+from pario.model import Profile
+
+PARIO_MAGIC = b"PARIOLOG"
+
+__all__ = ["read_log", "LogFormatError"]
+
+
+def read_log(path: str | os.PathLike[str]) -> Profile:
+    """Read a pario log or a Darshan log (chosen by content, not by name)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ParioError(f"{p}: is a directory, not a log")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(8)
+    except FileNotFoundError:
+        raise ParioError(f"{p}: no such file") from None
+    except OSError as exc:
+        raise ParioError(f"{p}: cannot read: {exc.strerror}") from None
+    if head == PARIO_MAGIC:
+        from pario.log.pario_reader import read_pario_log
+
+        return read_pario_log(p)
+    if _looks_like_darshan(head):
+        from pario.log.darshan_reader import read_darshan_log
+
+        return read_darshan_log(p)
+    raise LogFormatError(f"{p}: not a pario or Darshan log")
+
+
+def _looks_like_darshan(head: bytes) -> bool:
+    # Darshan logs start with a version string such as "3.41" or "3.10".
+    return len(head) >= 4 and head[:2] in (b"3.", b"2.") and head[2:3].isdigit()

@@ -1,0 +1,560 @@
+/*
+ * MPI-IO layer through PMPI: open/close/view/sync/size/info and every data
+ * call (independent, collective, explicit offset, shared and ordered
+ * pointer, nonblocking, split collective).  While an MPI-IO call runs, the
+ * thread's depth is raised so the POSIX calls and MPI messages it makes
+ * update their file counters but not the rank's time classes.
+ *
+ * At open the hints of PARIO_HINTS are injected, and afterwards the hints in
+ * effect (MPI_File_get_info) and the file system type are recorded.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statfs.h>
+
+#define X(name, doc) #name,
+static const char *const counter_names[] = {PARIO_MPIIO_COUNTERS};
+static const char *const fcounter_names[] = {PARIO_MPIIO_FCOUNTERS};
+#undef X
+
+const struct pario_layer_desc pario_mpiio_desc = {
+    .name = "mpiio",
+    .ncounters = MPIIO_NUM_COUNTERS,
+    .nfcounters = MPIIO_NUM_FCOUNTERS,
+    .counter_names = counter_names,
+    .fcounter_names = fcounter_names,
+    .c_bytes_read = MPIIO_BYTES_READ,
+    .c_bytes_written = MPIIO_BYTES_WRITTEN,
+    .c_max_byte_read = -1,
+    .c_max_byte_written = -1,
+    .c_max_read_size = MPIIO_MAX_READ_SIZE,
+    .c_max_write_size = MPIIO_MAX_WRITE_SIZE,
+    .c_nranks = MPIIO_NRANKS,
+    .c_fastest_rank = MPIIO_FASTEST_RANK,
+    .c_fastest_bytes = MPIIO_FASTEST_RANK_BYTES,
+    .c_slowest_rank = MPIIO_SLOWEST_RANK,
+    .c_slowest_bytes = MPIIO_SLOWEST_RANK_BYTES,
+    .c_file_alignment = -1,
+    .c_fs_type = MPIIO_FS_TYPE,
+    .c_noncontig = MPIIO_NONCONTIG_VIEW,
+    .c_seq_reads = -1,
+    .c_consec_reads = -1,
+    .c_rw_switches = MPIIO_RW_SWITCHES,
+    .c_size_read0 = MPIIO_SIZE_READ_AGG_0_100,
+    .c_size_write0 = MPIIO_SIZE_WRITE_AGG_0_100,
+    .f_open_start = MPIIO_F_OPEN_START_TIMESTAMP,
+    .f_close_end = MPIIO_F_CLOSE_END_TIMESTAMP,
+    .f_read_time = MPIIO_F_READ_TIME,
+    .f_write_time = MPIIO_F_WRITE_TIME,
+    .f_meta_time = MPIIO_F_META_TIME,
+    .f_max_read_time = MPIIO_F_MAX_READ_TIME,
+    .f_max_write_time = MPIIO_F_MAX_WRITE_TIME,
+    .f_fastest_time = MPIIO_F_FASTEST_RANK_TIME,
+    .f_slowest_time = MPIIO_F_SLOWEST_RANK_TIME,
+    .f_var_time = MPIIO_F_VARIANCE_RANK_TIME,
+    .f_var_bytes = MPIIO_F_VARIANCE_RANK_BYTES,
+};
+
+/* ---- MPI_File -> record ----------------------------------------------------
+ * Open addressing on the handle's bits.  Inserts and deletes (open, close)
+ * take a lock; lookups on the data path only read atomics. */
+#define FH_SLOTS 4096
+#define FH_TOMBSTONE ((uintptr_t)1)
+static _Atomic uintptr_t fh_keys[FH_SLOTS];
+static struct pario_record *_Atomic fh_recs[FH_SLOTS];
+static pthread_mutex_t fh_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uintptr_t fh_key(MPI_File fh)
+{
+    uintptr_t k = 0;
+    memcpy(&k, &fh, sizeof fh < sizeof k ? sizeof fh : sizeof k);
+    return k;
+}
+
+static size_t fh_slot(uintptr_t k) { return (size_t)((k >> 4) * 0x9e3779b97f4a7c15ull % FH_SLOTS); }
+
+static struct pario_record *fh_get(MPI_File fh)
+{
+    uintptr_t k = fh_key(fh);
+    size_t s = fh_slot(k);
+    for (int i = 0; i < FH_SLOTS; i++, s = (s + 1) % FH_SLOTS) {
+        uintptr_t cur = atomic_load_explicit(&fh_keys[s], memory_order_acquire);
+        if (cur == k)
+            return atomic_load_explicit(&fh_recs[s], memory_order_relaxed);
+        if (cur == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+static void fh_put(MPI_File fh, struct pario_record *r)
+{
+    uintptr_t k = fh_key(fh);
+    size_t s = fh_slot(k);
+    pthread_mutex_lock(&fh_lock);
+    for (int i = 0; i < FH_SLOTS; i++, s = (s + 1) % FH_SLOTS) {
+        uintptr_t cur = atomic_load(&fh_keys[s]);
+        if (cur == 0 || cur == FH_TOMBSTONE || cur == k) {
+            atomic_store(&fh_recs[s], r);
+            atomic_store_explicit(&fh_keys[s], k, memory_order_release);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&fh_lock);
+}
+
+static void fh_del(uintptr_t k)
+{
+    size_t s = fh_slot(k);
+    pthread_mutex_lock(&fh_lock);
+    for (int i = 0; i < FH_SLOTS; i++, s = (s + 1) % FH_SLOTS) {
+        uintptr_t cur = atomic_load(&fh_keys[s]);
+        if (cur == k) {
+            atomic_store(&fh_keys[s], FH_TOMBSTONE);
+            break;
+        }
+        if (cur == 0)
+            break;
+    }
+    pthread_mutex_unlock(&fh_lock);
+}
+
+/* ---- helpers ---------------------------------------------------------------*/
+
+/* "ufs:/path" -> "/path" (ROMIO's file-system prefixes). */
+static const char *strip_prefix(const char *name)
+{
+    const char *colon = strchr(name, ':');
+    const char *slash = strchr(name, '/');
+    if (colon && (!slash || colon < slash) && colon - name > 1)
+        return colon + 1;
+    return name;
+}
+
+/* Store "key=value\n..." of the hints in effect, if they changed. */
+static void record_hints(struct pario_record *r, MPI_File fh)
+{
+    MPI_Info info;
+    if (PMPI_File_get_info(fh, &info) != MPI_SUCCESS)
+        return;
+    char text[4096];
+    size_t len = 0;
+    int nkeys = 0;
+    PMPI_Info_get_nkeys(info, &nkeys);
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[1024];
+        int flag = 0;
+        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS)
+            continue;
+        if (PMPI_Info_get(info, key, (int)sizeof val - 1, val, &flag) != MPI_SUCCESS || !flag)
+            continue;
+        int n = snprintf(text + len, sizeof text - len, "%s=%s\n", key, val);
+        if (n < 0 || (size_t)n >= sizeof text - len)
+            break; /* bounded: the rest does not fit */
+        len += (size_t)n;
+    }
+    PMPI_Info_free(&info);
+    text[len] = '\0';
+    pario_rec_lock(r);
+    int same = r->hints && strcmp(r->hints, text) == 0;
+    pario_rec_unlock(r);
+    if (same)
+        return;
+    char *copy = pario_arena_strdup(text, sizeof text);
+    if (copy) {
+        pario_rec_lock(r);
+        r->hints = copy;
+        pario_rec_unlock(r);
+    }
+}
+
+static int64_t fs_type_of(const char *path)
+{
+    struct statfs sf;
+    if (statfs(path, &sf) == 0)
+        return (int64_t)(unsigned long)sf.f_type;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    if (statfs(dirname(dir), &sf) == 0)
+        return (int64_t)(unsigned long)sf.f_type;
+    return 0;
+}
+
+static int64_t type_bytes(int count, MPI_Datatype dt)
+{
+    int size = 0;
+    if (count <= 0 || PMPI_Type_size(dt, &size) != MPI_SUCCESS)
+        return 0;
+    return (int64_t)count * size;
+}
+
+/* A data call on fh: `op` is the operation counter; shared/nb flag extra
+ * counters; req != NULL notes the request so its wait counts as I/O. */
+static void mpiio_data(struct pario_thread *th, MPI_File fh, int is_write, int op, int extra, int count,
+                       MPI_Datatype dt, uint64_t t0, uint64_t t1, MPI_Request *req)
+{
+    pario_charge(th, is_write ? mpiio_write : mpiio_read, t0, t1);
+    struct pario_record *r = fh_get(fh);
+    if (!r)
+        return;
+    int64_t bytes = type_bytes(count, dt);
+    pario_rec_lock(r);
+    if (op >= 0)
+        r->c[op]++;
+    if (extra >= 0)
+        r->c[extra]++;
+    pario_rec_access(r, is_write, -1, bytes, t0, t1);
+    pario_rec_unlock(r);
+    if (req) {
+        uint64_t key = 0;
+        memcpy(&key, req, sizeof *req < sizeof key ? sizeof *req : sizeof key);
+        pario_pending_add(th, key, is_write ? mpiio_write : mpiio_read, r, is_write);
+    }
+}
+
+/* The end of a split collective: time only. */
+static void mpiio_time(struct pario_thread *th, MPI_File fh, int is_write, uint64_t t0, uint64_t t1)
+{
+    pario_charge(th, is_write ? mpiio_write : mpiio_read, t0, t1);
+    struct pario_record *r = fh_get(fh);
+    if (!r)
+        return;
+    pario_rec_lock(r);
+    r->f[is_write ? MPIIO_F_WRITE_TIME : MPIIO_F_READ_TIME] += (double)(t1 - t0);
+    pario_rec_unlock(r);
+}
+
+static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int counter, int field,
+                       uint64_t t0, uint64_t t1)
+{
+    pario_charge(th, field, t0, t1);
+    if (!r)
+        return;
+    pario_rec_lock(r);
+    if (counter >= 0)
+        r->c[counter]++;
+    r->f[field == mpiio_write ? MPIIO_F_WRITE_TIME : MPIIO_F_META_TIME] += (double)(t1 - t0);
+    pario_rec_unlock(r);
+}
+
+/* Run `call` with the thread marked as inside MPI-IO, timing it. */
+#define TIMED(call)                                                                                \
+    struct pario_thread *th = pario_thread();                                                     \
+    th->depth++;                                                                                   \
+    uint64_t t0 = pario_now();                                                                     \
+    int rc = call;                                                                                 \
+    uint64_t t1 = pario_now();                                                                     \
+    th->depth--
+
+#define DATA(call, fh, is_write, op, extra, count, dt, req)                                       \
+    if (!pario_active())                                                                           \
+        return call;                                                                               \
+    TIMED(call);                                                                                   \
+    mpiio_data(th, fh, is_write, op, extra, count, dt, t0, t1, req);                               \
+    return rc
+
+#define SPLIT_END(call, fh, is_write)                                                              \
+    if (!pario_active())                                                                           \
+        return call;                                                                               \
+    TIMED(call);                                                                                   \
+    mpiio_time(th, fh, is_write, t0, t1);                                                          \
+    return rc
+
+#define META(call, fh, counter, field)                                                             \
+    if (!pario_active())                                                                           \
+        return call;                                                                               \
+    TIMED(call);                                                                                   \
+    mpiio_meta_op(th, fh_get(fh), counter, field, t0, t1);                                            \
+    return rc
+
+/* ---- open / close ------------------------------------------------------------*/
+
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    if (!pario_active())
+        return PMPI_File_open(comm, filename, amode, info, fh);
+    /* PARIO_HINTS: the user's info plus (overriding) the injected hints. */
+    MPI_Info use = info, mine = MPI_INFO_NULL;
+    if (pario_inject_hints && pario_inject_hints[0]) {
+        int ok = info == MPI_INFO_NULL ? PMPI_Info_create(&mine) : PMPI_Info_dup(info, &mine);
+        if (ok == MPI_SUCCESS) {
+            for (int i = 0; pario_inject_hints[i]; i += 2)
+                PMPI_Info_set(mine, pario_inject_hints[i], pario_inject_hints[i + 1]);
+            use = mine;
+        }
+    }
+    TIMED(PMPI_File_open(comm, filename, amode, use, fh));
+    if (mine != MPI_INFO_NULL)
+        PMPI_Info_free(&mine);
+    int saved = errno;
+    struct pario_record *r = NULL;
+    if (rc == MPI_SUCCESS && filename)
+        r = pario_record_for_path(PARIO_MPIIO, strip_prefix(filename));
+    if (r) {
+        th->depth++;
+        record_hints(r, *fh);
+        th->depth--;
+        pario_rec_lock(r);
+        if (r->c[MPIIO_FS_TYPE] == 0 && !r->is_overflow)
+            r->c[MPIIO_FS_TYPE] = fs_type_of(strip_prefix(filename));
+        if (r->f[MPIIO_F_OPEN_START_TIMESTAMP] == 0)
+            r->f[MPIIO_F_OPEN_START_TIMESTAMP] = (double)t0;
+        pario_rec_unlock(r);
+        fh_put(*fh, r);
+    }
+    int size = 1;
+    PMPI_Comm_size(comm, &size);
+    mpiio_meta_op(th, r, size > 1 ? MPIIO_COLL_OPENS : MPIIO_INDEP_OPENS, mpiio_meta, t0, t1);
+    errno = saved;
+    return rc;
+}
+
+int MPI_File_close(MPI_File *fh)
+{
+    if (!pario_active())
+        return PMPI_File_close(fh);
+    uintptr_t key = fh_key(*fh);
+    struct pario_record *r = fh_get(*fh);
+    TIMED(PMPI_File_close(fh));
+    fh_del(key);
+    mpiio_meta_op(th, r, -1, mpiio_meta, t0, t1);
+    if (r) {
+        pario_rec_lock(r);
+        r->f[MPIIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
+        pario_rec_unlock(r);
+    }
+    return rc;
+}
+
+/* ---- metadata --------------------------------------------------------------*/
+
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, MPI_Info info)
+{
+    if (!pario_active())
+        return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+    TIMED(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
+    struct pario_record *r = fh_get(fh);
+    mpiio_meta_op(th, r, MPIIO_VIEWS, mpiio_meta, t0, t1);
+    /* A filetype with holes (size < extent) makes the access non-contiguous. */
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0;
+    if (r && PMPI_Type_size(filetype, &size) == MPI_SUCCESS &&
+        PMPI_Type_get_extent(filetype, &lb, &extent) == MPI_SUCCESS && (MPI_Aint)size != extent) {
+        pario_rec_lock(r);
+        r->c[MPIIO_NONCONTIG_VIEW] = 1;
+        pario_rec_unlock(r);
+    }
+    return rc;
+}
+
+int MPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    if (!pario_active())
+        return PMPI_File_set_info(fh, info);
+    TIMED(PMPI_File_set_info(fh, info));
+    struct pario_record *r = fh_get(fh);
+    mpiio_meta_op(th, r, MPIIO_HINTS, mpiio_meta, t0, t1);
+    if (r && rc == MPI_SUCCESS) {
+        th->depth++;
+        record_hints(r, fh);
+        th->depth--;
+    }
+    return rc;
+}
+
+/* A sync pushes written data: write time, as for POSIX fsync. */
+int MPI_File_sync(MPI_File fh) { META(PMPI_File_sync(fh), fh, MPIIO_SYNCS, mpiio_write); }
+int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    META(PMPI_File_set_size(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta);
+}
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    META(PMPI_File_preallocate(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta);
+}
+int MPI_File_seek(MPI_File fh, MPI_Offset off, int whence)
+{
+    META(PMPI_File_seek(fh, off, whence), fh, -1, mpiio_meta);
+}
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset off, int whence)
+{
+    META(PMPI_File_seek_shared(fh, off, whence), fh, -1, mpiio_meta);
+}
+
+/* ---- independent, explicit offset and individual pointer ---------------- */
+
+int MPI_File_read_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_read_at(fh, off, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL);
+}
+int MPI_File_write_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
+                      MPI_Status *st)
+{
+    DATA(PMPI_File_write_at(fh, off, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL);
+}
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_read(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL);
+}
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_write(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL);
+}
+
+/* ---- collective ------------------------------------------------------------*/
+
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt,
+                         MPI_Status *st)
+{
+    DATA(PMPI_File_read_at_all(fh, off, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL);
+}
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
+                          MPI_Status *st)
+{
+    DATA(PMPI_File_write_at_all(fh, off, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL);
+}
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_read_all(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL);
+}
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_write_all(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL);
+}
+
+/* ---- shared and ordered pointer ------------------------------------------*/
+
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_read_shared(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, MPIIO_SHARED_READS, count,
+         dt, NULL);
+}
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_write_shared(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, MPIIO_SHARED_WRITES,
+         count, dt, NULL);
+}
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_read_ordered(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, MPIIO_SHARED_READS, count,
+         dt, NULL);
+}
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+{
+    DATA(PMPI_File_write_ordered(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, MPIIO_SHARED_WRITES,
+         count, dt, NULL);
+}
+
+/* ---- nonblocking: bytes at issue, the wait's time joins through the
+ * pending-request table ------------------------------------------------------*/
+
+int MPI_File_iread_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
+{
+    DATA(PMPI_File_iread_at(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq);
+}
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
+                       MPI_Request *rq)
+{
+    DATA(PMPI_File_iwrite_at(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq);
+}
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
+{
+    DATA(PMPI_File_iread(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq);
+}
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
+{
+    DATA(PMPI_File_iwrite(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq);
+}
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
+{
+    DATA(PMPI_File_iread_shared(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_SHARED_READS, count, dt,
+         rq);
+}
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
+{
+    DATA(PMPI_File_iwrite_shared(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_SHARED_WRITES, count,
+         dt, rq);
+}
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt,
+                          MPI_Request *rq)
+{
+    DATA(PMPI_File_iread_at_all(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count,
+         dt, rq);
+}
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
+                           MPI_Request *rq)
+{
+    DATA(PMPI_File_iwrite_at_all(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES,
+         count, dt, rq);
+}
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
+{
+    DATA(PMPI_File_iread_all(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count, dt, rq);
+}
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
+{
+    DATA(PMPI_File_iwrite_all(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES, count, dt,
+         rq);
+}
+
+/* ---- split collectives: bytes at _begin, time of both halves ------------ */
+
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt)
+{
+    DATA(PMPI_File_read_at_all_begin(fh, off, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL);
+}
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *st)
+{
+    SPLIT_END(PMPI_File_read_at_all_end(fh, buf, st), fh, 0);
+}
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt)
+{
+    DATA(PMPI_File_write_at_all_begin(fh, off, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt,
+         NULL);
+}
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
+{
+    SPLIT_END(PMPI_File_write_at_all_end(fh, buf, st), fh, 1);
+}
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
+{
+    DATA(PMPI_File_read_all_begin(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL);
+}
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *st)
+{
+    SPLIT_END(PMPI_File_read_all_end(fh, buf, st), fh, 0);
+}
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
+{
+    DATA(PMPI_File_write_all_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt, NULL);
+}
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st)
+{
+    SPLIT_END(PMPI_File_write_all_end(fh, buf, st), fh, 1);
+}
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
+{
+    DATA(PMPI_File_read_ordered_begin(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, MPIIO_SHARED_READS, count,
+         dt, NULL);
+}
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *st)
+{
+    SPLIT_END(PMPI_File_read_ordered_end(fh, buf, st), fh, 0);
+}
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
+{
+    DATA(PMPI_File_write_ordered_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, MPIIO_SHARED_WRITES,
+         count, dt, NULL);
+}
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *st)
+{
+    SPLIT_END(PMPI_File_write_ordered_end(fh, buf, st), fh, 1);
+}
