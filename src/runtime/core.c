@@ -108,16 +108,28 @@ static const char *default_excludes[] = {"/proc/", "/sys/", "/dev/", "/etc/", "/
                                          "/lib/", "/lib64/", "/run/", "/var/run/", NULL};
 static char *user_excludes[32];
 
+/* `abs` is `dir` or below it ("/sys" and "/sys/x" match "/sys/"). */
+static int under(const char *abs, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (n > 1 && dir[n - 1] == '/')
+        n--;
+    return strncmp(abs, dir, n) == 0 && (abs[n] == '/' || abs[n] == '\0');
+}
+
 static int path_excluded(const char *abs)
 {
+    if (strcmp(abs, "/") == 0)
+        return 1;
     for (int i = 0; default_excludes[i]; i++)
-        if (strncmp(abs, default_excludes[i], strlen(default_excludes[i])) == 0)
+        if (under(abs, default_excludes[i]))
             return 1;
     for (int i = 0; user_excludes[i]; i++)
-        if (strncmp(abs, user_excludes[i], strlen(user_excludes[i])) == 0)
+        if (under(abs, user_excludes[i]))
             return 1;
-    /* Open MPI / PRRTE session directories and shared-memory segments. */
+    /* Open MPI / PMIx / PRRTE session directories and shared-memory segments. */
     if (strstr(abs, "/ompi.") || strstr(abs, "/prte.") || strstr(abs, "/openmpi-sessions") ||
+        strstr(abs, "/.pmix") || strstr(abs, "/pmix-") ||
         strstr(abs, "/vader_segment") || strstr(abs, "/sm_segment"))
         return 1;
     return 0;
@@ -215,7 +227,7 @@ struct pario_record *pario_record_find(int layer, uint64_t id)
 struct pario_record *pario_record_for_path(int layer, const char *path)
 {
     char abs[PATH_MAX];
-    if (!path || pario_normalize_path(path, abs, sizeof abs) != 0)
+    if (!path || (pario_tl && pario_tl->quiet) || pario_normalize_path(path, abs, sizeof abs) != 0)
         return NULL;
     if (path_excluded(abs))
         return NULL;

@@ -133,6 +133,7 @@ struct pario_pending {
 struct pario_thread {
     uint64_t t[RANK_NUM_FIELDS];
     int depth;
+    int quiet;                   /* > 0: files opened now are the MPI library's (MPI_Init) */
     int npending;
     struct pario_pending pending[PARIO_PENDING_MAX];
     struct pario_thread *next;

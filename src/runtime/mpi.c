@@ -322,11 +322,15 @@ static void wait_done(struct pario_thread *th, const struct tracked *tr, const M
     do {                                                                     \
         pario_init();                                                        \
         struct pario_thread *th = pario_active() ? pario_thread() : NULL;    \
-        if (th)                                                              \
+        if (th) {                                                            \
             th->depth++;                                                     \
+            th->quiet++; /* files opened in MPI_Init are MPI's, not ours */  \
+        }                                                                    \
         uint64_t t0 = pario_now();                                           \
         int rc = __VA_ARGS__;                                                \
         uint64_t t1 = pario_now();                                           \
+        if (th)                                                              \
+            th->quiet--;                                                     \
         if (th && --th->depth == 0 && pario_active())                        \
             account(th, mpi_other, t0, t1, 0);                               \
         if (rc == MPI_SUCCESS)                                               \

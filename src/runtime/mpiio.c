@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <unistd.h>
+
+extern char **environ;
 
 #define X(name, doc) #name,
 static const char *const counter_names[] = {PARIO_MPIIO_COUNTERS};
@@ -161,6 +164,20 @@ static void record_hints(struct pario_record *r, MPI_File fh)
         len += (size_t)n;
     }
     PMPI_Info_free(&info);
+    /* Open MPI's OMPIO reports few hints; the MCA settings that choose and
+     * tune the I/O component are the equivalent, so record them too. */
+    static const char *const mca_prefixes[] = {"OMPI_MCA_io", "OMPI_MCA_fcoll", "OMPI_MCA_fbtl",
+                                               "OMPI_MCA_fs", "OMPI_MCA_sharedfp", NULL};
+    for (char **e = environ; e && *e; e++) {
+        for (int i = 0; mca_prefixes[i]; i++) {
+            if (strncmp(*e, mca_prefixes[i], strlen(mca_prefixes[i])) != 0)
+                continue;
+            int n = snprintf(text + len, sizeof text - len, "mca:%s\n", *e + strlen("OMPI_MCA_"));
+            if (n > 0 && (size_t)n < sizeof text - len)
+                len += (size_t)n;
+            break;
+        }
+    }
     text[len] = '\0';
     pario_rec_lock(r);
     int same = r->hints && strcmp(r->hints, text) == 0;

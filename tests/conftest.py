@@ -1,0 +1,81 @@
+"""Shared fixtures: MPI environment, compiled test programs, running under pario."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = ROOT / "tests" / "programs"
+SHARED_LOGS = ROOT.parent / "shared" / "darshan-logs"
+
+
+@pytest.fixture(scope="session")
+def mpi_env() -> dict[str, str]:
+    """Environment for mpirun: root allowed, oversubscription allowed, quiet."""
+    env = dict(os.environ)
+    env.update(
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+        OMPI_MCA_btl_vader_single_copy_mechanism="none",
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("programs")
+
+
+@pytest.fixture(scope="session")
+def compile_program(build_dir: Path):
+    """compile_program("io_known.c") -> path of the binary (built once per session)."""
+    built: dict[tuple[str, bool], Path] = {}
+
+    def _compile(source: str, mpi: bool = True, extra: tuple[str, ...] = ()) -> Path:
+        key = (source, mpi)
+        if key not in built:
+            out = build_dir / (Path(source).stem + ("" if mpi else "-nompi"))
+            cc = "mpicc" if mpi else (shutil.which("cc") or "gcc")
+            cmd = [cc, "-std=c11", "-O1", "-Wall", "-o", str(out), str(PROGRAMS / source), *extra]
+            if not mpi:
+                cmd.append("-pthread")
+            subprocess.run(cmd, check=True)
+            built[key] = out
+        return built[key]
+
+    return _compile
+
+
+@pytest.fixture(scope="session")
+def pario_cmd() -> list[str]:
+    """How to call the installed CLI."""
+    exe = Path(sys.executable).parent / "pario"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "pario"]
+
+
+@pytest.fixture(scope="session")
+def libpario() -> Path:
+    from pario import paths
+
+    return paths.runtime_library()
+
+
+@pytest.fixture
+def run_under_pario(pario_cmd: list[str], mpi_env: dict[str, str]):
+    """run_under_pario(log, [cmd...]) -> CompletedProcess of `pario run --log log -- cmd`."""
+
+    def _run(log: Path, command: list[str], env: dict[str, str] | None = None, timeout: float = 180,
+             cwd: Path | None = None, extra: list[str] | None = None):
+        return subprocess.run(
+            [*pario_cmd, "run", "--log", str(log), *(extra or []), "--", *command],
+            env=env or mpi_env, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+        )
+
+    return _run

@@ -1,0 +1,179 @@
+"""The runtime end to end: real mpirun, real MPI-IO, logs read back with pario's reader.
+
+Every expected number below follows from the I/O of the test program, whose
+source (tests/programs/*.c) states exactly what it does.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pario.log import read_log
+
+NP = 4
+K, S = 8, 4096  # io_known: K collective writes of S bytes per rank
+
+
+def _one(frame, name: str):
+    rows = frame[frame["name"] == name]
+    assert len(rows) == 1, f"expected one record for {name}, got {len(rows)}"
+    return rows.iloc[0]
+
+
+@pytest.fixture(scope="module")
+def known_run(tmp_path_factory, compile_program, pario_cmd, mpi_env):
+    """io_known under `pario run` with 4 ranks; returns (profile, outdir, completed process)."""
+    out = tmp_path_factory.mktemp("known")
+    exe = compile_program("io_known.c")
+    log = out / "known.pario"
+    proc = subprocess.run(
+        [*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", str(NP), str(exe), str(out), str(K),
+         str(S)],
+        env=mpi_env, capture_output=True, text=True, timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return read_log(log), out, proc
+
+
+def test_run_prints_log_location(known_run):
+    _, out, proc = known_run
+    assert f"log written to {out / 'known.pario'}" in proc.stderr
+
+
+def test_job_metadata(known_run):
+    profile, _, _ = known_run
+    job = profile.job
+    assert job.nprocs == NP
+    assert job.complete and job.partial_reasons == ()
+    assert job.exe.endswith("io_known")
+    assert "Open MPI" in job.mpi_library or "MPICH" in job.mpi_library
+    assert list(profile.ranks.index) == list(range(NP))
+
+
+def test_mpiio_shared_file_reduced(known_run):
+    profile, out, _ = known_run
+    rec = _one(profile.layer("mpiio"), str(out / "shared.dat"))
+    assert rec["rank"] == -1 and rec["nranks"] == NP
+    assert rec["coll_opens"] == NP
+    assert rec["coll_writes"] == NP * K
+    assert rec["indep_reads"] == NP * K
+    assert rec["indep_writes"] == 0
+    assert rec["syncs"] == 2 * NP
+    assert rec["bytes_written"] == NP * K * S
+    assert rec["bytes_read"] == NP * K * S
+    assert rec["size_write_agg_1k_10k"] == NP * K  # 4096-byte requests
+    assert rec["size_read_agg_1k_10k"] == NP * K
+    assert rec["max_write_size"] == S
+    assert rec["fastest_rank_bytes"] == 2 * K * S  # every rank moved K*S each way
+    assert rec["slowest_rank_bytes"] == 2 * K * S
+    assert rec["variance_rank_bytes"] == 0
+    assert 0 <= rec["fastest_rank"] < NP and 0 <= rec["slowest_rank"] < NP
+    assert rec["fastest_rank_time"] <= rec["slowest_rank_time"]
+    assert list(profile.file_ranks[("mpiio", int(rec["id"]))]) == list(range(NP))
+
+
+def test_posix_counters_below_mpiio(known_run):
+    """The MPI library's own POSIX calls on the shared file are counted (every byte once)."""
+    profile, out, _ = known_run
+    rec = _one(profile.layer("posix"), str(out / "shared.dat"))
+    assert rec["bytes_written"] == NP * K * S
+    assert rec["bytes_read"] >= NP * K * S
+    assert rec["fsyncs"] + rec["fdsyncs"] >= 1
+
+
+def test_posix_file_per_process_exact(known_run):
+    profile, out, _ = known_run
+    posix = profile.layer("posix")
+    for r in range(NP):
+        rec = _one(posix, str(out / f"fpp.{r}"))
+        assert rec["rank"] == r
+        assert rec["opens"] == 1
+        assert rec["writes"] == 16 and rec["bytes_written"] == 16000
+        assert rec["reads"] == 1 and rec["bytes_read"] == 500
+        assert rec["size_write_100_1k"] == 16 and rec["size_read_100_1k"] == 1
+        assert rec["consec_writes"] == 15 and rec["seq_writes"] == 15
+        assert rec["max_byte_written"] == 15999 and rec["max_byte_read"] == 599
+        assert rec["seeks"] == 1 and rec["fsyncs"] == 1
+        assert rec["rw_switches"] == 1
+        # offsets 1000, 2000, ... are not multiples of the 4 KiB block: 15 writes + the pread at 100
+        align = rec["file_alignment"]
+        assert align > 0
+        expected = sum(1 for off in [i * 1000 for i in range(16)] + [100] if off % align)
+        assert rec["file_not_aligned"] == expected
+
+
+def test_file_shared_by_two_ranks(known_run):
+    """pair.dat is written by ranks 1 and 2 only: reduced, with exactly those ranks."""
+    profile, out, _ = known_run
+    rec = _one(profile.layer("posix"), str(out / "pair.dat"))
+    assert rec["rank"] == -1 and rec["nranks"] == 2
+    assert rec["writes"] == 6 and rec["bytes_written"] == 600
+    assert rec["size_write_0_100"] == 6
+    assert rec["max_byte_written"] == 599
+    assert list(profile.file_ranks[("posix", int(rec["id"]))]) == [1, 2]
+    assert rec["fastest_rank_bytes"] == 300 and rec["slowest_rank_bytes"] == 300
+
+
+def test_stdio_exact(known_run):
+    profile, out, _ = known_run
+    rec = _one(profile.layer("stdio"), str(out / "log.txt"))
+    assert rec["rank"] == 0
+    assert rec["opens"] == 1
+    assert rec["writes"] == 10 and rec["bytes_written"] == 80
+    assert rec["reads"] == 10 and rec["bytes_read"] == 80  # 10 fgets of 8-byte lines
+    assert rec["seeks"] == 1  # rewind
+    assert rec["size_write_0_100"] == 10
+
+
+def test_mpi_communication_counted(known_run):
+    profile, _, _ = known_run
+    ranks = profile.ranks
+    # one Allreduce of 8 doubles and two Barriers per rank, made by the program itself
+    assert (ranks["mpi_coll_calls"] == 3).all()
+    assert (ranks["mpi_coll_bytes"] == 64).all()
+    assert (ranks["mpi_coll"] > 0).all()
+
+
+def test_time_classes_add_up(known_run):
+    profile, _, _ = known_run
+    r = profile.ranks
+    assert (r["wall"] > 0).all()
+    assert (r["mpiio_write"] > 0).all() and (r["mpiio_read"] > 0).all()
+    assert (r["posix_write"] > 0).all()
+    total = r["useful"] + r["io"] + r["mpi"]
+    np.testing.assert_allclose(total, r["wall"], rtol=1e-9)
+    assert (r["io"] + r["mpi"] <= r["wall"]).all()
+    assert (r["useful"] >= 0).all()
+
+
+def test_no_mpi_library_files(known_run):
+    """Files the MPI library touches while starting up are not the application's."""
+    profile, _, _ = known_run
+    names = set(profile.layer("posix")["name"])
+    assert not any(n.startswith(("/proc", "/sys", "/dev", "/usr", "/etc")) or n == "/" for n in names)
+    assert not any(".pmix" in n or "/ompi." in n for n in names)
+
+
+def test_hints_recorded_romio(tmp_path, compile_program, run_under_pario, mpi_env):
+    """ROMIO reports the hints in effect; injected hints (--hints) take effect and are recorded."""
+    exe = compile_program("io_known.c")
+    hints = tmp_path / "hints.txt"
+    hints.write_text("# test hints\ncb_nodes 2\nromio_cb_write=enable\n")
+    env = dict(mpi_env, OMPI_MCA_io="romio321")
+    log = tmp_path / "romio.pario"
+    proc = run_under_pario(log, ["mpirun", "-np", "4", str(exe), str(tmp_path), "2", "1024"], env=env,
+                           extra=["--hints", str(hints)])
+    assert proc.returncode == 0, proc.stderr
+    profile = read_log(log)
+    rec = _one(profile.layer("mpiio"), str(tmp_path / "shared.dat"))
+    hints_in_effect = profile.hints[int(rec["id"])]
+    assert hints_in_effect["cb_nodes"] == "2"
+    assert hints_in_effect["romio_cb_write"] == "enable"
+    # Open MPI 4.1's MPI_File_get_info returns the hints that were set (not ROMIO's defaults)
+    assert hints_in_effect.get("mca:io") == "romio321"
+    assert profile.job.metadata["injected_hints"] == {"cb_nodes": "2", "romio_cb_write": "enable"}
