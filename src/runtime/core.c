@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int pario_use_tsc = 0;
@@ -469,6 +470,7 @@ static void read_hints_file(const char *path)
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void exit_hook(void);
 
 static void atfork_child(void)
 {
@@ -487,6 +489,7 @@ static void do_init(void)
     pario_core.start_mono = mono_seconds();
     pario_core.start_ticks = pario_now();
     pario_core.start_epoch = (double)time(NULL);
+    pario_core.pid = getpid();
 
     arena_cap = parse_size(getenv("PARIO_MEM"), (size_t)8 << 20);
     if (arena_cap < 65536)
@@ -540,13 +543,37 @@ __attribute__((constructor)) static void pario_constructor(void) { pario_init();
  * rank that exits without it writes a log of its own data (marked
  * incomplete) beside the job log; a non-MPI program writes its log here.
  */
-__attribute__((destructor)) static void pario_destructor(void)
+__attribute__((destructor)) static void pario_destructor(void) { exit_hook(); }
+
+/* Programs that leave through _exit (dash, for one) skip the destructors:
+ * write the log here too, then leave as asked. */
+static void exit_hook(void)
 {
-    if (pario_core.is_fork_child || pario_core.log_written || !arena)
-        return;
-    if (!atomic_load(&pario_enabled))
-        return;
-    pario_log_at_exit();
+    /* getpid() differs in a vfork child, which shares our memory and must
+     * not write (or mark written) the parent's log. */
+    if (!pario_core.is_fork_child && !pario_core.log_written && arena && atomic_load(&pario_enabled) &&
+        getpid() == pario_core.pid)
+        pario_log_at_exit();
+}
+
+void _exit(int status)
+{
+    exit_hook();
+    void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+    if (real)
+        real(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+void _Exit(int status)
+{
+    exit_hook();
+    void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
+    if (real)
+        real(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
 }
 
 /* ---- messages -----------------------------------------------------------*/

@@ -15,6 +15,7 @@ struct pario_core {
     int mpi_initialized;     /* MPI_Init returned */
     int mpi_finalized;
     int rank, nprocs;
+    int pid;                 /* the process that owns the records */
 };
 extern struct pario_core pario_core;
 
