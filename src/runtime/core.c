@@ -47,7 +47,7 @@ static struct pario_record *registry[PARIO_NLAYERS][REGISTRY_BUCKETS];
  * the same on every rank for the shared-file reduction). */
 uint64_t pario_hash_path(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = 14695981039346656037ull;
     for (; *s; s++) {
         h ^= (unsigned char)*s;
         h *= 1099511628211ull;

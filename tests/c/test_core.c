@@ -1,0 +1,119 @@
+/* Unit tests of the runtime core: size buckets, path normalisation, path
+ * hashing, and in-process accounting of POSIX and STDIO calls. */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures, checks;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        checks++;                                                                                  \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+        }                                                                                          \
+    } while (0)
+
+static void test_buckets(void)
+{
+    CHECK(pario_size_bucket(0) == 0);
+    CHECK(pario_size_bucket(100) == 0);
+    CHECK(pario_size_bucket(101) == 1);
+    CHECK(pario_size_bucket(1024) == 1);
+    CHECK(pario_size_bucket(1025) == 2);
+    CHECK(pario_size_bucket(1048576) == 4);
+    CHECK(pario_size_bucket(1048577) == 5);
+    CHECK(pario_size_bucket(4194304) == 5);
+    CHECK(pario_size_bucket(1073741824) == 8);
+    CHECK(pario_size_bucket(1073741825) == 9);
+}
+
+static void test_normalize(void)
+{
+    char out[4096];
+    CHECK(pario_normalize_path("/a//b/./c/../d", out, sizeof out) == 0 && strcmp(out, "/a/b/d") == 0);
+    CHECK(pario_normalize_path("/../..", out, sizeof out) == 0 && strcmp(out, "/") == 0);
+    CHECK(pario_normalize_path("/x/y/", out, sizeof out) == 0 && strcmp(out, "/x/y") == 0);
+    char cwd[4096], expect[4200];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    snprintf(expect, sizeof expect, "%s/f.dat", strcmp(cwd, "/") ? cwd : "");
+    CHECK(pario_normalize_path("./sub/../f.dat", out, sizeof out) == 0 && strcmp(out, expect) == 0);
+    CHECK(pario_normalize_path("/abc", out, 3) == -1); /* does not fit */
+}
+
+static void test_hash(void)
+{
+    /* FNV-1a 64 of "a": a stable id across runs, ranks and machines */
+    CHECK(pario_hash_path("a") == 0xaf63dc4c8601ec8cull);
+    CHECK(pario_hash_path("/x/y") != pario_hash_path("/x/z"));
+}
+
+static struct pario_record *record_of(int layer, const char *path)
+{
+    char abs[4096];
+    if (pario_normalize_path(path, abs, sizeof abs) != 0)
+        return NULL;
+    return pario_record_find(layer, pario_hash_path(abs));
+}
+
+static void test_accounting(const char *dir)
+{
+    char path[4096], buf[300];
+    memset(buf, 'z', sizeof buf);
+    snprintf(path, sizeof path, "%s/core_test.dat", dir);
+    int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0644);
+    CHECK(fd >= 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(write(fd, buf, 300) == 300);
+    CHECK(pread(fd, buf, 50, 10) == 50);
+    CHECK(lseek(fd, 0, SEEK_END) == 900);
+    CHECK(write(fd, buf, 100) == 100);
+    close(fd);
+    struct pario_record *r = record_of(PARIO_POSIX, path);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK(r->c[POSIX_OPENS] == 1);
+        CHECK(r->c[POSIX_WRITES] == 4 && r->c[POSIX_BYTES_WRITTEN] == 1000);
+        CHECK(r->c[POSIX_READS] == 1 && r->c[POSIX_BYTES_READ] == 50);
+        CHECK(r->c[POSIX_SEEKS] == 1);
+        CHECK(r->c[POSIX_CONSEC_WRITES] == 3); /* the write after the seek to the end is consecutive */
+        CHECK(r->c[POSIX_SIZE_WRITE_100_1K] == 3 && r->c[POSIX_SIZE_WRITE_0_100] == 1);
+        CHECK(r->c[POSIX_MAX_BYTE_WRITTEN] == 999);
+        CHECK(r->c[POSIX_RW_SWITCHES] == 2);
+    }
+
+    snprintf(path, sizeof path, "%s/core_test.txt", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "%d %s\n", 42, "abc"); /* 7 bytes */
+        fputs("hello\n", f);               /* 6 bytes */
+        fputc('!', f);                     /* 1 byte */
+        fwrite(buf, 10, 2, f);             /* 20 bytes */
+        fclose(f);
+    }
+    r = record_of(PARIO_STDIO, path);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK(r->c[STDIO_OPENS] == 1);
+        CHECK(r->c[STDIO_WRITES] == 4);
+        CHECK(r->c[STDIO_BYTES_WRITTEN] == 34);
+        CHECK(r->c[STDIO_MAX_BYTE_WRITTEN] == 33);
+    }
+    /* untracked descriptors are not recorded */
+    CHECK(record_of(PARIO_POSIX, "/dev/null") == NULL);
+}
+
+int main(int argc, char **argv)
+{
+    test_buckets();
+    test_normalize();
+    test_hash();
+    test_accounting(argc > 1 ? argv[1] : ".");
+    printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+}
