@@ -1,0 +1,1140 @@
+/* Shared machinery of the pario I/O kernels: see kernel_common.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "kernel_common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define KC_MSG 512
+#define KC_HINTS_MAX 65536
+
+/* ==== data pattern ============================================================== */
+
+uint64_t kc_pattern_word(uint64_t w, uint64_t seed)
+{
+    uint64_t z = w + (seed + 1) * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void kc_pattern_fill(unsigned char *dst, uint64_t off, size_t len, uint64_t seed)
+{
+    while (len > 0 && (off & 7)) {
+        *dst++ = (unsigned char)(kc_pattern_word(off >> 3, seed) >> (8 * (off & 7)));
+        off++;
+        len--;
+    }
+    while (len >= 8) {
+        uint64_t z = kc_pattern_word(off >> 3, seed);
+        for (int b = 0; b < 8; b++)
+            dst[b] = (unsigned char)(z >> (8 * b));
+        dst += 8;
+        off += 8;
+        len -= 8;
+    }
+    if (len > 0) {
+        uint64_t z = kc_pattern_word(off >> 3, seed);
+        for (size_t b = 0; b < len; b++)
+            dst[b] = (unsigned char)(z >> (8 * b));
+    }
+}
+
+/* ==== small helpers =================================================================== */
+
+void kc_fail(kc_ctx *ctx, const char *fmt, ...)
+{
+    if (ctx->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    va_end(ap);
+    ctx->failed = 1;
+}
+
+static void kc_fail_mpi(kc_ctx *ctx, int rc, const char *what, const char *file)
+{
+    char msg[MPI_MAX_ERROR_STRING + 1];
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof msg, "MPI error %d", rc);
+    msg[len < 0 ? 0 : (len > MPI_MAX_ERROR_STRING ? MPI_MAX_ERROR_STRING : len)] = '\0';
+    /* MPI error strings may contain newlines: keep the report on one line */
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    kc_fail(ctx, "%s %s: %s", what, file, msg);
+}
+
+long long kc_isqrt(long long n)
+{
+    if (n <= 0)
+        return 0;
+    long long r = (long long)sqrt((double)n);
+    while (r * r > n)
+        r--;
+    while ((r + 1) * (r + 1) <= n)
+        r++;
+    return r;
+}
+
+void kc_dims(int nprocs, int ndims, int *dims)
+{
+    MPI_Dims_create(nprocs, ndims, dims);
+}
+
+void kc_commit(kc_ctx *ctx, MPI_Datatype *t)
+{
+    int rc = MPI_Type_commit(t);
+    if (rc != MPI_SUCCESS)
+        kc_fail_mpi(ctx, rc, "MPI_Type_commit for", "a file view");
+}
+
+void kc_req_contig(kc_req *r, uint64_t off, size_t nbytes)
+{
+    r->view_id = -1;
+    r->disp = 0;
+    r->offset = (MPI_Offset)off;
+    r->memtype = MPI_BYTE;
+    r->count = (int)nbytes;
+    r->nbytes = nbytes;
+    r->one.off = 0;
+    r->one.len = nbytes;
+    r->runs = &r->one;
+    r->nruns = 1;
+    r->run_base = off;
+}
+
+/* ==== JSON ============================================================================ */
+
+static void jput(kc_json *j, const char *s, size_t n)
+{
+    if (j->len + n + 1 > j->cap) {
+        size_t cap = j->cap ? j->cap : 1024;
+        while (j->len + n + 1 > cap)
+            cap *= 2;
+        char *b = realloc(j->buf, cap);
+        if (!b) {
+            fprintf(stderr, "pario kernel: out of memory\n");
+            exit(1);
+        }
+        j->buf = b;
+        j->cap = cap;
+    }
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+    j->buf[j->len] = '\0';
+}
+
+static void jputs(kc_json *j, const char *s) { jput(j, s, strlen(s)); }
+
+static void jprintf(kc_json *j, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void jprintf(kc_json *j, const char *fmt, ...)
+{
+    char tmp[128];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        jput(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static void jstring(kc_json *j, const char *s)
+{
+    jputs(j, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': jputs(j, "\\\""); break;
+        case '\\': jputs(j, "\\\\"); break;
+        case '\n': jputs(j, "\\n"); break;
+        case '\r': jputs(j, "\\r"); break;
+        case '\t': jputs(j, "\\t"); break;
+        default:
+            if (*p < 0x20)
+                jprintf(j, "\\u%04x", *p);
+            else
+                jput(j, (const char *)p, 1);
+        }
+    }
+    jputs(j, "\"");
+}
+
+void kc_json_key(kc_json *j, const char *key)
+{
+    if (j->need_comma)
+        jputs(j, ",");
+    if (key) {
+        jstring(j, key);
+        jputs(j, ":");
+    }
+    j->need_comma = 1;
+}
+
+void kc_json_str(kc_json *j, const char *key, const char *value)
+{
+    kc_json_key(j, key);
+    if (value)
+        jstring(j, value);
+    else
+        jputs(j, "null");
+}
+
+void kc_json_int(kc_json *j, const char *key, long long value)
+{
+    kc_json_key(j, key);
+    jprintf(j, "%lld", value);
+}
+
+void kc_json_u64(kc_json *j, const char *key, uint64_t value)
+{
+    kc_json_key(j, key);
+    jprintf(j, "%llu", (unsigned long long)value);
+}
+
+void kc_json_dbl(kc_json *j, const char *key, double value)
+{
+    kc_json_key(j, key);
+    if (isfinite(value))
+        jprintf(j, "%.9g", value);
+    else
+        jputs(j, "null");
+}
+
+void kc_json_bool(kc_json *j, const char *key, int value)
+{
+    kc_json_key(j, key);
+    jputs(j, value ? "true" : "false");
+}
+
+void kc_json_null(kc_json *j, const char *key)
+{
+    kc_json_key(j, key);
+    jputs(j, "null");
+}
+
+void kc_json_open(kc_json *j, const char *key)
+{
+    kc_json_key(j, key);
+    jputs(j, "{");
+    j->need_comma = 0;
+}
+
+void kc_json_close(kc_json *j)
+{
+    jputs(j, "}");
+    j->need_comma = 1;
+}
+
+void kc_json_int_array(kc_json *j, const char *key, const long long *v, int n)
+{
+    kc_json_key(j, key);
+    jputs(j, "[");
+    for (int i = 0; i < n; i++)
+        jprintf(j, "%s%lld", i ? "," : "", v[i]);
+    jputs(j, "]");
+}
+
+static void json_info(kc_json *j, const char *key, MPI_Info info)
+{
+    kc_json_open(j, key);
+    int nkeys = 0;
+    if (info != MPI_INFO_NULL && MPI_Info_get_nkeys(info, &nkeys) == MPI_SUCCESS) {
+        char k[MPI_MAX_INFO_KEY + 1];
+        char *v = malloc(MPI_MAX_INFO_VAL + 1);
+        for (int i = 0; v && i < nkeys; i++) {
+            int flag = 0;
+            if (MPI_Info_get_nthkey(info, i, k) != MPI_SUCCESS)
+                continue;
+            if (MPI_Info_get(info, k, MPI_MAX_INFO_VAL, v, &flag) != MPI_SUCCESS || !flag)
+                continue;
+            kc_json_str(j, k, v);
+        }
+        free(v);
+    }
+    kc_json_close(j);
+}
+
+/* ==== options ============================================================================= */
+
+static int parse_size(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-' || *s == '+')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno)
+        return -1;
+    unsigned long long mul = 1;
+    if (*end) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1ULL << 10; break;
+        case 'm': case 'M': mul = 1ULL << 20; break;
+        case 'g': case 'G': mul = 1ULL << 30; break;
+        case 't': case 'T': mul = 1ULL << 40; break;
+        default: return -1;
+        }
+        end++;
+        if (*end == 'i' && end[1] == 'B')
+            end += 2;
+        else if (*end == 'B' || *end == 'b')
+            end++;
+        if (*end)
+            return -1;
+    }
+    if (v > (unsigned long long)LLONG_MAX / mul)
+        return -1;
+    *out = (long long)(v * mul);
+    return 0;
+}
+
+static int parse_int(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    if (!*s)
+        return -1;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_choice(const char *choices, const char *s)
+{
+    int idx = 0;
+    size_t n = strlen(s);
+    const char *p = choices;
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, s, n) == 0)
+            return idx;
+        idx++;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return -1;
+}
+
+static kc_opt *find_opt(kc_opt *tables[2], const char *name, size_t len)
+{
+    for (int t = 0; t < 2; t++)
+        for (kc_opt *o = tables[t]; o && o->name; o++)
+            if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+                return o;
+    return NULL;
+}
+
+/* Parse argv; returns 1 if --help was asked for. */
+static int parse_args(kc_ctx *ctx, kc_opt *tables[2], int argc, char **argv)
+{
+    int help = 0;
+    for (int i = 1; i < argc && !ctx->failed; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            help = 1;
+            continue;
+        }
+        const char *name, *value = NULL;
+        size_t nlen;
+        if (strcmp(a, "-o") == 0) {
+            name = "path";
+            nlen = 4;
+        } else if (strncmp(a, "--", 2) == 0 && a[2]) {
+            name = a + 2;
+            const char *eq = strchr(name, '=');
+            nlen = eq ? (size_t)(eq - name) : strlen(name);
+            if (eq)
+                value = eq + 1;
+        } else {
+            kc_fail(ctx, "unexpected argument '%s' (options are --name value; see --help)", a);
+            break;
+        }
+        kc_opt *o = find_opt(tables, name, nlen);
+        if (!o) {
+            kc_fail(ctx, "unknown option '--%.*s' (see --help)", (int)nlen, name);
+            break;
+        }
+        if (o->type == KC_FLAG) {
+            if (value) {
+                kc_fail(ctx, "option --%s takes no value", o->name);
+                break;
+            }
+            *(int *)o->dest = 1;
+            o->given = 1;
+            continue;
+        }
+        if (!value) {
+            if (i + 1 >= argc) {
+                kc_fail(ctx, "option --%s needs a value", o->name);
+                break;
+            }
+            value = argv[++i];
+        }
+        switch (o->type) {
+        case KC_INT:
+            if (parse_int(value, (long long *)o->dest))
+                kc_fail(ctx, "option --%s: '%s' is not an integer", o->name, value);
+            break;
+        case KC_SIZE:
+            if (parse_size(value, (long long *)o->dest))
+                kc_fail(ctx, "option --%s: '%s' is not a size (a number with an optional k, m, g or t suffix)",
+                        o->name, value);
+            break;
+        case KC_STR:
+            *(const char **)o->dest = value;
+            break;
+        case KC_CHOICE: {
+            int c = parse_choice(o->choices, value);
+            if (c < 0)
+                kc_fail(ctx, "option --%s: '%s' is not one of %s", o->name, value, o->choices);
+            else
+                *(int *)o->dest = c;
+            break;
+        }
+        }
+        o->given = 1;
+    }
+    return help;
+}
+
+static void print_opts(FILE *f, kc_opt *opts)
+{
+    for (kc_opt *o = opts; o && o->name; o++) {
+        char left[96];
+        const char *meta = "";
+        switch (o->type) {
+        case KC_INT: meta = " N"; break;
+        case KC_SIZE: meta = " SIZE"; break;
+        case KC_STR: meta = " VALUE"; break;
+        case KC_FLAG: meta = ""; break;
+        case KC_CHOICE: meta = NULL; break;
+        }
+        if (meta)
+            snprintf(left, sizeof left, "--%s%s", o->name, meta);
+        else
+            snprintf(left, sizeof left, "--%s %s", o->name, o->choices);
+        if (strlen(left) > 24)
+            fprintf(f, "  %s\n  %-24s  %s\n", left, "", o->help);
+        else
+            fprintf(f, "  %-24s  %s\n", left, o->help);
+    }
+}
+
+static void usage(const kc_kernel *k, kc_opt *common)
+{
+    printf("usage: pario-kernel-%s [options]\n", k->name);
+    printf("%s\n", k->pattern);
+    printf("\n%s options:\n", k->name);
+    print_opts(stdout, k->opts);
+    printf("\ncommon options:\n");
+    print_opts(stdout, common);
+    printf("\nMPI-IO hints: PARIO_KERNEL_HINTS=\"key=value,key=value\" (';' also separates),\n"
+           "PARIO_KERNEL_HINTS_FILE=FILE (lines 'key value', as ROMIO_HINTS), then --hints.\n"
+           "Prints one JSON line on stdout (rank 0).  Exit codes: 0 ok, 1 I/O error or\n"
+           "verification failure, 2 bad parameters.  See docs/kernels.md.\n");
+}
+
+/* ==== hints ================================================================================= */
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Append "key=value\n" lines parsed from a "k=v,k=v" (or ';'-separated) list. */
+static int hints_from_list(kc_json *out, const char *list, const char *source, char *err, size_t errsz)
+{
+    char *copy = strdup(list);
+    if (!copy)
+        return -1;
+    const char *sep = strchr(copy, ';') ? ";" : ",";
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
+        char *item = trim(tok);
+        if (!*item)
+            continue;
+        char *eq = strchr(item, '=');
+        if (!eq || eq == item) {
+            snprintf(err, errsz, "bad hint '%s' in %s: expected key=value", item, source);
+            free(copy);
+            return -1;
+        }
+        *eq = '\0';
+        char *key = trim(item), *val = trim(eq + 1);
+        jputs(out, key);
+        jputs(out, "=");
+        jputs(out, val);
+        jputs(out, "\n");
+    }
+    free(copy);
+    return 0;
+}
+
+/* A ROMIO_HINTS-style file: "key value" per line ('#' comments); "key=value" is accepted too. */
+static int hints_from_file(kc_json *out, const char *file, char *err, size_t errsz)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        snprintf(err, errsz, "cannot read hints file %s (PARIO_KERNEL_HINTS_FILE): %s", file, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = trim(line);
+        if (!*s)
+            continue;
+        char *sp = s + strcspn(s, " \t=");
+        if (!*sp) {
+            snprintf(err, errsz, "hints file %s line %d: expected 'key value'", file, lineno);
+            fclose(f);
+            return -1;
+        }
+        *sp = '\0';
+        char *val = trim(sp + 1);
+        if (*val == '=')
+            val = trim(val + 1);
+        jputs(out, s);
+        jputs(out, "=");
+        jputs(out, val);
+        jputs(out, "\n");
+    }
+    fclose(f);
+    return 0;
+}
+
+/* Rank 0 reads the environment (so that only rank 0 needs it) and broadcasts
+ * the hints as "key=value\n" lines; every rank builds the same MPI_Info. */
+static void build_hints(kc_ctx *ctx, MPI_Info *info)
+{
+    char err[KC_MSG] = "";
+    kc_json lines = {0};
+    jputs(&lines, "");
+    if (ctx->rank == 0) {
+        const char *file = getenv("PARIO_KERNEL_HINTS_FILE");
+        const char *list = getenv("PARIO_KERNEL_HINTS");
+        int bad = 0;
+        if (file && *file)
+            bad = hints_from_file(&lines, file, err, sizeof err);
+        if (!bad && list && *list)
+            hints_from_list(&lines, list, "PARIO_KERNEL_HINTS", err, sizeof err);
+        if (lines.len >= KC_HINTS_MAX)
+            snprintf(err, sizeof err, "hints from the environment are longer than %d bytes", KC_HINTS_MAX);
+    }
+    MPI_Bcast(err, KC_MSG, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int n = (int)lines.len;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (err[0]) {
+        kc_fail(ctx, "%s", err);
+        free(lines.buf);
+        return;
+    }
+    if (ctx->rank != 0) {
+        lines.len = 0;
+        char *tmp = calloc((size_t)n + 1, 1);
+        if (tmp) {
+            jput(&lines, tmp, (size_t)n);
+            free(tmp);
+        }
+    }
+    MPI_Bcast(lines.buf, n, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (ctx->hints_cli && hints_from_list(&lines, ctx->hints_cli, "--hints", err, sizeof err)) {
+        kc_fail(ctx, "%s", err);
+        free(lines.buf);
+        return;
+    }
+    if (lines.len == 0) {
+        *info = MPI_INFO_NULL;
+        free(lines.buf);
+        return;
+    }
+    MPI_Info_create(info);
+    char *save = NULL;
+    for (char *l = strtok_r(lines.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *eq = strchr(l, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        if (strlen(l) >= MPI_MAX_INFO_KEY || strlen(eq + 1) >= MPI_MAX_INFO_VAL) {
+            kc_fail(ctx, "hint '%s' is too long for MPI_Info", l);
+            break;
+        }
+        MPI_Info_set(*info, l, eq + 1);
+    }
+    free(lines.buf);
+}
+
+/* ==== files ================================================================================== */
+
+typedef struct kc_file {
+    char name[4096];
+    uint64_t seed;
+    MPI_File fh;
+    int fd;
+    int is_open;
+    int cur_view;
+    MPI_Offset cur_disp;
+} kc_file;
+
+/* A ROMIO-style "fstype:" prefix (ufs:, lustre:, nfs:, ...) is not part of
+ * the path in the file system. */
+static const char *fs_path(const char *p)
+{
+    const char *q = p;
+    while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')
+        q++;
+    if (*q == ':' && q - p >= 2)
+        return q + 1;
+    return p;
+}
+
+static void file_name(kc_ctx *ctx, kc_file *f)
+{
+    if (ctx->fpp)
+        snprintf(f->name, sizeof f->name, "%s.%08d", ctx->path, ctx->rank);
+    else
+        snprintf(f->name, sizeof f->name, "%s", ctx->path);
+    uint64_t index = ctx->fpp ? (uint64_t)ctx->rank : 0;
+    f->seed = ((uint64_t)ctx->seed << 32) + index;
+    f->fh = MPI_FILE_NULL;
+    f->fd = -1;
+    f->is_open = 0;
+    f->cur_view = -1;
+    f->cur_disp = 0;
+}
+
+static void check_target(kc_ctx *ctx, const kc_file *f, int writing)
+{
+    if (!ctx->fpp && ctx->rank != 0)
+        return;
+    const char *p = fs_path(f->name);
+    struct stat st;
+    if (!writing) {
+        if (stat(p, &st) != 0)
+            kc_fail(ctx, "cannot read %s: %s (run without --read-only first to write it)", p, strerror(errno));
+        else if (S_ISDIR(st.st_mode))
+            kc_fail(ctx, "%s is a directory; --path names a file", p);
+        else if (access(p, R_OK) != 0)
+            kc_fail(ctx, "cannot read %s: %s", p, strerror(errno));
+        return;
+    }
+    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+        kc_fail(ctx, "%s is a directory; --path names a file", p);
+        return;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", p);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (stat(dir, &st) != 0) {
+        kc_fail(ctx, "directory %s does not exist (create it, or choose another --path)", dir);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        kc_fail(ctx, "%s is not a directory (choose another --path)", dir);
+        return;
+    }
+    if (access(dir, W_OK | X_OK) != 0)
+        kc_fail(ctx, "directory %s is not writable: %s", dir, strerror(errno));
+}
+
+static void remove_file(kc_ctx *ctx, const kc_file *f)
+{
+    if (!ctx->fpp && ctx->rank != 0)
+        return;
+    const char *p = fs_path(f->name);
+    if (access(p, F_OK) != 0)
+        return;
+    if (ctx->posix) {
+        if (unlink(p) != 0)
+            kc_fail(ctx, "cannot remove %s: %s", p, strerror(errno));
+    } else {
+        int rc = MPI_File_delete(f->name, MPI_INFO_NULL);
+        if (rc != MPI_SUCCESS)
+            kc_fail_mpi(ctx, rc, "MPI_File_delete", f->name);
+    }
+}
+
+static uint64_t file_size(const kc_ctx *ctx, const kc_file *f)
+{
+    if (!ctx->fpp && ctx->rank != 0)
+        return 0;
+    struct stat st;
+    if (stat(fs_path(f->name), &st) != 0)
+        return 0;
+    return (uint64_t)st.st_size;
+}
+
+static void file_open(kc_ctx *ctx, kc_file *f, int writing, MPI_Info info)
+{
+    f->cur_view = -1;
+    f->cur_disp = 0;
+    if (ctx->posix) {
+        f->fd = open(fs_path(f->name), writing ? (O_WRONLY | O_CREAT) : O_RDONLY, 0644);
+        if (f->fd < 0)
+            kc_fail(ctx, "cannot open %s: %s", f->name, strerror(errno));
+        else
+            f->is_open = 1;
+        return;
+    }
+    int amode = writing ? (MPI_MODE_CREATE | MPI_MODE_RDWR) : MPI_MODE_RDONLY;
+    MPI_Comm comm = ctx->fpp ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    int rc = MPI_File_open(comm, f->name, amode, info, &f->fh);
+    if (rc != MPI_SUCCESS) {
+        kc_fail_mpi(ctx, rc, "MPI_File_open", f->name);
+        f->fh = MPI_FILE_NULL;
+    } else {
+        f->is_open = 1;
+    }
+}
+
+static void file_close(kc_ctx *ctx, kc_file *f)
+{
+    if (!f->is_open)
+        return;
+    f->is_open = 0;
+    if (ctx->posix) {
+        if (close(f->fd) != 0)
+            kc_fail(ctx, "close %s: %s", f->name, strerror(errno));
+        f->fd = -1;
+        return;
+    }
+    int rc = MPI_File_close(&f->fh);
+    if (rc != MPI_SUCCESS)
+        kc_fail_mpi(ctx, rc, "MPI_File_close", f->name);
+}
+
+static void posix_io(kc_ctx *ctx, kc_file *f, int writing, unsigned char *buf, const kc_req *r)
+{
+    size_t pos = 0;
+    for (size_t i = 0; i < r->nruns && !ctx->failed; i++) {
+        uint64_t off = r->run_base + r->runs[i].off;
+        uint64_t left = r->runs[i].len;
+        while (left > 0) {
+            ssize_t n = writing ? pwrite(f->fd, buf + pos, (size_t)left, (off_t)off)
+                                : pread(f->fd, buf + pos, (size_t)left, (off_t)off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                kc_fail(ctx, "%s %s at offset %llu: %s", writing ? "pwrite" : "pread", f->name,
+                        (unsigned long long)off, n < 0 ? strerror(errno) : "unexpected end of file");
+                return;
+            }
+            pos += (size_t)n;
+            off += (uint64_t)n;
+            left -= (uint64_t)n;
+        }
+    }
+}
+
+/* One request through MPI-IO (or POSIX); returns the seconds spent in the calls. */
+static double do_request(kc_ctx *ctx, kc_file *f, int writing, unsigned char *buf, const kc_req *r)
+{
+    double t0 = MPI_Wtime();
+    if (ctx->posix) {
+        if (f->is_open)
+            posix_io(ctx, f, writing, buf, r);
+        return MPI_Wtime() - t0;
+    }
+    int rc;
+    if (r->view_id != f->cur_view || (r->view_id >= 0 && r->disp != f->cur_disp)) {
+        if (r->view_id < 0)
+            rc = MPI_File_set_view(f->fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        else
+            rc = MPI_File_set_view(f->fh, r->disp, r->etype, r->ftype, "native", MPI_INFO_NULL);
+        if (rc != MPI_SUCCESS)
+            kc_fail_mpi(ctx, rc, "MPI_File_set_view on", f->name);
+        f->cur_view = r->view_id;
+        f->cur_disp = r->view_id < 0 ? 0 : r->disp;
+    }
+    MPI_Status st;
+    if (writing)
+        rc = ctx->collective ? MPI_File_write_at_all(f->fh, r->offset, buf, r->count, r->memtype, &st)
+                             : MPI_File_write_at(f->fh, r->offset, buf, r->count, r->memtype, &st);
+    else
+        rc = ctx->collective ? MPI_File_read_at_all(f->fh, r->offset, buf, r->count, r->memtype, &st)
+                             : MPI_File_read_at(f->fh, r->offset, buf, r->count, r->memtype, &st);
+    double dt = MPI_Wtime() - t0;
+    if (rc != MPI_SUCCESS) {
+        kc_fail_mpi(ctx, rc, writing ? "write to" : "read from", f->name);
+    } else {
+        int got = 0;
+        MPI_Get_count(&st, r->memtype, &got);
+        if (got != r->count)
+            kc_fail(ctx, "short %s %s: %d of %d elements (file shorter than expected?)",
+                    writing ? "write to" : "read from", f->name, got, r->count);
+    }
+    return dt;
+}
+
+/* ==== verification ============================================================================= */
+
+typedef struct kc_verify {
+    uint64_t bad_bytes;
+    int have_first;
+    uint64_t first_off;
+    unsigned first_exp, first_got;
+} kc_verify;
+
+static void verify_req(const kc_file *f, const unsigned char *buf, const kc_req *r, kc_verify *v)
+{
+    unsigned char tmp[65536];
+    size_t pos = 0;
+    for (size_t i = 0; i < r->nruns; i++) {
+        uint64_t off = r->run_base + r->runs[i].off;
+        uint64_t left = r->runs[i].len;
+        while (left > 0) {
+            size_t n = left > sizeof tmp ? sizeof tmp : (size_t)left;
+            kc_pattern_fill(tmp, off, n, f->seed);
+            if (memcmp(tmp, buf + pos, n) != 0) {
+                for (size_t b = 0; b < n; b++) {
+                    if (tmp[b] != buf[pos + b]) {
+                        if (!v->have_first) {
+                            v->have_first = 1;
+                            v->first_off = off + b;
+                            v->first_exp = tmp[b];
+                            v->first_got = buf[pos + b];
+                        }
+                        v->bad_bytes++;
+                    }
+                }
+            }
+            pos += n;
+            off += n;
+            left -= n;
+        }
+    }
+}
+
+/* ==== agreement ================================================================================== */
+
+/* Everyone learns whether any rank failed; rank 0 prints the message of the
+ * lowest failing rank (one line).  Returns 1 if some rank failed. */
+static int agree(kc_ctx *ctx)
+{
+    int me = ctx->failed ? ctx->rank : ctx->nprocs, first = ctx->nprocs;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == ctx->nprocs)
+        return 0;
+    char msg[KC_MSG];
+    memset(msg, 0, sizeof msg);
+    if (ctx->rank == first)
+        snprintf(msg, sizeof msg, "%s", ctx->err);
+    if (first != 0) {
+        if (ctx->rank == first)
+            MPI_Send(msg, KC_MSG, MPI_CHAR, 0, 77, MPI_COMM_WORLD);
+        else if (ctx->rank == 0)
+            MPI_Recv(msg, KC_MSG, MPI_CHAR, first, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    if (ctx->rank == 0) {
+        if (first != 0)
+            fprintf(stderr, "pario-kernel-%s: error: %s (rank %d)\n", ctx->k->name, msg, first);
+        else
+            fprintf(stderr, "pario-kernel-%s: error: %s\n", ctx->k->name, msg);
+        fflush(stderr);
+    }
+    ctx->failed = 1;
+    return 1;
+}
+
+/* ==== phases ========================================================================================= */
+
+typedef struct kc_times {
+    double open, io, close;
+    uint64_t bytes;
+} kc_times;
+
+static void run_phase(kc_ctx *ctx, kc_file *f, int writing, MPI_Info info, unsigned char *buf, kc_times *t,
+                      kc_verify *v, MPI_Info *info_used)
+{
+    double t0 = MPI_Wtime();
+    file_open(ctx, f, writing, info);
+    t->open += MPI_Wtime() - t0;
+    if (agree(ctx)) {
+        /* a shared file is opened collectively: it failed everywhere */
+        if (ctx->fpp || ctx->posix)
+            file_close(ctx, f);
+        return;
+    }
+    if (info_used && !ctx->posix) {
+        if (MPI_File_get_info(f->fh, info_used) != MPI_SUCCESS)
+            *info_used = MPI_INFO_NULL;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long long s = 0; s < ctx->steps; s++) {
+        for (long long i = 0; i < ctx->nreq; i++) {
+            kc_req r;
+            memset(&r, 0, sizeof r);
+            r.view_id = -1;
+            r.memtype = MPI_BYTE;
+            r.etype = MPI_BYTE;
+            r.ftype = MPI_BYTE;
+            ctx->k->request(ctx, (int)s, i, &r);
+            if (writing) {
+                size_t pos = 0;
+                for (size_t k = 0; k < r.nruns; k++) {
+                    kc_pattern_fill(buf + pos, r.run_base + r.runs[k].off, (size_t)r.runs[k].len, f->seed);
+                    pos += (size_t)r.runs[k].len;
+                }
+            } else if (v) {
+                memset(buf, 0, r.nbytes);
+            }
+            t->io += do_request(ctx, f, writing, buf, &r);
+            t->bytes += r.nbytes;
+            if (!writing && v && !ctx->failed)
+                verify_req(f, buf, &r, v);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    file_close(ctx, f);
+    t->close += MPI_Wtime() - t0;
+}
+
+/* ==== main ================================================================================================ */
+
+int kc_main(const kc_kernel *k, int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    kc_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.k = k;
+    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ctx.nprocs);
+    ctx.collective = 1;
+    ctx.steps = 1;
+    char default_path[256];
+    snprintf(default_path, sizeof default_path, "pario-%s.dat", k->name);
+    ctx.path = default_path;
+
+    int f_coll = 0, f_indep = 0;
+    kc_opt common[] = {
+        {"path", KC_STR, &ctx.path, NULL, "file to write (default ./pario-<kernel>.dat; -o is short for it)", 0},
+        {"collective", KC_FLAG, &f_coll, NULL, "collective MPI-IO calls (*_all) (default)", 0},
+        {"independent", KC_FLAG, &f_indep, NULL, "independent MPI-IO calls", 0},
+        {"steps", KC_INT, &ctx.steps, NULL, "time steps / checkpoints appended to the file (default 1)", 0},
+        {"read", KC_FLAG, &ctx.do_read, NULL, "read the file back after writing it", 0},
+        {"verify", KC_FLAG, &ctx.verify, NULL, "read back and check every byte against the pattern", 0},
+        {"read-only", KC_FLAG, &ctx.read_only, NULL, "do not write: read an existing file (with --verify: check it)",
+         0},
+        {"delete", KC_FLAG, &ctx.delete_after, NULL, "remove the file(s) at the end", 0},
+        {"seed", KC_INT, &ctx.seed, NULL, "seed of the data pattern (default 0)", 0},
+        {"hints", KC_STR, &ctx.hints_cli, NULL, "MPI-IO hints key=value,key=value (after the environment's)", 0},
+        {NULL, 0, NULL, NULL, NULL, 0},
+    };
+    kc_opt *tables[2] = {k->opts, common};
+    int help = parse_args(&ctx, tables, argc, argv);
+    if (help && !ctx.failed) {
+        if (ctx.rank == 0)
+            usage(k, common);
+        MPI_Finalize();
+        return 0;
+    }
+    if (!ctx.failed) {
+        if (f_coll && f_indep)
+            kc_fail(&ctx, "--collective and --independent exclude each other");
+        ctx.mode_given = f_coll || f_indep;
+        if (f_indep)
+            ctx.collective = 0;
+        if (ctx.verify || ctx.read_only)
+            ctx.do_read = 1;
+        if (ctx.steps < 1 || ctx.steps > 1000000)
+            kc_fail(&ctx, "--steps must be between 1 and 1000000 (got %lld)", ctx.steps);
+        if (ctx.seed < 0 || ctx.seed > 0x7fffffffLL)
+            kc_fail(&ctx, "--seed must be between 0 and 2147483647");
+        if (!ctx.path[0])
+            kc_fail(&ctx, "--path must not be empty");
+    }
+    if (!ctx.failed)
+        k->setup(&ctx);
+    if (!ctx.failed && ctx.nreq > 0 && ctx.max_req_bytes == 0)
+        ctx.max_req_bytes = 1;
+    MPI_Info info = MPI_INFO_NULL;
+    if (!ctx.failed)
+        build_hints(&ctx, &info);
+    kc_file f;
+    memset(&f, 0, sizeof f);
+    if (!ctx.failed) {
+        file_name(&ctx, &f);
+        check_target(&ctx, &f, !ctx.read_only);
+    }
+    unsigned char *buf = NULL;
+    if (!ctx.failed) {
+        buf = malloc(ctx.max_req_bytes ? ctx.max_req_bytes : 1);
+        if (!buf)
+            kc_fail(&ctx, "cannot allocate a buffer of %zu bytes", ctx.max_req_bytes);
+    }
+    if (agree(&ctx)) {
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
+        if (k->cleanup)
+            k->cleanup(&ctx);
+        free(buf);
+        MPI_Finalize();
+        return 2;
+    }
+
+    /* ---- write, then read ---- */
+    int rc = 0;
+    kc_times tw = {0, 0, 0, 0}, tr = {0, 0, 0, 0};
+    kc_verify v;
+    memset(&v, 0, sizeof v);
+    MPI_Info used = MPI_INFO_NULL;
+    uint64_t fbytes = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime();
+    if (!ctx.read_only) {
+        remove_file(&ctx, &f);
+        if (agree(&ctx))
+            rc = 1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (!rc) {
+            run_phase(&ctx, &f, 1, info, buf, &tw, NULL, &used);
+            if (agree(&ctx))
+                rc = 1;
+        }
+    }
+    if (!rc && ctx.do_read) {
+        run_phase(&ctx, &f, 0, info, buf, &tr, ctx.verify ? &v : NULL, ctx.read_only ? &used : NULL);
+        if (agree(&ctx))
+            rc = 1;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double total = MPI_Wtime() - start;
+    if (!rc)
+        fbytes = file_size(&ctx, &f);
+
+    /* ---- results ---- */
+    double loc[6] = {tw.open + tr.open, tw.io, tr.io, tw.close + tr.close, 0, 0}, mx[6];
+    MPI_Reduce(loc, mx, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    unsigned long long lsum[4] = {tw.bytes, tr.bytes, fbytes, v.bad_bytes}, sum[4];
+    MPI_Allreduce(lsum, sum, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+
+    int verify_failed = 0;
+    if (!rc && ctx.verify && sum[3] > 0) {
+        verify_failed = 1;
+        int me = v.have_first ? ctx.rank : ctx.nprocs, first;
+        MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        unsigned long long info3[3] = {v.first_off, v.first_exp, v.first_got};
+        char fname[4096];
+        snprintf(fname, sizeof fname, "%s", f.name);
+        if (first != 0) {
+            if (ctx.rank == first) {
+                MPI_Send(info3, 3, MPI_UNSIGNED_LONG_LONG, 0, 78, MPI_COMM_WORLD);
+                MPI_Send(fname, (int)sizeof fname, MPI_CHAR, 0, 79, MPI_COMM_WORLD);
+            } else if (ctx.rank == 0) {
+                MPI_Recv(info3, 3, MPI_UNSIGNED_LONG_LONG, first, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(fname, (int)sizeof fname, MPI_CHAR, first, 79, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        }
+        if (ctx.rank == 0)
+            fprintf(stderr,
+                    "pario-kernel-%s: verify failed: %s offset %llu: expected 0x%02llx, read 0x%02llx "
+                    "(rank %d; %llu differing bytes read in all)\n",
+                    k->name, fname, info3[0], info3[1], info3[2], first, sum[3]);
+    }
+
+    if (!rc && ctx.rank == 0) {
+        kc_json j = {0};
+        kc_json_open(&j, NULL);
+        kc_json_str(&j, "kernel", k->name);
+        kc_json_str(&j, "pattern", k->pattern);
+        kc_json_int(&j, "nprocs", ctx.nprocs);
+        kc_json_str(&j, "api", ctx.posix ? "posix" : "mpiio");
+        kc_json_str(&j, "mode", ctx.posix ? "independent" : (ctx.collective ? "collective" : "independent"));
+        kc_json_str(&j, "path", ctx.path);
+        kc_json_bool(&j, "file_per_process", ctx.fpp);
+        kc_json_int(&j, "files", ctx.fpp ? ctx.nprocs : 1);
+        kc_json_int(&j, "steps", ctx.steps);
+        kc_json_int(&j, "seed", ctx.seed);
+        kc_json_key(&j, "phases");
+        jputs(&j, ctx.read_only ? "[\"read\"]" : (ctx.do_read ? "[\"write\",\"read\"]" : "[\"write\"]"));
+        kc_json_open(&j, "params");
+        if (ctx.layout)
+            kc_json_str(&j, "layout", ctx.layout);
+        k->params(&ctx, &j);
+        kc_json_close(&j);
+        kc_json_u64(&j, "bytes_written", sum[0]);
+        kc_json_u64(&j, "bytes_read", sum[1]);
+        kc_json_u64(&j, "step_bytes", ctx.step_bytes * (ctx.fpp ? (uint64_t)ctx.nprocs : 1));
+        kc_json_u64(&j, "file_bytes", sum[2]);
+        kc_json_open(&j, "time_s");
+        kc_json_dbl(&j, "open", mx[0]);
+        kc_json_dbl(&j, "write", mx[1]);
+        kc_json_dbl(&j, "read", mx[2]);
+        kc_json_dbl(&j, "close", mx[3]);
+        kc_json_dbl(&j, "total", total);
+        kc_json_close(&j);
+        const double mib = 1048576.0;
+        kc_json_open(&j, "bandwidth_mib_s");
+        if (sum[0] > 0 && mx[1] > 0)
+            kc_json_dbl(&j, "write", (double)sum[0] / mib / mx[1]);
+        else
+            kc_json_null(&j, "write");
+        if (sum[1] > 0 && mx[2] > 0)
+            kc_json_dbl(&j, "read", (double)sum[1] / mib / mx[2]);
+        else
+            kc_json_null(&j, "read");
+        kc_json_close(&j);
+        if (ctx.verify)
+            kc_json_bool(&j, "verified", !verify_failed);
+        else
+            kc_json_null(&j, "verified");
+        json_info(&j, "hints_requested", info);
+        json_info(&j, "hints", used);
+        kc_json_close(&j);
+        printf("%s\n", j.buf);
+        fflush(stdout);
+        free(j.buf);
+    }
+
+    if (!rc && ctx.delete_after) {
+        remove_file(&ctx, &f);
+        if (agree(&ctx))
+            rc = 1;
+    }
+    if (used != MPI_INFO_NULL)
+        MPI_Info_free(&used);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (k->cleanup)
+        k->cleanup(&ctx);
+    free(buf);
+    MPI_Finalize();
+    if (rc)
+        return rc;
+    return verify_failed ? 1 : 0;
+}
