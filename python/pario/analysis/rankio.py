@@ -1,0 +1,253 @@
+"""Per-rank I/O time and bytes from file records, including shared records.
+
+A record of one rank (``rank >= 0``) belongs to that rank exactly.  A record
+reduced over several ranks (``rank == -1``; Darshan reduces files opened by
+every rank, pario files touched by more than one) only keeps totals plus the
+fastest and slowest rank with their time and bytes.  Such a record is spread
+over its ranks this way (documented in docs/metrics.md):
+
+* the slowest rank gets ``slowest_rank_time`` and ``slowest_rank_bytes``;
+* the fastest rank gets ``fastest_rank_time`` and ``fastest_rank_bytes``;
+* every other member rank gets an equal share of what remains;
+* read / write / metadata parts follow the record's own proportions.
+
+Totals and means over ranks stay exact; per-rank values, and maxima over
+ranks, are estimates unless the data pins them down.  :class:`RankIO` says
+which quantities are exact.
+
+The members of a shared record are ``members[id]`` when known (pario keeps a
+bitmap of the ranks) and otherwise all ranks (Darshan's reduction only
+happens for files every rank opened).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+TIME_COLS: tuple[str, ...] = ("read_time", "write_time", "meta_time")
+BYTE_COLS: tuple[str, ...] = ("bytes_read", "bytes_written")
+QUANTITIES: tuple[str, ...] = (*TIME_COLS, "time", *BYTE_COLS, "bytes")
+
+_GROUPS: dict[str, tuple[tuple[str, ...], str]] = {
+    **{c: (TIME_COLS, "time") for c in (*TIME_COLS, "time")},
+    **{c: (BYTE_COLS, "bytes") for c in (*BYTE_COLS, "bytes")},
+}
+
+SHARED_NOTE = ("per-rank split of shared-file records estimated from the fastest and slowest rank "
+               "(the rest spread evenly)")
+
+
+@dataclass(frozen=True)
+class RankIO:
+    """Per-rank I/O of a set of file records.
+
+    ``table`` has one row per rank 0..P-1 and the columns of ``QUANTITIES``.
+    ``exact_ranks[q]``: every per-rank value of ``q`` is exact.
+    ``exact_max[q]``: the maximum over ranks of ``q`` is exact (true for one
+    shared file alone: its slowest rank is the maximum).
+    """
+
+    table: pd.DataFrame
+    exact_ranks: dict[str, bool]
+    exact_max: dict[str, bool]
+    contributors: dict[str, int]
+
+
+def _column(records: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in records:
+        return np.zeros(len(records))
+    v = records[name].to_numpy(dtype=np.float64, na_value=0.0)
+    return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
+
+
+def _int_column(records: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in records:
+        return np.full(len(records), -1, dtype=np.int64)
+    return records[name].to_numpy(dtype=np.float64, na_value=-1.0).astype(np.int64)
+
+
+def rank_io(records: pd.DataFrame, nprocs: int,
+            members: Mapping[int, np.ndarray] | None = None) -> RankIO:
+    """Per-rank read/write/metadata time and bytes of ``records`` (one layer)."""
+    nprocs = max(int(nprocs), 0)
+    vals = {c: _column(records, c) for c in (*TIME_COLS, *BYTE_COLS)}
+    rank = _int_column(records, "rank")
+    out = {c: np.zeros(nprocs) for c in (*TIME_COLS, *BYTE_COLS)}
+    own = (rank >= 0) & (rank < nprocs)
+    for c in out:
+        if own.any():
+            out[c] += np.bincount(rank[own], weights=vals[c][own], minlength=nprocs)[:nprocs]
+
+    totals = {"time": sum(vals[c] for c in TIME_COLS), "bytes": sum(vals[c] for c in BYTE_COLS)}
+    allvals = {**vals, **totals} if len(records) else {q: np.zeros(0) for q in QUANTITIES}
+    contributors = {q: int(np.count_nonzero(allvals[q] > 0.0)) for q in QUANTITIES}
+    exact_ranks = {q: True for q in QUANTITIES}
+    alone_max_ok = {q: True for q in QUANTITIES}
+
+    shared = rank < 0
+    if shared.any() and nprocs > 0:
+        sub = records[shared]
+        placed = _spread_shared(sub, {c: v[shared] for c, v in vals.items()}, nprocs, members, out)
+        for q in QUANTITIES:
+            contributing = allvals[q][shared] > 0.0
+            exact_ranks[q] = bool(np.all(placed.exact[q][contributing]))
+            alone_max_ok[q] = bool(np.all(placed.max_ok[q][contributing]))
+
+    table = pd.DataFrame(out, index=pd.RangeIndex(nprocs, name="rank"))
+    table["time"] = table[list(TIME_COLS)].sum(axis=1)
+    table["bytes"] = table[list(BYTE_COLS)].sum(axis=1)
+    table = table[list(QUANTITIES)]
+    exact_max = {q: exact_ranks[q] or (contributors[q] == 1 and alone_max_ok[q]) for q in QUANTITIES}
+    return RankIO(table, exact_ranks, exact_max, contributors)
+
+
+@dataclass(frozen=True)
+class _Placement:
+    exact: dict[str, np.ndarray]  # per shared record: its per-rank values are exact
+    max_ok: dict[str, np.ndarray]  # per shared record: alone, its maximum would be exact
+
+
+def _spread_shared(sub: pd.DataFrame, vals: dict[str, np.ndarray], nprocs: int,
+                   members: Mapping[int, np.ndarray] | None, out: dict[str, np.ndarray]) -> _Placement:
+    n_rec = len(sub)
+    ids = sub["id"].to_numpy(dtype=np.uint64) if "id" in sub else np.zeros(n_rec, dtype=np.uint64)
+    member_lists: list[np.ndarray | None] = []
+    for rid in ids:
+        m = members.get(int(rid)) if members else None
+        if m is not None:
+            m = np.asarray(m, dtype=np.int64)
+            m = m[(m >= 0) & (m < nprocs)]
+        member_lists.append(m)
+    n = np.array([nprocs if m is None else len(m) for m in member_lists], dtype=np.int64)
+    known = np.array([m is not None for m in member_lists], dtype=bool)
+
+    exact: dict[str, np.ndarray] = {}
+    max_ok: dict[str, np.ndarray] = {}
+    for group, total_name, prefix in ((TIME_COLS, "time", "time"), (BYTE_COLS, "bytes", "bytes")):
+        total = sum(vals[c] for c in group)
+        fast, slow, v_fast, v_slow = _extremes(sub, prefix)
+        valid = _valid_extremes(fast, slow, v_fast, v_slow, total, n, nprocs, member_lists)
+        single = n == 1
+        rest = np.zeros(n_rec)
+        others = np.maximum(n - 2, 1)
+        rest[valid] = np.maximum(total[valid] - v_fast[valid] - v_slow[valid], 0.0) / others[valid]
+        spread = ~valid
+        rest[spread] = total[spread] / np.maximum(n[spread], 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for c in group:
+                frac = np.where(total > 0.0, vals[c] / np.where(total > 0.0, total, 1.0), 0.0)
+                _add_rest(out[c], rest * frac, known, member_lists, nprocs)
+                adj = valid & ~single
+                if adj.any():
+                    np.add.at(out[c], fast[adj], (v_fast[adj] - rest[adj]) * frac[adj])
+                    np.add.at(out[c], slow[adj], (v_slow[adj] - rest[adj]) * frac[adj])
+        nonzero_kinds = sum((vals[c] > 0.0).astype(int) for c in group)
+        for q in (*group, total_name):
+            whole = np.full(n_rec, q == total_name) | (nonzero_kinds <= 1)
+            exact[q] = single | (valid & (n == 2) & whole)
+            max_ok[q] = single | (valid & whole)
+    return _Placement(exact, max_ok)
+
+
+def _extremes(sub: pd.DataFrame, prefix: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    fast = _int_column(sub, "fastest_rank")
+    slow = _int_column(sub, "slowest_rank")
+    if prefix == "time":
+        v_fast, v_slow = _column(sub, "fastest_rank_time"), _column(sub, "slowest_rank_time")
+    else:
+        v_fast, v_slow = _column(sub, "fastest_rank_bytes"), _column(sub, "slowest_rank_bytes")
+    has = ("fastest_rank" in sub) and ("slowest_rank" in sub)
+    if not has:
+        fast = np.full(len(sub), -1, dtype=np.int64)
+        slow = fast.copy()
+    return fast, slow, v_fast, v_slow
+
+
+def _valid_extremes(fast: np.ndarray, slow: np.ndarray, v_fast: np.ndarray, v_slow: np.ndarray,
+                    total: np.ndarray, n: np.ndarray, nprocs: int,
+                    member_lists: Sequence[np.ndarray | None]) -> np.ndarray:
+    """Records whose fastest/slowest data are consistent enough to place exactly."""
+    tol = 1e-9 * np.maximum(total, 1.0)
+    ok = (n >= 2) & (fast >= 0) & (fast < nprocs) & (slow >= 0) & (slow < nprocs) & (fast != slow)
+    ok &= v_fast <= v_slow + tol
+    ok &= v_fast + v_slow <= total + tol
+    ok &= (n != 2) | (np.abs(v_fast + v_slow - total) <= tol)
+    for i in np.flatnonzero(ok):
+        m = member_lists[i]
+        if m is not None and not (np.isin(fast[i], m) and np.isin(slow[i], m)):
+            ok[i] = False
+    return ok
+
+
+def _add_rest(target: np.ndarray, amount: np.ndarray, known: np.ndarray,
+              member_lists: Sequence[np.ndarray | None], nprocs: int) -> None:
+    """Add ``amount[r]`` to every member rank of each shared record r."""
+    everyone = ~known
+    if everyone.any():
+        target += amount[everyone].sum()
+    idx = np.flatnonzero(known & (amount != 0.0))
+    if len(idx):
+        lists = [member_lists[i] for i in idx]
+        ranks = np.concatenate([m for m in lists if m is not None]) if lists else np.zeros(0, np.int64)
+        weights = np.repeat(amount[idx], [len(m) if m is not None else 0 for m in lists])
+        if len(ranks):
+            target += np.bincount(ranks, weights=weights, minlength=nprocs)[:nprocs]
+
+
+def combine(parts: Sequence[RankIO], nprocs: int) -> RankIO:
+    """Sum per-rank I/O of several layers, keeping track of exactness."""
+    if not parts:
+        empty = pd.DataFrame({q: np.zeros(nprocs) for q in QUANTITIES},
+                             index=pd.RangeIndex(nprocs, name="rank"))
+        ones = {q: True for q in QUANTITIES}
+        return RankIO(empty, ones, dict(ones), {q: 0 for q in QUANTITIES})
+    table = parts[0].table.copy()
+    for p in parts[1:]:
+        table = table + p.table
+    contributors = {q: sum(p.contributors[q] for p in parts) for q in QUANTITIES}
+    exact_ranks = {q: all(p.exact_ranks[q] for p in parts) for q in QUANTITIES}
+    exact_max = {}
+    for q in QUANTITIES:
+        if exact_ranks[q]:
+            exact_max[q] = True
+        elif contributors[q] == 1:
+            exact_max[q] = next(p.exact_max[q] for p in parts if p.contributors[q] == 1)
+        else:
+            exact_max[q] = False
+    return RankIO(table, exact_ranks, exact_max, contributors)
+
+
+def layer_members(file_ranks: Mapping[tuple[str, int], np.ndarray], layer: str) -> dict[int, np.ndarray]:
+    """The ``members`` mapping of one layer, from ``Profile.file_ranks``."""
+    return {rid: ranks for (lay, rid), ranks in file_ranks.items() if lay == layer}
+
+
+def outermost_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Each layer's records with time that no outer layer already counts.
+
+    POSIX calls made inside MPI-IO calls are counted as MPI-IO time, so POSIX
+    records of files that have MPI-IO records are dropped.  STDIO and POSIX are
+    separate (Darshan and pario do not see the POSIX calls libc makes for
+    STDIO streams).
+    """
+    out = {layer: frame for layer, frame in files.items() if layer in ("posix", "stdio", "mpiio")}
+    mpiio = files.get("mpiio")
+    posix = files.get("posix")
+    if mpiio is not None and posix is not None and len(mpiio) and len(posix):
+        nested = posix["id"].isin(mpiio["id"].unique())
+        out["posix"] = posix[~nested]
+    return out
+
+
+def outermost_rank_io(files: Mapping[str, pd.DataFrame], nprocs: int,
+                      file_ranks: Mapping[tuple[str, int], np.ndarray]) -> tuple[dict[str, RankIO], RankIO]:
+    """Per-rank I/O of each layer's outermost records, and of all of them together."""
+    per_layer = {
+        layer: rank_io(frame, nprocs, layer_members(file_ranks, layer))
+        for layer, frame in outermost_records(files).items()
+    }
+    return per_layer, combine(list(per_layer.values()), nprocs)

@@ -1,0 +1,464 @@
+"""Read a Darshan log into the model, safely.
+
+PyDarshan's C library (libdarshan-util) trusts the file: a damaged log can
+make it abort on an assertion, read out of bounds or loop.  So a log goes
+through two gates before it becomes a :class:`~pario.model.Profile`:
+
+1. :func:`check_darshan_log` validates, in Python, everything the library
+   would trust: the version, the magic number, the compression type, the
+   region map (every region inside the file, none overlapping, the job
+   region where it must be), that every region inflates completely, that the
+   job record and the name records are well formed, and that no module has a
+   newer version than the bundled library knows.
+2. PyDarshan itself then runs in a forked child process with a time limit;
+   if it still crashes or hangs, the child dies, not ``pario``.
+
+The child sends back plain DataFrames; the model is built here.  Per-rank
+time classes for records that Darshan reduced over all ranks are estimated
+as described in :mod:`pario.analysis.rankio` and docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import os
+import pickle
+import select
+import signal
+import struct
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pario.errors import LogFormatError
+from pario.model import Job, Profile, add_derived_rank_columns, counter_column
+
+DARSHAN_MAGIC = 6567223
+#: Log format versions libdarshan-util 3.4/3.5 reads, with their DARSHAN_MAX_MODS.
+SUPPORTED_VERSIONS: dict[str, int] = {"3.00": 16, "3.10": 16, "3.20": 16, "3.21": 16, "3.41": 64}
+#: Darshan module name -> model layer.
+LAYER_OF_MODULE: dict[str, str] = {"POSIX": "posix", "MPI-IO": "mpiio", "STDIO": "stdio"}
+#: Largest job a log may claim (a corrupt count must not allocate the machine's memory).
+MAX_NPROCS = 1 << 26
+#: Largest size any region may inflate to.
+MAX_INFLATED_BYTES = 1 << 34
+DEFAULT_TIMEOUT = 120.0
+_JOB_RECORD_SIZE = 4096
+_CHUNK = 1 << 24
+
+
+@dataclass(frozen=True)
+class DarshanHeader:
+    """What :func:`check_darshan_log` learned from the file itself."""
+
+    version: str
+    byte_order: str  # "<" or ">"
+    compression: str  # "zlib", "bzip2" or "none"
+    partial_flags: int
+    nprocs: int
+    regions: dict[int, tuple[int, int]]  # module index -> (offset, length)
+    module_versions: dict[int, int]
+
+
+@dataclass
+class _RawDarshan:
+    """What the PyDarshan child sends back: plain, picklable data."""
+
+    job: dict[str, Any]
+    exe: str
+    mounts: list[tuple[str, str]]
+    modules: dict[str, dict[str, Any]]
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    lustre: pd.DataFrame | None = None
+
+
+# --------------------------------------------------------------------------
+# gate 1: structural validation
+# --------------------------------------------------------------------------
+
+def check_darshan_log(path: str | os.PathLike[str]) -> DarshanHeader:
+    """Validate a Darshan log's structure; raise LogFormatError naming the problem."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise LogFormatError(f"{p}: cannot read: {exc.strerror}") from None
+    return _check_bytes(data, str(p))
+
+
+def _fail(where: str, what: str) -> LogFormatError:
+    return LogFormatError(f"{where}: corrupt Darshan log ({what})")
+
+
+def _check_bytes(data: bytes, where: str) -> DarshanHeader:
+    if len(data) < 16:
+        raise LogFormatError(f"{where}: truncated Darshan log (shorter than its header)")
+    version = data[:8].split(b"\0", 1)[0].decode("ascii", errors="replace")
+    if version not in SUPPORTED_VERSIONS:
+        supported = ", ".join(SUPPORTED_VERSIONS)
+        raise LogFormatError(f"{where}: Darshan log format version {version!r} is not supported "
+                             f"(supported: {supported})")
+    max_mods = SUPPORTED_VERSIONS[version]
+    order = _byte_order(data, where)
+    wide = max_mods == 64  # 3.41: 64-bit partial flag, 64 module slots
+    map_at = 32 if wide else 24
+    header_size = map_at + 16 + max_mods * 16 + max_mods * 4
+    if len(data) < header_size:
+        raise LogFormatError(f"{where}: truncated Darshan log (shorter than its header)")
+    (comp_type,) = struct.unpack_from(order + "i", data, 16)
+    partial = struct.unpack_from(order + ("Q" if wide else "I"), data, 24 if wide else 20)[0]
+    compression = {0: "zlib", 1: "bzip2", 2: "none"}.get(comp_type)
+    if compression is None:
+        raise _fail(where, f"unknown compression type {comp_type}")
+    name_map = struct.unpack_from(order + "QQ", data, map_at)
+    maps = [struct.unpack_from(order + "QQ", data, map_at + 16 + 16 * i) for i in range(max_mods)]
+    vers = struct.unpack_from(order + f"{max_mods}I", data, map_at + 16 + 16 * max_mods)
+
+    regions = _check_region_map(name_map, maps, header_size, len(data), where)
+    job_end = _job_region_end(name_map, maps, len(data))
+    if not header_size < job_end <= min([off for off, _ in regions.values()], default=len(data)):
+        raise _fail(where, "the job region has no valid extent")
+    job = _inflate_all(data[header_size:job_end], compression, where, "job data", keep=True)
+    nprocs = _check_job(job, order, wide, where)
+    if name_map[1]:
+        names = _inflate_all(data[name_map[0]:name_map[0] + name_map[1]], compression, where,
+                             "name records", keep=True)
+        _check_name_records(names, version, order, where)
+    module_versions: dict[int, int] = {}
+    for idx, (off, length) in regions.items():
+        if idx < 0:
+            continue
+        module_versions[idx] = vers[idx]
+        _check_module_version(idx, vers[idx], where)
+        _inflate_all(data[off:off + length], compression, where, f"module {idx} data", keep=False)
+    return DarshanHeader(version, order, compression, int(partial), nprocs,
+                         {k: v for k, v in regions.items() if k >= 0}, module_versions)
+
+
+def _byte_order(data: bytes, where: str) -> str:
+    for order in ("<", ">"):
+        if struct.unpack_from(order + "q", data, 8)[0] == DARSHAN_MAGIC:
+            return order
+    raise _fail(where, "bad magic number")
+
+
+def _check_region_map(name_map: tuple[int, int], maps: list[tuple[int, int]], header_size: int,
+                      size: int, where: str) -> dict[int, tuple[int, int]]:
+    regions: dict[int, tuple[int, int]] = {}
+    if name_map[1]:
+        regions[-1] = name_map
+    for i, (off, length) in enumerate(maps):
+        if length:
+            regions[i] = (off, length)
+        elif off and off > size:
+            raise _fail(where, f"module {i} region starts beyond the end of the file")
+    spans = sorted(regions.values())
+    for off, length in spans:
+        if off < header_size + 1 or off + length > size or off + length < off:
+            if off + length > size:
+                raise LogFormatError(f"{where}: truncated Darshan log (a region ends at byte "
+                                     f"{off + length}, the file has {size})")
+            raise _fail(where, f"a region starts at byte {off}, inside the header")
+    for (a_off, a_len), (b_off, _) in zip(spans, spans[1:], strict=False):
+        if a_off + a_len > b_off:
+            raise _fail(where, "overlapping regions")
+    return regions
+
+
+def _job_region_end(name_map: tuple[int, int], maps: list[tuple[int, int]], size: int) -> int:
+    """Where the job region ends, computed the way libdarshan-util does."""
+    if name_map[0]:
+        return name_map[0]
+    return next((off for off, _ in maps if off), size)
+
+
+def _inflate_all(blob: bytes, compression: str, where: str, what: str, *, keep: bool) -> bytes:
+    """Inflate a region (one or more concatenated streams); keep the output if asked."""
+    if compression == "none":
+        return blob if keep else b""
+    if not blob:
+        raise _fail(where, f"empty {what}")
+    out: list[bytes] = []
+    total = 0
+    rest = blob
+    while rest:
+        dec: Any = zlib.decompressobj() if compression == "zlib" else bz2.BZ2Decompressor()
+        try:
+            chunk = rest
+            while not dec.eof:
+                piece = dec.decompress(chunk, _CHUNK)
+                total += len(piece)
+                if total > MAX_INFLATED_BYTES:
+                    raise _fail(where, f"{what} inflates beyond {MAX_INFLATED_BYTES} bytes")
+                if keep:
+                    out.append(piece)
+                if dec.eof:
+                    break
+                chunk = dec.unconsumed_tail if compression == "zlib" else b""
+                starved = (not chunk and not piece) if compression == "zlib" else dec.needs_input
+                if starved:
+                    raise LogFormatError(f"{where}: truncated Darshan log ({what} is cut short)")
+        except (zlib.error, OSError, EOFError, ValueError) as exc:
+            raise _fail(where, f"{what} does not decompress: {exc}") from None
+        rest = dec.unused_data
+    return b"".join(out)
+
+
+def _check_job(job: bytes, order: str, wide: bool, where: str) -> int:
+    job_struct = 7 * 8 + 1024 if wide else 5 * 8 + 1024
+    if len(job) <= job_struct:
+        raise _fail(where, "job record too short")
+    (nprocs,) = struct.unpack_from(order + "q", job, 40 if wide else 24)
+    if not 1 <= nprocs <= MAX_NPROCS:
+        raise _fail(where, f"job claims {nprocs} processes")
+    return int(nprocs)
+
+
+def _check_name_records(buf: bytes, version: str, order: str, where: str) -> None:
+    """Name records are ``uint64 id`` + NUL-terminated path, back to back.
+
+    Version 3.00 logs store ``uint64 id``, ``uint32 length`` and the path instead.
+    """
+    pos, n = 0, len(buf)
+    if version == "3.00":
+        while n - pos >= 12:
+            (length,) = struct.unpack_from(order + "I", buf, pos + 8)
+            pos += 12 + length
+        if pos != n:
+            raise _fail(where, "malformed name records")
+        return
+    while n - pos > 9:
+        end = buf.find(b"\0", pos + 8)
+        if end < 0:
+            break
+        pos = end + 1
+    if pos != n:
+        raise _fail(where, "malformed name records")
+
+
+def _check_module_version(idx: int, ver: int, where: str) -> None:
+    # Newer versions than the library knows are refused by the library itself.
+    if ver == 0:
+        raise _fail(where, f"module {idx} has data but version 0")
+
+
+# --------------------------------------------------------------------------
+# gate 2: PyDarshan in a child process
+# --------------------------------------------------------------------------
+
+def _load_with_pydarshan(path: str) -> _RawDarshan:
+    import darshan
+
+    report = darshan.DarshanReport(path, read_all=False)
+    modules = {name: dict(info) for name, info in report.modules.items()}
+    raw = _RawDarshan(job=dict(report.metadata["job"]), exe=str(report.metadata.get("exe") or ""),
+                      mounts=[(str(a), str(b)) for a, b in report.mounts], modules=modules)
+    report.read_name_records()
+    for mod in LAYER_OF_MODULE:
+        if mod in modules:
+            report.mod_read_all_records(mod, warnings=False)
+            raw.frames[mod] = _module_frame(report.records[mod])
+    if "LUSTRE" in modules:
+        report.mod_read_all_lustre_records(warnings=False)
+        records = report.records.get("LUSTRE")
+        if records is not None and len(records):
+            raw.lustre = records.to_df()["components"]
+    names = report.name_records
+    for frame in raw.frames.values():
+        frame.insert(2, "name", [names.get(int(i), f"<unknown {int(i):016x}>") for i in frame["id"]])
+    return raw
+
+
+def _module_frame(records: Any) -> pd.DataFrame:
+    if not len(records):
+        return pd.DataFrame({"rank": pd.Series(dtype=np.int64), "id": pd.Series(dtype=np.uint64)})
+    dfs = records.to_df()
+    counters = dfs["counters"].reset_index(drop=True)
+    fcounters = dfs["fcounters"].drop(columns=["rank", "id"]).reset_index(drop=True)
+    return pd.concat([counters, fcounters], axis=1)
+
+
+def _run_guarded(path: str, timeout: float) -> _RawDarshan:
+    """Run PyDarshan in a forked child; turn a crash or hang into LogFormatError."""
+    if not hasattr(os, "fork"):
+        return _load_with_pydarshan(path)
+    import darshan  # noqa: F401  (import once in the parent, so that children start warm)
+
+    with tempfile.TemporaryFile() as errlog:
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child
+            _child(path, rfd, wfd, errlog.fileno())
+        os.close(wfd)
+        try:
+            payload, timed_out = _read_until(rfd, timeout)
+        finally:
+            os.close(rfd)
+        if timed_out:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        errlog.seek(0)
+        stderr = errlog.read().decode("utf-8", errors="replace")
+    detail = _last_error_line(stderr)
+    if timed_out:
+        raise _fail(path, f"the Darshan reader did not finish within {timeout:g} s")
+    if os.WIFSIGNALED(status):
+        sig = signal.Signals(os.WTERMSIG(status)).name
+        raise _fail(path, f"the Darshan reader library crashed ({sig}){': ' + detail if detail else ''}")
+    try:
+        kind, value = pickle.loads(payload)
+    except Exception:
+        raise _fail(path, f"the Darshan reader stopped{': ' + detail if detail else ''}") from None
+    if kind != "ok":
+        raise _fail(path, f"{value}{'; ' + detail if detail else ''}")
+    return value
+
+
+def _child(path: str, rfd: int, wfd: int, errfd: int) -> None:  # pragma: no cover - runs in the child
+    code = 0
+    try:
+        os.close(rfd)
+        os.dup2(errfd, 1)
+        os.dup2(errfd, 2)
+        try:
+            result: tuple[str, Any] = ("ok", _load_with_pydarshan(path))
+        except BaseException as exc:  # noqa: B036 - everything must go back to the parent
+            result = ("error", f"{type(exc).__name__}: {exc}")
+        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(data)
+        while view:
+            n = os.write(wfd, view)
+            view = view[n:]
+        os.close(wfd)
+    except BaseException:  # noqa: B036
+        code = 1
+    os._exit(code)
+
+
+def _read_until(fd: int, timeout: float) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b"".join(chunks), True
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)
+
+
+def _last_error_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower() or "assert" in ln.lower()]
+    pick = errors[-1] if errors else (lines[-1] if lines else "")
+    return pick[:200]
+
+
+# --------------------------------------------------------------------------
+# the model
+# --------------------------------------------------------------------------
+
+def read_darshan_log(path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT) -> Profile:
+    """Read a Darshan log; raise LogFormatError naming the file if it is damaged."""
+    p = Path(path)
+    header = check_darshan_log(p)
+    raw = _run_guarded(str(p), timeout)
+    try:
+        return _build_profile(raw, header, str(p))
+    except (KeyError, ValueError, TypeError, IndexError) as exc:
+        raise _fail(str(p), f"unexpected content: {type(exc).__name__}: {exc}") from None
+
+
+def _layer_frame(frame: pd.DataFrame, nprocs: int) -> pd.DataFrame:
+    renamed = {c: counter_column(c) for c in frame.columns if c not in ("rank", "id", "name")}
+    out = frame.rename(columns=renamed)
+    front = ["id", "rank", "name"]
+    out = out[front + [c for c in out.columns if c not in front]].copy()
+    out["id"] = out["id"].astype(np.uint64)
+    out["rank"] = out["rank"].astype(np.int64)
+    out["nranks"] = np.where(out["rank"].to_numpy() < 0, nprocs, 1).astype(np.int64)
+    return out.reset_index(drop=True)
+
+
+def _empty_layer() -> pd.DataFrame:
+    return pd.DataFrame({"id": pd.Series(dtype=np.uint64), "rank": pd.Series(dtype=np.int64),
+                         "name": pd.Series(dtype=object)})
+
+
+def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profile:
+    from pario.analysis.rankio import outermost_rank_io
+
+    job = raw.job
+    nprocs = int(job["nprocs"])
+    if nprocs != header.nprocs or not 1 <= nprocs <= MAX_NPROCS:
+        raise _fail(where, f"job claims {nprocs} processes")
+    files = {layer: _empty_layer() for layer in LAYER_OF_MODULE.values()}
+    for mod, frame in raw.frames.items():
+        files[LAYER_OF_MODULE[mod]] = _layer_frame(frame, nprocs)
+
+    runtime = float(job.get("run_time") or 0.0)
+    per_layer, combined = outermost_rank_io(files, nprocs, {})
+    ranks = pd.DataFrame(index=pd.RangeIndex(nprocs, name="rank"))
+    ranks["wall"] = runtime
+    for layer in LAYER_OF_MODULE.values():
+        table = per_layer[layer].table if layer in per_layer else None
+        for kind in ("read", "write", "meta"):
+            ranks[f"{layer}_{kind}"] = table[f"{kind}_time"].to_numpy() if table is not None else 0.0
+    for col in ("mpi_coll", "mpi_p2p", "mpi_other", "mpi_coll_bytes", "mpi_p2p_bytes", "mpi_coll_calls",
+                "mpi_p2p_calls", "mpi_other_calls", "maxrss", "cpu_user", "cpu_sys"):
+        ranks[col] = np.nan
+    ranks = add_derived_rank_columns(ranks)
+
+    start = float(job.get("start_time_sec", 0)) + float(job.get("start_time_nsec", 0)) * 1e-9
+    end = float(job.get("end_time_sec", 0)) + float(job.get("end_time_nsec", 0)) * 1e-9
+    argv = tuple(raw.exe.split())
+    partial = sorted(m for m, info in raw.modules.items() if info.get("partial_flag"))
+    reasons = tuple(f"Darshan's {m} module data is partial (it ran out of record memory, so some files "
+                    "or counters are missing)" for m in partial)
+    meta = dict(job.get("metadata") or {})
+    other = sorted(m for m in raw.modules if m not in LAYER_OF_MODULE and m != "LUSTRE")
+    metadata: dict[str, object] = {
+        "darshan_log_version": header.version,
+        "darshan_library_version": str(meta.get("lib_ver", "")),
+        # Hints Darshan used to write its own log, not the application's.
+        "darshan_log_hints": str(meta.get("h", "")),
+        "uid": int(job.get("uid", 0)),
+        "compression": header.compression,
+        "mounts": [list(m) for m in raw.mounts],
+        "modules": {m: {"records": int(info.get("num_records", 0) or 0), "version": int(info.get("ver", 0)),
+                        "partial": bool(info.get("partial_flag"))} for m, info in raw.modules.items()},
+        "modules_not_analysed": other,
+        "lustre_striping": _lustre_striping(raw.lustre),
+    }
+    return Profile(
+        job=Job(source="darshan", path=where, exe=argv[0] if argv else "", nprocs=nprocs,
+                start_time=start, end_time=end, runtime=runtime, argv=argv, jobid=str(job.get("jobid", "")),
+                complete=not reasons, partial_reasons=reasons, has_mpi_time=False,
+                has_rank_times=all(combined.exact_ranks.values()), metadata=metadata),
+        ranks=ranks, files=files, hints={}, file_ranks={},
+    )
+
+
+def _lustre_striping(frame: pd.DataFrame | None) -> dict[int, dict[str, int]]:
+    """file id -> stripe size and count of the file's first layout component."""
+    if frame is None or not len(frame):
+        return {}
+    out: dict[int, dict[str, int]] = {}
+    if "LUSTRE_COMP_STRIPE_SIZE" not in frame or "LUSTRE_COMP_STRIPE_COUNT" not in frame:
+        return {}
+    for rid, size, count in zip(frame["id"], frame["LUSTRE_COMP_STRIPE_SIZE"],
+                                frame["LUSTRE_COMP_STRIPE_COUNT"], strict=True):
+        out.setdefault(int(rid), {"stripe_size": int(size), "stripe_count": int(count)})
+    return out
