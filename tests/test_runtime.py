@@ -6,9 +6,7 @@ source (tests/programs/*.c) states exactly what it does.
 
 from __future__ import annotations
 
-import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -177,3 +175,41 @@ def test_hints_recorded_romio(tmp_path, compile_program, run_under_pario, mpi_en
     # Open MPI 4.1's MPI_File_get_info returns the hints that were set (not ROMIO's defaults)
     assert hints_in_effect.get("mca:io") == "romio321"
     assert profile.job.metadata["injected_hints"] == {"cb_nodes": "2", "romio_cb_write": "enable"}
+
+
+def test_writer_round_trip(known_run, tmp_path):
+    """pario_writer writes what the reader reads back, value for value."""
+    import pandas as pd
+
+    from pario.log.pario_writer import write_pario_log
+
+    profile, _, _ = known_run
+    copy = tmp_path / "copy.pario"
+    write_pario_log(profile, copy)
+    again = read_log(copy)
+    pd.testing.assert_frame_equal(again.ranks, profile.ranks)
+    for layer, frame in profile.files.items():
+        a = frame.sort_values(["rank", "id"]).reset_index(drop=True)
+        b = again.files[layer].sort_values(["rank", "id"]).reset_index(drop=True)
+        pd.testing.assert_frame_equal(a, b)
+    assert again.hints == profile.hints
+    assert again.job.nprocs == profile.job.nprocs
+
+
+def test_dump_text_and_json(known_run, pario_cmd):
+    import json
+
+    _, out, _ = known_run
+    log = out / "known.pario"
+    text = subprocess.run([*pario_cmd, "dump", str(log)], capture_output=True, text=True, check=True).stdout
+    line = "mpiio\t-1\t"
+    rows = [row.split("\t") for row in text.splitlines() if row.startswith(line)]
+    values = {r[3]: r[4] for r in rows if r[5] == str(out / "shared.dat")}
+    assert values["bytes_written"] == str(NP * K * S)
+    assert values["ranks"] == f"0-{NP - 1}"
+    data = json.loads(subprocess.run([*pario_cmd, "dump", "--json", str(log)], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert data["job"]["nprocs"] == NP
+    assert len(data["ranks"]) == NP
+    shared = [f for f in data["files"]["mpiio"] if f["name"] == str(out / "shared.dat")][0]
+    assert shared["bytes_written"] == NP * K * S and shared["ranks"] == list(range(NP))

@@ -29,6 +29,7 @@ def _plain(value: Any) -> Any:
 def to_dict(profile: Profile) -> dict[str, Any]:
     """The whole profile as plain JSON-able data (the documented JSON form)."""
     job = {k: _plain(v) for k, v in dataclasses.asdict(profile.job).items()}
+    job["metadata"] = {k: v for k, v in profile.job.metadata.items() if k != "schema"}
     ranks = [
         {"rank": int(rank), **{col: _plain(val) for col, val in row.items()}}
         for rank, row in profile.ranks.iterrows()
@@ -58,6 +59,8 @@ def write_text(profile: Profile, out: TextIO) -> None:
     job = profile.job
     out.write(f"# pario dump of {job.path}\n")
     for key, value in dataclasses.asdict(job).items():
+        if key == "metadata":
+            value = {k: v for k, v in job.metadata.items() if k != "schema"}
         out.write(f"# {key}: {value}\n")
     out.write("\n# per-rank values: rank<TAB>field<TAB>value\n")
     for rank, row in profile.ranks.iterrows():

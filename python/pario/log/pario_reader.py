@@ -107,8 +107,8 @@ def _blocks(data: bytes, where: str):
         comp = data[pos : pos + clen]
         pos += clen
         if zlib.crc32(comp) & 0xFFFFFFFF != crc:
-            raise LogFormatError(f"{where}: corrupt pario log (checksum mismatch in a {fmt.BLOCK_KINDS[kind]} "
-                                 "block)")
+            block = fmt.BLOCK_KINDS[kind]
+            raise LogFormatError(f"{where}: corrupt pario log (checksum mismatch in a {block} block)")
         d = zlib.decompressobj()
         payload = d.decompress(comp, ulen + 1)
         if len(payload) != ulen or not d.eof:
@@ -228,7 +228,7 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
         bitmap = parts.bitmaps.get(lay.name)
         if bitmap is not None:
             bits = np.unpackbits(bitmap, axis=1, bitorder="little")[:, :nprocs]
-            for rid, row in zip(shared["id"], bits):
+            for rid, row in zip(shared["id"], bits, strict=False):
                 file_ranks[(lay.name, int(rid))] = np.flatnonzero(row)
 
     reasons: list[str] = []
@@ -260,7 +260,11 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
         partial_reasons=tuple(reasons),
         has_mpi_time=True,
         has_rank_times=True,
-        metadata={k: meta[k] for k in ("timer", "mem_cap", "injected_hints", "version", "mpi_init_time")
-                  if k in meta},
+        metadata={
+            **{k: meta[k] for k in ("timer", "mem_cap", "injected_hints", "version", "mpi_init_time")
+               if k in meta},
+            # the counter lists, so that pario_writer can write the profile back
+            "schema": {"layers": meta["layers"], "rank_fields": rank_fields},
+        },
     )
     return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks)
