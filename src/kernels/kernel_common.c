@@ -249,6 +249,8 @@ void kc_json_int_array(kc_json *j, const char *key, const long long *v, int n)
     jputs(j, "]");
 }
 
+void kc_json_raw(kc_json *j, const char *text) { jputs(j, text); }
+
 static void json_info(kc_json *j, const char *key, MPI_Info info)
 {
     kc_json_open(j, key);

@@ -158,5 +158,7 @@ void kc_json_null(kc_json *j, const char *key);
 void kc_json_open(kc_json *j, const char *key);  /* key may be NULL: top level */
 void kc_json_close(kc_json *j);
 void kc_json_int_array(kc_json *j, const char *key, const long long *v, int n);
+/* Append raw JSON text as the value of the key just written with kc_json_key(). */
+void kc_json_raw(kc_json *j, const char *text);
 
 #endif
