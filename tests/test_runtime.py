@@ -213,3 +213,17 @@ def test_dump_text_and_json(known_run, pario_cmd):
     assert len(data["ranks"]) == NP
     shared = [f for f in data["files"]["mpiio"] if f["name"] == str(out / "shared.dat")][0]
     assert shared["bytes_written"] == NP * K * S and shared["ranks"] == list(range(NP))
+
+
+def test_mpi_layer_exact(tmp_path, compile_program, run_under_pario):
+    """Calls and bytes of known communication (see tests/programs/mpi_comm.c), exit code kept."""
+    exe = compile_program("mpi_comm.c")
+    log = tmp_path / "comm.pario"
+    proc = run_under_pario(log, ["mpirun", "-np", "4", str(exe), "5"])
+    assert proc.returncode == 5
+    r = read_log(log).ranks
+    assert (r["mpi_p2p_calls"] == 6).all() and (r["mpi_p2p_bytes"] == 8808).all()
+    assert (r["mpi_coll_calls"] == 7).all()
+    assert list(r["mpi_coll_bytes"]) == [500, 100, 100, 100]
+    assert (r["mpi_other_calls"] == 3).all()
+    assert (r["mpi_p2p"] > 0).all() and (r["mpi_coll"] > 0).all() and (r["mpi_other"] > 0).all()
