@@ -115,3 +115,20 @@ def add_derived_rank_columns(ranks: pd.DataFrame) -> pd.DataFrame:
     busy = out["io"].fillna(0.0) + out["mpi"].fillna(0.0)
     out["useful"] = (out["wall"] - busy).clip(lower=0.0)
     return out
+
+
+#: statfs(2) f_type magic numbers of the file systems HPC users meet.
+FS_TYPES: dict[int, str] = {
+    0xEF53: "ext4", 0x58465342: "xfs", 0x01021994: "tmpfs", 0x6969: "nfs", 0x0BD00BD0: "lustre",
+    0x47504653: "gpfs", 0x19830326: "beegfs", 0x794C7630: "overlayfs", 0x9123683E: "btrfs",
+    0x00C36400: "cephfs", 0x2FC12FC1: "zfs", 0x65735546: "fuse", 0xAAD7AAEA: "panfs",
+    0x6B414653: "afs", 0x517B: "smb", 0xFE534D42: "smb2", 0xFF534D42: "cifs",
+}
+
+
+def fs_name(magic: int | float) -> str:
+    """Name of a file system from its statfs magic ("unknown (0x...)" if not known, "" for 0)."""
+    value = int(magic)
+    if value == 0:
+        return ""
+    return FS_TYPES.get(value, f"unknown (0x{value:x})")
