@@ -97,7 +97,9 @@ static inline void posix_data(struct pario_thread *th, struct pario_fd *e, int i
     if (ret >= 0) {
         r->c[is_write ? POSIX_WRITES : POSIX_READS]++;
         int64_t align = r->c[POSIX_FILE_ALIGNMENT];
-        if (align > 0 && offset % align != 0)
+        /* block sizes are powers of two: a mask, not a division, on the hot path */
+        int64_t misaligned = (align & (align - 1)) == 0 ? (offset & (align - 1)) : (align > 0 ? offset % align : 0);
+        if (align > 0 && misaligned)
             r->c[POSIX_FILE_NOT_ALIGNED]++;
         pario_rec_access(r, is_write, offset, n, t0, t1);
     } else {
