@@ -1,0 +1,95 @@
+"""``pario kernel NAME [kernel options] [--np N] [--launcher L] [-- launcher args]``: run an I/O kernel."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from pario.errors import ParioError
+
+_EPILOG = """\
+examples:
+  pario kernel --list
+  pario kernel block --np 4 --path /scratch/ior.dat --block-size 4m --transfer-size 1m --verify
+  pario kernel bt --np 9 --class A --steps 4 -- --mca io romio321
+  pario kernel s3d --help            (the kernel's own options)
+
+Everything after NAME that is not --np/--launcher/--dry-run is passed to the kernel;
+everything after '--' is passed to the launcher (mpirun -np N <launcher args> kernel ...).
+MPI-IO hints: PARIO_KERNEL_HINTS="key=value,..." or the kernel's --hints (docs/kernels.md).
+The exit code is the kernel's: 0 ok, 1 I/O error or verification failure, 2 bad parameters."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "kernel",
+        help="run an I/O kernel (block, s3d, bt, vpic, tile) under MPI",
+        description="Run one of pario's I/O kernels (models of the IOR, S3D-IO, BT-IO, VPIC-IO and "
+        "mpi-tile-io access patterns) under mpirun or srun. The kernel prints one JSON line.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    p.add_argument("--list", action="store_true", help="list the kernels with a one-line description")
+    p.add_argument("--np", metavar="N", help="number of MPI processes (default 1)")
+    p.add_argument("--launcher", metavar="L", help="mpirun (default), mpiexec, srun, or none")
+    p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
+    p.add_argument("name", nargs="?", help="the kernel")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="kernel options, then -- and launcher arguments")
+    p.set_defaults(func=_run)
+
+
+def split_args(rest: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
+    """Split what follows NAME into kernel arguments, pario's own options, launcher arguments."""
+    kernel_args: list[str] = []
+    own: dict[str, str] = {}
+    launcher_args: list[str] = []
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--":
+            launcher_args = rest[i + 1:]
+            break
+        key, eq, val = a.partition("=")
+        if key in ("--np", "--launcher"):
+            if not eq:
+                if i + 1 >= len(rest):
+                    raise ParioError(f"{key} needs a value")
+                i += 1
+                val = rest[i]
+            own[key[2:]] = val
+        elif a == "--dry-run":
+            own["dry-run"] = "1"
+        else:
+            kernel_args.append(a)
+        i += 1
+    return kernel_args, own, launcher_args
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pario import kernels
+
+    if args.list:
+        width = max(len(k.name) for k in kernels.KERNELS)
+        for k in kernels.KERNELS:
+            print(f"{k.name:<{width}}  {k.description}")
+        return 0
+    if not args.name:
+        raise ParioError("name a kernel (pario kernel --list shows them)")
+    kernel_args, own, launcher_args = split_args(list(args.args))
+    np_text = own.get("np", args.np) or "1"
+    try:
+        np = int(np_text)
+    except ValueError:
+        raise ParioError(f"--np must be a positive integer (got {np_text!r})") from None
+    launcher = own.get("launcher", args.launcher) or "mpirun"
+    dry = args.dry_run or "dry-run" in own
+    kernels.get(args.name)  # unknown name: one-line error before anything else
+    if dry:
+        cmd = kernels.build_command(args.name, kernel_args, np=np, launcher=launcher, launcher_args=launcher_args)
+        print(shlex.join(cmd))
+        return 0
+    sys.stdout.flush()
+    res = kernels.run(args.name, kernel_args, np=np, launcher=launcher, launcher_args=launcher_args)
+    return res.returncode
