@@ -94,7 +94,9 @@ def build_command(
         raise ParioError(f"the number of processes must be a positive integer (got {np!r})")
     if launcher == "none":
         if np != 1 or launcher_args:
-            raise ParioError("--launcher none runs one process without launcher arguments; use mpirun or srun")
+            raise ParioError(
+                "--launcher none runs one process without launcher arguments; use mpirun or srun"
+            )
         return [str(exe), *kernel_args]
     found = shutil.which(launcher)
     if not found:
@@ -155,7 +157,9 @@ def run(
         full_env = dict(os.environ)
         full_env.update(env)
     try:
-        proc = subprocess.run(cmd, env=full_env, capture_output=capture, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            cmd, env=full_env, capture_output=capture, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired as exc:
         raise ParioError(f"kernel {name} did not finish within {timeout:g} s: {' '.join(cmd)}") from exc
     except OSError as exc:

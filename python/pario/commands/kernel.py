@@ -87,7 +87,9 @@ def _run(args: argparse.Namespace) -> int:
     dry = args.dry_run or "dry-run" in own
     kernels.get(args.name)  # unknown name: one-line error before anything else
     if dry:
-        cmd = kernels.build_command(args.name, kernel_args, np=np, launcher=launcher, launcher_args=launcher_args)
+        cmd = kernels.build_command(
+            args.name, kernel_args, np=np, launcher=launcher, launcher_args=launcher_args
+        )
         print(shlex.join(cmd))
         return 0
     sys.stdout.flush()
