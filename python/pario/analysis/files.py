@@ -1,0 +1,62 @@
+"""Per-file table: I/O time and bytes of every file at its outermost layer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pario.analysis.rankio import outermost_records
+from pario.model import LAYERS, Profile
+
+FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",
+                                 "time", "bytes_read", "bytes_written", "reads", "writes")
+_SUMS = ("read_time", "write_time", "meta_time", "bytes_read", "bytes_written")
+_READS = {"posix": ("reads",), "stdio": ("reads",),
+          "mpiio": ("indep_reads", "coll_reads", "split_reads", "nb_reads", "shared_reads")}
+_WRITES = {"posix": ("writes",), "stdio": ("writes",),
+           "mpiio": ("indep_writes", "coll_writes", "split_writes", "nb_writes", "shared_writes")}
+
+
+def _values(frame: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
+    present = [c for c in cols if c in frame]
+    if not present:
+        return np.zeros(len(frame))
+    v = frame[present].to_numpy(dtype=np.float64, na_value=0.0)
+    return np.clip(v, 0.0, None).sum(axis=1)
+
+
+def file_table(profile: Profile) -> pd.DataFrame:
+    """One row per (layer, file), sorted by I/O time, slowest first.
+
+    ``ranks`` counts the ranks that touched the file (for a record reduced
+    over ranks: its ``nranks`` counter, else every rank).
+    """
+    nprocs = profile.job.nprocs
+    parts = []
+    for layer, frame in outermost_records({k: profile.layer(k) for k in LAYERS}).items():
+        if not len(frame):
+            continue
+        rank = frame["rank"].to_numpy(dtype=np.int64)
+        if "nranks" in frame:
+            shared_n = frame["nranks"].to_numpy(dtype=np.float64, na_value=nprocs)
+        else:
+            shared_n = np.full(len(frame), float(nprocs))
+        data = {"id": frame["id"].to_numpy(), "name": frame["name"].to_numpy(),
+                "ranks": np.where(rank >= 0, 1.0, shared_n)}
+        for c in _SUMS:
+            data[c] = _values(frame, (c,))
+        data["reads"] = _values(frame, _READS[layer])
+        data["writes"] = _values(frame, _WRITES[layer])
+        df = pd.DataFrame(data)
+        agg = {"name": "first", "ranks": "sum", **{c: "sum" for c in (*_SUMS, "reads", "writes")}}
+        grouped = df.groupby("id", sort=False).agg(agg).reset_index()
+        grouped.insert(0, "layer", layer)
+        parts.append(grouped)
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=float) for c in FILE_COLUMNS})
+    out = pd.concat(parts, ignore_index=True)
+    out["ranks"] = out["ranks"].clip(upper=nprocs).astype(np.int64)
+    out["time"] = out["read_time"] + out["write_time"] + out["meta_time"]
+    out = out[list(FILE_COLUMNS)]
+    return out.sort_values(["time", "bytes_written", "bytes_read"], ascending=False, kind="stable",
+                           ignore_index=True)

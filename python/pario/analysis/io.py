@@ -1,0 +1,186 @@
+"""I/O metrics: time, bytes, operations, rates, request sizes and I/O load balance.
+
+Two views: ``overall`` counts every I/O call once, at its outermost layer
+(MPI-IO time includes the POSIX calls made inside it), from the per-rank
+time classes; ``layers`` shows what each layer saw, nested calls included,
+from the file records.  docs/metrics.md defines every quantity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pario.analysis.rankio import SHARED_NOTE, RankIO, layer_members, outermost_records, rank_io
+from pario.analysis.times import RankTimes
+from pario.analysis.values import Value, ratio
+from pario.model import LAYERS, SIZE_BUCKETS, Profile, size_columns
+
+LAYER_LABELS: dict[str, str] = {"all": "All layers", "posix": "POSIX", "mpiio": "MPI-IO", "stdio": "STDIO"}
+
+#: Operation counters of each layer (those absent from a log are skipped).
+OPS: dict[str, dict[str, tuple[str, ...]]] = {
+    "posix": {"read": ("reads",), "write": ("writes",),
+              "meta": ("opens", "stats", "seeks", "fsyncs", "fdsyncs", "truncates", "unlinks")},
+    "stdio": {"read": ("reads",), "write": ("writes",), "meta": ("opens", "fdopens", "seeks", "flushes")},
+    "mpiio": {"read": ("indep_reads", "coll_reads", "split_reads", "nb_reads", "shared_reads"),
+              "write": ("indep_writes", "coll_writes", "split_writes", "nb_writes", "shared_writes"),
+              "meta": ("indep_opens", "coll_opens", "syncs", "views", "hints", "set_sizes")},
+}
+BYTES_OF = {"read": "bytes_read", "write": "bytes_written"}
+
+
+@dataclass(frozen=True)
+class KindIO:
+    """Reads, writes or metadata of one layer (or of all layers).
+
+    Rates and request sizes are None for metadata.
+    """
+
+    kind: str
+    time_total: Value
+    time_mean: Value
+    time_max: Value
+    share_of_runtime: Value
+    load_balance: Value
+    ops: Value
+    bytes: Value | None = None
+    mean_request: Value | None = None
+    rate_per_process: Value | None = None
+    rate_aggregate: Value | None = None
+
+
+@dataclass(frozen=True)
+class LayerIO:
+    layer: str
+    label: str
+    files: int
+    read: KindIO
+    write: KindIO
+    meta: KindIO
+    total: KindIO
+    #: request counts per size bucket (model.SIZE_BUCKETS), None if the layer has no histogram
+    histogram_read: tuple[int, ...] | None = None
+    histogram_write: tuple[int, ...] | None = None
+
+    def kinds(self) -> tuple[KindIO, KindIO, KindIO, KindIO]:
+        return (self.read, self.write, self.meta, self.total)
+
+
+@dataclass(frozen=True)
+class IOSummary:
+    has_io: bool
+    overall: LayerIO
+    layers: tuple[LayerIO, ...]
+    buckets: tuple[str, ...] = SIZE_BUCKETS
+
+
+def _sum(frame: pd.DataFrame, cols: tuple[str, ...]) -> float:
+    present = [c for c in cols if c in frame]
+    if not present or not len(frame):
+        return 0.0
+    values = frame[present].to_numpy(dtype=np.float64, na_value=0.0)
+    return float(np.clip(values, 0.0, None).sum())
+
+
+def _ops(frames: Mapping[str, pd.DataFrame], kind: str) -> float:
+    return sum(_sum(frame, OPS[layer][kind]) for layer, frame in frames.items() if layer in OPS)
+
+
+def _kind(kind: str, per_rank: np.ndarray, runtime: float, ops: float, nbytes: float | None, *,
+          exact_max: bool, exact_ranks: bool) -> KindIO:
+    """Metrics of one kind from per-rank times and totals."""
+    n = len(per_rank)
+    total = float(per_rank.sum()) if n else 0.0
+    mx = float(per_rank.max()) if n else 0.0
+    approx_max = not exact_max
+    note = SHARED_NOTE if approx_max else ""
+    nothing = {"read": "no reads", "write": "no writes", "meta": "no metadata calls", "total": "no I/O"}[kind]
+    mean = Value.of(total / n, "s") if n else Value.unavailable("no rank data", "s")
+    k = KindIO(
+        kind=kind,
+        time_total=Value.of(total, "s"),
+        time_mean=mean,
+        time_max=Value.of(mx, "s", approximate=approx_max, note=note),
+        share_of_runtime=ratio(total / n if n else 0.0, runtime, when_zero="the run time is zero"),
+        load_balance=ratio(total / n if n else 0.0, mx, when_zero=f"{nothing} recorded",
+                           approximate=approx_max, note=note),
+        ops=Value.of(ops, "calls"),
+    )
+    if nbytes is None:
+        return k
+    no_bytes = f"no bytes {'read' if kind == 'read' else 'written'}"
+    return KindIO(
+        **{f: getattr(k, f) for f in ("kind", "time_total", "time_mean", "time_max", "share_of_runtime",
+                                      "load_balance", "ops")},
+        bytes=Value.of(nbytes, "B"),
+        mean_request=ratio(nbytes, ops, unit="B", when_zero=f"{nothing} counted"),
+        rate_per_process=(ratio(nbytes, total, unit="B/s", when_zero=f"no time recorded in {kind}s")
+                          if nbytes > 0 else Value.unavailable(no_bytes, "B/s")),
+        rate_aggregate=(ratio(nbytes, mx, unit="B/s", when_zero=f"no time recorded in {kind}s",
+                              approximate=approx_max, note=note)
+                        if nbytes > 0 else Value.unavailable(no_bytes, "B/s")),
+    )
+
+
+def _histogram(frame: pd.DataFrame, layer: str, direction: str) -> tuple[int, ...] | None:
+    cols = size_columns(layer, direction)
+    if not any(c in frame for c in cols):
+        return None
+    return tuple(int(_sum(frame, (c,))) for c in cols)
+
+
+def _layer(layer: str, frame: pd.DataFrame, rio: RankIO, runtime: float) -> LayerIO:
+    t = rio.table
+    frames = {layer: frame}
+    kinds = {}
+    for kind in ("read", "write", "meta"):
+        col = f"{kind}_time"
+        nbytes = _sum(frame, (BYTES_OF[kind],)) if kind in BYTES_OF else None
+        kinds[kind] = _kind(kind, t[col].to_numpy(), runtime, _ops(frames, kind), nbytes,
+                            exact_max=rio.exact_max[col], exact_ranks=rio.exact_ranks[col])
+    all_ops = sum(_ops(frames, k) for k in ("read", "write", "meta"))
+    total = _kind("total", t["time"].to_numpy(), runtime, all_ops, None,
+                  exact_max=rio.exact_max["time"], exact_ranks=rio.exact_ranks["time"])
+    nfiles = int(frame["id"].nunique()) if "id" in frame and len(frame) else 0
+    return LayerIO(layer, LAYER_LABELS.get(layer, layer), nfiles, kinds["read"], kinds["write"],
+                   kinds["meta"], total, _histogram(frame, layer, "read"), _histogram(frame, layer, "write"))
+
+
+def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
+    """I/O metrics of a run, overall (outermost layer) and per layer."""
+    nprocs = profile.job.nprocs
+    files = {layer: profile.layer(layer) for layer in LAYERS}
+    has_io = any(len(f) for f in files.values())
+    layers = tuple(
+        _layer(layer, frame, rank_io(frame, nprocs, layer_members(profile.file_ranks, layer)), rt.runtime)
+        for layer, frame in files.items() if len(frame)
+    )
+    outer = {k: v for k, v in outermost_records(files).items() if len(v)}
+    kinds = {}
+    for kind in ("read", "write", "meta"):
+        nbytes = sum(_sum(f, (BYTES_OF[kind],)) for f in outer.values()) if kind in BYTES_OF else None
+        kinds[kind] = _kind(kind, rt.io_of(kind), rt.runtime, _ops(outer, kind), nbytes,
+                            exact_max=rt.exact_max(kind), exact_ranks=rt.exact_ranks(kind))
+    total = _kind("total", rt.io, rt.runtime, sum(_ops(outer, k) for k in ("read", "write", "meta")), None,
+                  exact_max=rt.exact_max("io"), exact_ranks=rt.exact_ranks("io"))
+    nfiles = len(set().union(*(set(f["id"].tolist()) for f in outer.values()))) if outer else 0
+    overall = LayerIO("all", LAYER_LABELS["all"], nfiles, kinds["read"], kinds["write"], kinds["meta"], total)
+    return IOSummary(has_io, overall, layers)
+
+
+def outermost_bytes_per_rank(profile: Profile) -> pd.DataFrame:
+    """Bytes read and written per rank at the outermost layer (estimated for shared records)."""
+    nprocs = profile.job.nprocs
+    outer = outermost_records({k: profile.layer(k) for k in LAYERS})
+    parts = [rank_io(frame, nprocs, layer_members(profile.file_ranks, layer)).table
+             for layer, frame in outer.items() if len(frame)]
+    if not parts:
+        return pd.DataFrame({"bytes_read": np.zeros(nprocs), "bytes_written": np.zeros(nprocs)})
+    total = parts[0][["bytes_read", "bytes_written"]].copy()
+    for part in parts[1:]:
+        total += part[["bytes_read", "bytes_written"]]
+    return total

@@ -1,0 +1,107 @@
+"""POP efficiency metrics, classic and with I/O (docs/metrics.md, "POP metrics").
+
+Per rank p: T_p wall time, U_p useful computation, IO_p I/O time, M_p MPI
+time, T the job's run time.
+
+* PE = avg(U)/T = LB x CommE, LB = avg(U)/max(U), CommE = max(U)/T
+* PE = IOE x LB' x CommE', IOE = sum(U)/sum(U+IO), LB' = avg(U+IO)/max(U+IO),
+  CommE' = max(U+IO)/T
+* 1 - PE = avg(IO)/T + (max(U+IO) - avg(U+IO))/T + (T - max(U+IO))/T
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pario.analysis.times import RankTimes
+from pario.analysis.values import Value, ratio
+
+#: POP's rule of thumb: an efficiency below this needs attention.
+RULE_OF_THUMB = 0.8
+
+NEEDS_REPLAY = "needs a replay of the run on an ideal network (Dimemas); pario records no message trace"
+
+
+@dataclass(frozen=True)
+class PopMetrics:
+    """The POP table of one run; every entry is a fraction (1 = ideal)."""
+
+    parallel_efficiency: Value
+    load_balance: Value
+    communication_efficiency: Value
+    serialisation_efficiency: Value
+    transfer_efficiency: Value
+    io_efficiency: Value
+    load_balance_io: Value
+    communication_efficiency_io: Value
+    loss_io: Value
+    loss_imbalance: Value
+    loss_communication: Value
+
+    def rows(self) -> list[tuple[str, str, Value, int]]:
+        """(key, label, value, indent) in the order of the POP table."""
+        return [
+            ("parallel_efficiency", "Parallel efficiency", self.parallel_efficiency, 0),
+            ("load_balance", "Load balance", self.load_balance, 1),
+            ("communication_efficiency", "Communication efficiency", self.communication_efficiency, 1),
+            ("serialisation_efficiency", "Serialisation efficiency", self.serialisation_efficiency, 2),
+            ("transfer_efficiency", "Transfer efficiency", self.transfer_efficiency, 2),
+            ("io_efficiency", "I/O efficiency (IOE)", self.io_efficiency, 1),
+            ("load_balance_io", "Load balance with I/O (LB')", self.load_balance_io, 1),
+            ("communication_efficiency_io", "Communication efficiency with I/O (CommE')",
+             self.communication_efficiency_io, 1),
+        ]
+
+    def losses(self) -> list[tuple[str, str, Value]]:
+        """The additive breakdown of 1 - PE."""
+        return [
+            ("loss_io", "Lost to I/O: avg(IO)/T", self.loss_io),
+            ("loss_imbalance", "Lost to imbalance: (max(U+IO) - avg(U+IO))/T", self.loss_imbalance),
+            ("loss_communication", "Lost to communication: (T - max(U+IO))/T", self.loss_communication),
+        ]
+
+
+def pop_metrics(rt: RankTimes) -> PopMetrics:
+    """POP metrics of one run (unavailable entries say why)."""
+    T = rt.runtime
+    io = rt.io
+    n = rt.nranks
+    no_runtime = "the run time is zero"
+    if n == 0 or T <= 0:
+        u = Value.unavailable(no_runtime if n else "no rank data")
+        return PopMetrics(u, u, u, _replay(), _replay(), u, u, u, u, u, u)
+    approx_max = not rt.exact_max("io")
+    note = rt.io_note if approx_max else ""
+    loss_io = ratio(float(io.mean()), T, when_zero=no_runtime)
+    if rt.mpi is None:
+        why = rt.no_mpi_reason or "no MPI time recorded"
+        u = Value.unavailable(f"{why}: computation and MPI cannot be separated")
+        return PopMetrics(u, u, u, _replay(), _replay(), u, u, u, loss_io, u, u)
+    U = rt.useful
+    UIO = U + io
+    pe = ratio(float(U.mean()), T, when_zero=no_runtime)
+    lb = ratio(float(U.mean()), float(U.max()), when_zero="no computation time")
+    comm = ratio(float(U.max()), T, when_zero=no_runtime)
+    ioe = ratio(float(U.sum()), float(UIO.sum()), when_zero="no computation or I/O time")
+    lb_io = ratio(float(UIO.mean()), float(UIO.max()), when_zero="no computation or I/O time",
+                  approximate=approx_max, note=note)
+    comm_io = ratio(float(UIO.max()), T, when_zero=no_runtime, approximate=approx_max, note=note)
+    loss_imb = ratio(float(UIO.max() - UIO.mean()), T, when_zero=no_runtime, approximate=approx_max,
+                     note=note)
+    loss_comm = ratio(float(T - UIO.max()), T, when_zero=no_runtime, approximate=approx_max, note=note)
+    return PopMetrics(pe, lb, comm, _replay(), _replay(), ioe, lb_io, comm_io, loss_io, loss_imb, loss_comm)
+
+
+def _replay() -> Value:
+    return Value.unavailable(NEEDS_REPLAY)
+
+
+def efficiency_level(value: float | None) -> str:
+    """'good' (>= 0.8), 'fair' (0.6 - 0.8), 'poor' (< 0.6) or 'unknown'."""
+    if value is None or not np.isfinite(value):
+        return "unknown"
+    if value >= RULE_OF_THUMB:
+        return "good"
+    return "fair" if value >= 0.6 else "poor"

@@ -1,0 +1,123 @@
+"""Everything the report shows about one run, computed once from the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from pario.analysis.breakdown import TimeShares, rank_breakdown, time_shares
+from pario.analysis.files import file_table
+from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank
+from pario.analysis.memory import MemorySummary, memory_summary
+from pario.analysis.mpi import MpiSummary, mpi_summary
+from pario.analysis.pop import PopMetrics, pop_metrics
+from pario.analysis.rankio import SHARED_NOTE
+from pario.analysis.times import RankTimes, rank_times
+from pario.analysis.values import Value
+from pario.model import Profile
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    source: str
+    path: str
+    exe: str
+    argv: tuple[str, ...]
+    nprocs: int
+    ranks_with_data: int
+    runtime: float
+    start_time: float
+    end_time: float
+    jobid: str
+    hostname: str
+    mpi_library: str
+    complete: bool
+    partial_reasons: tuple[str, ...]
+    format_version: str
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Sums over ranks, used by the scaling table."""
+
+    useful: Value
+    io: Value
+    io_max: Value
+    bytes: Value
+
+
+@dataclass(frozen=True)
+class RunAnalysis:
+    job: JobInfo
+    has_io: bool
+    shares: TimeShares
+    pop: PopMetrics
+    io: IOSummary
+    mpi: MpiSummary
+    memory: MemorySummary
+    totals: Totals
+    #: one row per (layer, file), slowest first (analysis.files.FILE_COLUMNS)
+    files: pd.DataFrame
+    #: one row per rank: wall, compute, mpi, read, write, meta, io, non_io (s), bytes_read, bytes_written
+    ranks: pd.DataFrame
+    #: what the data cannot tell exactly, in sentences
+    notes: tuple[str, ...]
+
+
+def analyze(profile: Profile) -> RunAnalysis:
+    """Compute every metric of the report for one run."""
+    rt = rank_times(profile)
+    io = io_summary(profile, rt)
+    ranks = rank_breakdown(rt)
+    per_rank_bytes = outermost_bytes_per_rank(profile).reindex(rt.ranks, fill_value=0.0)
+    ranks["bytes_read"] = per_rank_bytes["bytes_read"].to_numpy()
+    ranks["bytes_written"] = per_rank_bytes["bytes_written"].to_numpy()
+    return RunAnalysis(
+        job=_job_info(profile, rt),
+        has_io=io.has_io,
+        shares=time_shares(rt),
+        pop=pop_metrics(rt),
+        io=io,
+        mpi=mpi_summary(profile, rt.runtime),
+        memory=memory_summary(profile),
+        totals=_totals(rt, io),
+        files=file_table(profile),
+        ranks=ranks,
+        notes=_notes(profile, rt),
+    )
+
+
+def _job_info(profile: Profile, rt: RankTimes) -> JobInfo:
+    job = profile.job
+    version = str(job.metadata.get("darshan_log_version") or job.metadata.get("version") or "")
+    return JobInfo(job.source, job.path, job.exe, tuple(job.argv), job.nprocs, len(profile.ranks), rt.runtime,
+                   job.start_time, job.end_time, job.jobid, job.hostname, job.mpi_library, job.complete,
+                   tuple(job.partial_reasons), version)
+
+
+def _totals(rt: RankTimes, io: IOSummary) -> Totals:
+    useful = (Value.of(float(rt.useful.sum()), "s") if rt.mpi is not None
+              else Value.unavailable(f"{rt.no_mpi_reason}: computation cannot be separated from MPI", "s"))
+    nbytes = sum((k.bytes.value or 0.0) for k in (io.overall.read, io.overall.write) if k.bytes is not None)
+    return Totals(useful, io.overall.total.time_total, io.overall.total.time_max, Value.of(nbytes, "B"))
+
+
+def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
+    job = profile.job
+    notes = list(job.partial_reasons)
+    if job.source == "darshan":
+        notes.append("Darshan records no MPI time: computation and MPI are reported together as "
+                     "'compute + MPI', and the POP metrics that need them are unavailable.")
+        notes.append("Darshan records no per-rank wall time: every rank is taken to run for the job's run "
+                     f"time T = {rt.runtime:g} s.")
+        skipped = [str(m) for m in job.metadata.get("modules_not_analysed") or []]  # type: ignore[union-attr]
+        higher = [m for m in skipped if m.startswith(("H5", "PNETCDF", "ADIOS", "DFS", "DAOS"))]
+        if higher:
+            notes.append("Modules not analysed: " + ", ".join(higher)
+                         + " (their I/O is counted by the MPI-IO and POSIX layers beneath them).")
+    if not rt.exact_max("io") or not rt.exact_ranks("io"):
+        notes.append("Values marked ≈ are estimates: " + SHARED_NOTE + ".")
+    if job.nprocs and len(profile.ranks) < job.nprocs:
+        notes.append(f"Only {len(profile.ranks)} of {job.nprocs} ranks have data; averages are over those.")
+    return tuple(dict.fromkeys(notes))

@@ -1,0 +1,101 @@
+"""Per-rank time classes (wall, useful computation, I/O, MPI) taken from a profile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pario.analysis.rankio import SHARED_NOTE, outermost_rank_io
+from pario.model import IO_KINDS, Profile, add_derived_rank_columns
+
+KIND_TIME = {"read": "read_time", "write": "write_time", "meta": "meta_time", "io": "time"}
+
+
+@dataclass(frozen=True)
+class RankTimes:
+    """Per-rank time classes of one run, as NumPy arrays in rank order.
+
+    ``mpi`` is None when the source records no MPI time (Darshan).  When
+    ``wall_per_rank`` is False every rank is taken to run for the job's run
+    time ``runtime`` (Darshan records no per-rank wall time).
+    ``io_exact_ranks[kind]`` / ``io_exact_max[kind]`` (kind in read, write,
+    meta, io) say whether per-rank I/O values / their maximum are exact.
+    """
+
+    ranks: np.ndarray
+    wall: np.ndarray
+    io_read: np.ndarray
+    io_write: np.ndarray
+    io_meta: np.ndarray
+    mpi: np.ndarray | None
+    runtime: float
+    source: str = "pario"
+    wall_per_rank: bool = True
+    io_exact_ranks: dict[str, bool] | None = None
+    io_exact_max: dict[str, bool] | None = None
+    no_mpi_reason: str = ""
+
+    @property
+    def nranks(self) -> int:
+        return len(self.ranks)
+
+    @property
+    def io(self) -> np.ndarray:
+        return self.io_read + self.io_write + self.io_meta
+
+    @property
+    def useful(self) -> np.ndarray:
+        """Useful computation U = wall - I/O - MPI (MPI taken as 0 when unknown)."""
+        busy = self.io + (self.mpi if self.mpi is not None else 0.0)
+        return np.clip(self.wall - busy, 0.0, None)
+
+    def io_of(self, kind: str) -> np.ndarray:
+        return {"read": self.io_read, "write": self.io_write, "meta": self.io_meta}.get(kind, self.io)
+
+    def exact_max(self, kind: str) -> bool:
+        return True if self.io_exact_max is None else self.io_exact_max.get(kind, True)
+
+    def exact_ranks(self, kind: str) -> bool:
+        return True if self.io_exact_ranks is None else self.io_exact_ranks.get(kind, True)
+
+    @property
+    def io_note(self) -> str:
+        return SHARED_NOTE
+
+
+def _array(frame, column: str) -> np.ndarray:  # type: ignore[no-untyped-def]
+    if column not in frame:
+        return np.zeros(len(frame))
+    return np.nan_to_num(frame[column].to_numpy(dtype=np.float64, na_value=np.nan), nan=0.0)
+
+
+def rank_times(profile: Profile) -> RankTimes:
+    """The time classes of every rank in ``profile``."""
+    job = profile.job
+    ranks = profile.ranks
+    if "io" not in ranks or "useful" not in ranks:
+        ranks = add_derived_rank_columns(ranks)
+    wall = _array(ranks, "wall")
+    runtime = float(job.runtime) if job.runtime and job.runtime > 0 else float(wall.max(initial=0.0))
+    mpi = _array(ranks, "mpi") if job.has_mpi_time else None
+    reason = "" if job.has_mpi_time else f"{_source_name(job.source)} logs record no MPI time"
+    common = {"ranks": ranks.index.to_numpy(), "wall": wall, "mpi": mpi, "runtime": runtime,
+              "source": job.source, "wall_per_rank": job.source != "darshan", "no_mpi_reason": reason}
+    if job.has_rank_times:
+        return RankTimes(io_read=_array(ranks, "io_read"), io_write=_array(ranks, "io_write"),
+                         io_meta=_array(ranks, "io_meta"), **common)  # type: ignore[arg-type]
+    _, combined = outermost_rank_io(profile.files, job.nprocs, profile.file_ranks)
+    table = combined.table.reindex(ranks.index, fill_value=0.0)
+    exact_ranks = {k: combined.exact_ranks[c] for k, c in KIND_TIME.items()}
+    exact_max = {k: combined.exact_max[c] for k, c in KIND_TIME.items()}
+    return RankTimes(io_read=table["read_time"].to_numpy(), io_write=table["write_time"].to_numpy(),
+                     io_meta=table["meta_time"].to_numpy(), io_exact_ranks=exact_ranks,
+                     io_exact_max=exact_max, **common)  # type: ignore[arg-type]
+
+
+def _source_name(source: str) -> str:
+    return {"darshan": "Darshan", "pario": "pario"}.get(source, source)
+
+
+__all__ = ["RankTimes", "rank_times", "IO_KINDS"]

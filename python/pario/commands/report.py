@@ -1,0 +1,64 @@
+"""``pario report LOG [LOG ...]``: POP metrics with I/O and a performance breakdown."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="explain a run: POP metrics with I/O, compute/MPI/I/O breakdown, rates (pario or Darshan logs)",
+        description="Report on one run (a pario log or a Darshan log): where the time went (compute, MPI, "
+        "I/O), I/O and MPI rates, memory, POP efficiency metrics extended with I/O, I/O load balance and "
+        "the busiest files. With several logs of one application at different rank counts, also a "
+        "scaling table. Metrics a log cannot give are shown as unavailable, with the reason.",
+    )
+    p.add_argument("logs", nargs="+", metavar="LOG", help="pario log or Darshan log")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report with plots")
+    p.add_argument("--json", metavar="FILE", help="also write every metric as JSON ('-' for standard "
+                   "output, which replaces the terminal report); see docs/report-json.md")
+    p.add_argument("--csv", metavar="DIR", help="also write every table as CSV files into DIR")
+    p.add_argument("--scaling", choices=("auto", "strong", "weak"), default="auto",
+                   help="with several logs: strong or weak scaling (default: inferred from the bytes moved)")
+    p.add_argument("--top", type=_positive, default=10, metavar="N",
+                   help="number of files listed by I/O time (default 10)")
+    p.add_argument("--details", action="store_true", help="with several logs: the full report of each run")
+    p.add_argument("-q", "--quiet", action="store_true", help="no terminal report (only the files asked for)")
+    p.set_defaults(func=_run)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pario.log import read_log
+    from pario.report import build
+
+    profiles = [read_log(path) for path in args.logs]
+    runs, scaling = build(profiles, scaling=args.scaling)
+    top = max(args.top, 20)
+    if args.json:
+        from pario.report.json_out import write_json
+
+        write_json(runs, scaling, args.json, top=top)
+    if args.csv:
+        from pario.report.csv_out import write_csv
+
+        write_csv(runs, scaling, args.csv)
+    if args.html:
+        from pario.report.html import write_html
+
+        write_html(runs, scaling, args.html, top=top)
+    if not args.quiet and args.json != "-":
+        from pario.report.terminal import render
+
+        render(runs, scaling, top=args.top, details=args.details)
+    return 0

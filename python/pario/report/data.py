@@ -1,0 +1,102 @@
+"""The report as plain data (dicts, lists, numbers): the JSON form, also used by CSV and HTML.
+
+docs/report-json.md documents every key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pario import __version__
+from pario.analysis.run import RunAnalysis
+from pario.analysis.scaling import ScalingAnalysis
+from pario.analysis.values import Value
+from pario.model import SIZE_BUCKETS
+
+SCHEMA_VERSION = 1
+DEFAULT_TOP = 20
+
+
+def value_dict(v: Value | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {"value": v.value, "unit": v.unit, "approximate": v.approximate, "note": v.note or None,
+            "reason": v.reason or None}
+
+
+def plain(obj: Any) -> Any:
+    """Dataclasses, Values, NumPy scalars and containers as JSON-ready data."""
+    if isinstance(obj, Value):
+        return value_dict(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                if not isinstance(getattr(obj, f.name), pd.DataFrame)}
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return plain(obj.item())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows of a frame as dicts, NaN as None, NumPy types as Python types."""
+    out = []
+    for row in frame.to_dict("records"):
+        out.append({str(k): plain(v) for k, v in row.items()})
+    return out
+
+
+def frame_columns(frame: pd.DataFrame) -> dict[str, list[Any]]:
+    """A frame as {column: [values]} (compact for one row per rank)."""
+    out: dict[str, list[Any]] = {}
+    for col in frame.columns:
+        arr = frame[col].to_numpy()
+        if arr.dtype.kind == "f":
+            values = arr.tolist()
+            if np.isnan(arr).any():
+                values = [None if math.isnan(x) else x for x in values]
+        else:
+            values = [plain(x) for x in arr.tolist()]
+        out[str(col)] = values
+    return out
+
+
+def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
+    pop = plain(run.pop)
+    return {
+        "job": plain(run.job),
+        "has_io": run.has_io,
+        "notes": list(run.notes),
+        "time_shares": plain(run.shares),
+        "pop": pop,
+        "io": {**plain(run.io), "size_buckets": list(SIZE_BUCKETS)},
+        "mpi": plain(run.mpi),
+        "memory": plain(run.memory),
+        "totals": plain(run.totals),
+        "files": {"count": int(len(run.files)), "top": frame_records(run.files.head(top))},
+        "ranks": frame_columns(run.ranks),
+    }
+
+
+def scaling_dict(scaling: ScalingAnalysis | None) -> dict[str, Any] | None:
+    return None if scaling is None else plain(scaling)
+
+
+def report_dict(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, *,
+                top: int = DEFAULT_TOP) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generator": f"pario {__version__}",
+        "runs": [run_dict(r, top=top) for r in runs],
+        "scaling": scaling_dict(scaling),
+    }

@@ -1,0 +1,291 @@
+"""The terminal report (Rich): a Performance-Reports-style summary of one run or several.
+
+Only formats :class:`~pario.analysis.run.RunAnalysis` and
+:class:`~pario.analysis.scaling.ScalingAnalysis`; every string that comes
+from a log is added as plain :class:`rich.text.Text`, never as markup.
+Unavailable metrics show "unavailable [n]" with the reason as footnote n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import IO
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from pario.analysis.io import LAYER_LABELS, KindIO
+from pario.analysis.pop import efficiency_level
+from pario.analysis.run import RunAnalysis
+from pario.analysis.scaling import ScalingAnalysis
+from pario.analysis.values import Value
+from pario.report import format as fmt
+
+LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "bold red", "unknown": "dim"}
+BAR_WIDTH = 30
+NAME_WIDTH = 44
+NO_IO = "No I/O recorded in this log: there are no file records, so there is nothing to report on I/O."
+
+
+class Footnotes:
+    """Collects the reasons of unavailable metrics; each cell shows its number."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def mark(self, reason: str) -> str:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+        return f"unavailable [{self.reasons.index(reason) + 1}]"
+
+    def render(self) -> list[Text]:
+        return [Text(f"[{i}] {r}", style="dim") for i, r in enumerate(self.reasons, 1)]
+
+
+def _t(text: str, style: str = "") -> Text:
+    return Text(text, style=style)
+
+
+def _val(v: Value | None, notes: Footnotes, *, as_percent: bool = False) -> Text:
+    if v is None:
+        return _t("")
+    if v.value is None:
+        return _t(notes.mark(v.reason or "not recorded"), "dim")
+    return _t(fmt.number(v, as_percent=as_percent))
+
+
+def _eff(v: Value, notes: Footnotes) -> Text:
+    """An efficiency coloured against POP's 0.8 rule of thumb."""
+    if v.value is None:
+        return _t(notes.mark(v.reason or "not recorded"), "dim")
+    return _t(fmt.number(v, as_percent=True), LEVEL_STYLE[efficiency_level(v.value)])
+
+
+def _table(title: str, *columns: str, right_from: int = 1) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+                  pad_edge=False, show_edge=False, collapse_padding=True)
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="right" if i >= right_from else "left", no_wrap=i >= right_from)
+    return table
+
+
+def _heading(text: str) -> Text:
+    return _t(text, "bold underline")
+
+
+def _short(name: str, width: int = NAME_WIDTH) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1):]
+
+
+def header(run: RunAnalysis) -> Panel:
+    job = run.job
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    command = " ".join(job.argv) if job.argv else job.exe
+    source = {"darshan": "Darshan log", "pario": "pario log"}.get(job.source, job.source)
+    if job.format_version:
+        source += f", format {job.format_version}"
+    ranks = f"{job.nprocs:,}"
+    if job.ranks_with_data != job.nprocs:
+        ranks += f" ({job.ranks_with_data:,} with data)"
+    grid.add_row("Command", _t(command or "-"))
+    grid.add_row("Log", _t(f"{job.path} ({source})"))
+    grid.add_row("Processes", _t(f"{ranks}    run time {fmt.seconds(job.runtime)}    started "
+                                 f"{fmt.timestamp(job.start_time)}"))
+    extra = [f"job {job.jobid}" if job.jobid else "", f"host {job.hostname}" if job.hostname else "",
+             job.mpi_library]
+    if any(extra):
+        grid.add_row("Job", _t("    ".join(e for e in extra if e)))
+    return Panel(grid, title="pario report", title_align="left", border_style="blue")
+
+
+def summary(run: RunAnalysis) -> RenderableType:
+    s = run.shares
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(justify="right", no_wrap=True)
+    rows: list[tuple[str, Value, str]] = []
+    if s.compute.available:
+        rows += [("Compute", s.compute, "green"), ("MPI", s.mpi, "blue")]
+    else:
+        rows += [("Compute + MPI", s.compute_and_mpi, "cyan")]
+    rows.append(("I/O", s.io, "red"))
+    for label, v, colour in rows:
+        share = v.value if v.value is not None else float("nan")
+        grid.add_row(_t(label), _t(fmt.bar(share, BAR_WIDTH), colour), _t(fmt.value(v, as_percent=True)))
+    parts: list[RenderableType] = [_heading("Summary"), _t(s.verdict, "bold"), grid]
+    if not s.compute.available:
+        parts.append(_t(f"Compute and MPI separately: {fmt.value(s.compute)}", "dim"))
+    return Group(*parts)
+
+
+def _time_row(label: str, k: KindIO, notes: Footnotes) -> list[Text]:
+    return [_t(label), _val(k.time_mean, notes), _val(k.share_of_runtime, notes, as_percent=True),
+            _val(k.time_max, notes), _eff(k.load_balance, notes), _val(k.ops, notes)]
+
+
+def _volume_row(label: str, k: KindIO, notes: Footnotes) -> list[Text]:
+    return [_t(label), _val(k.bytes, notes), _val(k.mean_request, notes), _val(k.rate_per_process, notes),
+            _val(k.rate_aggregate, notes)]
+
+
+def io_section(run: RunAnalysis) -> RenderableType:
+    if not run.has_io:
+        return Group(_heading("I/O"), _t(NO_IO, "bold yellow"))
+    notes = Footnotes()
+    o = run.io.overall
+    times = _table(f"Time in I/O (outermost layer, {o.files:,} files)", "", "per rank", "of run",
+                   "slowest rank", "balance", "calls")
+    for label, k in (("Reads", o.read), ("Writes", o.write), ("Metadata", o.meta), ("All I/O", o.total)):
+        times.add_row(*_time_row(label, k, notes))
+    volume = _table("Data and rates", "", "bytes", "mean request", "rate per process", "aggregate rate")
+    for label, k in (("Reads", o.read), ("Writes", o.write)):
+        volume.add_row(*_volume_row(label, k, notes))
+    layers = _table("By layer (nested calls included): time per rank / I/O load balance", "layer", "files",
+                    "read", "write", "metadata", "LB read", "LB write", "LB all")
+    for lay in run.io.layers:
+        layers.add_row(_t(lay.label), _t(f"{lay.files:,}"), _val(lay.read.time_mean, notes),
+                       _val(lay.write.time_mean, notes), _val(lay.meta.time_mean, notes),
+                       _eff(lay.read.load_balance, notes), _eff(lay.write.load_balance, notes),
+                       _eff(lay.total.load_balance, notes))
+    layer_bytes = _table("By layer: bytes", "layer", "read", "written", "mean read", "mean write")
+    for lay in run.io.layers:
+        layer_bytes.add_row(_t(lay.label), _val(lay.read.bytes, notes), _val(lay.write.bytes, notes),
+                            _val(lay.read.mean_request, notes), _val(lay.write.mean_request, notes))
+    return Group(_heading("I/O"), times, volume, layers, layer_bytes, histograms(run), *notes.render())
+
+
+def histograms(run: RunAnalysis) -> RenderableType:
+    columns = [(f"{lay.label} {d}", h) for lay in run.io.layers
+               for d, h in (("read", lay.histogram_read), ("write", lay.histogram_write))
+               if h is not None and any(h)]
+    if not columns:
+        return Group()
+    t = _table("Requests by size (bytes)", "size", *[c for c, _ in columns])
+    for i, label in enumerate(fmt.BUCKET_LABELS):
+        t.add_row(_t(label), *[_t(fmt.count(h[i]) if h[i] else "·") for _, h in columns])
+    return t
+
+
+def mpi_section(run: RunAnalysis) -> RenderableType:
+    m = run.mpi
+    if not m.available:
+        return Group(_heading("MPI"), _t(f"unavailable ({m.reason})", "dim"))
+    notes = Footnotes()
+    t = _table(f"Time in MPI: {fmt.number(m.share_of_runtime, as_percent=True)} of the run time", "",
+               "per rank", "of run", "slowest rank", "bytes", "rate", "calls")
+    for c in m.classes:
+        t.add_row(_t(c.name.capitalize()), _val(c.time_mean, notes),
+                  _val(c.share_of_runtime, notes, as_percent=True), _val(c.time_max, notes),
+                  _val(c.bytes, notes), _val(c.rate, notes), _val(c.calls, notes))
+    return Group(_heading("MPI"), t, *notes.render())
+
+
+def memory_section(run: RunAnalysis) -> RenderableType:
+    m = run.memory
+    if not m.mean_per_process.available:
+        return Group(_heading("Memory"), _t(fmt.value(m.mean_per_process), "dim"))
+    peak = fmt.value(m.peak_per_process) + (f" (rank {m.peak_rank})" if m.peak_rank is not None else "")
+    return Group(_heading("Memory"), _t(f"Mean per process {fmt.value(m.mean_per_process)}    "
+                                        f"peak per process {peak}"))
+
+
+def pop_section(run: RunAnalysis) -> RenderableType:
+    notes = Footnotes()
+    t = _table("Efficiencies (1 is ideal; below 0.8 needs attention)", "metric", "value")
+    for _, label, v, indent in run.pop.rows():
+        t.add_row(_t("  " * indent + label), _eff(v, notes))
+    losses = _table("Where the parallel efficiency goes: 1 − PE =", "term", "share of T")
+    for _, label, v in run.pop.losses():
+        losses.add_row(_t(label), _val(v, notes, as_percent=True))
+    return Group(_heading("POP metrics"), t, losses, *notes.render())
+
+
+def files_section(run: RunAnalysis, top: int) -> RenderableType:
+    files = run.files
+    if not len(files):
+        return Group()
+    t = _table(f"Top {min(top, len(files))} of {len(files):,} files by I/O time", "file", "layer", "ranks",
+               "I/O time", "read", "write", "bytes read", "written", right_from=2)
+    t.columns[0].overflow = "fold"
+    t.columns[0].min_width = 24
+    for row in files.head(top).itertuples(index=False):
+        t.add_row(_t(_short(str(row.name))), _t(LAYER_LABELS.get(str(row.layer), str(row.layer))),
+                  _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)), _t(fmt.seconds(row.read_time)),
+                  _t(fmt.seconds(row.write_time)), _t(fmt.nbytes(row.bytes_read)),
+                  _t(fmt.nbytes(row.bytes_written)))
+    return Group(_heading("Files"), t)
+
+
+def notes_section(notes: Sequence[str]) -> RenderableType:
+    if not notes:
+        return Group()
+    return Group(_heading("Notes on the data"), *[_t("• " + n, "dim") for n in notes])
+
+
+def run_report(run: RunAnalysis, *, top: int = 10) -> Group:
+    if not run.has_io:
+        return Group(header(run), _t(NO_IO, "bold yellow"), _t(""), notes_section(run.notes))
+    parts: list[RenderableType] = [header(run), summary(run), _t("")]
+    parts += [io_section(run), _t(""), mpi_section(run), _t(""), memory_section(run), _t(""),
+              pop_section(run), _t(""), files_section(run, top), _t(""), notes_section(run.notes)]
+    return Group(*parts)
+
+
+def scaling_report(scaling: ScalingAnalysis) -> Group:
+    notes = Footnotes()
+    eff = _table("Efficiencies per run", "log", "ranks", "run time", "speedup", "ideal", "scaling", "PE",
+                 "LB", "CommE", "IOE", "comp. scal.", "global")
+    io = _table("I/O per run", "log", "ranks", "I/O time per rank", "of run", "slowest rank", "bytes",
+                "bandwidth")
+    for r in scaling.rows:
+        label = _t(_short(r.label, 28))
+        eff.add_row(label, _t(f"{r.nprocs:,}"), _t(fmt.seconds(r.runtime)), _val(r.speedup, notes),
+                    _t(f"{r.ideal_speedup:.2f}"), _eff(r.scaling_efficiency, notes),
+                    _eff(r.parallel_efficiency, notes), _eff(r.load_balance, notes),
+                    _eff(r.communication_efficiency, notes), _eff(r.io_efficiency, notes),
+                    _eff(r.computation_scalability, notes), _eff(r.global_efficiency, notes))
+        io.add_row(label, _t(f"{r.nprocs:,}"), _val(r.io_time_mean, notes),
+                   _val(r.io_share, notes, as_percent=True), _val(r.io_time_max, notes),
+                   _val(r.io_bytes, notes), _val(r.io_bandwidth, notes))
+    parts: list[RenderableType] = [
+        _heading(f"Scaling: {scaling.mode}"), _t(f"Mode {scaling.mode_reason}; reference run: "
+                                                 f"{scaling.reference_nprocs:,} ranks.", "dim"), eff, io]
+    parts += notes.render() + [_t("• " + n, "dim") for n in scaling.notes]
+    return Group(*parts)
+
+
+def render(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, *, top: int = 10,
+           details: bool = False, file: IO[str] | None = None, width: int | None = None,
+           color: bool | None = None) -> None:
+    """Print the report of one run, or the scaling table and a summary of each of several."""
+    console = Console(file=file, width=width, no_color=color is False, force_terminal=color or None,
+                      highlight=False)
+    if len(runs) == 1 and scaling is None:
+        console.print(run_report(runs[0], top=top))
+        return
+    if scaling is not None:
+        console.print(scaling_report(scaling))
+        console.print()
+    for run in runs:
+        if details:
+            console.print(run_report(run, top=top))
+        else:
+            console.print(header(run))
+            console.print(summary(run) if run.has_io else _t(NO_IO, "bold yellow"))
+        console.print()
+
+
+def render_to_string(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, *,
+                     width: int = 120, top: int = 10, details: bool = False) -> str:
+    """The terminal report as plain text (for tests and logs)."""
+    import io
+
+    buf = io.StringIO()
+    render(runs, scaling, file=buf, width=width, color=False, top=top, details=details)
+    return buf.getvalue()
