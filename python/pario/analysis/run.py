@@ -98,7 +98,7 @@ def _job_info(profile: Profile, rt: RankTimes) -> JobInfo:
 
 def _totals(rt: RankTimes, io: IOSummary) -> Totals:
     useful = (Value.of(float(rt.useful.sum()), "s") if rt.mpi is not None
-              else Value.unavailable(f"{rt.no_mpi_reason}: computation cannot be separated from MPI", "s"))
+              else Value.unavailable(f"{rt.no_mpi_reason}: computation and MPI cannot be separated", "s"))
     nbytes = sum((k.bytes.value or 0.0) for k in (io.overall.read, io.overall.write) if k.bytes is not None)
     return Totals(useful, io.overall.total.time_total, io.overall.total.time_max, Value.of(nbytes, "B"))
 

@@ -237,25 +237,40 @@ def run_report(run: RunAnalysis, *, top: int = 10) -> Group:
     return Group(*parts)
 
 
+SCALING_EFFICIENCIES: tuple[tuple[str, str], ...] = (
+    ("PE", "parallel_efficiency"), ("LB", "load_balance"), ("CommE", "communication_efficiency"),
+    ("IOE", "io_efficiency"), ("comp. scal.", "computation_scalability"), ("global", "global_efficiency"),
+)
+
+
 def scaling_report(scaling: ScalingAnalysis) -> Group:
     notes = Footnotes()
-    eff = _table("Efficiencies per run", "log", "ranks", "run time", "speedup", "ideal", "scaling", "PE",
-                 "LB", "CommE", "IOE", "comp. scal.", "global")
+    rows = scaling.rows
+    speed = _table("Speedup", "log", "ranks", "run time", "speedup", "ideal", "scaling eff.")
+    for r in rows:
+        speed.add_row(_t(_short(r.label, 30)), _t(f"{r.nprocs:,}"), _t(fmt.seconds(r.runtime)),
+                      _val(r.speedup, notes), _t(f"{r.ideal_speedup:.2f}"), _eff(r.scaling_efficiency, notes))
+    shown = [(h, a) for h, a in SCALING_EFFICIENCIES if any(getattr(r, a).available for r in rows)]
+    hidden = [(h, a) for h, a in SCALING_EFFICIENCIES if (h, a) not in shown]
+    parts: list[RenderableType] = [
+        _heading(f"Scaling: {scaling.mode}"),
+        _t(f"Mode {scaling.mode_reason}; reference run: {scaling.reference_nprocs:,} ranks.", "dim"), speed]
+    if shown:
+        eff = _table("POP metrics per run", "log", "ranks", *[h for h, _ in shown])
+        for r in rows:
+            eff.add_row(_t(_short(r.label, 30)), _t(f"{r.nprocs:,}"),
+                        *[_eff(getattr(r, a), notes) for _, a in shown])
+        parts.append(eff)
+    if hidden:
+        reason = getattr(rows[0], hidden[0][1]).reason or "not recorded"
+        parts.append(_t(f"{', '.join(h for h, _ in hidden)} per run: {notes.mark(reason)}", "dim"))
     io = _table("I/O per run", "log", "ranks", "I/O time per rank", "of run", "slowest rank", "bytes",
                 "bandwidth")
-    for r in scaling.rows:
-        label = _t(_short(r.label, 28))
-        eff.add_row(label, _t(f"{r.nprocs:,}"), _t(fmt.seconds(r.runtime)), _val(r.speedup, notes),
-                    _t(f"{r.ideal_speedup:.2f}"), _eff(r.scaling_efficiency, notes),
-                    _eff(r.parallel_efficiency, notes), _eff(r.load_balance, notes),
-                    _eff(r.communication_efficiency, notes), _eff(r.io_efficiency, notes),
-                    _eff(r.computation_scalability, notes), _eff(r.global_efficiency, notes))
-        io.add_row(label, _t(f"{r.nprocs:,}"), _val(r.io_time_mean, notes),
+    for r in rows:
+        io.add_row(_t(_short(r.label, 30)), _t(f"{r.nprocs:,}"), _val(r.io_time_mean, notes),
                    _val(r.io_share, notes, as_percent=True), _val(r.io_time_max, notes),
                    _val(r.io_bytes, notes), _val(r.io_bandwidth, notes))
-    parts: list[RenderableType] = [
-        _heading(f"Scaling: {scaling.mode}"), _t(f"Mode {scaling.mode_reason}; reference run: "
-                                                 f"{scaling.reference_nprocs:,} ranks.", "dim"), eff, io]
+    parts.append(io)
     parts += notes.render() + [_t("• " + n, "dim") for n in scaling.notes]
     return Group(*parts)
 

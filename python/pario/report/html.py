@@ -1,0 +1,231 @@
+"""The HTML report: one self-contained file (Plotly's JavaScript inlined once) with plots.
+
+Every string that comes from a log reaches the page either through Jinja2's
+autoescaping or inside figure JSON in which ``<``, ``>`` and ``&`` are
+written as ``\\u003c``, ``\\u003e`` and ``\\u0026``, so a file called
+``</script><script>...`` stays text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
+
+from pario import __version__
+from pario.analysis.io import LAYER_LABELS
+from pario.analysis.pop import efficiency_level
+from pario.analysis.run import RunAnalysis
+from pario.analysis.scaling import ScalingAnalysis
+from pario.analysis.values import Value
+from pario.errors import ParioError
+from pario.report import format as fmt
+from pario.report.data import DEFAULT_TOP
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: Above this many ranks the per-rank plot shows groups of consecutive ranks.
+MAX_RANK_BARS = 512
+COLOURS = {"compute": "#4caf50", "mpi": "#2196f3", "non_io": "#80cbc4", "read": "#ff9800",
+           "write": "#e53935", "meta": "#9c27b0"}
+
+
+def safe_json(obj: Any) -> Markup:
+    """JSON that can sit inside a <script> element whatever strings it holds."""
+    text = json.dumps(obj, allow_nan=False, default=_json_default, separators=(",", ":"))
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                    ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return Markup(text)
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def _finite(values: Any) -> list[float | None]:
+    arr = np.asarray(values, dtype=np.float64)
+    return [None if not np.isfinite(x) else float(x) for x in arr]
+
+
+def _layout(title: str, **extra: Any) -> dict[str, Any]:
+    base = {"title": {"text": title, "font": {"size": 15}}, "margin": {"l": 60, "r": 20, "t": 45, "b": 50},
+            "legend": {"orientation": "h", "y": -0.2}, "height": 380}
+    base.update(extra)
+    return base
+
+
+def rank_figure(run: RunAnalysis) -> dict[str, Any]:
+    """Per-rank stacked time bars: compute / MPI (or compute + MPI) / read / write / metadata."""
+    ranks = run.ranks
+    has_mpi = bool(ranks["mpi"].notna().any())
+    parts = (["compute", "mpi"] if has_mpi else ["non_io"]) + ["read", "write", "meta"]
+    names = {"compute": "compute", "mpi": "MPI", "non_io": "compute + MPI", "read": "read", "write": "write",
+             "meta": "metadata"}
+    n = len(ranks)
+    group = max(1, -(-n // MAX_RANK_BARS))
+    if group == 1:
+        x = ranks["rank"].astype(int).tolist()
+        values = {p: ranks[p].to_numpy(dtype=np.float64) for p in parts}
+        title, xtitle = "Time per rank", "rank"
+    else:
+        starts = np.arange(0, n, group)
+        x = [f"{ranks['rank'].iloc[s]}–{ranks['rank'].iloc[min(s + group, n) - 1]}" for s in starts]
+        values = {p: np.add.reduceat(np.nan_to_num(ranks[p].to_numpy(dtype=np.float64)), starts)
+                  / np.diff(np.append(starts, n)) for p in parts}
+        title = f"Time per rank (mean over groups of {group} consecutive ranks)"
+        xtitle = "ranks"
+    traces = [{"type": "bar", "name": names[p], "x": x, "y": _finite(values[p]),
+               "marker": {"color": COLOURS[p]}} for p in parts]
+    return {"data": traces, "layout": _layout(title, barmode="stack", xaxis=_axis(xtitle, type="category"),
+                                              yaxis=_axis("seconds"))}
+
+
+def _axis(title: str, **extra: Any) -> dict[str, Any]:
+    return {"title": {"text": title}, **extra}
+
+
+def histogram_figure(run: RunAnalysis) -> dict[str, Any] | None:
+    traces = []
+    for lay in run.io.layers:
+        for direction, hist in (("read", lay.histogram_read), ("write", lay.histogram_write)):
+            if hist is not None and any(hist):
+                traces.append({"type": "bar", "name": f"{lay.label} {direction}",
+                               "x": list(fmt.BUCKET_LABELS), "y": list(hist)})
+    if not traces:
+        return None
+    return {"data": traces, "layout": _layout("Requests by size", barmode="group",
+                                              xaxis=_axis("request size (bytes)"), yaxis=_axis("requests"))}
+
+
+def file_figures(run: RunAnalysis, top: int) -> list[dict[str, Any]]:
+    files = run.files.head(top)
+    if not len(files):
+        return []
+    files = files.iloc[::-1]  # slowest at the top of a horizontal bar chart
+    labels = [f"{i}. {_tail(str(n))}" for i, n in zip(range(len(files), 0, -1), files["name"], strict=True)]
+    full = [f"{n} ({LAYER_LABELS.get(str(lay), str(lay))})" for n, lay in
+            zip(files["name"], files["layer"], strict=True)]
+    height = max(300, 28 * len(files) + 120)
+    time_traces = [{"type": "bar", "orientation": "h", "name": name, "y": labels,
+                    "x": _finite(files[col]), "text": full, "hovertemplate": "%{text}<br>%{x:.4g} s",
+                    "marker": {"color": COLOURS[key]}}
+                   for key, col, name in (("read", "read_time", "read"), ("write", "write_time", "write"),
+                                          ("meta", "meta_time", "metadata"))]
+    byte_traces = [{"type": "bar", "orientation": "h", "name": name, "y": labels, "x": _finite(files[col]),
+                    "text": full, "hovertemplate": "%{text}<br>%{x:.4s}B", "marker": {"color": COLOURS[key]}}
+                   for key, col, name in (("read", "bytes_read", "read"),
+                                          ("write", "bytes_written", "written"))]
+    margin = {"l": 260, "r": 20, "t": 45, "b": 50}
+    return [
+        {"data": time_traces, "layout": _layout("I/O time per file (summed over ranks)", barmode="stack",
+                                                height=height, margin=margin, xaxis=_axis("seconds"))},
+        {"data": byte_traces, "layout": _layout("Bytes per file", barmode="stack", height=height,
+                                                margin=margin, xaxis=_axis("bytes"))},
+    ]
+
+
+def _tail(name: str, width: int = 40) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1):]
+
+
+EFFICIENCY_SERIES: tuple[tuple[str, str], ...] = (
+    ("scaling efficiency", "scaling_efficiency"), ("parallel efficiency", "parallel_efficiency"),
+    ("load balance", "load_balance"), ("communication eff.", "communication_efficiency"),
+    ("I/O efficiency", "io_efficiency"), ("computation scalability", "computation_scalability"),
+    ("global efficiency", "global_efficiency"),
+)
+
+
+def scaling_figures(scaling: ScalingAnalysis) -> list[dict[str, Any]]:
+    rows = scaling.rows
+    x = [r.nprocs for r in rows]
+    ranks_axis = _axis("ranks", type="log")
+
+    def series(attr: str) -> list[float | None]:
+        return [getattr(r, attr).value for r in rows]
+
+    speed = {"data": [
+        {"type": "scatter", "mode": "lines+markers", "name": "speedup", "x": x, "y": series("speedup")},
+        {"type": "scatter", "mode": "lines", "name": "ideal", "x": x, "y": [r.ideal_speedup for r in rows],
+         "line": {"dash": "dash"}},
+    ], "layout": _layout(f"Speedup ({scaling.mode} scaling)", xaxis=ranks_axis, yaxis=_axis("speedup"))}
+    eff_traces = [{"type": "scatter", "mode": "lines+markers", "name": name, "x": x, "y": series(attr)}
+                  for name, attr in EFFICIENCY_SERIES if any(y is not None for y in series(attr))]
+    rule = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": 0.8, "y1": 0.8,
+            "line": {"dash": "dot", "color": "grey"}}
+    eff_layout = _layout("Efficiencies per run", xaxis=ranks_axis,
+                         yaxis=_axis("efficiency", rangemode="tozero"), shapes=[rule])
+    eff = {"data": eff_traces, "layout": eff_layout}
+    io = {"data": [
+        {"type": "bar", "name": "I/O time per rank (s)", "x": x, "y": series("io_time_mean")},
+        {"type": "scatter", "mode": "lines+markers", "name": "I/O bandwidth (B/s)", "x": x,
+         "y": series("io_bandwidth"), "yaxis": "y2"},
+    ], "layout": _layout("I/O time and bandwidth per run", xaxis=_axis("ranks", type="category"),
+                         yaxis=_axis("seconds"), yaxis2=_axis("bytes/s", overlaying="y", side="right"))}
+    return [speed, eff, io]
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, trim_blocks=True,
+                      lstrip_blocks=True)
+    env.filters["v"] = lambda v, pct=False: fmt.value(v, as_percent=pct)
+    env.filters["level"] = lambda v: efficiency_level(v.value if isinstance(v, Value) else v)
+    env.filters["seconds"] = fmt.seconds
+    env.filters["nbytes"] = fmt.nbytes
+    env.filters["count"] = fmt.count
+    env.filters["timestamp"] = fmt.timestamp
+    env.filters["layer_label"] = lambda layer: LAYER_LABELS.get(str(layer), str(layer))
+    env.filters["json"] = safe_json
+    return env
+
+
+def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, *,
+                top: int = DEFAULT_TOP, plotly_js: str | None = None) -> str:
+    """The whole report as one HTML document."""
+    if plotly_js is None:
+        from plotly.offline import get_plotlyjs
+
+        plotly_js = get_plotlyjs()
+    views = []
+    for i, run in enumerate(runs):
+        figures = [rank_figure(run)] if run.has_io else []
+        hist = histogram_figure(run)
+        if hist is not None:
+            figures.append(hist)
+        figures += file_figures(run, top)
+        views.append({"index": i, "run": run, "figures": figures,
+                      "files": run.files.head(top).to_dict("records"), "buckets": fmt.BUCKET_LABELS})
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        runs=views,
+        scaling=scaling,
+        scaling_figures=scaling_figures(scaling) if scaling is not None else [],
+        plotly_js=Markup(plotly_js),
+        version=__version__,
+        title=_title(runs),
+    )
+
+
+def _title(runs: Sequence[RunAnalysis]) -> str:
+    if len(runs) == 1:
+        name = runs[0].job.exe.rsplit("/", 1)[-1] or runs[0].job.path.rsplit("/", 1)[-1]
+        return f"pario report: {name}"
+    return f"pario report: {len(runs)} runs"
+
+
+def write_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, path: str, *,
+               top: int = DEFAULT_TOP) -> None:
+    text = render_html(runs, scaling, top=top)
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ParioError(f"{path}: cannot write the HTML report: {exc.strerror}") from None
