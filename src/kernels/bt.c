@@ -47,6 +47,10 @@ static void cell_range(long long N, long long coord, long long *low, long long *
 
 static int setup(kc_ctx *ctx)
 {
+    if (opts[0].given && size_n < 1) {
+        kc_fail(ctx, "--size must be positive (got %lld)", size_n);
+        return -1;
+    }
     if (size_n && klass >= 0 && size_n != class_size[klass]) {
         kc_fail(ctx, "--size %lld contradicts --class (N = %lld)", size_n, class_size[klass]);
         return -1;
