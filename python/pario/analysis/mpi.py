@@ -19,8 +19,8 @@ class MpiClass:
     time_mean: Value
     time_max: Value
     share_of_runtime: Value
-    bytes: Value
-    rate: Value
+    bytes: Value | None  # None where not applicable ("other")
+    rate: Value | None
     calls: Value
 
 
@@ -59,9 +59,15 @@ def mpi_summary(profile: Profile, runtime: float) -> MpiSummary:
         b = _col(ranks, f"mpi_{key}_bytes")
         c = _col(ranks, f"mpi_{key}_calls")
         tsum = float(t.sum())
-        bytes_v = Value.of(float(b.sum()), "B") if b is not None else Value.unavailable("not recorded", "B")
-        rate = (ratio(float(b.sum()), tsum, unit="B/s", when_zero=f"no time in {name} calls")
-                if b is not None and b.sum() > 0 else Value.unavailable(f"no bytes in {name} calls", "B/s"))
+        bytes_v: Value | None = None
+        rate: Value | None = None
+        if key != "other" and b is None:
+            bytes_v = Value.unavailable("not recorded", "B")
+            rate = Value.unavailable("bytes not recorded", "B/s")
+        elif key != "other" and b is not None:
+            bytes_v = Value.of(float(b.sum()), "B")
+            rate = (ratio(float(b.sum()), tsum, unit="B/s", when_zero=f"no time in {name} calls")
+                    if b.sum() > 0 else Value.unavailable(f"no bytes in {name} calls", "B/s"))
         classes.append(MpiClass(
             name=name,
             time_mean=Value.of(tsum / n if n else 0.0, "s"),

@@ -139,8 +139,9 @@ def io_section(run: RunAnalysis) -> RenderableType:
         return Group(_heading("I/O"), _t(NO_IO, "bold yellow"))
     notes = Footnotes()
     o = run.io.overall
-    times = _table(f"Time in I/O (outermost layer, {o.files:,} files)", "", "per rank", "of run",
-                   "slowest rank", "balance", "calls")
+    files = f"{o.files:,} file{'' if o.files == 1 else 's'}"
+    times = _table(f"Time in I/O (outermost layer, {files})", "", "per rank", "of run", "slowest rank",
+                   "balance", "calls")
     for label, k in (("Reads", o.read), ("Writes", o.write), ("Metadata", o.meta), ("All I/O", o.total)):
         times.add_row(*_time_row(label, k, notes))
     volume = _table("Data and rates", "", "bytes", "mean request", "rate per process", "aggregate rate")
@@ -179,8 +180,9 @@ def mpi_section(run: RunAnalysis) -> RenderableType:
     notes = Footnotes()
     t = _table(f"Time in MPI: {fmt.number(m.share_of_runtime, as_percent=True)} of the run time", "",
                "per rank", "of run", "slowest rank", "bytes", "rate", "calls")
+    t.columns[0].min_width = len("point-to-point")
     for c in m.classes:
-        t.add_row(_t(c.name.capitalize()), _val(c.time_mean, notes),
+        t.add_row(_t(c.name), _val(c.time_mean, notes),
                   _val(c.share_of_runtime, notes, as_percent=True), _val(c.time_max, notes),
                   _val(c.bytes, notes), _val(c.rate, notes), _val(c.calls, notes))
     return Group(_heading("MPI"), t, *notes.render())
@@ -210,14 +212,13 @@ def files_section(run: RunAnalysis, top: int) -> RenderableType:
     files = run.files
     if not len(files):
         return Group()
-    t = _table(f"Top {min(top, len(files))} of {len(files):,} files by I/O time", "file", "layer", "ranks",
-               "I/O time", "read", "write", "bytes read", "written", right_from=2)
+    t = _table(f"Top {min(top, len(files))} of {len(files):,} files by I/O time (summed over ranks)", "file",
+               "layer", "ranks", "I/O time", "read", "written", right_from=2)
     t.columns[0].overflow = "fold"
     t.columns[0].min_width = 24
     for row in files.head(top).itertuples(index=False):
         t.add_row(_t(_short(str(row.name))), _t(LAYER_LABELS.get(str(row.layer), str(row.layer))),
-                  _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)), _t(fmt.seconds(row.read_time)),
-                  _t(fmt.seconds(row.write_time)), _t(fmt.nbytes(row.bytes_read)),
+                  _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
                   _t(fmt.nbytes(row.bytes_written)))
     return Group(_heading("Files"), t)
 
