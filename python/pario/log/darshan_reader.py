@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import faulthandler
 import os
 import pickle
 import select
@@ -325,6 +326,7 @@ def _run_guarded(path: str, timeout: float) -> _RawDarshan:
 def _child(path: str, rfd: int, wfd: int, errfd: int) -> None:  # pragma: no cover - runs in the child
     code = 0
     try:
+        faulthandler.disable()  # a crash is reported by the parent, not dumped on the user's terminal
         os.close(rfd)
         os.dup2(errfd, 1)
         os.dup2(errfd, 2)
@@ -370,11 +372,14 @@ def _last_error_line(text: str) -> str:
 # the model
 # --------------------------------------------------------------------------
 
-def read_darshan_log(path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT) -> Profile:
-    """Read a Darshan log; raise LogFormatError naming the file if it is damaged."""
+def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = None) -> Profile:
+    """Read a Darshan log; raise LogFormatError naming the file if it is damaged.
+
+    ``timeout`` (default DEFAULT_TIMEOUT seconds) bounds the time PyDarshan may take.
+    """
     p = Path(path)
     header = check_darshan_log(p)
-    raw = _run_guarded(str(p), timeout)
+    raw = _run_guarded(str(p), DEFAULT_TIMEOUT if timeout is None else timeout)
     try:
         return _build_profile(raw, header, str(p))
     except (KeyError, ValueError, TypeError, IndexError) as exc:

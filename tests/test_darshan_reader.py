@@ -1,0 +1,236 @@
+"""Darshan logs into the model: every real log, exact totals against PyDarshan, damaged files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pario.analysis import analyze, rank_times
+from pario.errors import LogFormatError, ParioError
+from pario.log import darshan_reader, read_log
+
+LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+ALL_LOGS = sorted(LOGS.glob("*.darshan"))
+MODULES = {"POSIX": "posix", "MPI-IO": "mpiio", "STDIO": "stdio"}
+
+pytestmark = pytest.mark.skipif(not ALL_LOGS, reason=f"no Darshan logs in {LOGS}")
+
+
+def log(name: str) -> Path:
+    return next(p for p in ALL_LOGS if p.name.startswith(name))
+
+
+def pydarshan_totals(path: Path) -> dict[str, dict[str, float]]:
+    """Sums of counters straight from PyDarshan (what darshan-parser would print)."""
+    import darshan
+
+    report = darshan.DarshanReport(str(path), read_all=True)
+    out: dict[str, dict[str, float]] = {}
+    for mod, layer in MODULES.items():
+        if mod not in report.records:
+            continue
+        dfs = report.records[mod].to_df()
+        c, f = dfs["counters"], dfs["fcounters"]
+        prefix = "MPIIO" if mod == "MPI-IO" else mod
+        out[layer] = {
+            "records": float(len(c)),
+            "bytes_read": float(c[f"{prefix}_BYTES_READ"].sum()),
+            "bytes_written": float(c[f"{prefix}_BYTES_WRITTEN"].sum()),
+            "read_time": float(f[f"{prefix}_F_READ_TIME"].sum()),
+            "write_time": float(f[f"{prefix}_F_WRITE_TIME"].sum()),
+            "meta_time": float(f[f"{prefix}_F_META_TIME"].sum()),
+        }
+    out["job"] = {"nprocs": float(report.metadata["job"]["nprocs"]),
+                  "run_time": float(report.metadata["job"]["run_time"])}
+    return out
+
+
+@pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
+def test_every_log_reads_with_exact_totals(path: Path) -> None:
+    profile = read_log(path)
+    expected = pydarshan_totals(path)
+    assert profile.job.source == "darshan"
+    assert profile.job.nprocs == expected["job"]["nprocs"]
+    assert profile.job.runtime == pytest.approx(expected["job"]["run_time"])
+    assert len(profile.ranks) == profile.job.nprocs
+    assert not profile.job.has_mpi_time
+    for layer, totals in expected.items():
+        if layer == "job":
+            continue
+        frame = profile.layer(layer)
+        assert len(frame) == totals["records"]
+        for col in ("bytes_read", "bytes_written"):
+            assert frame[col].sum() == totals[col], (layer, col)
+        for col in ("read_time", "write_time", "meta_time"):
+            assert frame[col].sum() == pytest.approx(totals[col]), (layer, col)
+
+
+@pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
+def test_per_rank_times_keep_the_totals(path: Path) -> None:
+    """The per-rank split of shared records never changes a sum over ranks."""
+    profile = read_log(path)
+    for layer in ("posix", "stdio", "mpiio"):
+        frame = profile.layer(layer)
+        if layer == "posix" and len(profile.layer("mpiio")):
+            frame = frame[~frame["id"].isin(profile.layer("mpiio")["id"])]
+        for kind in ("read", "write", "meta"):
+            total = frame[f"{kind}_time"].sum() if len(frame) else 0.0
+            assert profile.ranks[f"{layer}_{kind}"].sum() == pytest.approx(total, rel=1e-9, abs=1e-12)
+
+
+def test_empty_log_has_no_io() -> None:
+    profile = read_log(log("empty_log"))
+    assert profile.job.nprocs == 4
+    assert all(len(profile.layer(layer)) == 0 for layer in MODULES.values())
+    assert not analyze(profile).has_io
+
+
+def test_imbalanced_io_shows_posix_imbalance_under_balanced_mpiio() -> None:
+    profile = read_log(log("imbalanced-io"))
+    assert profile.job.nprocs == 496
+    assert profile.job.runtime == 1479.0
+    assert not profile.job.complete
+    assert any("POSIX" in r and "partial" in r for r in profile.job.partial_reasons)
+    a = analyze(profile)
+    layers = {lay.layer: lay for lay in a.io.layers}
+    assert layers["mpiio"].total.load_balance.value > 0.8
+    assert layers["posix"].total.load_balance.value < 0.1
+    assert a.shares.bound == "I/O"
+    assert profile.job.metadata["lustre_striping"]
+
+
+def test_skew_app_65536_ranks() -> None:
+    start = time.perf_counter()
+    profile = read_log(log("skew-app"))
+    a = analyze(profile)
+    elapsed = time.perf_counter() - start
+    assert len(profile.ranks) == 65536 and len(a.ranks) == 65536
+    # one shared MPI-IO file carries all outermost time: its slowest rank is the exact maximum
+    assert a.io.overall.total.time_max.approximate is False
+    mpiio = profile.layer("mpiio")
+    assert a.io.overall.total.time_max.value == pytest.approx(float(mpiio["slowest_rank_time"].iloc[0]))
+    assert a.io.overall.write.bytes.value == float(mpiio["bytes_written"].sum())
+    assert elapsed < 30  # generous: the benchmark (bench/report_speed.py) has the real numbers
+
+
+def test_darshan_log_hints_are_not_reported_as_application_hints() -> None:
+    profile = read_log(log("mpi-io-test-x86_64-3.5.0"))
+    assert profile.hints == {}
+    assert profile.job.metadata["darshan_log_hints"] == "romio_no_indep_rw=true;cb_nodes=4"
+
+
+def test_rank_times_flags_estimates_for_shared_records() -> None:
+    rt = rank_times(read_log(log("mpi-io-test-x86_64-3.2.0")))
+    assert not rt.exact_ranks("io")
+    rt = rank_times(read_log(log("nonmpi")))
+    assert rt.exact_ranks("io") and rt.nranks == 1
+
+
+# ---------------------------------------------------------------------------
+# damaged and unknown files
+# ---------------------------------------------------------------------------
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ParioError, match="directory"):
+        read_log(tmp_path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ParioError, match="no such file"):
+        read_log(tmp_path / "nothing.darshan")
+
+
+def test_unknown_file(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello, not a log\n")
+    with pytest.raises(LogFormatError, match="not a pario or Darshan log"):
+        read_log(bad)
+
+
+@pytest.mark.parametrize("keep", [4, 12, 100, 400, 1000, 1500, -1])
+def test_truncated_logs(tmp_path: Path, keep: int) -> None:
+    data = log("mpi-io-test-x86_64-3.5.0").read_bytes()
+    cut = tmp_path / "cut.darshan"
+    cut.write_bytes(data[:keep])
+    with pytest.raises(LogFormatError):
+        read_log(cut)
+
+
+def test_unsupported_version(tmp_path: Path) -> None:
+    data = bytearray(log("mpi-io-test-x86_64-3.5.0").read_bytes())
+    data[:4] = b"3.99"
+    bad = tmp_path / "future.darshan"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(LogFormatError, match="version '3.99' is not supported"):
+        read_log(bad)
+
+
+def test_log_that_aborts_libdarshan_util_is_a_clean_error(tmp_path: Path) -> None:
+    """A 3.20 log relabelled 3.00 makes libdarshan-util fail an assertion (abort)."""
+    data = bytearray(log("mpi-io-test-x86_64-3.2.0").read_bytes())
+    data[:4] = b"3.00"
+    bad = tmp_path / "relabelled.darshan"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(LogFormatError, match="corrupt Darshan log"):
+        read_log(bad)
+
+
+def test_region_beyond_end_of_file(tmp_path: Path) -> None:
+    data = bytearray(log("mpi-io-test-x86_64-3.5.0").read_bytes())
+    struct.pack_into("<Q", data, 40, 10**9)  # name map length
+    bad = tmp_path / "region.darshan"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(LogFormatError):
+        read_log(bad)
+
+
+def test_crash_in_the_reader_library_is_contained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(path: str) -> None:
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    monkeypatch.setattr(darshan_reader, "_load_with_pydarshan", crash)
+    with pytest.raises(LogFormatError, match="crashed \\(SIGSEGV\\)"):
+        read_log(log("mpi-io-test-x86_64-3.5.0"))
+
+
+def test_hang_in_the_reader_library_is_contained(monkeypatch: pytest.MonkeyPatch) -> None:
+    def hang(path: str) -> None:
+        time.sleep(60)
+
+    monkeypatch.setattr(darshan_reader, "_load_with_pydarshan", hang)
+    monkeypatch.setattr(darshan_reader, "DEFAULT_TIMEOUT", 1.0)
+    start = time.monotonic()
+    with pytest.raises(LogFormatError, match="did not finish within 1 s"):
+        read_log(log("mpi-io-test-x86_64-3.5.0"))
+    assert time.monotonic() - start < 20
+
+
+def test_python_error_in_the_child_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(path: str) -> None:
+        raise RuntimeError("Failed to open file.")
+
+    monkeypatch.setattr(darshan_reader, "_load_with_pydarshan", fail)
+    with pytest.raises(LogFormatError, match="RuntimeError: Failed to open file"):
+        read_log(log("mpi-io-test-x86_64-3.5.0"))
+
+
+def test_check_reports_header_facts() -> None:
+    header = darshan_reader.check_darshan_log(log("imbalanced-io"))
+    assert header.version == "3.21" and header.nprocs == 496 and header.compression == "zlib"
+    assert header.partial_flags != 0
+    header = darshan_reader.check_darshan_log(log("mpi-io-test-x86_64-3.5.0"))
+    assert header.version == "3.41" and header.nprocs == 4
+
+
+def test_names_and_ids() -> None:
+    profile = read_log(log("mpi-io-test-x86_64-3.5.0"))
+    mpiio = profile.layer("mpiio")
+    assert mpiio["name"].tolist() == ["/home/wkliao/Darshan/TEST/mpi-io-test.tmp.dat"]
+    assert mpiio["id"].dtype == np.uint64
+    assert (mpiio["nranks"] == 4).all()

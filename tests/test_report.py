@@ -1,0 +1,268 @@
+"""`pario report`: terminal, HTML, JSON and CSV on every real Darshan log and on synthetic models."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pario import cli
+from pario.analysis import analyze
+from pario.log import read_log
+from pario.model import Job, Profile, add_derived_rank_columns
+from pario.report import build
+from pario.report.html import render_html, safe_json
+from pario.report.json_out import to_json
+from pario.report.terminal import render_to_string
+
+LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+ALL_LOGS = sorted(LOGS.glob("*.darshan"))
+XSS = "<script>alert(1)</script>.dat"
+needs_logs = pytest.mark.skipif(not ALL_LOGS, reason=f"no Darshan logs in {LOGS}")
+
+
+@pytest.fixture(autouse=True)
+def report_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make sure `report` is registered in the CLI's command table."""
+    if "report" not in cli.COMMANDS:
+        monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, "report"))
+
+
+def log(name: str) -> Path:
+    return next(p for p in ALL_LOGS if p.name.startswith(name))
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = cli.main(["report", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def synthetic(name: str = XSS, exe: str = "/bin/<b>app</b>") -> Profile:
+    ranks = pd.DataFrame({"wall": [10.0, 10.0], "posix_write": [7.0, 5.0], "posix_meta": [0.5, 0.5],
+                          "mpi_coll": [1.0, 2.0], "mpi_coll_bytes": [10.0, 10.0], "maxrss": [1e7, 2e7]})
+    ranks.index.name = "rank"
+    posix = pd.DataFrame({"id": [1, 2], "rank": [0, 1], "name": [name, "/data/ok.dat"],
+                          "write_time": [7.0, 5.0], "meta_time": [0.5, 0.5],
+                          "bytes_written": [6 << 20, 1 << 20], "writes": [6, 1], "opens": [1, 1],
+                          "size_write_1m_4m": [6, 1]})
+    job = Job(source="pario", path="/runs/<i>x</i>.pario", exe=exe, nprocs=2, start_time=0.0, end_time=10.0,
+              runtime=10.0, argv=(exe, "--name", "<img src=x onerror=alert(2)>"), hostname="<h1>node</h1>")
+    return Profile(job=job, ranks=add_derived_rank_columns(ranks), files={"posix": posix},
+                   hints={1: {"cb_nodes": "<script>x</script>"}})
+
+
+# ---------------------------------------------------------------------------
+# terminal
+# ---------------------------------------------------------------------------
+
+@needs_logs
+@pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
+def test_every_log_gives_a_report(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, str(path))
+    assert code == 0, err
+    assert "pario report" in out
+    if path.name.startswith("empty_log"):
+        assert "No I/O recorded" in out
+    else:
+        assert "Time in I/O" in out and "POP metrics" in out and "Files" in out
+        assert "unavailable" in out  # Darshan: MPI time, memory
+    assert err == ""
+
+
+def test_terminal_report_sections_for_a_pario_model() -> None:
+    text = render_to_string([analyze(synthetic())])
+    for heading in ("Summary", "Time in I/O", "Data and rates", "MPI", "Memory", "POP metrics",
+                    "Where the parallel efficiency goes", "Files"):
+        assert heading in text
+    assert "This run is I/O-bound" in text
+    assert XSS in text  # printed as text, not interpreted
+    assert "unavailable [" in text  # serialisation / transfer efficiency
+
+
+def test_rich_markup_in_names_is_not_interpreted() -> None:
+    text = render_to_string([analyze(synthetic(name="[bold red]/data/x[/]"))])
+    assert "[bold red]/data/x[/]" in text
+
+
+# ---------------------------------------------------------------------------
+# HTML
+# ---------------------------------------------------------------------------
+
+def test_html_escapes_every_name_from_the_log() -> None:
+    html = render_html([analyze(synthetic())], plotly_js="/* plotly */")
+    assert "<script>alert(1)" not in html
+    assert "alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;.dat" in html
+    assert "<b>app</b>" not in html and "&lt;b&gt;app&lt;/b&gt;" in html
+    assert "<img src=x" not in html
+    assert "<h1>node</h1>" not in html
+    assert "<i>x</i>" not in html
+    # the only script elements are plotly and the figure calls
+    scripts = re.findall(r"<script[^>]*>", html)
+    assert all(s == "<script>" for s in scripts)
+    for body in re.findall(r"<script>(.*?)</script>", html, re.S)[1:]:
+        assert body.startswith("Plotly.newPlot(")
+
+
+def test_figure_json_cannot_close_the_script_element() -> None:
+    text = str(safe_json({"name": "</script><script>alert(1)</script>", "amp": "a&b"}))
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"name": "</script><script>alert(1)</script>", "amp": "a&b"}
+
+
+def test_html_is_self_contained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.html"
+    runs, scaling = build([synthetic()])
+    from pario.report.html import write_html
+
+    write_html(runs, scaling, str(path))
+    html = path.read_text()
+    head, plotly_js, rest = re.split(r"<script>(.*?)</script>", html, maxsplit=1, flags=re.S)
+    assert "plotly.js" in plotly_js and len(plotly_js) > 1_000_000  # the library, inline
+    page = head + rest
+    assert "<script src" not in page and "<link" not in page and "http" not in page
+    assert page.count("Plotly.newPlot(") >= 3  # per-rank bars, histograms, files
+
+
+@needs_logs
+def test_html_json_csv_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    html, js, out_dir = tmp_path / "r.html", tmp_path / "r.json", tmp_path / "csv"
+    code, out, err = run_cli(capsys, str(log("imbalanced-io")), "--html", str(html), "--json", str(js),
+                             "--csv", str(out_dir), "-q")
+    assert code == 0, err
+    assert out == ""
+    assert html.stat().st_size > 1_000_000  # plotly inlined
+    data = json.loads(js.read_text())
+    run = data["runs"][0]
+    assert run["job"]["nprocs"] == 496
+    assert run["mpi"]["available"] is False
+    assert run["pop"]["parallel_efficiency"]["value"] is None
+    assert "no MPI time" in run["pop"]["parallel_efficiency"]["reason"]
+    assert run["time_shares"]["bound"] == "I/O"
+    assert len(run["ranks"]["rank"]) == 496
+    for name in ("metrics.csv", "ranks.csv", "files.csv", "histograms.csv", "scaling.csv"):
+        assert (out_dir / name).exists()
+    with open(out_dir / "metrics.csv") as fh:
+        rows = {r["metric"]: r for r in csv.DictReader(fh)}
+    assert float(rows["io.overall.write.bytes"]["value"]) == run["io"]["overall"]["write"]["bytes"]["value"]
+    assert rows["pop.parallel_efficiency"]["value"] == ""
+
+
+@needs_logs
+def test_json_totals_match_pydarshan() -> None:
+    import darshan
+
+    path = log("treddy")
+    runs, _ = build([read_log(path)])
+    data = json.loads(to_json(runs, None))
+    report = darshan.DarshanReport(str(path), read_all=True)
+    mpiio = report.records["MPI-IO"].to_df()["counters"]
+    posix = report.records["POSIX"].to_df()["counters"]
+    stdio = report.records["STDIO"].to_df()["counters"]
+    nested = posix["id"].isin(mpiio["id"])
+    expected = (mpiio["MPIIO_BYTES_WRITTEN"].sum() + posix[~nested]["POSIX_BYTES_WRITTEN"].sum()
+                + stdio["STDIO_BYTES_WRITTEN"].sum())
+    assert data["runs"][0]["io"]["overall"]["write"]["bytes"]["value"] == expected
+    layers = {lay["layer"]: lay for lay in data["runs"][0]["io"]["layers"]}
+    assert layers["posix"]["write"]["bytes"]["value"] == posix["POSIX_BYTES_WRITTEN"].sum()
+
+
+def test_json_of_a_synthetic_model() -> None:
+    runs, scaling = build([synthetic()])
+    text = to_json(runs, scaling)
+    data = json.loads(text)
+    assert data["schema_version"] == 1
+    assert data["runs"][0]["files"]["top"][0]["name"] == XSS
+    assert data["runs"][0]["pop"]["parallel_efficiency"]["value"] == pytest.approx(
+        analyze(synthetic()).pop.parallel_efficiency.value)
+
+
+@needs_logs
+def test_json_dash_prints_only_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, str(log("mpi-io-test-x86_64-3.5.0")), "--json", "-")
+    assert code == 0
+    assert json.loads(out)["runs"][0]["job"]["nprocs"] == 4
+
+
+# ---------------------------------------------------------------------------
+# several logs: scaling
+# ---------------------------------------------------------------------------
+
+@needs_logs
+def test_several_logs_give_a_scaling_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    logs = [str(log("mpi-io-test-x86_64-3.5.0")), str(log("treddy")), str(log("imbalanced-io"))]
+    js = tmp_path / "s.json"
+    code, out, err = run_cli(capsys, *logs, "--scaling", "strong", "--json", str(js), "--html",
+                             str(tmp_path / "s.html"))
+    assert code == 0, err
+    assert "Scaling: strong" in out and "Speedup" in out and "I/O per run" in out
+    scaling = json.loads(js.read_text())["scaling"]
+    assert scaling["mode"] == "strong"
+    assert [r["nprocs"] for r in scaling["rows"]] == [4, 32, 496]
+    assert scaling["rows"][0]["speedup"]["value"] == pytest.approx(1.0)
+    assert scaling["rows"][1]["computation_scalability"]["value"] is None
+    assert "different executables" in " ".join(scaling["notes"])
+    html = (tmp_path / "s.html").read_text()
+    assert "Speedup (strong scaling)" in html
+
+
+# ---------------------------------------------------------------------------
+# errors: one line, exit code 2
+# ---------------------------------------------------------------------------
+
+def one_error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("pario: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_directory_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert code == 2
+    assert "is a directory" in one_error_line(err)
+
+
+def test_unknown_file_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "x.log"
+    bad.write_bytes(b"\x00\x01garbage" * 10)
+    code, _, err = run_cli(capsys, str(bad))
+    assert code == 2
+    assert "not a pario or Darshan log" in one_error_line(err)
+
+
+@needs_logs
+def test_truncated_darshan_log_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "cut.darshan"
+    bad.write_bytes(log("treddy").read_bytes()[:3000])
+    code, _, err = run_cli(capsys, str(bad))
+    assert code == 2
+    line = one_error_line(err)
+    assert "cut.darshan" in line and ("truncated" in line or "corrupt" in line)
+
+
+@needs_logs
+def test_corrupt_darshan_log_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = bytearray(log("mpi-io-test-x86_64-3.5.0").read_bytes())
+    data[1400:1410] = b"\xff" * 10  # inside the compressed job data
+    bad = tmp_path / "corrupt.darshan"
+    bad.write_bytes(bytes(data))
+    code, _, err = run_cli(capsys, str(bad))
+    assert code == 2
+    assert "corrupt Darshan log" in one_error_line(err)
+
+
+def test_unwritable_output_is_a_user_error(tmp_path: Path) -> None:
+    target = tmp_path / "missing-dir" / "r.json"
+    runs, scaling = build([synthetic()])
+    from pario.errors import ParioError
+    from pario.report.json_out import write_json
+
+    with pytest.raises(ParioError, match="cannot write"):
+        write_json(runs, scaling, str(target))
