@@ -11,6 +11,7 @@ against counts computed here from the parameters.
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -257,6 +258,18 @@ def test_bad_parameters(tmp_path, kernel, nprocs, args, message):
     codes = sorted(int((rcdir / f"rc.{r}").read_text()) for r in range(nprocs))
     assert codes == [2] * nprocs
     assert not (tmp_path / "x.dat").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="/proc is only 'writable' for root; others get exit 2")
+@pytest.mark.parametrize("extra", [[], ["--api", "posix", "--independent"], ["--layout", "fpp"]])
+def test_io_error_exit_1(extra):
+    """The directory passes the checks but the open fails: one line, exit 1, no hang."""
+    proc = mpirun(kernel_exe("block"), ["--path", "/proc/pario-x.dat", *extra], 2, quiet=True)
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("pario-kernel-block: error: ") and "/proc/pario-x.dat" in lines[0]
+    assert proc.stdout == ""
 
 
 def test_bad_parameters_without_launcher(tmp_path):

@@ -851,6 +851,8 @@ static int agree(kc_ctx *ctx)
     MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (first == ctx->nprocs)
         return 0;
+    if (ctx->reported) /* printed by an earlier agree(); every rank knows it */
+        return 1;
     char msg[KC_MSG];
     memset(msg, 0, sizeof msg);
     if (ctx->rank == first)
@@ -869,6 +871,7 @@ static int agree(kc_ctx *ctx)
         fflush(stderr);
     }
     ctx->failed = 1;
+    ctx->reported = 1;
     return 1;
 }
 

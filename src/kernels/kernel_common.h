@@ -112,6 +112,7 @@ typedef struct kc_ctx {
 
     /* problems (first one wins) */
     int failed;
+    int reported;            /* the failure has been printed */
     char err[512];
 } kc_ctx;
 
