@@ -58,5 +58,6 @@ def file_table(profile: Profile) -> pd.DataFrame:
     out["ranks"] = out["ranks"].clip(upper=nprocs).astype(np.int64)
     out["time"] = out["read_time"] + out["write_time"] + out["meta_time"]
     out = out[list(FILE_COLUMNS)]
-    return out.sort_values(["time", "bytes_written", "bytes_read"], ascending=False, kind="stable",
-                           ignore_index=True)
+    order = np.lexsort((-out["bytes_read"].to_numpy(), -out["bytes_written"].to_numpy(),
+                        -out["time"].to_numpy()))
+    return out.take(order).reset_index(drop=True)
