@@ -73,13 +73,15 @@ def frame_columns(frame: pd.DataFrame) -> dict[str, list[Any]]:
 
 def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
     pop = plain(run.pop)
+    io = plain(run.io)
+    io["size_buckets"] = io.pop("buckets", list(SIZE_BUCKETS))
     return {
         "job": plain(run.job),
         "has_io": run.has_io,
         "notes": list(run.notes),
         "time_shares": plain(run.shares),
         "pop": pop,
-        "io": {**plain(run.io), "size_buckets": list(SIZE_BUCKETS)},
+        "io": io,
         "mpi": plain(run.mpi),
         "memory": plain(run.memory),
         "totals": plain(run.totals),
