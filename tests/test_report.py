@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -266,3 +268,19 @@ def test_unwritable_output_is_a_user_error(tmp_path: Path) -> None:
 
     with pytest.raises(ParioError, match="cannot write"):
         write_json(runs, scaling, str(target))
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's scripts")
+def test_html_figure_scripts_run(tmp_path: Path) -> None:
+    """Every figure script of the page is valid JavaScript and hands Plotly arrays of traces."""
+    html = render_html([analyze(synthetic())], plotly_js="/* plotly */")
+    bodies = re.findall(r"<script>(.*?)</script>", html, re.S)[1:]
+    assert bodies
+    stub = ("var calls = 0; var Plotly = {newPlot: function (id, data, layout) {"
+            " if (!Array.isArray(data) || typeof layout !== 'object') throw new Error('bad figure ' + id);"
+            " calls++; }};\n")
+    script = tmp_path / "figures.js"
+    check = f"\nif (calls !== {len(bodies)}) throw new Error('calls');\n"
+    script.write_text(stub + "\n".join(bodies) + check)
+    proc = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
