@@ -1,0 +1,868 @@
+"""MPI-IO settings and Lustre striping rules, from the hints actually in effect.
+
+The hints in effect (``Profile.hints``, recorded after MPI_File_open) are the
+application's settings, including the ``mca:*`` entries that say which Open
+MPI component ran.  pario's own injection (``pario run --hints``) is in effect
+too, but a recommendation then says to change the hints file, not the code.
+Darshan's own log-writing hints (job metadata) are never used.  Where hints
+are unknown (Darshan logs), the number of aggregators is measured from the
+POSIX records beneath MPI-IO: the participation ratio of bytes per rank.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pario.analysis.diagnosis import _fmt as fmt
+from pario.analysis.diagnosis.config import KiB, RuleConfig
+from pario.analysis.diagnosis.facts import (
+    Facts,
+    Striping,
+    col,
+    file_size,
+    hex_id,
+    hint,
+    hint_origin,
+    io_component,
+    mpiio_files,
+    nranks,
+    participation,
+    stake,
+    tune_command,
+)
+from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
+from pario.analysis.diagnosis.registry import finding, merged, rule
+
+FAMILY = "mpiio"
+
+#: Hints whose presence means someone already chose MPI-IO settings.
+TUNING_KEYS: tuple[str, ...] = (
+    "cb_nodes",
+    "cb_buffer_size",
+    "cb_config_list",
+    "romio_cb_write",
+    "romio_cb_read",
+    "romio_ds_write",
+    "romio_ds_read",
+    "striping_factor",
+    "striping_unit",
+    "num_aggregators",
+    "collective_buffering",
+    "mca:fcoll",
+    "mca:io_ompio_num_aggregators",
+    "mca:io_ompio_bytes_per_agg",
+    "romio_no_indep_rw",
+)
+
+
+@dataclass(frozen=True)
+class Aggregators:
+    count: float
+    source: str
+    hinted: bool
+
+
+def aggregators(facts: Facts, fid: int) -> Aggregators | None:
+    """Aggregators of a file's collective I/O: from the hints, measured, or Lustre's default."""
+    for key in ("cb_nodes", "num_aggregators"):
+        v = hint(facts, fid, key)
+        if v is not None:
+            try:
+                n = int(v)
+            except ValueError:
+                continue
+            if n > 0:
+                origin = hint_origin(facts, key, v)
+                how = "injected by pario run --hints" if origin == "PARIO_HINTS" else "in effect"
+                src = f"hint {key}={n} ({how})"
+                return Aggregators(float(n), src, True)
+    p = participation(facts, fid)
+    if p is not None and p.ranks >= 2:
+        return Aggregators(
+            p.effective,
+            f"measured: the file-system I/O is spread over {p.effective:.3g} ranks (participation ratio of "
+            "bytes per rank in the POSIX records)",
+            False,
+        )
+    s = facts.striping.get(fid)
+    if s is not None and io_component(facts, fid) != "ompio":
+        return Aggregators(float(s.stripe_count), "ROMIO's Lustre default: one aggregator per OST", False)
+    return None
+
+
+def _coll_weight(m_rec, kinds: tuple[str, ...] = ("read", "write")) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    out = {}
+    for k in kinds:
+        coll = col(m_rec, f"coll_{k}s") + col(m_rec, f"split_{k}s")
+        alln = coll + col(m_rec, f"indep_{k}s") + col(m_rec, f"nb_{k}s") + col(m_rec, f"shared_{k}s")
+        out[k] = np.where(alln > 0, coll / np.maximum(alln, 1.0), 0.0)
+    return out
+
+
+def _records(facts: Facts, fid: int):  # type: ignore[no-untyped-def]
+    m = facts.layer("mpiio")
+    return m[m["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+
+
+def _pow2ceil(x: float) -> int:
+    return 1 if x <= 1 else 1 << int(math.ceil(math.log2(x)))
+
+
+def suggested_stripes(size: float, cfg: RuleConfig) -> int:
+    return int(min(cfg.lustre_max_suggested_stripes, max(4, _pow2ceil(size / cfg.lustre_bytes_per_ost))))
+
+
+def _dir(name: str) -> str:
+    if "/" not in name:
+        return "<output directory>"
+    return name.rsplit("/", 1)[0] or "/"
+
+
+def _aggr_recs(facts: Facts, fid: int, n: int, stripes: Striping | None) -> list[Recommendation]:
+    comp = io_component(facts, fid)
+    recs = []
+    lines = f"cb_nodes {n}"
+    if comp != "ompio":
+        lines += f"\ncb_config_list *:{max(1, min(n, 8))}"
+    text = (
+        f"Use {n} aggregators"
+        + (
+            f" (one per OST of the {stripes.stripe_count}-stripe file)"
+            if stripes and stripes.stripe_count > 1
+            else ""
+        )
+        + ": with ROMIO, cb_nodes sets how many and cb_config_list how many per node "
+        "(ROMIO's default is one per node)."
+    )
+    recs.append(Recommendation("hint", text, lines))
+    if comp == "ompio":
+        recs.append(
+            Recommendation(
+                "environment",
+                "With Open MPI's OMPIO the aggregator count is an MCA setting:",
+                f"mpirun --mca io_ompio_num_aggregators {n} ...",
+            )
+        )
+    return recs
+
+
+@rule(
+    "MPIIO-SINGLE-AGGREGATOR",
+    title="A single aggregator for a large shared file",
+    family=FAMILY,
+    config=("large_shared_file_bytes", "single_aggregator_min_ranks"),
+)
+def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Collective I/O on a large file shared by many ranks goes through one aggregator."""
+    files = mpiio_files(facts)
+    hits = []
+    for fid, r in files.iterrows() if len(files) else []:
+        fid = int(fid)
+        coll = float(r.coll_writes + r.coll_reads)
+        nbytes = float(r.bytes_written + r.bytes_read)
+        if r.ranks < cfg.single_aggregator_min_ranks or coll <= 0 or nbytes < cfg.large_shared_file_bytes:
+            continue
+        agg = aggregators(facts, fid)
+        p = participation(facts, fid)
+        single = agg is not None and (agg.count <= 1.0 if agg.hinted else False)
+        measured_single = p is not None and p.effective <= 1.5 and p.top_share >= 0.9
+        if not (single or measured_single):
+            continue
+        rec = _records(facts, fid)
+        st = stake(facts, "mpiio", rec, _coll_weight(rec))
+        hits.append((fid, r, agg, p, st, nbytes))
+    if not hits:
+        return
+    hits.sort(key=lambda h: h[4].max, reverse=True)
+    fid, r, agg, p, st, nbytes = hits[0]
+    stripes = facts.striping.get(fid)
+    how = []
+    if agg is not None and agg.hinted:
+        how.append(agg.source)
+    if p is not None:
+        how.append(
+            f"rank {p.top_rank} moved {fmt.pct(p.top_share)} of the file's {fmt.nbytes(p.bytes)} at the "
+            "POSIX level"
+        )
+    statement = (
+        f"{int(r.ranks)} ranks do collective I/O on {r['name']} ({fmt.nbytes(nbytes)}) through a single "
+        f"aggregator ({'; '.join(how)}): one rank's link and one process do all of the file-system I/O while "
+        "the others wait in the collective call."
+    )
+    notes = []
+    if stripes is not None and stripes.stripe_count == 1:
+        notes.append(
+            "The file is striped over a single OST (stripe count 1); MPI-IO on Lustre uses one aggregator "
+            "per OST by default, which is why there is only one. Striping the file over more OSTs is the "
+            "fix (LUSTRE-STRIPE-COUNT)."
+        )
+    cbh = hint(facts, fid, "cb_nodes")
+    if cbh is not None and hint_origin(facts, "cb_nodes", cbh) == "PARIO_HINTS":
+        notes.append(
+            "cb_nodes came from the hints file given to pario run --hints, not from the application: change "
+            "that file."
+        )
+    evidence = [
+        Metric("ranks", "ranks sharing the file", int(r.ranks), "count"),
+        Metric("bytes", "bytes through MPI-IO", nbytes, "B"),
+        Metric("collective_calls", "collective calls", float(r.coll_writes + r.coll_reads), "count"),
+        Metric(
+            "aggregators",
+            "aggregators",
+            agg.count if agg else (p.effective if p else None),
+            "",
+            approximate=not (agg and agg.hinted),
+        ),
+        Metric(
+            "aggregators_source",
+            "how the aggregator count is known",
+            agg.source if agg else "measured",
+            "text",
+        ),
+        Metric(
+            "time_at_stake",
+            "slowest rank's collective I/O time on the file",
+            st.max,
+            "s",
+            approximate=not st.exact,
+        ),
+    ]
+    if p is not None:
+        evidence.append(
+            Metric(
+                "top_rank_share",
+                f"share of the POSIX bytes moved by rank {p.top_rank}",
+                p.top_share,
+                "share",
+                approximate=True,
+            )
+        )
+    n = stripes.stripe_count if stripes and stripes.stripe_count > 1 else min(int(r.ranks), 8)
+    if stripes is not None and stripes.stripe_count == 1:
+        n = suggested_stripes(file_size(facts, fid), cfg)
+    recs = _aggr_recs(facts, fid, n, stripes)
+    if stripes is not None and stripes.stripe_count == 1:
+        recs.insert(
+            0,
+            Recommendation(
+                "striping",
+                f"Stripe the file over {n} OSTs first (before it is created):",
+                f"lfs setstripe -c {n} -S {stripes.stripe_size} {_dir(str(r['name']))}",
+            ),
+        )
+    recs.append(
+        Recommendation(
+            "tune", "Search the aggregator count and buffer size for this run:", tune_command(facts)
+        )
+    )
+    subjects = [
+        Subject(
+            "file",
+            str(h[1]["name"]),
+            (
+                Metric("ranks", "ranks", int(h[1].ranks), "count"),
+                Metric("bytes", "bytes", h[5], "B"),
+                Metric("time_at_stake", "slowest rank's collective time", h[4].max, "s"),
+            ),
+            hex_id(h[0]),
+        )
+        for h in hits
+    ]
+    yield finding(
+        "MPIIO-SINGLE-AGGREGATOR",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=st.max,
+        subjects=subjects,
+        subjects_total=len(hits),
+        notes=notes,
+        time_basis=(
+            "upper bound: the slowest rank's collective I/O time on the file (more aggregators shorten it, "
+            "if the storage keeps up)"
+        ),
+    )
+
+
+@rule(
+    "MPIIO-AGGREGATORS-STRIPES",
+    title="Aggregators not matched to the stripe count",
+    family=FAMILY,
+    config=("aggregators_per_ost_max", "large_shared_file_bytes"),
+)
+def aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """The number of aggregators is not a small multiple of the file's stripe count."""
+    yield from merged(list(_aggregators_vs_stripes(facts, cfg)), cfg, facts.runtime)
+
+
+def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    files = mpiio_files(facts)
+    for fid, r in files.iterrows() if len(files) else []:
+        fid = int(fid)
+        s = facts.striping.get(fid)
+        coll = float(r.coll_writes + r.coll_reads)
+        nbytes = float(r.bytes_written + r.bytes_read)
+        if s is None or coll <= 0 or nbytes < cfg.large_shared_file_bytes:
+            continue
+        agg = aggregators(facts, fid)
+        if agg is None or agg.source.startswith("ROMIO's Lustre default"):
+            continue
+        a = int(round(agg.count))
+        S = s.stripe_count
+        per_ost = a / S
+        if a < S:
+            problem = (
+                f"only {a} aggregator{'s' if a > 1 else ''} for {S} OSTs: {S - a} OSTs get no stream of "
+                "their own, so the file is written at a fraction of the bandwidth its striping allows"
+            )
+        elif per_ost > cfg.aggregators_per_ost_max:
+            problem = (
+                f"{a} aggregators for {S} OSTs ({per_ost:.3g} per OST): they contend for each OST's extent "
+                "locks and disk queue"
+            )
+        elif a % S:
+            problem = (
+                f"{a} aggregators for {S} OSTs is not a multiple: some OSTs serve more aggregators than "
+                "others, and the slowest sets the pace"
+            )
+        else:
+            continue
+        rec = _records(facts, fid)
+        st = stake(facts, "mpiio", rec, _coll_weight(rec))
+        if st.max < cfg.min_time_lost_share * facts.runtime:
+            continue
+        statement = f"Collective I/O on {r['name']} uses {problem}."
+        evidence = [
+            Metric("aggregators", "aggregators", agg.count, "", approximate=not agg.hinted),
+            Metric("aggregators_source", "how the aggregator count is known", agg.source, "text"),
+            Metric("stripe_count", "stripe count (OSTs)", S, "count"),
+            Metric("stripe_size", "stripe size", s.stripe_size, "B"),
+            Metric("per_ost", "aggregators per OST", per_ost, "x", approximate=not agg.hinted),
+            Metric(
+                "time_at_stake",
+                "slowest rank's collective I/O time on the file",
+                st.max,
+                "s",
+                approximate=not st.exact,
+            ),
+        ]
+        k = max(1, min(int(cfg.aggregators_per_ost_max), max(1, a // S)))
+        recs = [
+            Recommendation(
+                "hint",
+                (f"Set the aggregator count to a multiple of the stripe count (here {k * S}: {k} per OST)."),
+                f"cb_nodes {k * S}",
+            ),
+            Recommendation("tune", "Or search it:", tune_command(facts)),
+        ]
+        yield finding(
+            "MPIIO-AGGREGATORS-STRIPES",
+            cfg,
+            statement=statement,
+            evidence=evidence,
+            recommendations=recs,
+            runtime=facts.runtime,
+            time_lost=st.max,
+            subjects=[
+                Subject(
+                    "file",
+                    str(r["name"]),
+                    (
+                        Metric("aggregators", "aggregators", agg.count, ""),
+                        Metric("stripe_count", "stripe count", S, "count"),
+                    ),
+                    hex_id(fid),
+                )
+            ],
+            time_basis="upper bound: the slowest rank's collective I/O time on the file",
+        )
+
+
+@rule(
+    "LUSTRE-STRIPE-COUNT",
+    title="Large shared file on too few OSTs",
+    family=FAMILY,
+    config=("lustre_large_file_bytes", "lustre_bytes_per_ost", "lustre_max_suggested_stripes"),
+)
+def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """A large file shared by several ranks is striped over one OST (or far fewer than its size calls for)."""
+    if not facts.striping:
+        return
+    hits = []
+    shared: dict[int, float] = {}
+    for frame in facts.files.values():
+        if not len(frame):
+            continue
+        per = pd.Series(nranks(frame, facts.nprocs)).groupby(frame["id"].to_numpy()).sum()
+        for f, v in per.items():
+            shared[int(f)] = max(shared.get(int(f), 0.0), float(v))
+    names = {}
+    for frame in facts.files.values():
+        for fid, name in zip(frame["id"].to_numpy(), frame["name"].to_numpy(), strict=False):
+            names[int(fid)] = str(name)
+    for fid, s in facts.striping.items():
+        if fid not in names or shared.get(fid, 0.0) < 2:
+            continue
+        size = file_size(facts, fid)
+        if size < cfg.lustre_large_file_bytes:
+            continue
+        want = suggested_stripes(size, cfg)
+        if s.stripe_count > 1 and s.stripe_count * 4 > want:
+            continue
+        hits.append((fid, names[fid], s, size, want, int(shared[fid])))
+    if not hits:
+        return
+    per_rank = None
+    stakes = {}
+    for fid, *_ in hits:
+        st_sum = None
+        for layer, frame in facts.outermost().items():
+            if not len(frame):
+                continue
+            sel = frame["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)
+            if sel.any():
+                st = stake(facts, layer, frame[sel], {"read": 1.0, "write": 1.0})
+                st_sum = st.per_rank if st_sum is None else st_sum + st.per_rank
+        stakes[fid] = float(st_sum.max()) if st_sum is not None else 0.0
+        per_rank = st_sum if per_rank is None else (per_rank + st_sum if st_sum is not None else per_rank)
+    hits.sort(key=lambda h: stakes[h[0]], reverse=True)
+    lost = float(per_rank.max()) if per_rank is not None else 0.0
+    fid, name, s, size, want, nr = hits[0]
+    statement = (
+        f"{name} ({fmt.nbytes(size)}, shared by {nr} ranks) is striped over {s.stripe_count} "
+        f"OST{'s' if s.stripe_count > 1 else ''}: all of its data goes through "
+        f"{'that one storage target' if s.stripe_count == 1 else 'those few storage targets'}, whatever the "
+        f"number of ranks; a file this size wants about {want}."
+        + (f" {len(hits) - 1} more file(s) likewise." if len(hits) > 1 else "")
+    )
+    p = participation(facts, fid)
+    notes = []
+    if p is not None and s.stripe_count == 1:
+        notes.append(
+            f"At the POSIX level, rank {p.top_rank} moves {fmt.pct(p.top_share)} of this file's bytes (about "
+            f"{p.effective:.3g} rank(s) do its file-system I/O): with one OST, MPI-IO on Lustre uses one "
+            "aggregator."
+        )
+    evidence = [
+        Metric("stripe_count", "stripe count", s.stripe_count, "count"),
+        Metric("stripe_size", "stripe size", s.stripe_size, "B"),
+        Metric("file_size", "file size", size, "B"),
+        Metric("ranks", "ranks sharing it", nr, "count"),
+        Metric("suggested", "suggested stripe count", want, "count"),
+        Metric("striping_source", "striping from", s.source, "text"),
+        Metric("time_at_stake", "slowest rank's read and write time on these files", lost, "s"),
+    ]
+    subjects = [
+        Subject(
+            "file",
+            n,
+            (
+                Metric("stripe_count", "stripe count", st_.stripe_count, "count"),
+                Metric("file_size", "size", sz, "B"),
+                Metric("suggested", "suggested stripe count", w, "count"),
+                Metric("time_at_stake", "slowest rank's time on it", stakes[f], "s"),
+            ),
+            hex_id(f),
+        )
+        for f, n, st_, sz, w, _ in hits
+    ]
+    recs = [
+        Recommendation(
+            "striping",
+            (
+                f"Stripe the output directory (new files inherit it) over {want} OSTs, with a stripe size "
+                "that the request size is a multiple of:"
+            ),
+            f"lfs setstripe -c {want} -S {s.stripe_size} {_dir(name)}",
+        ),
+        Recommendation(
+            "hint",
+            "Or set the striping when MPI-IO creates the file (ignored for an existing file):",
+            f"striping_factor {want}\nstriping_unit {s.stripe_size}",
+        ),
+        Recommendation("hint", "Then match the aggregators to the OSTs:", f"cb_nodes {want}"),
+    ]
+    yield finding(
+        "LUSTRE-STRIPE-COUNT",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=lost,
+        subjects=subjects,
+        subjects_total=len(hits),
+        notes=notes,
+        time_basis="upper bound: the slowest rank's read and write time on these files (more OSTs "
+        "multiply the bandwidth available to them)",
+    )
+
+
+@rule(
+    "LUSTRE-STRIPE-SIZE",
+    title="Stripe size not matched to the request size",
+    family=FAMILY,
+    config=("small_request_bytes",),
+)
+def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Requests of several ranks to a shared Lustre file neither divide nor fill the stripe size."""
+    posix = facts.layer("posix")
+    if not facts.striping or not len(posix):
+        return
+    hits = []
+    for fid, s in facts.striping.items():
+        rec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+        if not len(rec):
+            continue
+        p = participation(facts, fid)
+        if p is None or p.effective < 2:
+            continue  # one writer: no other rank shares its stripes
+        n = float((col(rec, "reads") + col(rec, "writes")).sum())
+        nbytes = float((col(rec, "bytes_read") + col(rec, "bytes_written")).sum())
+        if n <= 0:
+            continue
+        common = float(col(rec, "access1_access").max()) if "access1_access" in rec else 0.0
+        size = common if common > 0 else nbytes / n
+        if size <= cfg.small_request_bytes:
+            continue  # IO-SMALL-* covers it
+        S = s.stripe_size
+        big, small = max(size, S), min(size, S)
+        ratio = big / small
+        if abs(ratio - round(ratio)) <= 0.05 * ratio / max(round(ratio), 1):
+            continue
+        hits.append((fid, str(rec["name"].iloc[0]), s, size, common > 0, p))
+    if not hits:
+        return
+    stakes = {}
+    for fid, *_ in hits:
+        rec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+        stakes[fid] = stake(facts, "posix", rec, {"read": 1.0, "write": 1.0}).max
+    hits.sort(key=lambda h: stakes[h[0]], reverse=True)
+    fid, name, s, size, is_common, p = hits[0]
+    good = max(64 * KiB, int(round(size / (64 * KiB))) * 64 * KiB)
+    statement = (
+        f"{'The most common' if is_common else 'The mean'} request to {name} is {fmt.nbytes(size)} but its "
+        f"stripe size is {fmt.nbytes(s.stripe_size)}: requests straddle stripe boundaries, so about "
+        f"{p.effective:.3g} ranks writing it share stripes and contend for their locks."
+    )
+    evidence = [
+        Metric("request_size", "most common request" if is_common else "mean request", size, "B"),
+        Metric("stripe_size", "stripe size", s.stripe_size, "B"),
+        Metric("stripe_count", "stripe count", s.stripe_count, "count"),
+        Metric(
+            "writers", "ranks doing its file-system I/O (participation)", p.effective, "", approximate=True
+        ),
+        Metric("time_at_stake", "slowest rank's POSIX time on the file", stakes[fid], "s"),
+    ]
+    recs = [
+        Recommendation(
+            "striping",
+            (
+                f"Use a stripe size equal to the request size (a multiple of 64 KiB: {fmt.nbytes(good)}) or "
+                f"make the requests a multiple of {fmt.nbytes(s.stripe_size)} and aligned to it:"
+            ),
+            f"lfs setstripe -c {s.stripe_count} -S {good} {_dir(name)}",
+        ),
+        Recommendation("hint", "With MPI-IO at file creation:", f"striping_unit {good}"),
+    ]
+    yield finding(
+        "LUSTRE-STRIPE-SIZE",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=stakes[fid],
+        subjects=[Subject("file", h[1], (), hex_id(h[0])) for h in hits],
+        subjects_total=len(hits),
+        time_basis="upper bound: the slowest rank's POSIX read and write time on the file",
+    )
+
+
+@rule(
+    "MPIIO-CB-DISABLED",
+    title="Collective buffering disabled on a non-contiguous pattern",
+    family=FAMILY,
+    config=("collective_max_request_bytes", "min_time_lost_share"),
+)
+def cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Collective calls run with collective buffering off: their small pieces reach the file system as is."""
+    yield from merged(list(_cb_disabled(facts, cfg)), cfg, facts.runtime)
+
+
+def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    files = mpiio_files(facts)
+    posix = facts.layer("posix")
+    for fid, r in files.iterrows() if len(files) else []:
+        fid = int(fid)
+        for kind in ("write", "read"):
+            if float(r[f"coll_{kind}s"]) <= 0:
+                continue
+            key = f"romio_cb_{kind}"
+            val = hint(facts, fid, key)
+            fcoll = hint(facts, fid, "mca:fcoll")
+            if val is not None and val.lower() == "disable":
+                setting, origin = f"{key}=disable", hint_origin(facts, key, val)
+            elif fcoll is not None and fcoll.lower() == "individual":
+                setting, origin = "fcoll=individual (OMPIO)", "application"
+            else:
+                continue
+            rec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)] if len(posix) else posix
+            n = float(col(rec, f"{kind}s").sum())
+            b = float(col(rec, "bytes_written" if kind == "write" else "bytes_read").sum())
+            mean = b / n if n > 0 else float("nan")
+            noncontig = bool(r.noncontig)
+            if not (noncontig or (n > 0 and mean < cfg.collective_max_request_bytes)):
+                continue
+            m = _records(facts, fid)
+            st = stake(facts, "mpiio", m, {kind: _coll_weight(m, (kind,))[kind]})
+            if st.max < cfg.min_time_lost_share * facts.runtime:
+                continue
+            statement = (
+                f"Collective {kind}s to {r['name']} run with {setting}: the {int(r.ranks)} ranks' pieces "
+                f"reach the file system separately ({fmt.count(n)} POSIX {kind}s, mean {fmt.nbytes(mean)}) "
+                "instead of being merged into large contiguous requests."
+            )
+            evidence = [
+                Metric("setting", "setting in effect", setting, "text"),
+                Metric(
+                    "origin",
+                    "set by",
+                    "pario run --hints (PARIO_HINTS)"
+                    if origin == "PARIO_HINTS"
+                    else "the application or its environment",
+                    "text",
+                ),
+                Metric("collective_calls", f"collective {kind}s", float(r[f"coll_{kind}s"]), "count"),
+                Metric("posix_requests", f"POSIX {kind}s beneath them", n, "count"),
+                Metric("mean_posix_request", "mean POSIX request", mean, "B"),
+                Metric("noncontig_view", "non-contiguous file view", "yes" if noncontig else "no", "text"),
+                Metric(
+                    "time_at_stake",
+                    f"slowest rank's collective {kind} time",
+                    st.max,
+                    "s",
+                    approximate=not st.exact,
+                ),
+            ]
+            where = (
+                "remove it from the hints file given to pario run --hints"
+                if origin == "PARIO_HINTS"
+                else "change it where the application sets its MPI_Info (or in ROMIO_HINTS)"
+            )
+            recs = [
+                Recommendation(
+                    "hint",
+                    f"Enable collective buffering for this file ({where}):",
+                    f"romio_cb_{kind} enable" if "romio" in setting else "mpirun --mca fcoll dynamic ...",
+                ),
+                Recommendation(
+                    "tune",
+                    (
+                        "On a node-local or lightly loaded file system disabling can win, so measure both "
+                        "with pario tune:"
+                    ),
+                    tune_command(facts),
+                ),
+            ]
+            yield finding(
+                "MPIIO-CB-DISABLED",
+                cfg,
+                statement=statement,
+                evidence=evidence,
+                recommendations=recs,
+                runtime=facts.runtime,
+                time_lost=st.max,
+                subjects=[
+                    Subject(
+                        "file",
+                        str(r["name"]),
+                        (
+                            Metric("setting", "setting", setting, "text"),
+                            Metric("mean_posix_request", f"mean POSIX {kind}", mean, "B"),
+                            Metric("time_at_stake", "slowest rank's collective time", st.max, "s"),
+                        ),
+                        hex_id(fid),
+                    )
+                ],
+                time_basis="upper bound: the slowest rank's collective call time on the file",
+            )
+
+
+@rule(
+    "MPIIO-CB-CYCLES",
+    title="Collective writes cycle many times through the collective buffer",
+    family=FAMILY,
+    config=(
+        "cb_cycles_min",
+        "romio_cb_buffer_default_bytes",
+        "ompio_buffer_default_bytes",
+        "min_time_lost_share",
+    ),
+)
+def cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Each collective write moves many buffer-fulls per aggregator, one after the other."""
+    yield from merged(list(_cb_cycles(facts, cfg)), cfg, facts.runtime)
+
+
+def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    files = mpiio_files(facts)
+    for fid, r in files.iterrows() if len(files) else []:
+        fid = int(fid)
+        coll = float(r.coll_writes)
+        allw = coll + float(r.indep_writes + r.other_writes)
+        if coll <= 0 or r.ranks <= 0 or r.bytes_written <= 0:
+            continue
+        agg = aggregators(facts, fid)
+        if agg is None:
+            continue
+        a = max(1.0, float(round(agg.count, 2)))
+        comp = io_component(facts, fid)
+        buf_hint = hint(facts, fid, "cb_buffer_size")
+        try:
+            buf = int(buf_hint) if buf_hint is not None else 0
+        except ValueError:
+            buf = 0
+        buf_src = f"hint cb_buffer_size={buf}" if buf > 0 else ""
+        if buf <= 0:
+            buf = cfg.ompio_buffer_default_bytes if comp == "ompio" else cfg.romio_cb_buffer_default_bytes
+            buf_src = f"{'OMPIO' if comp == 'ompio' else 'ROMIO'} default"
+        calls = coll / float(r.ranks)  # collective write calls per rank = collective operations
+        coll_bytes = float(r.bytes_written) * coll / allw
+        per_call = coll_bytes / max(calls, 1.0)
+        cycles = math.ceil(per_call / (a * buf))
+        if cycles < cfg.cb_cycles_min:
+            continue
+        m = _records(facts, fid)
+        st = stake(facts, "mpiio", m, {"write": _coll_weight(m, ("write",))["write"]})
+        lost = 0.5 * st.max
+        if lost < cfg.min_time_lost_share * facts.runtime:
+            continue
+        statement = (
+            f"Each collective write to {r['name']} moves {fmt.nbytes(per_call)} through {a:.3g} "
+            f"aggregator{'s' if a != 1 else ''} with a {fmt.nbytes(buf)} buffer: {cycles} cycles per call, "
+            "each a shuffle followed by a write, one after the other."
+        )
+        evidence = [
+            Metric(
+                "cycles", "buffer cycles per collective write", cycles, "count", approximate=not agg.hinted
+            ),
+            Metric(
+                "bytes_per_call", "bytes per collective write (all ranks)", per_call, "B", approximate=True
+            ),
+            Metric("calls", "collective writes per rank", calls, ""),
+            Metric("aggregators", "aggregators", a, "", approximate=not agg.hinted),
+            Metric("aggregators_source", "how the aggregator count is known", agg.source, "text"),
+            Metric("cb_buffer_size", "collective buffer per aggregator", buf, "B"),
+            Metric("buffer_source", "buffer size from", buf_src, "text"),
+            Metric(
+                "time_at_stake", "slowest rank's collective write time", st.max, "s", approximate=not st.exact
+            ),
+        ]
+        bigger = min(cycles, 4) * buf
+        recs = [
+            Recommendation(
+                "future",
+                (
+                    "Overlapping each cycle's shuffle with the previous cycle's write would hide the "
+                    "shorter of the two. pario's collective-write engine will offer this as a PARIO_COLL "
+                    "setting (write-comm overlap); it is not available yet."
+                ),
+            ),
+            Recommendation(
+                "hint",
+                f"Meanwhile, fewer and larger cycles (if the aggregators have {fmt.nbytes(bigger)} of "
+                "memory to spare), or more aggregators:",
+                f"cb_buffer_size {bigger}",
+            ),
+            Recommendation("tune", "Search buffer size and aggregator count:", tune_command(facts)),
+        ]
+        yield finding(
+            "MPIIO-CB-CYCLES",
+            cfg,
+            statement=statement,
+            evidence=evidence,
+            recommendations=recs,
+            runtime=facts.runtime,
+            time_lost=lost,
+            subjects=[
+                Subject(
+                    "file",
+                    str(r["name"]),
+                    (
+                        Metric("cycles", "cycles per call", cycles, "count"),
+                        Metric("bytes_per_call", "bytes per call", per_call, "B"),
+                        Metric("aggregators", "aggregators", a, ""),
+                        Metric("cb_buffer_size", "buffer", buf, "B"),
+                    ),
+                    hex_id(fid),
+                )
+            ],
+            time_basis=(
+                "upper bound: half the slowest rank's collective write time on the file (overlap hides at "
+                "most the shorter of shuffle and write)"
+            ),
+        )
+
+
+@rule(
+    "MPIIO-DEFAULT-HINTS",
+    title="MPI-IO runs on default settings that tuning could beat",
+    family=FAMILY,
+    config=("default_hints_min_share",),
+)
+def default_hints(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """MPI-IO takes a noticeable share of the run and no MPI-IO setting was chosen."""
+    if facts.source != "pario":
+        return  # Darshan does not record the hints in effect: nothing to say about them
+    files = mpiio_files(facts)
+    if not len(files):
+        return
+    m = facts.layer("mpiio")
+    st = stake(facts, "mpiio", m, {"read": 1.0, "write": 1.0})
+    share = st.max / facts.runtime if facts.runtime > 0 else 0.0
+    if share < cfg.default_hints_min_share:
+        return
+    tuned = sorted({k for fid in files.index for k in facts.hints.get(int(fid), {}) if k in TUNING_KEYS})
+    if tuned:
+        return
+    comps = sorted({io_component(facts, int(fid)) or "unknown" for fid in files.index})
+    statement = (
+        f"MPI-IO reads and writes take {fmt.pct(share)} of the run ({fmt.seconds(st.max)} on the slowest "
+        f"rank) and run with the library's defaults ({', '.join(comps)}; no aggregator, buffer or striping "
+        "hint set). The I/O component and its hints often change MPI-IO bandwidth by several times for the "
+        "same pattern."
+    )
+    evidence = [
+        Metric("mpiio_share", "slowest rank's MPI-IO time / run time", share, "share"),
+        Metric("mpiio_time", "slowest rank's MPI-IO read and write time", st.max, "s"),
+        Metric("component", "MPI-IO component", ", ".join(comps), "text"),
+        Metric("files", "MPI-IO files", len(files), "count"),
+    ]
+    recs = [
+        Recommendation(
+            "tune",
+            (
+                "Let pario tune search the I/O component (ompio, romio), cb_nodes, cb_buffer_size and "
+                "romio_cb_write for this run and hand back a hints file:"
+            ),
+            tune_command(facts),
+        )
+    ]
+    yield finding(
+        "MPIIO-DEFAULT-HINTS",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=None,
+        time_basis="not estimated: what tuning gains is only known by measuring it",
+    )

@@ -1,0 +1,134 @@
+"""The rule catalogue: a decorator registers each rule under a stable id.
+
+A rule is a pure function ``(facts, cfg) -> Iterable[Finding]`` (one run) or
+``(facts_list, cfg) -> Iterable[Finding]`` (several runs of one
+application).  :func:`finding` builds a Finding with the rule's title,
+family and config keys filled in and its severity derived from the time lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pario.analysis.diagnosis.config import RuleConfig
+from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject
+
+RunRule = Callable[[Any, RuleConfig], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    family: str
+    config_keys: tuple[str, ...]
+    func: RunRule
+    across_runs: bool = False
+
+    @property
+    def summary(self) -> str:
+        doc = (self.func.__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else self.title
+
+
+#: Every rule, by id, in registration order.
+RULES: dict[str, Rule] = {}
+
+
+def rule(
+    rule_id: str, *, title: str, family: str, config: Sequence[str] = (), across_runs: bool = False
+) -> Callable[[RunRule], RunRule]:
+    """Register a rule function under ``rule_id`` (ids are stable: never reuse or rename one)."""
+    fields = set(RuleConfig.__dataclass_fields__)
+    unknown = [k for k in config if k not in fields]
+    if unknown:
+        raise ValueError(f"rule {rule_id}: unknown config keys {unknown}")
+
+    def deco(func: RunRule) -> RunRule:
+        if rule_id in RULES:
+            raise ValueError(f"rule id {rule_id} registered twice")
+        RULES[rule_id] = Rule(rule_id, title, family, tuple(config), func, across_runs)
+        return func
+
+    return deco
+
+
+def severity_for(share: float | None, cfg: RuleConfig, floor: Severity = Severity.INFO) -> Severity:
+    """Severity from the time lost as a share of the run (never below ``floor``)."""
+    sev = Severity.INFO
+    if share is not None:
+        if share >= cfg.severity_critical_share:
+            sev = Severity.CRITICAL
+        elif share >= cfg.severity_warning_share:
+            sev = Severity.WARNING
+    return max(sev, floor)
+
+
+def finding(
+    rule_id: str,
+    cfg: RuleConfig,
+    *,
+    statement: str,
+    evidence: Sequence[Metric],
+    recommendations: Sequence[Recommendation],
+    runtime: float,
+    time_lost: float | None = None,
+    time_basis: str = "",
+    subjects: Sequence[Subject] = (),
+    subjects_total: int | None = None,
+    notes: Sequence[str] = (),
+    severity: Severity | None = None,
+    floor: Severity = Severity.INFO,
+) -> Finding:
+    """A Finding of a registered rule; severity from ``time_lost / runtime`` unless given."""
+    r = RULES[rule_id]
+    share = (time_lost / runtime) if (time_lost is not None and runtime > 0) else None
+    sev = severity if severity is not None else severity_for(share, cfg, floor)
+    return Finding(
+        id=rule_id,
+        title=r.title,
+        family=r.family,
+        severity=sev,
+        statement=statement,
+        evidence=tuple(evidence),
+        recommendations=tuple(recommendations),
+        time_lost=time_lost,
+        time_basis=time_basis,
+        time_share=share,
+        subjects=tuple(subjects)[: max(cfg.top_subjects, 0)],
+        subjects_total=len(subjects) if subjects_total is None else subjects_total,
+        notes=tuple(notes),
+        config_keys=r.config_keys,
+    )
+
+
+def merged(findings: Sequence[Finding], cfg: RuleConfig, runtime: float) -> list[Finding]:
+    """One finding from per-file findings of one rule: the costliest file leads, the others are listed.
+
+    The time lost is the sum over the files (an upper bound of what fixing all of them saves).
+    """
+    if len(findings) <= 1:
+        return list(findings)
+    fs = sorted(findings, key=lambda f: -(f.time_lost or 0.0))
+    top = fs[0]
+    subjects = tuple(s for f in fs for s in f.subjects)
+    lost = (
+        sum(f.time_lost for f in fs if f.time_lost is not None)
+        if any(f.time_lost is not None for f in fs)
+        else None
+    )
+    share = lost / runtime if lost is not None and runtime > 0 else None
+    return [
+        replace(
+            top,
+            statement=f"{top.statement} {len(fs) - 1} more file(s) likewise (listed below).",
+            subjects=subjects[: max(cfg.top_subjects, 0)],
+            subjects_total=len(subjects),
+            time_lost=lost,
+            time_share=share,
+            severity=max(severity_for(share, cfg), max(f.severity for f in fs)),
+            time_basis=f"{top.time_basis}, summed over the {len(fs)} files",
+        )
+    ]

@@ -1,0 +1,181 @@
+"""Findings for people (a Rich renderable) and for scripts (plain dicts, the JSON form).
+
+Only formats :class:`~pario.analysis.diagnosis.findings.Finding`; every string
+that comes from a log (file names, hints) is added as plain
+:class:`rich.text.Text`, never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from pario.analysis.diagnosis import _fmt as fmt
+from pario.analysis.diagnosis.findings import Finding, Severity, Subject, finding_dict
+from pario.model import Profile
+
+SCHEMA_VERSION = 1
+STYLE = {Severity.CRITICAL: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+KIND_LABEL = {
+    "hint": "MPI-IO hints",
+    "striping": "Lustre striping",
+    "code": "Code",
+    "tune": "Tune",
+    "environment": "Environment",
+    "investigate": "Investigate",
+    "future": "Not available yet",
+}
+
+
+def time_lost_text(f: Finding) -> str:
+    """'≤ 1.2 s (3.4% of the run)', '≈ ...', '= ...', or '' without an estimate."""
+    if f.time_lost is None:
+        return ""
+    basis = f.time_basis.split(":", 1)[0].strip()
+    sign = {"upper bound": "≤ ", "estimate": "≈ ", "exact": ""}.get(basis, "≈ ")
+    share = f" ({fmt.pct(f.time_share)} of the run)" if f.time_share is not None else ""
+    return f"{sign}{fmt.seconds(f.time_lost)}{share}"
+
+
+def log_summary(profile: Profile) -> str:
+    """One line about the run a diagnosis is for."""
+    job = profile.job
+    kind = "Darshan log" if job.source == "darshan" else "pario log"
+    exe = job.exe.rsplit("/", 1)[-1] if job.exe else "unknown program"
+    return (
+        f"{job.path.rsplit('/', 1)[-1]}: {kind}, {exe}, {job.nprocs} rank{'s' if job.nprocs != 1 else ''}, "
+        f"{fmt.seconds(job.runtime)}"
+    )
+
+
+def _subjects_table(subjects: Sequence[Subject], total: int) -> Table | None:
+    if not subjects:
+        return None
+    labels: list[str] = []
+    for s in subjects:
+        for m in s.metrics:
+            if m.label not in labels:
+                labels.append(m.label)
+    kind = subjects[0].kind if len({s.kind for s in subjects}) == 1 else "subject"
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    t.add_column(kind, overflow="fold", max_width=60)
+    for lab in labels:
+        t.add_column(lab, justify="right", overflow="fold", max_width=24)
+    for s in subjects:
+        by = {m.label: m for m in s.metrics}
+        cells = [Text(s.name)]
+        for lab in labels:
+            m = by.get(lab)
+            cells.append(Text(("≈" if m and m.approximate else "") + fmt.value(m.value, m.unit) if m else ""))
+        t.add_row(*cells)
+    if total > len(subjects):
+        t.caption = f"top {len(subjects)} of {fmt.count(total)}"
+    return t
+
+
+def finding_renderable(f: Finding) -> RenderableType:
+    """One finding as a Rich panel: statement, evidence, subjects, notes, recommendations."""
+    parts: list[RenderableType] = [Text(f.statement)]
+    ev = Table.grid(padding=(0, 2))
+    ev.add_column(style="dim")
+    ev.add_column()
+    for m in f.evidence:
+        if m.value is None or m.value == "":
+            continue
+        ev.add_row(Text(m.label), Text(("≈" if m.approximate else "") + fmt.value(m.value, m.unit)))
+    parts += [Text(""), Text("Evidence", style="bold"), ev]
+    table = _subjects_table(f.subjects, f.subjects_total)
+    if table is not None:
+        parts += [Text(""), table]
+    for note in f.notes:
+        parts.append(Text(note, style="italic"))
+    if f.recommendations:
+        parts += [Text(""), Text("What to do", style="bold")]
+        for r in f.recommendations:
+            line = Text("• ")
+            line.append(f"{KIND_LABEL.get(r.kind, r.kind)}: ", style="bold")
+            line.append(r.text)
+            parts.append(line)
+            if r.snippet:
+                parts.append(Text("\n".join("    " + ln for ln in r.snippet.splitlines()), style="green"))
+    lost = time_lost_text(f)
+    if lost:
+        parts += [Text(""), Text(f"Time lost {lost}; {f.time_basis}", style="dim")]
+    title = Text()
+    title.append(f" {f.severity.label.upper()} ", style=STYLE[f.severity] + " reverse")
+    title.append(f" {f.id} ", style="bold")
+    title.append(f.title)
+    return Panel(
+        Group(*parts),
+        title=title,
+        title_align="left",
+        border_style=STYLE[f.severity],
+        subtitle=Text(lost) if lost else None,
+        subtitle_align="right",
+    )
+
+
+def findings_renderable(
+    findings: Sequence[Finding],
+    *,
+    title: str | None = None,
+    min_severity: Severity = Severity.INFO,
+    empty: str = "No problems found.",
+) -> RenderableType:
+    """All findings (at or above ``min_severity``) as one Rich renderable, in the given order."""
+    shown = [f for f in findings if f.severity >= min_severity]
+    parts: list[RenderableType] = []
+    if title:
+        counts = {s: sum(1 for f in shown if f.severity == s) for s in Severity}
+        tally = ", ".join(f"{n} {s.label}" for s, n in sorted(counts.items(), reverse=True) if n)
+        head = Text(title, style="bold")
+        head.append(
+            f"  —  {len(shown)} finding{'s' if len(shown) != 1 else ''}" + (f" ({tally})" if tally else "")
+        )
+        parts.append(head)
+    if not shown:
+        hidden = len(findings) - len(shown)
+        parts.append(Text(empty + (f" ({hidden} below {min_severity.label} not shown.)" if hidden else "")))
+    parts += [finding_renderable(f) for f in shown]
+    return Group(*parts)
+
+
+def findings_dicts(
+    findings: Sequence[Finding], min_severity: Severity = Severity.INFO
+) -> list[dict[str, Any]]:
+    return [finding_dict(f) for f in findings if f.severity >= min_severity]
+
+
+def diagnosis_dict(
+    runs: Sequence[tuple[Profile, Sequence[Finding]]],
+    across: Sequence[Finding] = (),
+    *,
+    min_severity: Severity = Severity.INFO,
+) -> dict[str, Any]:
+    """The JSON document of ``pario diagnose --json`` (docs/diagnosis.md)."""
+    from pario import __version__
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generator": f"pario {__version__}",
+        "min_severity": min_severity.label,
+        "logs": [
+            {
+                "path": p.job.path,
+                "source": p.job.source,
+                "exe": p.job.exe,
+                "nprocs": p.job.nprocs,
+                "runtime_s": p.job.runtime,
+                "complete": p.job.complete,
+                "findings": findings_dicts(fs, min_severity),
+            }
+            for p, fs in runs
+        ],
+        "across_runs": findings_dicts(across, min_severity),
+    }

@@ -1,0 +1,784 @@
+"""Request-shape rules: small, misaligned, random and repeated requests; latency-bound files.
+
+Requests are judged where they reach the file system: the POSIX records
+(including the calls MPI-IO makes, so collective I/O that merges small
+requests is credited for it), and MPI-IO records of files without POSIX
+records.  STDIO is buffered by the C library, so its request sizes say
+little about the file system; STDIO files are judged by rate instead
+(IO-LATENCY-BOUND) and by volume (IFACE-STDIO-BULK).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+
+from pario.analysis.diagnosis import _fmt as fmt
+from pario.analysis.diagnosis.config import RuleConfig
+from pario.analysis.diagnosis.facts import (
+    BYTES_COLS,
+    TIME_COLS,
+    Facts,
+    col,
+    hex_id,
+    nranks,
+    ops,
+    small_bytes_bound,
+    small_ops,
+    stake,
+)
+from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
+from pario.analysis.diagnosis.registry import finding, rule
+
+FAMILY = "requests"
+FIX_RANDOM = {
+    "read": "read the whole region in large blocks and pick the pieces in memory",
+    "write": "assemble them in memory and write whole regions",
+}
+UPPER_SMALL = (
+    "upper bound: the slowest rank's time in the small {kind}s (each file's {kind} time x its share of "
+    "small {kind}s); larger requests would save part of it"
+)
+
+
+def _fs_records(facts: Facts) -> list[tuple[str, pd.DataFrame]]:
+    """POSIX records, and MPI-IO records of files that have no POSIX record."""
+    posix = facts.layer("posix")
+    mpiio = facts.layer("mpiio")
+    out = [("posix", posix)] if len(posix) else []
+    if len(mpiio):
+        seen = set(posix["id"].tolist()) if len(posix) else set()
+        rest = mpiio[~mpiio["id"].isin(list(seen))] if seen else mpiio
+        if len(rest):
+            out.append(("mpiio", rest))
+    return out
+
+
+def _hdf5(facts: Facts, names: list[str]) -> bool:
+    mods = facts.profile.job.metadata.get("modules_not_analysed") or []
+    return any(str(m).startswith("H5") for m in mods) or any(
+        n.endswith((".h5", ".hdf5", ".he5", ".nc")) for n in names
+    )
+
+
+def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[Finding]:
+    limit = cfg.small_request_bytes
+    rows = []
+    stakes = []
+    for layer, frame in _fs_records(facts):
+        total = ops(frame, layer, kind)
+        small = small_ops(frame, layer, kind, limit)
+        nbytes = col(frame, BYTES_COLS[kind])
+        bound = np.minimum(small_bytes_bound(frame, layer, kind, limit), nbytes)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frac = np.where(total > 0, small / np.where(total > 0, total, 1.0), 0.0)
+        sel = small > 0
+        if not sel.any():
+            continue
+        stakes.append(stake(facts, layer, frame[sel], {kind: frac[sel]}))
+        sub = pd.DataFrame(
+            {
+                "id": frame["id"].to_numpy()[sel],
+                "name": frame["name"].to_numpy()[sel],
+                "small": small[sel],
+                "total": total[sel],
+                "bytes": nbytes[sel],
+                "bound": bound[sel],
+                "time": col(frame, TIME_COLS[kind])[sel] * frac[sel],
+                "layer": layer,
+            }
+        )
+        rows.append(sub)
+    if not rows:
+        return
+    per = (
+        pd.concat(rows)
+        .groupby("id", sort=False)
+        .agg(
+            name=("name", "first"),
+            small=("small", "sum"),
+            total=("total", "sum"),
+            bytes=("bytes", "sum"),
+            bound=("bound", "sum"),
+            time=("time", "sum"),
+            layer=("layer", "first"),
+        )
+    )
+    n_small = float(per["small"].sum())
+    n_total = float(sum(ops(f, lay, kind).sum() for lay, f in _fs_records(facts)))
+    total_bytes = float(sum(col(f, BYTES_COLS[kind]).sum() for _, f in _fs_records(facts)))
+    if n_small < cfg.small_min_requests or n_total <= 0 or n_small / n_total < cfg.small_min_share:
+        return
+    share = n_small / n_total
+    bound_bytes = float(per["bound"].sum())
+    per_rank = np.sum([s.per_rank for s in stakes], axis=0) if stakes else np.zeros(1)
+    lost = float(per_rank.max()) if len(per_rank) else 0.0
+    exact = all(s.exact for s in stakes)
+    mean_size = total_bytes / n_total if n_total else 0.0
+    per = per.sort_values(["time", "small"], ascending=False)
+    subjects = [
+        Subject(
+            "file",
+            str(r["name"]),
+            (
+                Metric(f"small_{kind}s", f"{kind}s {cfg.small_label()}", int(r.small), "count"),
+                Metric(
+                    "share_of_requests",
+                    f"share of the file's {kind}s",
+                    r.small / r.total if r.total else 0.0,
+                    "share",
+                ),
+                Metric("mean_request", f"mean {kind} size", r.bytes / r.total if r.total else 0.0, "B"),
+                Metric("time", f"time in small {kind}s (all ranks)", float(r.time), "s"),
+            ),
+            hex_id(fid),
+        )
+        for fid, r in per.iterrows()
+    ]
+    verb = "reads" if kind == "read" else "writes"
+    lost_share = lost / facts.runtime if facts.runtime > 0 else 0.0
+    statement = (
+        f"{fmt.pct(share)} of the {verb} ({fmt.count(n_small)} of {fmt.count(n_total)}) are "
+        f"{cfg.small_label()}; the mean {kind} is {fmt.nbytes(mean_size)}."
+    )
+    if lost_share < cfg.severity_warning_share:
+        statement += (
+            f" They cost at most {fmt.seconds(lost)} on the slowest rank ({fmt.pct(lost_share)} of the run): "
+            "harmless at this size, but the cost grows with the number of requests."
+        )
+    else:
+        statement += (
+            f" The slowest rank spends up to {fmt.seconds(lost)} in them ({fmt.pct(lost_share)} of the run)."
+        )
+    evidence = [
+        Metric(f"small_{kind}s", f"{verb} {cfg.small_label()}", int(n_small), "count"),
+        Metric(f"all_{kind}s", f"all {verb} (file-system level)", int(n_total), "count"),
+        Metric("share_of_requests", f"small {verb} / all {verb}", share, "share"),
+        Metric("small_bytes_max", f"bytes moved by small {verb} (at most)", bound_bytes, "B"),
+        Metric(
+            "share_of_bytes_max",
+            "share of the bytes (at most)",
+            bound_bytes / total_bytes if total_bytes else 0.0,
+            "share",
+        ),
+        Metric("mean_request", f"mean {kind} size", mean_size, "B"),
+        Metric("time_at_stake", f"slowest rank's time in small {verb}", lost, "s", approximate=not exact),
+    ]
+    names = [str(n) for n in per["name"]]
+    recs = [
+        Recommendation(
+            "code",
+            (
+                f"Aggregate small {verb} in memory and issue requests of at least 1 MiB (on Lustre: a "
+                "multiple of the stripe size)."
+                if kind == "write"
+                else "Read larger blocks (at least 1 MiB) once and serve the small accesses from memory."
+            ),
+            (
+                "/* instead of one write per item: */\nmemcpy(buf + used, item, n); used += n;\nif (used >= "
+                "(1 << 20)) { write(fd, buf, used); used = 0; }"
+            )
+            if kind == "write"
+            else "",
+        )
+    ]
+    mpiio = facts.layer("mpiio")
+    if len(mpiio):
+        indep = float(ops(mpiio, "mpiio", kind).sum() - col(mpiio, f"coll_{kind}s").sum())
+        if indep > 0:
+            recs.append(
+                Recommendation(
+                    "code",
+                    (
+                        "The files are accessed through MPI-IO: use the collective calls "
+                        f"(MPI_File_{kind}_all / MPI_File_{kind}_at_all) so that the MPI-IO layer merges the "
+                        "ranks' small requests into large contiguous ones (two-phase I/O)."
+                    ),
+                    f"MPI_File_{kind}_at_all(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);",
+                )
+            )
+    if _hdf5(facts, names):
+        recs.append(
+            Recommendation(
+                "code",
+                (
+                    "HDF5: small requests usually come from metadata and unchunked small datasets; enlarge "
+                    "the metadata block and align objects, and with parallel HDF5 make metadata operations "
+                    "collective."
+                ),
+                "H5Pset_meta_block_size(fapl, 1 << 20);\nH5Pset_alignment(fapl, 1 << 16, 1 << "
+                "20);\nH5Pset_all_coll_metadata_ops(fapl, 1); H5Pset_coll_metadata_write(fapl, 1);",
+            )
+        )
+    yield finding(
+        rule_id,
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=lost,
+        time_basis=UPPER_SMALL.format(kind=kind),
+        subjects=subjects,
+        subjects_total=len(per),
+    )
+
+
+@rule(
+    "IO-SMALL-READS",
+    title="Many small reads",
+    family=FAMILY,
+    config=("small_request_bytes", "small_min_requests", "small_min_share"),
+)
+def small_reads(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Many reads (by count) are small, at the file-system level."""
+    return _small(facts, cfg, "read", "IO-SMALL-READS")
+
+
+@rule(
+    "IO-SMALL-WRITES",
+    title="Many small writes",
+    family=FAMILY,
+    config=("small_request_bytes", "small_min_requests", "small_min_share"),
+)
+def small_writes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Many writes (by count) are small, at the file-system level."""
+    return _small(facts, cfg, "write", "IO-SMALL-WRITES")
+
+
+@rule(
+    "IO-MISALIGNED",
+    title="Requests not aligned to the file system block or stripe",
+    family=FAMILY,
+    config=("misaligned_min_share", "misaligned_min_requests"),
+)
+def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Requests of at least one block start off the file system's block (Lustre: stripe) boundaries."""
+    posix = facts.layer("posix")
+    if not len(posix):
+        return
+    align = col(posix, "file_alignment")
+    reqs = ops(posix, "posix", "read") + ops(posix, "posix", "write")
+    nbytes = col(posix, "bytes_read") + col(posix, "bytes_written")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(reqs > 0, nbytes / np.where(reqs > 0, reqs, 1.0), 0.0)
+    # Requests smaller than a block cannot be aligned; IO-SMALL-* covers them.
+    sel = (align > 0) & (reqs > 0) & (mean >= align)
+    bad = np.minimum(col(posix, "file_not_aligned"), reqs)
+    n_bad, n_all = float(bad[sel].sum()), float(reqs[sel].sum())
+    if n_bad < cfg.misaligned_min_requests or n_all <= 0 or n_bad / n_all < cfg.misaligned_min_share:
+        return
+    frac = np.where(reqs > 0, bad / np.where(reqs > 0, reqs, 1.0), 0.0)
+    pick = sel & (bad > 0)
+    st = stake(facts, "posix", posix[pick], {"read": frac[pick], "write": frac[pick]})
+    sub = posix[pick].assign(
+        _bad=bad[pick],
+        _reqs=reqs[pick],
+        _align=align[pick],
+        _mean=mean[pick],
+        _time=(col(posix, "read_time") + col(posix, "write_time"))[pick] * frac[pick],
+    )
+    per = (
+        sub.groupby("id", sort=False)
+        .agg(
+            name=("name", "first"),
+            bad=("_bad", "sum"),
+            reqs=("_reqs", "sum"),
+            align=("_align", "max"),
+            mean=("_mean", "max"),
+            time=("_time", "sum"),
+        )
+        .sort_values("time", ascending=False)
+    )
+    aligns = sorted({int(a) for a in per["align"]})
+    lustre = any(int(fid) in facts.striping for fid in per.index)
+    subjects = [
+        Subject(
+            "file",
+            str(r["name"]),
+            (
+                Metric("misaligned", "requests not aligned", int(r.bad), "count"),
+                Metric("share", "share of the file's requests", r.bad / r.reqs if r.reqs else 0.0, "share"),
+                Metric("alignment", "alignment (block or stripe size)", int(r["align"]), "B"),
+                Metric("mean_request", "mean request size", float(r["mean"]), "B"),
+            ),
+            hex_id(fid),
+        )
+        for fid, r in per.iterrows()
+    ]
+    a_text = " or ".join(fmt.nbytes(a) for a in aligns[:3])
+    statement = (
+        f"{fmt.pct(n_bad / n_all)} of the requests of at least one block ({fmt.count(n_bad)} of "
+        f"{fmt.count(n_all)}) start off a {a_text} boundary, so each touches one more block "
+        f"{'(stripe) ' if lustre else ''}than it needs to, and neighbouring requests share blocks."
+    )
+    evidence = [
+        Metric("misaligned", "requests not aligned", int(n_bad), "count"),
+        Metric("requests", "requests of at least one block", int(n_all), "count"),
+        Metric("share", "misaligned share", n_bad / n_all, "share"),
+        Metric(
+            "alignment",
+            "file system block / stripe size",
+            aligns[0] if len(aligns) == 1 else ", ".join(fmt.nbytes(a) for a in aligns),
+            "B" if len(aligns) == 1 else "text",
+        ),
+        Metric(
+            "time_at_stake",
+            "slowest rank's time in misaligned requests",
+            st.max,
+            "s",
+            approximate=not st.exact,
+        ),
+    ]
+    recs = [
+        Recommendation(
+            "code",
+            (
+                f"Start requests at multiples of {a_text} and make their sizes multiples of it (pad records "
+                "or headers to the block size); with HDF5 use H5Pset_alignment, with MPI-IO a file view "
+                "whose displacement is aligned."
+            ),
+            f"off = ((off + {aligns[0]} - 1) / {aligns[0]}) * {aligns[0]};",
+        )
+    ]
+    if lustre:
+        recs.append(
+            Recommendation(
+                "striping",
+                (
+                    "Or choose a stripe size that the request size is a multiple of (set on the directory "
+                    "before the file is created)."
+                ),
+                f"lfs setstripe -S {int(per['mean'].max()):d} <directory>",
+            )
+        )
+    yield finding(
+        "IO-MISALIGNED",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=st.max,
+        subjects=subjects,
+        subjects_total=len(per),
+        time_basis=(
+            "upper bound: the slowest rank's read and write time on these files x the misaligned share; "
+            "aligning saves part of it"
+        ),
+    )
+
+
+@rule(
+    "IO-RANDOM-ACCESS",
+    title="Random rather than sequential access",
+    family=FAMILY,
+    config=("random_min_share", "random_min_requests"),
+)
+def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Many requests go backwards in the file instead of forwards."""
+    posix = facts.layer("posix")
+    if not len(posix):
+        return
+    best = None
+    for kind in ("read", "write"):
+        n = col(posix, f"{kind}s")
+        seq = np.minimum(col(posix, f"seq_{kind}s"), n)
+        # the first request of each rank's sequence is never counted as sequential
+        first = np.minimum(nranks(posix, facts.nprocs), n)
+        back = np.clip(n - seq - first, 0.0, None)
+        n_back, n_all = float(back.sum()), float(n.sum())
+        if n_back >= cfg.random_min_requests and n_all > 0 and n_back / n_all >= cfg.random_min_share:
+            if best is None or n_back > best[1]:
+                best = (kind, n_back, n_all, back, n)
+    if best is None:
+        return
+    kind, n_back, n_all, back, n = best
+    frac = np.where(n > 0, back / np.where(n > 0, n, 1.0), 0.0)
+    pick = back > 0
+    st = stake(facts, "posix", posix[pick], {kind: frac[pick]})
+    sub = posix[pick].assign(_back=back[pick], _n=n[pick], _t=col(posix, TIME_COLS[kind])[pick] * frac[pick])
+    per = (
+        sub.groupby("id", sort=False)
+        .agg(name=("name", "first"), back=("_back", "sum"), n=("_n", "sum"), time=("_t", "sum"))
+        .sort_values("time", ascending=False)
+    )
+    verb = f"{kind}s"
+    subjects = [
+        Subject(
+            "file",
+            str(r["name"]),
+            (
+                Metric("backward", f"{verb} going backwards", int(r.back), "count"),
+                Metric("share", f"share of the file's {verb}", r.back / r.n if r.n else 0.0, "share"),
+                Metric("time", "time in them (all ranks)", float(r.time), "s"),
+            ),
+            hex_id(fid),
+        )
+        for fid, r in per.iterrows()
+    ]
+    statement = (
+        f"{fmt.pct(n_back / n_all)} of the {verb} ({fmt.count(n_back)} of {fmt.count(n_all)}) jump backwards "
+        "in the file: the access is random rather than sequential, which defeats read-ahead and "
+        "write-behind and costs a seek (or a lock) each."
+    )
+    evidence = [
+        Metric("backward", f"{verb} at a lower offset than the previous one", int(n_back), "count"),
+        Metric("requests", f"all {verb}", int(n_all), "count"),
+        Metric("share", "random share", n_back / n_all, "share"),
+        Metric(
+            "time_at_stake", f"slowest rank's time in random {verb}", st.max, "s", approximate=not st.exact
+        ),
+    ]
+    recs = [
+        Recommendation(
+            "code",
+            (
+                f"Sort the {verb} by offset (or batch them and issue them in file order); for scattered "
+                f"small pieces, {FIX_RANDOM[kind]}."
+            ),
+            "",
+        ),
+        Recommendation(
+            "code",
+            (
+                "With MPI-IO, describe the pieces with a file view (MPI_Type_create_indexed_block / "
+                "subarray) and one collective call: ROMIO then sorts and merges them (data sieving: hint "
+                f"romio_ds_{kind} enable)."
+            ),
+            f"romio_ds_{kind} enable",
+        ),
+    ]
+    yield finding(
+        "IO-RANDOM-ACCESS",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=st.max,
+        subjects=subjects,
+        subjects_total=len(per),
+        time_basis=(
+            f"upper bound: the slowest rank's {kind} time on these files x the share of backward {verb}"
+        ),
+    )
+
+
+def _extent_by_file(facts: Facts, kind: str) -> dict[int, float]:
+    """Distinct bytes a file spans in one direction: highest offset + 1, over POSIX and STDIO records."""
+    out: dict[int, float] = {}
+    key = "max_byte_read" if kind == "read" else "max_byte_written"
+    for layer in ("posix", "stdio"):
+        frame = facts.layer(layer)
+        if key not in frame or not len(frame):
+            continue
+        mb = frame[key].to_numpy(dtype=np.float64, na_value=-1.0)
+        for fid, m in zip(frame["id"].to_numpy(), mb, strict=True):
+            if m >= 0:
+                out[int(fid)] = max(out.get(int(fid), 0.0), float(m) + 1.0)
+    return out
+
+
+def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[Finding]:
+    extent = _extent_by_file(facts, kind)
+    if not extent:
+        return
+    rows = []
+    layers = facts.outermost()
+    for layer, frame in layers.items():
+        if not len(frame):
+            continue
+        b = col(frame, BYTES_COLS[kind])
+        ids = frame["id"].to_numpy()
+        ext = np.array([extent.get(int(i), 0.0) for i in ids])
+        rows.append(
+            pd.DataFrame(
+                {
+                    "id": ids,
+                    "name": frame["name"].to_numpy(),
+                    "bytes": b,
+                    "extent": ext,
+                    "rank": frame["rank"].to_numpy(),
+                    "nranks": nranks(frame, facts.nprocs),
+                    "layer": layer,
+                    "time": col(frame, TIME_COLS[kind]),
+                }
+            )
+        )
+    if not rows:
+        return
+    allrec = pd.concat(rows, ignore_index=True)
+    per = allrec.groupby("id", sort=False).agg(
+        name=("name", "first"),
+        bytes=("bytes", "sum"),
+        extent=("extent", "max"),
+        ranks=("nranks", "sum"),
+        time=("time", "sum"),
+    )
+    per = per[(per["extent"] > 0) & (per["bytes"] >= cfg.redundant_min_factor * per["extent"])]
+    if not len(per):
+        return
+    per = per.assign(extra=per["bytes"] - per["extent"], factor=per["bytes"] / per["extent"])
+    extra = float(per["extra"].sum())
+    if extra < cfg.redundant_min_bytes:
+        return
+    ids = set(int(i) for i in per.index)
+    weights: dict[str, np.ndarray] = {}
+    stakes = []
+    for layer, frame in layers.items():
+        if not len(frame):
+            continue
+        sel = np.array([int(i) in ids for i in frame["id"].to_numpy()], dtype=bool)
+        if not sel.any():
+            continue
+        frac = np.array(
+            [float(per.loc[i, "extra"] / per.loc[i, "bytes"]) for i in frame["id"].to_numpy()[sel]]
+        )
+        weights = {kind: frac}
+        stakes.append(stake(facts, layer, frame[sel], weights))
+    per_rank = np.sum([s.per_rank for s in stakes], axis=0)
+    lost = float(per_rank.max())
+    per = per.sort_values("extra", ascending=False)
+    across = per["ranks"] >= 2
+    verb = "read" if kind == "read" else "written"
+    subjects = [
+        Subject(
+            "file",
+            str(r["name"]),
+            (
+                Metric("bytes", f"bytes {verb}", float(r.bytes), "B"),
+                Metric("extent", "distinct bytes (highest offset + 1)", float(r.extent), "B"),
+                Metric("factor", f"times each byte is {verb}", float(r.factor), "x"),
+                Metric("ranks", "ranks", int(r.ranks), "count"),
+            ),
+            hex_id(fid),
+        )
+        for fid, r in per.iterrows()
+    ]
+    top = per.iloc[0]
+    by = f", by {fmt.count(float(top['ranks']))} ranks" if top["ranks"] >= 2 else ""
+    statement = (
+        f"{fmt.nbytes(extra)} are {verb} more than once: {len(per)} file(s) are {verb} on average "
+        f"{fmt.times(float(per['bytes'].sum() / per['extent'].sum()))} over (largest: {top['name']}, "
+        f"{fmt.times(float(top['factor']))}{by})."
+    )
+    evidence = [
+        Metric("repeated_bytes", f"bytes {verb} beyond each file's extent", extra, "B"),
+        Metric("files", "files", len(per), "count"),
+        Metric("files_across_ranks", "of which shared by several ranks", int(across.sum()), "count"),
+        Metric("time_at_stake", f"slowest rank's time in repeated {kind}s", lost, "s"),
+    ]
+    recs = []
+    if kind == "read":
+        if across.any():
+            recs.append(
+                Recommendation(
+                    "code",
+                    (
+                        "Several ranks read the same bytes: read them once (on one rank, or collectively "
+                        "with MPI_File_read_all, where each byte is read once and distributed) and "
+                        "broadcast."
+                    ),
+                    "if (rank == 0) read_input(buf, n);\nMPI_Bcast(buf, n, MPI_BYTE, 0, comm);",
+                )
+            )
+        if (~across).any():
+            recs.append(
+                Recommendation(
+                    "code",
+                    (
+                        "A rank reads the same bytes several times: keep them in memory after the first "
+                        "read (or mmap the file)."
+                    ),
+                    "",
+                )
+            )
+    else:
+        recs.append(
+            Recommendation(
+                "code",
+                (
+                    "The same bytes are written several times: write each region once, when it is final "
+                    "(keep intermediate versions in memory), or write successive versions to different "
+                    "offsets/files if they are all needed."
+                ),
+                "",
+            )
+        )
+    yield finding(
+        rule_id,
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=lost,
+        subjects=subjects,
+        subjects_total=len(per),
+        time_basis=(
+            f"upper bound: the slowest rank's {kind} time on these files x the share of bytes {verb} beyond "
+            "the extent"
+        ),
+    )
+
+
+@rule(
+    "IO-REDUNDANT-READS",
+    title="The same bytes read repeatedly",
+    family=FAMILY,
+    config=("redundant_min_factor", "redundant_min_bytes"),
+)
+def redundant_reads(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Files are read several times over (by one rank or by many)."""
+    return _redundant(facts, cfg, "read", "IO-REDUNDANT-READS")
+
+
+@rule(
+    "IO-REDUNDANT-WRITES",
+    title="The same bytes written repeatedly",
+    family=FAMILY,
+    config=("redundant_min_factor", "redundant_min_bytes"),
+)
+def redundant_writes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Files are written several times over."""
+    return _redundant(facts, cfg, "write", "IO-REDUNDANT-WRITES")
+
+
+@rule(
+    "IO-LATENCY-BOUND",
+    title="Files where the time goes into per-call latency, not data",
+    family=FAMILY,
+    config=("latency_max_rate", "min_time_lost_share"),
+)
+def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """A file takes a noticeable share of the run while moving data at a crawl."""
+    rows = []
+    for layer, frame in facts.outermost().items():
+        if not len(frame):
+            continue
+        t = col(frame, "read_time") + col(frame, "write_time") + col(frame, "meta_time")
+        rank = frame["rank"].to_numpy(dtype=np.int64)
+        slow = col(frame, "slowest_rank_time")
+        per_rank_max = np.where(
+            rank >= 0, t, np.where(slow > 0, slow, t / np.maximum(nranks(frame, facts.nprocs), 1.0))
+        )
+        flushes = col(frame, "flushes") + col(frame, "fsyncs") + col(frame, "fdsyncs") + col(frame, "syncs")
+        rows.append(
+            pd.DataFrame(
+                {
+                    "id": frame["id"].to_numpy(),
+                    "name": frame["name"].to_numpy(),
+                    "layer": layer,
+                    "bytes": col(frame, "bytes_read") + col(frame, "bytes_written"),
+                    "time": t,
+                    "max_rank": per_rank_max,
+                    "ops": ops(frame, layer, "read") + ops(frame, layer, "write"),
+                    "meta_ops": ops(frame, layer, "meta"),
+                    "meta_time": col(frame, "meta_time"),
+                    "flushes": flushes,
+                    "rank": np.where(rank >= 0, rank, -1),
+                }
+            )
+        )
+    if not rows:
+        return
+    recs_df = pd.concat(rows, ignore_index=True)
+    per = recs_df.groupby(["layer", "id"], sort=False).agg(
+        name=("name", "first"),
+        bytes=("bytes", "sum"),
+        time=("time", "sum"),
+        max_rank=("max_rank", "max"),
+        ops=("ops", "sum"),
+        meta_ops=("meta_ops", "sum"),
+        meta_time=("meta_time", "sum"),
+        flushes=("flushes", "sum"),
+        rank=("rank", "max"),
+    )
+    floor = cfg.min_time_lost_share * facts.runtime
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # the rate the run sees: bytes over the longest time one rank spends on the file
+        rate = per["bytes"] / per["max_rank"].where(per["max_rank"] > 0)
+    per = per.assign(rate=rate)
+    hit = per[(per["bytes"] > 0) & (per["max_rank"] >= floor) & (per["rate"] < cfg.latency_max_rate)]
+    if not len(hit):
+        return
+    hit = hit.sort_values("max_rank", ascending=False)
+    lost = float(hit["max_rank"].max())
+    subjects = [
+        Subject(
+            "file",
+            str(r["name"]),
+            (
+                Metric("layer", "layer", str(layer).upper() if layer != "mpiio" else "MPI-IO", "text"),
+                Metric("bytes", "bytes moved", float(r.bytes), "B"),
+                Metric("time", "I/O time (all ranks)", float(r.time), "s"),
+                Metric("rate", "bytes / slowest rank's time on it", float(r.rate), "B/s"),
+                Metric("requests", "read and write calls", int(r.ops), "count"),
+                Metric("flushes", "flush / sync calls", int(r.flushes), "count"),
+                Metric(
+                    "meta_time", "of which metadata (open, close, flush, seek...)", float(r.meta_time), "s"
+                ),
+            ),
+            hex_id(fid),
+        )
+        for (layer, fid), r in hit.iterrows()
+    ]
+    top = hit.iloc[0]
+    who = f"rank {int(top['rank'])}" if top["rank"] >= 0 else "the slowest rank"
+    statement = (
+        f"{len(hit)} file(s) move data at under {fmt.rate(cfg.latency_max_rate)} while taking time: "
+        f"{top['name']} costs {who} {fmt.seconds(float(top.max_rank))} for {fmt.nbytes(float(top.bytes))} "
+        f"({fmt.rate(float(top.rate))}, {fmt.count(float(top.ops))} "
+        f"calls{', ' + fmt.count(float(top.flushes)) + ' flushes/syncs' if top.flushes else ''})."
+    )
+    evidence = [
+        Metric("files", "latency-bound files", len(hit), "count"),
+        Metric("bytes", "bytes they move", float(hit["bytes"].sum()), "B"),
+        Metric("time", "their I/O time (all ranks)", float(hit["time"].sum()), "s"),
+        Metric("time_at_stake", "largest time one rank spends on one of them", lost, "s"),
+    ]
+    recs = []
+    if float(hit["flushes"].sum()) > 0:
+        recs.append(
+            Recommendation(
+                "code",
+                (
+                    "Flush or sync less often: every fflush/fsync waits for the file system (on a shared "
+                    "parallel file system, for its locks too). Flush at checkpoints, not after every line."
+                ),
+                "",
+            )
+        )
+    if float(hit["meta_time"].sum()) > 0.5 * float(hit["time"].sum()):
+        recs.append(
+            Recommendation(
+                "code",
+                ("Most of the time is in open/close/seek/flush: open the file once and keep it open."),
+                "",
+            )
+        )
+    recs.append(
+        Recommendation(
+            "code",
+            (
+                "Collect the output in memory (or give the stream a large buffer) and write it in large "
+                "pieces; write diagnostic logs from one rank to node-local storage and copy them at the end."
+            ),
+            "static char big[1 << 20];\nsetvbuf(fp, big, _IOFBF, sizeof big);",
+        )
+    )
+    yield finding(
+        "IO-LATENCY-BOUND",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=lost,
+        subjects=subjects,
+        subjects_total=len(hit),
+        time_basis="upper bound: the largest time one rank spends on one of these files",
+    )

@@ -1,0 +1,136 @@
+"""Time rules: the run is I/O-bound (with how its I/O time splits between reads, writes and metadata)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pario.analysis.diagnosis import _fmt as fmt
+from pario.analysis.diagnosis.config import RuleConfig
+from pario.analysis.diagnosis.facts import Facts, col, tune_command
+from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation
+from pario.analysis.diagnosis.registry import finding, rule
+from pario.analysis.pop import pop_metrics
+
+FAMILY = "time"
+
+
+@rule(
+    "TIME-IO-BOUND",
+    title="The run is I/O-bound",
+    family=FAMILY,
+    config=("io_bound_max_efficiency", "io_bound_min_share"),
+)
+def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """I/O takes a large share of the run (POP I/O efficiency below the rule of thumb)."""
+    t = facts.times
+    T = facts.runtime
+    if T <= 0 or t.nranks == 0:
+        return
+    mean_io = float(t.io.mean())
+    share = mean_io / T
+    if share < cfg.io_bound_min_share:
+        return
+    pop = pop_metrics(t)
+    ioe = pop.io_efficiency.value
+    if ioe is not None and ioe >= cfg.io_bound_max_efficiency:
+        return
+    kinds = {k: float(t.io_of(k).mean()) for k in ("read", "write", "meta")}
+    outer = list(facts.outermost().values())
+    b_read = sum(float(col(f, "bytes_read").sum()) for f in outer)
+    b_write = sum(float(col(f, "bytes_written").sum()) for f in outer)
+    nbytes = b_read + b_write
+    io_max = float(t.io.max())
+    main = max(kinds, key=lambda k: kinds[k])
+    rates = {
+        k: (b / float(t.io_of(k).sum()) if b > 0 and float(t.io_of(k).sum()) > 0 else None)
+        for k, b in (("read", b_read), ("write", b_write))
+    }
+    statement = (
+        f"The run spends {fmt.pct(share)} of its time in I/O: {fmt.seconds(mean_io)} per rank on average of "
+        f"{fmt.seconds(T)} (reads {fmt.seconds(kinds['read'])}, writes {fmt.seconds(kinds['write'])}, "
+        f"metadata {fmt.seconds(kinds['meta'])})"
+        + (
+            f"; I/O efficiency is {ioe:.2f}, below POP's {cfg.io_bound_max_efficiency:g}"
+            if ioe is not None
+            else ""
+        )
+        + f". {_split(main, kinds, b_read, b_write, rates)}"
+    )
+    evidence = [
+        Metric("io_share", "mean I/O time / run time", share, "share"),
+        Metric("io_efficiency", "I/O efficiency IOE = sum(U) / sum(U + IO)", ioe, ""),
+        Metric("mean_io", "mean I/O time per rank", mean_io, "s"),
+        Metric("max_io", "slowest rank's I/O time", io_max, "s", approximate=not t.exact_max("io")),
+        Metric("runtime", "run time", T, "s"),
+        Metric("read_time", "mean read time", kinds["read"], "s"),
+        Metric("write_time", "mean write time", kinds["write"], "s"),
+        Metric("meta_time", "mean metadata time", kinds["meta"], "s"),
+        Metric("bytes_read", "bytes read", b_read, "B"),
+        Metric("bytes_written", "bytes written", b_write, "B"),
+        Metric("read_rate", "read rate per process (bytes / read time)", rates["read"], "B/s"),
+        Metric("write_rate", "write rate per process (bytes / write time)", rates["write"], "B/s"),
+        Metric(
+            "rate",
+            "aggregate rate (bytes / slowest rank's I/O time)",
+            nbytes / io_max if io_max > 0 else None,
+            "B/s",
+            approximate=not t.exact_max("io"),
+        ),
+    ]
+    notes = []
+    if ioe is None:
+        notes.append(
+            f"I/O efficiency needs MPI time, which this log does not record ({pop.io_efficiency.reason}); "
+            "the share of the run time spent in I/O is used instead."
+        )
+    recs = [
+        Recommendation(
+            "investigate",
+            "The other findings of this run say where the I/O time goes; start with the "
+            f"{'metadata calls' if main == 'meta' else main + 's'}, which take most of it.",
+        ),
+        Recommendation(
+            "tune", "Search the MPI-IO and file-system settings for this run:", tune_command(facts)
+        ),
+        Recommendation(
+            "code",
+            (
+                "Overlap I/O with computation (nonblocking MPI_File_iwrite_all, or dedicated I/O ranks or "
+                "threads) and write only what is needed, as often as needed (checkpoint frequency, output "
+                "precision)."
+            ),
+        ),
+    ]
+    yield finding(
+        "TIME-IO-BOUND",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=T,
+        time_lost=mean_io,
+        notes=notes,
+        time_basis="exact: the mean per-rank I/O time (POP's avg(IO)); the run cannot save more "
+        "than this by making I/O faster",
+    )
+
+
+def _split(
+    main: str, kinds: dict[str, float], b_read: float, b_write: float, rates: dict[str, float | None]
+) -> str:
+    """'Writes take 92% of it and move 60% of the bytes (at 148 KiB/s per process, reads at 1.1 MiB/s).'"""
+    total = sum(kinds.values())
+    if total <= 0:
+        return ""
+    nbytes = b_read + b_write
+    if main == "meta":
+        return f"Metadata calls take {fmt.pct(kinds['meta'] / total)} of it."
+    other = "read" if main == "write" else "write"
+    moved = b_write if main == "write" else b_read
+    text = f"{main.capitalize()}s take {fmt.pct(kinds[main] / total)} of it"
+    if nbytes > 0:
+        text += f" and move {fmt.pct(moved / nbytes)} of the bytes"
+    r_main, r_other = rates.get(main), rates.get(other)
+    if r_main is not None and r_other is not None:
+        text += f" (at {fmt.rate(r_main)} per process, {other}s at {fmt.rate(r_other)})"
+    return text + "."

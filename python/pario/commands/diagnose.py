@@ -1,0 +1,70 @@
+"""``pario diagnose LOG [LOG ...]``: findings with evidence and recommendations (pario or Darshan logs)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "diagnose",
+        help="find I/O problems in a run, with evidence and what to change (pario or Darshan logs)",
+        description="Diagnose the I/O of one run (a pario log or a Darshan log): each finding states a "
+        "problem, the numbers that show it, the files or ranks concerned, and what to change (MPI-IO hints, "
+        "Lustre striping, code, or a pario tune command). Findings are ordered by the time they are "
+        "estimated to cost. With several logs of one application, also the findings that compare the runs "
+        "(contention, I/O time growing faster than the data). The rules and their thresholds are "
+        "documented in docs/diagnosis.md. Exit status 0 whatever is found; 2 for unreadable input.",
+    )
+    p.add_argument("logs", nargs="+", metavar="LOG", help="pario log or Darshan log")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON (docs/diagnosis.md)")
+    p.add_argument(
+        "--min-severity",
+        choices=("info", "warning", "critical"),
+        default="info",
+        help="show only findings at least this severe (default: info, i.e. all)",
+    )
+    p.add_argument("--config", metavar="FILE", help="TOML or JSON file overriding rule thresholds")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from pario.analysis.diagnosis import (
+        Severity,
+        diagnose,
+        diagnose_runs,
+        diagnosis_dict,
+        findings_renderable,
+        load_config,
+        log_summary,
+    )
+    from pario.log import read_log
+
+    cfg = load_config(args.config)
+    minimum = Severity.parse(args.min_severity)
+    profiles = [read_log(path) for path in args.logs]
+    runs = [(p, diagnose(p, cfg)) for p in profiles]
+    across = diagnose_runs(profiles, cfg) if len(profiles) > 1 else []
+    if args.json:
+        json.dump(diagnosis_dict(runs, across, min_severity=minimum), sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    for p, findings in runs:
+        console.print(findings_renderable(findings, title=log_summary(p), min_severity=minimum))
+        console.print()
+    if len(profiles) > 1:
+        console.print(
+            findings_renderable(
+                across,
+                title=f"Across the {len(profiles)} runs",
+                min_severity=minimum,
+                empty="No problems found across the runs.",
+            )
+        )
+    return 0
