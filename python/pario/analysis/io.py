@@ -167,7 +167,8 @@ def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
                             exact_max=rt.exact_max(kind), exact_ranks=rt.exact_ranks(kind))
     total = _kind("total", rt.io, rt.runtime, sum(_ops(outer, k) for k in ("read", "write", "meta")), None,
                   exact_max=rt.exact_max("io"), exact_ranks=rt.exact_ranks("io"))
-    nfiles = len(set().union(*(set(f["id"].tolist()) for f in outer.values()))) if outer else 0
+    ids = [f["id"].to_numpy(dtype=np.uint64) for f in outer.values()]
+    nfiles = int(np.unique(np.concatenate(ids)).size) if ids else 0
     overall = LayerIO("all", LAYER_LABELS["all"], nfiles, kinds["read"], kinds["write"], kinds["meta"], total)
     return IOSummary(has_io, overall, layers)
 

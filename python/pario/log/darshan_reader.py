@@ -50,7 +50,9 @@ LAYER_OF_MODULE: dict[str, str] = {"POSIX": "posix", "MPI-IO": "mpiio", "STDIO":
 MAX_NPROCS = 1 << 26
 #: Largest size any region may inflate to.
 MAX_INFLATED_BYTES = 1 << 34
+#: Time PyDarshan may take: DEFAULT_TIMEOUT plus TIMEOUT_PER_MIB per MiB of log.
 DEFAULT_TIMEOUT = 120.0
+TIMEOUT_PER_MIB = 2.0
 _JOB_RECORD_SIZE = 4096
 _CHUNK = 1 << 24
 
@@ -310,7 +312,7 @@ def _run_guarded(path: str, timeout: float) -> _RawDarshan:
         stderr = errlog.read().decode("utf-8", errors="replace")
     detail = _last_error_line(stderr)
     if timed_out:
-        raise _fail(path, f"the Darshan reader did not finish within {timeout:g} s")
+        raise _fail(path, f"the Darshan reader did not finish within {timeout:.0f} s")
     if os.WIFSIGNALED(status):
         sig = signal.Signals(os.WTERMSIG(status)).name
         raise _fail(path, f"the Darshan reader library crashed ({sig}){': ' + detail if detail else ''}")
@@ -375,11 +377,14 @@ def _last_error_line(text: str) -> str:
 def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = None) -> Profile:
     """Read a Darshan log; raise LogFormatError naming the file if it is damaged.
 
-    ``timeout`` (default DEFAULT_TIMEOUT seconds) bounds the time PyDarshan may take.
+    ``timeout`` bounds the time PyDarshan may take (default: DEFAULT_TIMEOUT seconds plus
+    TIMEOUT_PER_MIB per MiB of log).
     """
     p = Path(path)
     header = check_darshan_log(p)
-    raw = _run_guarded(str(p), DEFAULT_TIMEOUT if timeout is None else timeout)
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT + TIMEOUT_PER_MIB * p.stat().st_size / 2**20
+    raw = _run_guarded(str(p), timeout)
     try:
         return _build_profile(raw, header, str(p))
     except (KeyError, ValueError, TypeError, IndexError) as exc:
