@@ -27,13 +27,6 @@ XSS = "<script>alert(1)</script>.dat"
 needs_logs = pytest.mark.skipif(not ALL_LOGS, reason=f"no Darshan logs in {LOGS}")
 
 
-@pytest.fixture(autouse=True)
-def report_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make sure `report` is registered in the CLI's command table."""
-    if "report" not in cli.COMMANDS:
-        monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, "report"))
-
-
 def log(name: str) -> Path:
     return next(p for p in ALL_LOGS if p.name.startswith(name))
 

@@ -26,12 +26,6 @@ pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("m
                                 reason="needs mpicc and mpirun")
 
 
-@pytest.fixture(autouse=True)
-def report_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    if "report" not in cli.COMMANDS:
-        monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, "report"))
-
-
 @pytest.fixture(scope="module")
 def runtime(pario_cmd: list[str], mpi_env: dict[str, str]) -> list[str]:
     """The `pario` command, if `pario run` can work here (else skip)."""
