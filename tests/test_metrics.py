@@ -232,6 +232,13 @@ def test_shared_record_with_inconsistent_extremes_is_spread_evenly() -> None:
     assert not rio.exact_max["read_time"]
 
 
+def test_shared_record_whose_rest_exceeds_the_slowest_is_spread_evenly() -> None:
+    """fastest 1 s + slowest 2 s leave 27 s for 3 ranks: 9 s each, more than the 'slowest'."""
+    rio = rank_io(records([shared(read=30.0, t_fast=1.0, t_slow=2.0)]), nprocs=5)
+    assert rio.table["read_time"].tolist() == pytest.approx([6.0] * 5)
+    assert not rio.exact_max["read_time"]
+
+
 def test_two_shared_files_make_the_maximum_approximate() -> None:
     two = records([shared(read=10.0), {**shared(read=10.0, fast=3, slow=1), "id": 8}])
     rio = rank_io(two, nprocs=5)

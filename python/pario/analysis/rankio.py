@@ -176,6 +176,9 @@ def _valid_extremes(fast: np.ndarray, slow: np.ndarray, v_fast: np.ndarray, v_sl
     ok &= v_fast <= v_slow + tol
     ok &= v_fast + v_slow <= total + tol
     ok &= (n != 2) | (np.abs(v_fast + v_slow - total) <= tol)
+    # the others' equal share must lie between the fastest and the slowest rank
+    rest = (total - v_fast - v_slow) / np.maximum(n - 2, 1)
+    ok &= (n <= 2) | ((rest >= v_fast - tol) & (rest <= v_slow + tol))
     for i in np.flatnonzero(ok):
         m = member_lists[i]
         if m is not None and not (np.isin(fast[i], m) and np.isin(slow[i], m)):
