@@ -222,8 +222,9 @@ def test_shared_record_kind_split_is_proportional_and_inexact() -> None:
 
 
 def test_shared_record_with_known_members() -> None:
-    rio = rank_io(records([shared(read=10.0, fast=0, slow=3)]), nprocs=5, members={7: np.array([0, 2, 3])})
-    assert rio.table["read_time"].tolist() == pytest.approx([1.0, 0.0, 5.0, 4.0, 0.0])
+    rio = rank_io(records([shared(read=10.0, fast=0, slow=3, t_slow=6.0)]), nprocs=5,
+                  members={7: np.array([0, 2, 3])})
+    assert rio.table["read_time"].tolist() == pytest.approx([1.0, 0.0, 3.0, 6.0, 0.0])
 
 
 def test_shared_record_with_inconsistent_extremes_is_spread_evenly() -> None:
