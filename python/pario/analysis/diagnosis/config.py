@@ -94,7 +94,7 @@ class RuleConfig:
         "share of requests not aligned to the file system block (or Lustre stripe) for a finding",
     )
     misaligned_min_requests: int = _f(64, "count", "fewest misaligned requests for a finding")
-    random_min_share: float = _f(0.5, "share", "share of requests that go backwards in the file")
+    random_min_share: float = _f(0.25, "share", "share of requests that go backwards in the file")
     random_min_requests: int = _f(64, "count", "fewest non-sequential requests for a finding")
     redundant_min_factor: float = _f(
         2.0, "x", "bytes moved / distinct bytes of the file at or above which data is moved repeatedly"
@@ -103,16 +103,11 @@ class RuleConfig:
     latency_max_rate: float = _f(1.0 * MiB, "B/s", "a file whose I/O runs slower than this is latency-bound")
 
     # --- load ------------------------------------------------------------------------------
-    imbalance_max_load_balance: float = _f(
-        0.8,
-        "share",
-        "I/O load balance mean/max below which per-rank I/O time is imbalanced (POP's rule of thumb)",
-    )
-    imbalance_min_lost_share: float = _f(
+    load_min_lost_share: float = _f(
         0.05,
         "share",
-        "time lost to imbalance (max - mean) as a share of the run at or above which the imbalance is "
-        "reported whatever the load balance",
+        "the load rules report imbalance, stragglers or few busy ranks only when the time lost (max - mean, "
+        "or max - median) is at least this share of the run time",
     )
     straggler_min_ratio: float = _f(
         2.0, "x", "a rank whose I/O time is at least this multiple of the median rank's is a straggler"
@@ -141,6 +136,10 @@ class RuleConfig:
     stdio_bulk_min_share: float = _f(0.5, "share", "... and at least this share of all bytes moved")
     metadata_min_share_of_io: float = _f(
         0.3, "share", "metadata time as a share of I/O time for a metadata-heavy run"
+    )
+
+    metadata_min_time_share: float = _f(
+        0.05, "share", "the slowest rank's metadata time as a share of the run for a metadata-heavy run"
     )
 
     # --- time ------------------------------------------------------------------------------
@@ -173,7 +172,7 @@ class RuleConfig:
     romio_cb_buffer_default_bytes: int = _f(16 * MiB, "B", "ROMIO's default cb_buffer_size")
     ompio_buffer_default_bytes: int = _f(32 * MiB, "B", "OMPIO's default bytes per aggregator per cycle")
     default_hints_min_share: float = _f(
-        0.1, "share", "MPI-IO time as a share of the run at or above which searching the hints is suggested"
+        0.05, "share", "MPI-IO time as a share of the run at or above which searching the hints is suggested"
     )
 
     # --- across runs -----------------------------------------------------------------------

@@ -340,7 +340,7 @@ def stdio_bulk(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     "IFACE-METADATA-HEAVY",
     title="Metadata-heavy I/O (opens, stats, seeks per byte moved)",
     family=FAMILY,
-    config=("metadata_min_share_of_io", "min_time_lost_share"),
+    config=("metadata_min_share_of_io", "metadata_min_time_share"),
 )
 def metadata_heavy(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Metadata calls take a large share of the I/O time."""
@@ -351,7 +351,7 @@ def metadata_heavy(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if io_total <= 0 or T <= 0 or meta_total / io_total < cfg.metadata_min_share_of_io:
         return
     lost = float(t.io_meta.max())
-    if lost < cfg.min_time_lost_share * T:
+    if lost < cfg.metadata_min_time_share * T:
         return
     counts = {"opens": 0.0, "stats": 0.0, "seeks": 0.0, "closes/flushes/syncs": 0.0}
     nbytes = 0.0

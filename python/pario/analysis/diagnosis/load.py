@@ -168,7 +168,7 @@ def _stragglers(io: np.ndarray, cfg: RuleConfig) -> tuple[list[int], float]:
 def _straggler_fires(facts: Facts, cfg: RuleConfig) -> bool:
     io = facts.times.io
     strag, med = _stragglers(io, cfg)
-    return bool(strag) and float(io.max()) - med >= cfg.min_time_lost_share * facts.runtime
+    return bool(strag) and float(io.max()) - med >= cfg.load_min_lost_share * facts.runtime
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ def _few_fires(facts: Facts, cfg: RuleConfig) -> bool:
     if c is None:
         return False
     io = facts.times.io
-    return float(io.max() - io.mean()) >= cfg.min_time_lost_share * facts.runtime
+    return float(io.max() - io.mean()) >= cfg.load_min_lost_share * facts.runtime
 
 
 def _rank_subjects(facts: Facts, order: list[int], io: np.ndarray) -> list[Subject]:
@@ -231,7 +231,7 @@ def _rank_subjects(facts: Facts, order: list[int], io: np.ndarray) -> list[Subje
     "LOAD-IMBALANCE",
     title="I/O time imbalanced across ranks",
     family=FAMILY,
-    config=("imbalance_max_load_balance", "imbalance_min_lost_share", "min_time_lost_share"),
+    config=("load_min_lost_share",),
 )
 def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Per-rank I/O time is spread unevenly, so the run waits for the slowest rank."""
@@ -243,9 +243,7 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     mean, mx = float(io.mean()), float(io.max())
     lb = mean / mx
     lost = mx - mean
-    if lost < cfg.min_time_lost_share * T:
-        return
-    if lb >= cfg.imbalance_max_load_balance and lost < cfg.imbalance_min_lost_share * T:
+    if lost < cfg.load_min_lost_share * T:
         return
     if _straggler_fires(facts, cfg) or _few_fires(facts, cfg):
         return  # LOAD-STRAGGLERS or LOAD-FEW-RANKS explains it better
@@ -322,7 +320,7 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     "LOAD-STRAGGLERS",
     title="A few ranks take much longer in I/O (stragglers)",
     family=FAMILY,
-    config=("straggler_min_ratio", "straggler_max_share", "min_time_lost_share"),
+    config=("straggler_min_ratio", "straggler_max_share", "load_min_lost_share"),
 )
 def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """A few ranks spend several times the median rank's I/O time."""
@@ -333,7 +331,7 @@ def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         return
     mx = float(io.max())
     lost = mx - med
-    if lost < cfg.min_time_lost_share * T or _few_fires(facts, cfg):
+    if lost < cfg.load_min_lost_share * T or _few_fires(facts, cfg):
         return
     approx = not facts.times.exact_ranks("io")
     mean, std = float(io.mean()), float(io.std())
@@ -405,7 +403,7 @@ def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     "LOAD-FEW-RANKS",
     title="Rank 0 or a few ranks do all the I/O while the others wait",
     family=FAMILY,
-    config=("few_ranks_bytes_share", "few_ranks_max_share", "few_ranks_min_nprocs", "min_time_lost_share"),
+    config=("few_ranks_bytes_share", "few_ranks_max_share", "few_ranks_min_nprocs", "load_min_lost_share"),
 )
 def few_ranks(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Most bytes are moved by a small share of the ranks; the other ranks are idle meanwhile."""
@@ -417,7 +415,7 @@ def few_ranks(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     n = facts.nprocs
     mean, mx = float(io.mean()), float(io.max())
     lost = mx - mean
-    if lost < cfg.min_time_lost_share * T:
+    if lost < cfg.load_min_lost_share * T:
         return
     k = len(c.doers)
     share = float(c.per_rank_bytes[c.doers].sum() / c.total)

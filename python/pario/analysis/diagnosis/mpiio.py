@@ -62,27 +62,54 @@ TUNING_KEYS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Aggregators:
+    """How many ranks aggregate a file's collective I/O, and how that is known.
+
+    ``hinted``: the count comes from a hint that the measurement (if any) agrees with.
+    ``bypassed``: a hint asked for aggregators, but every rank did its own file-system
+    I/O: collective buffering was not used (ROMIO switches to independent I/O when the
+    ranks' pieces do not interleave, unless romio_cb_write=enable).
+    """
+
     count: float
     source: str
     hinted: bool
+    bypassed: bool = False
+
+
+def _ranks(k: float) -> str:
+    return "1 rank does" if round(k, 2) == 1 else f"{k:.3g} ranks do"
 
 
 def aggregators(facts: Facts, fid: int) -> Aggregators | None:
     """Aggregators of a file's collective I/O: from the hints, measured, or Lustre's default."""
+    hinted: tuple[int, str] | None = None
     for key in ("cb_nodes", "num_aggregators"):
         v = hint(facts, fid, key)
-        if v is not None:
-            try:
-                n = int(v)
-            except ValueError:
-                continue
-            if n > 0:
-                origin = hint_origin(facts, key, v)
-                how = "injected by pario run --hints" if origin == "PARIO_HINTS" else "in effect"
-                src = f"hint {key}={n} ({how})"
-                return Aggregators(float(n), src, True)
+        try:
+            n = int(v) if v is not None else 0
+        except ValueError:
+            n = 0
+        if n > 0:
+            injected = hint_origin(facts, key, v or "") == "PARIO_HINTS"
+            how = "injected by pario run --hints" if injected else "in effect"
+            hinted = (n, f"hint {key}={n} ({how})")
+            break
     p = participation(facts, fid)
-    if p is not None and p.ranks >= 2:
+    measured = p is not None and p.ranks >= 2
+    if hinted is not None:
+        n, src = hinted
+        if not measured or p is None:
+            return Aggregators(float(n), src, True)
+        if p.effective <= 1.5 * n:
+            return Aggregators(float(n), f"{src}; measured: {_ranks(p.effective)} the file-system I/O", True)
+        return Aggregators(
+            p.effective,
+            f"measured: {_ranks(p.effective)} the file-system I/O although {src}: collective buffering was "
+            "not used",
+            False,
+            True,
+        )
+    if measured and p is not None:
         return Aggregators(
             p.effective,
             f"measured: the file-system I/O is spread over {p.effective:.3g} ranks (participation ratio of "
@@ -295,7 +322,7 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     "MPIIO-AGGREGATORS-STRIPES",
     title="Aggregators not matched to the stripe count",
     family=FAMILY,
-    config=("aggregators_per_ost_max", "large_shared_file_bytes"),
+    config=("aggregators_per_ost_max", "large_shared_file_bytes", "min_time_lost_share"),
 )
 def aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """The number of aggregators is not a small multiple of the file's stripe count."""
@@ -590,7 +617,7 @@ def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     "MPIIO-CB-DISABLED",
     title="Collective buffering disabled on a non-contiguous pattern",
     family=FAMILY,
-    config=("collective_max_request_bytes", "min_time_lost_share"),
+    config=("collective_max_request_bytes",),
 )
 def cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Collective calls run with collective buffering off: their small pieces reach the file system as is."""
@@ -623,8 +650,6 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 continue
             m = _records(facts, fid)
             st = stake(facts, "mpiio", m, {kind: _coll_weight(m, (kind,))[kind]})
-            if st.max < cfg.min_time_lost_share * facts.runtime:
-                continue
             statement = (
                 f"Collective {kind}s to {r['name']} run with {setting}: the {int(r.ranks)} ranks' pieces "
                 f"reach the file system separately ({fmt.count(n)} POSIX {kind}s, mean {fmt.nbytes(mean)}) "
@@ -704,7 +729,6 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         "cb_cycles_min",
         "romio_cb_buffer_default_bytes",
         "ompio_buffer_default_bytes",
-        "min_time_lost_share",
     ),
 )
 def cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
@@ -721,7 +745,7 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         if coll <= 0 or r.ranks <= 0 or r.bytes_written <= 0:
             continue
         agg = aggregators(facts, fid)
-        if agg is None:
+        if agg is None or agg.bypassed:
             continue
         a = max(1.0, float(round(agg.count, 2)))
         comp = io_component(facts, fid)
@@ -743,8 +767,6 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         m = _records(facts, fid)
         st = stake(facts, "mpiio", m, {"write": _coll_weight(m, ("write",))["write"]})
         lost = 0.5 * st.max
-        if lost < cfg.min_time_lost_share * facts.runtime:
-            continue
         statement = (
             f"Each collective write to {r['name']} moves {fmt.nbytes(per_call)} through {a:.3g} "
             f"aggregator{'s' if a != 1 else ''} with a {fmt.nbytes(buf)} buffer: {cycles} cycles per call, "

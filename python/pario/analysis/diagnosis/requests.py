@@ -43,13 +43,23 @@ UPPER_SMALL = (
 )
 
 
-def _fs_records(facts: Facts) -> list[tuple[str, pd.DataFrame]]:
-    """POSIX records, and MPI-IO records of files that have no POSIX record."""
+def _fs_records(facts: Facts, kind: str | None = None) -> list[tuple[str, pd.DataFrame]]:
+    """POSIX records, and MPI-IO records of files that have no POSIX record.
+
+    With ``kind``, POSIX records of files whose MPI-IO records move no bytes of that kind
+    are left out: those requests were made by the MPI-IO library itself (the reads of
+    ROMIO's read-modify-write during collective writes), not by the application.
+    """
     posix = facts.layer("posix")
     mpiio = facts.layer("mpiio")
+    if kind is not None and len(posix) and len(mpiio):
+        moved = pd.Series(col(mpiio, BYTES_COLS[kind])).groupby(mpiio["id"].to_numpy()).sum()
+        library = {int(i) for i, b in moved.items() if b <= 0}
+        if library:
+            posix = posix[~posix["id"].isin(list(library))]
     out = [("posix", posix)] if len(posix) else []
     if len(mpiio):
-        seen = set(posix["id"].tolist()) if len(posix) else set()
+        seen = set(facts.layer("posix")["id"].tolist()) if len(facts.layer("posix")) else set()
         rest = mpiio[~mpiio["id"].isin(list(seen))] if seen else mpiio
         if len(rest):
             out.append(("mpiio", rest))
@@ -67,7 +77,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
     limit = cfg.small_request_bytes
     rows = []
     stakes = []
-    for layer, frame in _fs_records(facts):
+    for layer, frame in _fs_records(facts, kind):
         total = ops(frame, layer, kind)
         small = small_ops(frame, layer, kind, limit)
         nbytes = col(frame, BYTES_COLS[kind])
@@ -107,8 +117,8 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         )
     )
     n_small = float(per["small"].sum())
-    n_total = float(sum(ops(f, lay, kind).sum() for lay, f in _fs_records(facts)))
-    total_bytes = float(sum(col(f, BYTES_COLS[kind]).sum() for _, f in _fs_records(facts)))
+    n_total = float(sum(ops(f, lay, kind).sum() for lay, f in _fs_records(facts, kind)))
+    total_bytes = float(sum(col(f, BYTES_COLS[kind]).sum() for _, f in _fs_records(facts, kind)))
     if n_small < cfg.small_min_requests or n_total <= 0 or n_small / n_total < cfg.small_min_share:
         return
     share = n_small / n_total
@@ -379,11 +389,11 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 )
 def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Many requests go backwards in the file instead of forwards."""
-    posix = facts.layer("posix")
-    if not len(posix):
-        return
     best = None
     for kind in ("read", "write"):
+        posix = dict(_fs_records(facts, kind)).get("posix")
+        if posix is None or not len(posix):
+            continue
         n = col(posix, f"{kind}s")
         seq = np.minimum(col(posix, f"seq_{kind}s"), n)
         # the first request of each rank's sequence is never counted as sequential
@@ -392,10 +402,10 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         n_back, n_all = float(back.sum()), float(n.sum())
         if n_back >= cfg.random_min_requests and n_all > 0 and n_back / n_all >= cfg.random_min_share:
             if best is None or n_back > best[1]:
-                best = (kind, n_back, n_all, back, n)
+                best = (kind, n_back, n_all, back, n, posix)
     if best is None:
         return
-    kind, n_back, n_all, back, n = best
+    kind, n_back, n_all, back, n, posix = best
     frac = np.where(n > 0, back / np.where(n > 0, n, 1.0), 0.0)
     pick = back > 0
     st = stake(facts, "posix", posix[pick], {kind: frac[pick]})
@@ -702,7 +712,11 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         # the rate the run sees: bytes over the longest time one rank spends on the file
         rate = per["bytes"] / per["max_rank"].where(per["max_rank"] > 0)
     per = per.assign(rate=rate)
-    hit = per[(per["bytes"] > 0) & (per["max_rank"] >= floor) & (per["rate"] < cfg.latency_max_rate)]
+    # files whose time is mostly metadata calls are IFACE-METADATA-HEAVY's
+    data_bound = per["meta_time"] < 0.5 * per["time"]
+    hit = per[
+        (per["bytes"] > 0) & (per["max_rank"] >= floor) & (per["rate"] < cfg.latency_max_rate) & data_bound
+    ]
     if not len(hit):
         return
     hit = hit.sort_values("max_rank", ascending=False)
