@@ -404,67 +404,81 @@ static void put_record(struct buf *b, const struct pario_record *r, int64_t rank
     buf_put(b, r->f, sizeof(double) * d->nfcounters);
 }
 
+/* Which part of the RANK payload a walk over the records writes. Names and
+ * hints are columnar (all ids, then all lengths, then the bytes) so that a
+ * reader decodes a million of them with array operations. */
+enum section { SEC_RECORDS, SEC_NAME_IDS, SEC_NAME_LENS, SEC_NAME_BYTES, SEC_HINT_LAYERS, SEC_HINT_IDS,
+               SEC_HINT_LENS, SEC_HINT_BYTES };
+
 struct rank_ctx {
     struct buf *b;
     uint32_t n;
     int count_only;
-    int what; /* 0 records, 1 names, 2 hints */
+    enum section what;
 };
+
 static void rank_record(struct pario_record *r, void *arg)
 {
     struct rank_ctx *rc = arg;
     int64_t minrank = -1;
     int shared = is_shared(r->layer, r->id, &minrank) >= 0;
     int owner = !shared || minrank == pario_core.rank;
-    if (rc->what == 0) {
+    const char *text = NULL;
+    switch (rc->what) {
+    case SEC_RECORDS:
         if (shared)
             return;
         if (!rc->count_only)
             put_record(rc->b, r, pario_core.rank);
         rc->n++;
-    } else if (rc->what == 1) {
-        if (!owner || !r->name)
-            return;
-        if (!rc->count_only) {
-            put_u64(rc->b, r->id);
-            put_u32(rc->b, (uint32_t)strlen(r->name));
-            put_text(rc->b, r->name);
-        }
-        rc->n++;
-    } else {
-        if (!owner || !r->hints)
-            return;
-        if (!rc->count_only) {
-            put_u32(rc->b, (uint32_t)r->layer);
-            put_u64(rc->b, r->id);
-            put_u32(rc->b, (uint32_t)strlen(r->hints));
-            put_text(rc->b, r->hints);
-        }
-        rc->n++;
+        return;
+    case SEC_NAME_IDS: case SEC_NAME_LENS: case SEC_NAME_BYTES:
+        text = r->name;
+        break;
+    default:
+        text = r->hints;
+        break;
+    }
+    if (!owner || !text)
+        return;
+    rc->n++;
+    if (rc->count_only)
+        return;
+    switch (rc->what) {
+    case SEC_HINT_LAYERS: put_u32(rc->b, (uint32_t)r->layer); break;
+    case SEC_NAME_IDS: case SEC_HINT_IDS: put_u64(rc->b, r->id); break;
+    case SEC_NAME_LENS: case SEC_HINT_LENS: put_u32(rc->b, (uint32_t)strlen(text)); break;
+    default: put_text(rc->b, text); break;
     }
 }
 
-/* Walk all layers (what = 0: per layer) counting, then writing. */
-static void put_section(struct buf *b, int what, int layer)
+static void walk(struct rank_ctx *rc, int layer)
 {
-    struct rank_ctx rc = {.b = b, .n = 0, .count_only = 1, .what = what};
     for (int l = 0; l < PARIO_NLAYERS; l++)
         if (layer < 0 || l == layer)
-            pario_foreach_record(l, rank_record, &rc);
+            pario_foreach_record(l, rank_record, rc);
+}
+
+/* u32 count, then the columns `first`..`last` of the section, in order. */
+static void put_section(struct buf *b, enum section first, enum section last, int layer)
+{
+    struct rank_ctx rc = {.b = b, .n = 0, .count_only = 1, .what = first};
+    walk(&rc, layer);
     put_u32(b, rc.n);
     rc.count_only = 0;
-    for (int l = 0; l < PARIO_NLAYERS; l++)
-        if (layer < 0 || l == layer)
-            pario_foreach_record(l, rank_record, &rc);
+    for (enum section s = first; s <= last; s++) {
+        rc.what = s;
+        walk(&rc, layer);
+    }
 }
 
 static void build_rank_payload(struct buf *b, const double *row)
 {
     buf_put(b, row, sizeof(double) * RANK_NUM_FIELDS);
     for (int l = 0; l < PARIO_NLAYERS; l++)
-        put_section(b, 0, l);
-    put_section(b, 1, -1);
-    put_section(b, 2, -1);
+        put_section(b, SEC_RECORDS, SEC_RECORDS, l);
+    put_section(b, SEC_NAME_IDS, SEC_NAME_BYTES, -1);
+    put_section(b, SEC_HINT_LAYERS, SEC_HINT_BYTES, -1);
 }
 
 static void build_shared_payload(struct buf *b, struct shared_elem *elems, const unsigned char *bitmap,

@@ -31,10 +31,13 @@ class _LayerInfo:
 
 @dataclass
 class _Parts:
-    rows: list[np.ndarray] = field(default_factory=list)
+    rows: list[memoryview] = field(default_factory=list)
     rank_ids: list[int] = field(default_factory=list)
-    records: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    names: dict[int, str] = field(default_factory=dict)
+    #: raw record bytes per layer, joined and decoded once at the end
+    records: dict[str, list[memoryview]] = field(default_factory=dict)
+    name_ids: list[np.ndarray] = field(default_factory=list)
+    name_lens: list[np.ndarray] = field(default_factory=list)
+    name_blobs: list[bytes] = field(default_factory=list)
     hints: dict[int, dict[str, str]] = field(default_factory=dict)
     shared: dict[str, np.ndarray] = field(default_factory=dict)
     bitmaps: dict[str, np.ndarray] = field(default_factory=dict)
@@ -63,9 +66,6 @@ class _Cursor:
 
     def array(self, dtype: np.dtype, count: int) -> np.ndarray:
         return np.frombuffer(self.take(dtype.itemsize * count), dtype=dtype, count=count)
-
-    def text(self) -> str:
-        return bytes(self.take(self.u32())).decode("utf-8", errors="replace")
 
 
 def read_pario_log(path: str | Path) -> Profile:
@@ -174,19 +174,52 @@ def _read_shared(cur: _Cursor, layers: list[_LayerInfo], parts: _Parts) -> None:
 
 
 def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, parts: _Parts) -> None:
-    parts.rows.append(cur.array(np.dtype("<f8"), nfields))
+    # Hot loop (once per rank): keep raw bytes, decode all ranks at once later.
+    # memoryviews into the inflated block: no copy until the one join per layer
+    parts.rows.append(cur.take(8 * nfields))
     parts.rank_ids.append(rank)
     for lay in layers:
-        parts.records[lay.name].append(_read_records(cur, lay))
-    for _ in range(cur.u32()):
-        rid = cur.u64()
-        parts.names[rid] = cur.text()
-    for _ in range(cur.u32()):
-        layer_index = cur.u32()
-        rid = cur.u64()
-        text = cur.text()
-        if layer_index < len(layers):
+        n = cur.u32()
+        parts.records[lay.name].append(cur.take(n * lay.dtype.itemsize))
+    # names: u32 n, u64 ids[n], u32 lens[n], bytes (columnar, see docs/log-format.md)
+    n = cur.u32()
+    if n:
+        ids = cur.array(np.dtype("<u8"), n)
+        lens = cur.array(np.dtype("<u4"), n)
+        parts.name_ids.append(ids)
+        parts.name_lens.append(lens)
+        parts.name_blobs.append(bytes(cur.take(int(lens.sum(dtype=np.int64)))))
+    # hints: u32 n, u32 layers[n], u64 ids[n], u32 lens[n], bytes
+    n = cur.u32()
+    if n:
+        cur.array(np.dtype("<u4"), n)
+        ids = cur.array(np.dtype("<u8"), n)
+        lens = cur.array(np.dtype("<u4"), n)
+        blob = bytes(cur.take(int(lens.sum(dtype=np.int64))))
+        for rid, text in zip(ids.tolist(), _split(blob, lens), strict=True):
             parts.hints[rid] = _parse_hints(text)
+
+
+def _split(blob: bytes, lens: np.ndarray) -> list[str]:
+    """Cut a blob of concatenated UTF-8 strings at the given byte lengths."""
+    ends = np.cumsum(lens, dtype=np.int64)
+    starts = ends - lens
+    spans = zip(starts.tolist(), ends.tolist(), strict=True)
+    if blob.isascii():
+        text = blob.decode("ascii")
+        return [text[a:b] for a, b in spans]
+    return [blob[a:b].decode("utf-8", errors="replace") for a, b in spans]
+
+
+def _names(parts: _Parts) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted unique ids, their names as an object array)."""
+    if not parts.name_ids:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=object)
+    ids = np.concatenate(parts.name_ids)
+    lens = np.concatenate(parts.name_lens)
+    names = np.array(_split(b"".join(parts.name_blobs), lens), dtype=object)
+    uniq, first = np.unique(ids, return_index=True)
+    return uniq, names[first]
 
 
 def _parse_hints(text: str) -> dict[str, str]:
@@ -198,23 +231,36 @@ def _parse_hints(text: str) -> dict[str, str]:
     return out
 
 
-def _layer_frame(lay: _LayerInfo, arrays: list[np.ndarray], names: dict[int, str]) -> pd.DataFrame:
-    rec = np.concatenate(arrays) if arrays else np.zeros(0, dtype=lay.dtype)
-    frame = pd.DataFrame({"id": rec["id"], "rank": rec["rank"]})
-    frame["name"] = [names.get(int(i), "<overflow: other files>" if i == 0 else f"<unknown {i:016x}>")
-                     for i in rec["id"]]
-    counters = pd.DataFrame(rec["c"], columns=[counter_column(n) for n in lay.counters])
-    fcounters = pd.DataFrame(rec["f"], columns=[counter_column(n) for n in lay.fcounters])
-    return pd.concat([frame, counters, fcounters], axis=1)
+OVERFLOW_NAME = "<overflow: other files>"
+
+
+def _layer_frame(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
+                 names: tuple[np.ndarray, np.ndarray]) -> pd.DataFrame:
+    rec = np.concatenate([shared, np.frombuffer(b"".join(chunks), dtype=lay.dtype)])
+    ids = rec["id"]
+    known_ids, known_names = names
+    name = np.empty(len(ids), dtype=object)
+    found = np.zeros(len(ids), dtype=bool)
+    if len(known_ids):
+        pos = np.minimum(np.searchsorted(known_ids, ids), len(known_ids) - 1)
+        found = known_ids[pos] == ids
+        name[found] = known_names[pos[found]]
+    for i in np.flatnonzero(~found):
+        name[i] = OVERFLOW_NAME if ids[i] == 0 else f"<unknown {int(ids[i]):016x}>"
+    # One column per counter, each a view into the record array (pandas keeps
+    # them as they are: no 2-D block copy of a million records).
+    columns: dict[str, np.ndarray] = {"id": ids, "rank": rec["rank"], "name": name}
+    for i, counter in enumerate(lay.counters):
+        columns[counter_column(counter)] = rec["c"][:, i]
+    for i, counter in enumerate(lay.fcounters):
+        columns[counter_column(counter)] = rec["f"][:, i]
+    return pd.DataFrame(columns, copy=False)
 
 
 def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: _Parts,
            where: str) -> Profile:
     nprocs = int(meta["nprocs"])
-    if parts.rows:
-        rows = np.vstack(parts.rows)
-    else:
-        rows = np.zeros((0, len(rank_fields)))
+    rows = np.frombuffer(b"".join(parts.rows), dtype="<f8").reshape(len(parts.rows), len(rank_fields))
     ranks = pd.DataFrame(rows, columns=rank_fields, index=pd.Index(parts.rank_ids, name="rank"))
     if ranks.index.has_duplicates:
         raise LogFormatError(f"{where}: corrupt pario log (a rank appears twice)")
@@ -222,13 +268,14 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
 
     files: dict[str, pd.DataFrame] = {}
     file_ranks: dict[tuple[str, int], np.ndarray] = {}
+    names = _names(parts)
     for lay in layers:
         shared = parts.shared.get(lay.name, np.zeros(0, dtype=lay.dtype))
-        files[lay.name] = _layer_frame(lay, [shared, *parts.records[lay.name]], parts.names)
+        files[lay.name] = _layer_frame(lay, shared, parts.records[lay.name], names)
         bitmap = parts.bitmaps.get(lay.name)
         if bitmap is not None:
             bits = np.unpackbits(bitmap, axis=1, bitorder="little")[:, :nprocs]
-            for rid, row in zip(shared["id"], bits, strict=False):
+            for rid, row in zip(shared["id"], bits, strict=True):
                 file_ranks[(lay.name, int(rid))] = np.flatnonzero(row)
 
     reasons: list[str] = []

@@ -25,23 +25,31 @@ def _block(kind: int, rank: int, payload: bytes) -> bytes:
     return header + comp
 
 
-def _records(frame, layer: dict, mask: np.ndarray) -> bytes:
+def _record_array(frame, layer: dict) -> np.ndarray:
+    """A layer's records as the on-disk structured array, sorted by rank (stable)."""
     counters = [counter_column(n) for n in layer["counters"]]
     fcounters = [counter_column(n) for n in layer["fcounters"]]
     dtype = fmt.record_dtype(len(counters), len(fcounters))
-    sub = frame[mask] if len(frame) else frame
-    rec = np.zeros(len(sub), dtype=dtype)
-    if len(sub):
-        rec["id"] = sub["id"].to_numpy(dtype=np.uint64)
-        rec["rank"] = sub["rank"].to_numpy(dtype=np.int64)
-        rec["c"] = sub[counters].to_numpy(dtype=np.int64)
-        rec["f"] = sub[fcounters].to_numpy(dtype=np.float64)
-    return struct.pack("<I", len(rec)) + rec.tobytes()
+    if frame is None or not len(frame):
+        return np.zeros(0, dtype=dtype)
+    rec = np.zeros(len(frame), dtype=dtype)
+    rec["id"] = frame["id"].to_numpy(dtype=np.uint64)
+    rec["rank"] = frame["rank"].to_numpy(dtype=np.int64)
+    rec["c"] = frame.reindex(columns=counters).fillna(0).to_numpy(dtype=np.int64)
+    rec["f"] = frame.reindex(columns=fcounters).fillna(0.0).to_numpy(dtype=np.float64)
+    return rec[np.argsort(rec["rank"], kind="stable")]
 
 
-def _text(value: str) -> bytes:
-    raw = value.encode("utf-8")
-    return struct.pack("<I", len(raw)) + raw
+def _columnar_strings(ids: list[int], texts: list[str], layers: list[int] | None = None) -> bytes:
+    """u32 n, [u32 layers[n]], u64 ids[n], u32 lens[n], the UTF-8 bytes."""
+    raw = [t.encode("utf-8") for t in texts]
+    out = [struct.pack("<I", len(raw))]
+    if layers is not None:
+        out.append(np.asarray(layers, dtype="<u4").tobytes())
+    out.append(np.asarray(ids, dtype="<u8").tobytes())
+    out.append(np.asarray([len(r) for r in raw], dtype="<u4").tobytes())
+    out.append(b"".join(raw))
+    return b"".join(out)
 
 
 def write_pario_log(profile: Profile, path: str | Path) -> None:
@@ -61,54 +69,38 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
         **{k: v for k, v in job.metadata.items() if k != "schema"},
     }
     frames = [profile.files.get(lay["name"]) for lay in layers]
-    empty = np.zeros(0, dtype=bool)
+    arrays = [_record_array(f, lay) for f, lay in zip(frames, layers, strict=True)]
+    empty = struct.pack("<I", 0)
 
     with open(path, "wb") as out:
         out.write(fmt.FILE_HEADER.pack(fmt.MAGIC, fmt.VERSION, fmt.FILE_HEADER.size))
         out.write(_block(fmt.BLOCK_META, -1, json.dumps(meta).encode("utf-8")))
         shared = b"".join(
-            _records(f, lay, (f["rank"] == -1).to_numpy()) if f is not None else struct.pack("<I", 0)
-            for f, lay in zip(frames, layers, strict=False)
+            struct.pack("<I", int((a["rank"] == -1).sum())) + a[a["rank"] == -1].tobytes() for a in arrays
         )
         out.write(_block(fmt.BLOCK_SHARED, -1, shared + struct.pack("<I", 0)))
 
-        # group each layer's per-rank records once (not one scan per rank)
-        by_rank: list[dict[int, np.ndarray]] = []
-        for f in frames:
-            groups: dict[int, np.ndarray] = {}
-            if f is not None and len(f):
-                ranks = f["rank"].to_numpy()
-                order = np.argsort(ranks, kind="stable")
-                uniq, starts = np.unique(ranks[order], return_index=True)
-                bounds = list(starts[1:]) + [len(order)]
-                for r, s, e in zip(uniq, starts, bounds, strict=False):
-                    if r >= 0:
-                        groups[int(r)] = order[s:e]
-            by_rank.append(groups)
-
+        # each layer's records of rank r are the slice [lo[r], hi[r]) of its sorted array
         rows = profile.ranks.reindex(columns=rank_fields).fillna(0.0)
-        names = {int(i): n for f in frames if f is not None for i, n in zip(f["id"], f["name"], strict=False)}
+        rank_ids = rows.index.to_numpy(dtype=np.int64)
+        bounds = [(np.searchsorted(a["rank"], rank_ids, "left"),
+                   np.searchsorted(a["rank"], rank_ids, "right")) for a in arrays]
+        names = {int(i): n for f in frames if f is not None for i, n in zip(f["id"], f["name"], strict=True)}
+        mpiio = next((k for k, lay in enumerate(layers) if lay["name"] == "mpiio"), 0)
+        hint_ids = list(profile.hints)
+        hint_texts = ["".join(f"{k}={v}\n" for k, v in profile.hints[i].items()) for i in hint_ids]
+        row_values = rows.to_numpy(dtype=np.float64)
         count = 2
-        for i, (rank, row) in enumerate(zip(rows.index, rows.to_numpy(dtype=np.float64), strict=False)):
-            parts = [row.tobytes()]
-            for f, lay, groups in zip(frames, layers, by_rank, strict=False):
-                idx = groups.get(int(rank))
-                if f is None or idx is None:
-                    parts.append(struct.pack("<I", 0))
-                    continue
-                mask = np.zeros(len(f), dtype=bool) if len(f) else empty
-                mask[idx] = True
-                parts.append(_records(f, lay, mask))
+        for i, rank in enumerate(rank_ids.tolist()):
+            parts = [row_values[i].tobytes()]
+            for a, (lo, hi) in zip(arrays, bounds, strict=True):
+                part = a[lo[i]:hi[i]]
+                parts.append(struct.pack("<I", len(part)) + part.tobytes())
             if i == 0:  # all names and hints travel in the first rank's block
-                parts.append(struct.pack("<I", len(names)))
-                parts.extend(struct.pack("<Q", rid) + _text(n) for rid, n in names.items())
-                mpiio = next((k for k, lay in enumerate(layers) if lay["name"] == "mpiio"), 0)
-                parts.append(struct.pack("<I", len(profile.hints)))
-                for rid, hints in profile.hints.items():
-                    text = "".join(f"{k}={v}\n" for k, v in hints.items())
-                    parts.append(struct.pack("<IQ", mpiio, rid) + _text(text))
+                parts.append(_columnar_strings(list(names), list(names.values())))
+                parts.append(_columnar_strings(hint_ids, hint_texts, [mpiio] * len(hint_ids)))
             else:
-                parts.append(struct.pack("<II", 0, 0))
+                parts.append(empty + empty)
             out.write(_block(fmt.BLOCK_RANK, int(rank), b"".join(parts)))
             count += 1
         out.write(_block(fmt.BLOCK_END, -1, struct.pack("<Q", count)))
