@@ -255,11 +255,20 @@ def _check_finding(f: Finding) -> None:
     json.dumps(finding_dict(f), allow_nan=False)
 
 
+#: Rules that need what this machine lacks: Lustre striping, or NFS's locking (MPI-IO time far above
+#: the POSIX time beneath it); they fire on the real Darshan logs and synthetic profiles instead.
+ELSEWHERE = {
+    "LUSTRE-STRIPE-COUNT",
+    "LUSTRE-STRIPE-SIZE",
+    "MPIIO-AGGREGATORS-STRIPES",
+    "MPIIO-INDEPENDENT-OVERHEAD",
+}
+
+
 def test_every_run_rule_has_a_real_run_case():
-    """Every single-run rule is either in CASES or needs what this machine lacks (Lustre)."""
-    lustre_only = {"LUSTRE-STRIPE-COUNT", "LUSTRE-STRIPE-SIZE", "MPIIO-AGGREGATORS-STRIPES"}
+    """Every single-run rule is either in CASES or needs what this machine lacks."""
     covered = {c[0] for c in CASES}
-    missing = {r.id for r in RULES.values() if not r.across_runs} - covered - lustre_only
+    missing = {r.id for r in RULES.values() if not r.across_runs} - covered - ELSEWHERE
     assert not missing
 
 
@@ -319,6 +328,12 @@ def test_cb_disabled_says_the_setting_came_from_pario_hints(runs):
     assert ev["setting"] == "romio_cb_write=disable"
     assert "PARIO_HINTS" in ev["origin"]
     assert any("hints file" in r.text and r.snippet == "romio_cb_write enable" for r in f.recommendations)
+
+
+@pytest.mark.parametrize("scenario", ["kernel:independent", "kernel:small", "kernel:misaligned"])
+def test_independent_overhead_silent_on_a_local_file_system(runs, scenario):
+    """On ext4 the independent MPI-IO time is the POSIX time beneath it (no locks): silent."""
+    assert "MPIIO-INDEPENDENT-OVERHEAD" not in _ids(diagnose(_profile(runs, scenario)))
 
 
 def test_fpp_stays_silent_at_the_default_threshold(runs):

@@ -12,8 +12,8 @@
  *   readonce   rank r reads its own quarter of DIR/input.dat once
  *   overwrite  every rank writes the same 1 MiB of DIR/over.<r> 8 times (256 KiB writes)
  *   tinysync   every rank writes 600 x 16 B to DIR/log.<r>, fsync after each
- *   stdio      every rank fwrite's 4 MiB (64 KiB calls) to DIR/stdio.<r>
- *   posixbulk  the same with write()
+ *   stdio      every rank fwrite's 4 MiB in 1 KiB calls to DIR/stdio.<r>
+ *   posixbulk  every rank write()s 4 MiB in 64 KiB calls to DIR/posixbulk.<r>
  *   meta       every rank writes 1 KiB to DIR/meta.<r>, then 6000 x (open, stat, lseek, close)
  *   fpp        every rank writes 8 files DIR/fpp.<r>.<i> of 64 KiB
  *   shared     every rank pwrites 512 KiB at its offset of one shared file DIR/shared.dat
@@ -151,8 +151,8 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "stdio")) {
         snprintf(path, sizeof path, "%s/stdio.%d", dir, rank);
         FILE *fp = fopen(path, "w");
-        for (int i = 0; i < 64; i++)
-            fwrite(buf, 1, 64 * 1024, fp);
+        for (int i = 0; i < 4096; i++)
+            fwrite(buf, 1, 1024, fp);
         fclose(fp);
     } else if (!strcmp(mode, "posixbulk")) {
         int fd = open_w(dir, "posixbulk", rank);

@@ -17,7 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "documented in docs/diagnosis.md. Exit status 0 whatever is found; 2 for unreadable input.",
     )
     p.add_argument("logs", nargs="+", metavar="LOG", help="pario log or Darshan log")
-    p.add_argument("--json", action="store_true", help="print the findings as JSON (docs/diagnosis.md)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the findings as JSON (docs/diagnosis.md)")
+    out.add_argument("--markdown", action="store_true", help="print the findings as Markdown")
     p.add_argument(
         "--min-severity",
         choices=("info", "warning", "critical"),
@@ -37,6 +39,7 @@ def _run(args: argparse.Namespace) -> int:
         diagnose,
         diagnose_runs,
         diagnosis_dict,
+        findings_markdown,
         findings_renderable,
         load_config,
         log_summary,
@@ -51,6 +54,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(diagnosis_dict(runs, across, min_severity=minimum), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
+        return 0
+    if args.markdown:
+        parts = [findings_markdown(fs, title=log_summary(p), min_severity=minimum, level=2) for p, fs in runs]
+        if len(profiles) > 1:
+            parts.append(
+                findings_markdown(
+                    across, title=f"Across the {len(profiles)} runs", min_severity=minimum, level=2
+                )
+            )
+        sys.stdout.write("\n".join(parts))
         return 0
     from rich.console import Console
 

@@ -30,7 +30,12 @@ from pario.analysis.diagnosis.config import RuleConfig, load_config, make_config
 from pario.analysis.diagnosis.facts import Facts, facts_of
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject, finding_dict
 from pario.analysis.diagnosis.registry import RULES, Rule
-from pario.analysis.diagnosis.render import diagnosis_dict, findings_renderable, log_summary
+from pario.analysis.diagnosis.render import (
+    diagnosis_dict,
+    findings_markdown,
+    findings_renderable,
+    log_summary,
+)
 from pario.model import Profile
 
 __all__ = [
@@ -47,6 +52,7 @@ __all__ = [
     "diagnosis_dict",
     "facts_of",
     "finding_dict",
+    "findings_markdown",
     "findings_renderable",
     "load_config",
     "log_summary",

@@ -88,6 +88,12 @@ class RuleConfig:
     )
     small_min_requests: int = _f(16, "count", "fewest small requests (of one direction) for a finding")
     small_min_share: float = _f(0.5, "share", "fewest small requests as a share of all requests")
+    small_min_bytes_share: float = _f(
+        0.1,
+        "share",
+        "small requests that carry less than this share of the bytes are reported only when they cost at "
+        "least severity_warning_share of the run",
+    )
     misaligned_min_share: float = _f(
         0.5,
         "share",
@@ -134,10 +140,16 @@ class RuleConfig:
     )
     stdio_bulk_min_bytes: int = _f(16 * MiB, "B", "STDIO bytes at or above which STDIO carries bulk data")
     stdio_bulk_min_share: float = _f(0.5, "share", "... and at least this share of all bytes moved")
+    stdio_buffered_call_bytes: int = _f(
+        4096, "B", "STDIO calls smaller than this go through the stream buffer (glibc: the file system block)"
+    )
     metadata_min_share_of_io: float = _f(
         0.3, "share", "metadata time as a share of I/O time for a metadata-heavy run"
     )
 
+    metadata_min_calls: int = _f(
+        1000, "count", "fewest opens, stats and seeks (all ranks) for a metadata-heavy run"
+    )
     metadata_min_time_share: float = _f(
         0.05, "share", "the slowest rank's metadata time as a share of the run for a metadata-heavy run"
     )
@@ -171,6 +183,9 @@ class RuleConfig:
     )
     romio_cb_buffer_default_bytes: int = _f(16 * MiB, "B", "ROMIO's default cb_buffer_size")
     ompio_buffer_default_bytes: int = _f(32 * MiB, "B", "OMPIO's default bytes per aggregator per cycle")
+    mpiio_overhead_min_share: float = _f(
+        0.5, "share", "share of independent MPI-IO time spent outside the POSIX calls beneath it"
+    )
     default_hints_min_share: float = _f(
         0.05, "share", "MPI-IO time as a share of the run at or above which searching the hints is suggested"
     )

@@ -171,17 +171,40 @@ def small_ops(frame: pd.DataFrame, layer: str, kind: str, limit: int) -> np.ndar
     return out
 
 
-def small_bytes_bound(frame: pd.DataFrame, layer: str, kind: str, limit: int) -> np.ndarray:
-    """Per record: an upper bound of the bytes moved by small requests (count x bucket bound)."""
-    from pario.analysis.diagnosis.config import SMALL_BOUNDS
+#: Upper bounds (bytes) of the ten request-size buckets; a bucket's lower bound is the previous one + 1.
+BUCKET_UPPER: tuple[float, ...] = (
+    100,
+    1 << 10,
+    10 << 10,
+    100 << 10,
+    1 << 20,
+    4 << 20,
+    10 << 20,
+    100 << 20,
+    1 << 30,
+    float("inf"),
+)
 
+
+def small_bytes_bound(frame: pd.DataFrame, layer: str, kind: str, limit: int) -> np.ndarray:
+    """Per record: an upper bound of the bytes moved by small requests.
+
+    The smaller of: small requests x their buckets' upper bounds, and the bytes moved
+    minus the least the other requests can carry (their buckets' lower bounds).
+    """
     cols = size_columns(layer, kind)
-    out = np.zeros(len(frame))
-    for c, bound in zip(cols, SMALL_BOUNDS, strict=False):
-        if bound > limit:
-            break
-        out += col(frame, c) * bound
-    return out
+    small = np.zeros(len(frame))
+    large_min = np.zeros(len(frame))
+    lower = 0.0
+    for c, upper in zip(cols, BUCKET_UPPER, strict=True):
+        n = col(frame, c)
+        if upper <= limit:
+            small += n * upper
+        else:
+            large_min += n * lower
+        lower = upper + 1
+    nbytes = col(frame, BYTES_COLS[kind])
+    return np.clip(np.minimum(small, nbytes - large_min), 0.0, None)
 
 
 def nranks(frame: pd.DataFrame, nprocs: int) -> np.ndarray:

@@ -25,6 +25,7 @@ from pario.analysis.diagnosis.facts import (
     Striping,
     col,
     file_size,
+    fs_of,
     hex_id,
     hint,
     hint_origin,
@@ -112,8 +113,8 @@ def aggregators(facts: Facts, fid: int) -> Aggregators | None:
     if measured and p is not None:
         return Aggregators(
             p.effective,
-            f"measured: the file-system I/O is spread over {p.effective:.3g} ranks (participation ratio of "
-            "bytes per rank in the POSIX records)",
+            f"measured: {_ranks(p.effective)} the file-system I/O (participation ratio of bytes per rank in "
+            "the POSIX records)",
             False,
         )
     s = facts.striping.get(fid)
@@ -262,11 +263,7 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if p is not None:
         evidence.append(
             Metric(
-                "top_rank_share",
-                f"share of the POSIX bytes moved by rank {p.top_rank}",
-                p.top_share,
-                "share",
-                approximate=True,
+                "top_rank_share", f"share of the POSIX bytes moved by rank {p.top_rank}", p.top_share, "share"
             )
         )
     n = stripes.stripe_count if stripes and stripes.stripe_count > 1 else min(int(r.ranks), 8)
@@ -473,8 +470,8 @@ def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     notes = []
     if p is not None and s.stripe_count == 1:
         notes.append(
-            f"At the POSIX level, rank {p.top_rank} moves {fmt.pct(p.top_share)} of this file's bytes (about "
-            f"{p.effective:.3g} rank(s) do its file-system I/O): with one OST, MPI-IO on Lustre uses one "
+            f"At the POSIX level, rank {p.top_rank} moves {fmt.pct(p.top_share)} of this file's bytes "
+            f"({_ranks(p.effective)} its file-system I/O): with one OST, MPI-IO on Lustre uses one "
             "aggregator."
         )
     evidence = [
@@ -832,6 +829,140 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 "most the shorter of shuffle and write)"
             ),
         )
+
+
+@rule(
+    "MPIIO-INDEPENDENT-OVERHEAD",
+    title="Independent MPI-IO calls take far longer than the file-system calls beneath them",
+    family=FAMILY,
+    config=("mpiio_overhead_min_share", "independent_min_share", "min_time_lost_share"),
+)
+def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """Most of the time of independent MPI-IO calls is spent outside their POSIX calls (locks, sieving)."""
+    files = mpiio_files(facts)
+    posix = facts.layer("posix")
+    if not len(files) or not len(posix):
+        return
+    hits = []
+    for fid, r in files.iterrows():
+        fid = int(fid)
+        indep = float(r.indep_reads + r.indep_writes)
+        alln = indep + float(r.coll_reads + r.coll_writes + r.other_reads + r.other_writes)
+        if alln <= 0 or indep / alln < cfg.independent_min_share:
+            continue
+        prec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+        p_bytes = float((col(prec, "bytes_read") + col(prec, "bytes_written")).sum())
+        m_bytes = float(r.bytes_read + r.bytes_written)
+        if not len(prec) or m_bytes <= 0 or p_bytes < 0.5 * m_bytes:
+            continue  # no file-system records to compare with (partial log)
+        m_time = float(r.read_time + r.write_time)
+        p_time = float((col(prec, "read_time") + col(prec, "write_time")).sum())
+        if m_time <= 0 or (m_time - p_time) / m_time < cfg.mpiio_overhead_min_share:
+            continue
+        rw = {"read": 1.0, "write": 1.0}
+        per_rank = (
+            stake(facts, "mpiio", _records(facts, fid), rw).per_rank
+            - stake(facts, "posix", prec, rw).per_rank
+        )
+        lost = float(np.clip(per_rank, 0.0, None).max())
+        if lost < cfg.min_time_lost_share * facts.runtime:
+            continue
+        split = {k: (float(r[f"{k}_time"]), float(col(prec, f"{k}_time").sum())) for k in ("write", "read")}
+        hits.append(
+            (
+                fid,
+                str(r["name"]),
+                m_time,
+                p_time,
+                lost,
+                fs_of(facts, fid, str(r["name"])),
+                int(r.ranks),
+                split,
+            )
+        )
+    if not hits:
+        return
+    hits.sort(key=lambda h: h[4], reverse=True)
+    fid, name, m_time, p_time, lost, fs, nr, split = hits[0]
+    share = (m_time - p_time) / m_time
+    kind = max(split, key=lambda k: split[k][0] - split[k][1])
+    km, kp = split[kind]
+    statement = (
+        f"Independent MPI-IO {kind}s of {name} take {fmt.seconds(km)} (all ranks) but the POSIX {kind}s "
+        f"they make take only {fmt.seconds(kp)}: {fmt.pct(share)} of the MPI-IO read and write time is "
+        "spent inside the library, outside the file-system calls"
+        + (
+            " - on NFS, ROMIO locks the file (fcntl) around every access."
+            if fs == "nfs"
+            else " (file locks, data-sieving copies, or waits)."
+        )
+    )
+    evidence = [
+        Metric("mpiio_write_time", "MPI-IO write time (all ranks)", split["write"][0], "s"),
+        Metric("posix_write_time", "POSIX write time beneath it", split["write"][1], "s"),
+        Metric("mpiio_read_time", "MPI-IO read time (all ranks)", split["read"][0], "s"),
+        Metric("posix_read_time", "POSIX read time beneath it", split["read"][1], "s"),
+        Metric("overhead_share", "share of the MPI-IO time outside the POSIX calls", share, "share"),
+        Metric("file_system", "file system", fs or "unknown", "text"),
+        Metric("ranks", "ranks", nr, "count"),
+        Metric("time_at_stake", "largest per-rank time outside the POSIX calls", lost, "s", approximate=True),
+    ]
+    recs = []
+    if fs == "nfs":
+        recs.append(
+            Recommendation(
+                "investigate",
+                (
+                    "NFS is not made for concurrent writes: ROMIO's NFS driver takes a byte-range lock "
+                    "around every access to keep the file consistent, so the ranks wait for each other. "
+                    "Write parallel output to a parallel file system (Lustre, GPFS, BeeGFS) or to "
+                    "node-local storage."
+                ),
+            )
+        )
+    else:
+        recs.append(
+            Recommendation(
+                "hint",
+                (
+                    "If the ranks' pieces do not overlap, data sieving (which reads, locks and rewrites "
+                    "whole blocks) is not needed:"
+                ),
+                f"romio_ds_{kind} disable",
+            )
+        )
+    recs.append(
+        Recommendation(
+            "code",
+            (
+                f"Use collective calls (MPI_File_{kind}_at_all): a few aggregators issue large contiguous "
+                "requests, so there are far fewer accesses to lock."
+            ),
+            f"MPI_File_{kind}_at_all(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);",
+        )
+    )
+    yield finding(
+        "MPIIO-INDEPENDENT-OVERHEAD",
+        cfg,
+        statement=statement,
+        evidence=evidence,
+        recommendations=recs,
+        runtime=facts.runtime,
+        time_lost=lost,
+        subjects=[
+            Subject(
+                "file",
+                h[1],
+                (
+                    Metric("mpiio_time", "MPI-IO time", h[2], "s"),
+                    Metric("posix_time", "POSIX time", h[3], "s"),
+                ),
+                hex_id(h[0]),
+            )
+            for h in hits
+        ],
+        time_basis="upper bound: the largest per-rank MPI-IO time not spent in POSIX calls",
+    )
 
 
 @rule(

@@ -34,12 +34,12 @@ KIND_LABEL = {
 
 
 def time_lost_text(f: Finding) -> str:
-    """'≤ 1.2 s (3.4% of the run)', '≈ ...', '= ...', or '' without an estimate."""
+    """'≤ 1.2 s, 3.4% of the run', '≈ ...' (estimate), '1.2 s, ...' (exact), or '' without an estimate."""
     if f.time_lost is None:
         return ""
     basis = f.time_basis.split(":", 1)[0].strip()
     sign = {"upper bound": "≤ ", "estimate": "≈ ", "exact": ""}.get(basis, "≈ ")
-    share = f" ({fmt.pct(f.time_share)} of the run)" if f.time_share is not None else ""
+    share = f", {fmt.pct(f.time_share)} of the run" if f.time_share is not None else ""
     return f"{sign}{fmt.seconds(f.time_lost)}{share}"
 
 
@@ -144,6 +144,67 @@ def findings_renderable(
         parts.append(Text(empty + (f" ({hidden} below {min_severity.label} not shown.)" if hidden else "")))
     parts += [finding_renderable(f) for f in shown]
     return Group(*parts)
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def findings_markdown(
+    findings: Sequence[Finding],
+    *,
+    title: str | None = None,
+    min_severity: Severity = Severity.INFO,
+    level: int = 3,
+) -> str:
+    """Findings as Markdown (for tickets, POP reports and docs/diagnosis-examples.md)."""
+    shown = [f for f in findings if f.severity >= min_severity]
+    h = "#" * level
+    out: list[str] = []
+    if title:
+        out += [f"{h} {title}", ""]
+    if not shown:
+        out += ["No problems found.", ""]
+    for f in shown:
+        lost = time_lost_text(f)
+        out += [
+            f"{h}# {f.severity.label.upper()} `{f.id}` {f.title}" + (f" (time lost {lost})" if lost else ""),
+            "",
+        ]
+        out += [f.statement, ""]
+        out += ["| evidence | value |", "|---|---|"]
+        for m in f.evidence:
+            if m.value is None or m.value == "":
+                continue
+            out.append(
+                f"| {_md_escape(m.label)} | {'≈' if m.approximate else ''}"
+                f"{_md_escape(fmt.value(m.value, m.unit))} |"
+            )
+        out.append("")
+        if f.subjects:
+            extra = (
+                f" (top {len(f.subjects)} of {f.subjects_total})"
+                if f.subjects_total > len(f.subjects)
+                else ""
+            )
+            out.append(f"Concerned{extra}:")
+            for s in f.subjects:
+                vals = "; ".join(
+                    f"{m.label} {'≈' if m.approximate else ''}{fmt.value(m.value, m.unit)}" for m in s.metrics
+                )
+                out.append(f"- `{s.name}`" + (f": {vals}" if vals else ""))
+            out.append("")
+        for note in f.notes:
+            out += [f"*{note}*", ""]
+        out.append("What to do:")
+        for r in f.recommendations:
+            out.append(f"- **{KIND_LABEL.get(r.kind, r.kind)}**: {r.text}")
+            if r.snippet:
+                out += ["  ```", *[f"  {ln}" for ln in r.snippet.splitlines()], "  ```"]
+        out.append("")
+        if lost:
+            out += [f"Time lost {lost}: {f.time_basis}.", ""]
+    return "\n".join(out).rstrip() + "\n"
 
 
 def findings_dicts(

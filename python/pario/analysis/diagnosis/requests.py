@@ -81,7 +81,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         total = ops(frame, layer, kind)
         small = small_ops(frame, layer, kind, limit)
         nbytes = col(frame, BYTES_COLS[kind])
-        bound = np.minimum(small_bytes_bound(frame, layer, kind, limit), nbytes)
+        bound = small_bytes_bound(frame, layer, kind, limit)
         with np.errstate(invalid="ignore", divide="ignore"):
             frac = np.where(total > 0, small / np.where(total > 0, total, 1.0), 0.0)
         sel = small > 0
@@ -125,6 +125,9 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
     bound_bytes = float(per["bound"].sum())
     per_rank = np.sum([s.per_rank for s in stakes], axis=0) if stakes else np.zeros(1)
     lost = float(per_rank.max()) if len(per_rank) else 0.0
+    bytes_share = bound_bytes / total_bytes if total_bytes > 0 else 1.0
+    if bytes_share < cfg.small_min_bytes_share and lost < cfg.severity_warning_share * facts.runtime:
+        return  # a few small requests (headers, metadata) among large ones, and cheap: nothing to gain
     exact = all(s.exact for s in stakes)
     mean_size = total_bytes / n_total if n_total else 0.0
     per = per.sort_values(["time", "small"], ascending=False)
@@ -167,12 +170,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         Metric(f"all_{kind}s", f"all {verb} (file-system level)", int(n_total), "count"),
         Metric("share_of_requests", f"small {verb} / all {verb}", share, "share"),
         Metric("small_bytes_max", f"bytes moved by small {verb} (at most)", bound_bytes, "B"),
-        Metric(
-            "share_of_bytes_max",
-            "share of the bytes (at most)",
-            bound_bytes / total_bytes if total_bytes else 0.0,
-            "share",
-        ),
+        Metric("share_of_bytes_max", "share of the bytes (at most)", bytes_share, "share"),
         Metric("mean_request", f"mean {kind} size", mean_size, "B"),
         Metric("time_at_stake", f"slowest rank's time in small {verb}", lost, "s", approximate=not exact),
     ]
@@ -240,7 +238,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
     "IO-SMALL-READS",
     title="Many small reads",
     family=FAMILY,
-    config=("small_request_bytes", "small_min_requests", "small_min_share"),
+    config=("small_request_bytes", "small_min_requests", "small_min_share", "small_min_bytes_share"),
 )
 def small_reads(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Many reads (by count) are small, at the file-system level."""
@@ -251,7 +249,7 @@ def small_reads(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     "IO-SMALL-WRITES",
     title="Many small writes",
     family=FAMILY,
-    config=("small_request_bytes", "small_min_requests", "small_min_share"),
+    config=("small_request_bytes", "small_min_requests", "small_min_share", "small_min_bytes_share"),
 )
 def small_writes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Many writes (by count) are small, at the file-system level."""

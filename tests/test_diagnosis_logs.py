@@ -1,0 +1,128 @@
+"""Diagnosis of the real Darshan logs in ../shared/darshan-logs (written by others, on real machines).
+
+Also checks that docs/diagnosis-examples.md shows what the tool says today: its
+generated blocks are ``pario diagnose --markdown`` of each log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pario.analysis.diagnosis import RULES, diagnose, diagnosis_dict, findings_markdown, log_summary
+from pario.log import read_log
+
+LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+ALL = sorted(LOGS.glob("*.darshan")) if LOGS.is_dir() else []
+
+pytestmark = pytest.mark.skipif(not ALL, reason=f"no Darshan logs in {LOGS}")
+
+_cache: dict[str, list] = {}
+
+
+def findings(name: str):  # type: ignore[no-untyped-def]
+    if name not in _cache:
+        _cache[name] = diagnose(read_log(LOGS / name))
+    return _cache[name]
+
+
+def ids(name: str) -> list[str]:
+    return [f.id for f in findings(name)]
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
+def test_every_log_gives_well_formed_findings(path):
+    fs = findings(path.name)
+    for f in fs:
+        assert f.id in RULES and f.statement and f.evidence and f.recommendations and f.time_basis
+    json.dumps(diagnosis_dict([(read_log(path), fs)]), allow_nan=False)
+    text = json.dumps([f.statement for f in fs] + [n for f in fs for n in f.notes])
+    # Darshan's own log-writing hints (romio_no_indep_rw=true;cb_nodes=4) are never evidence
+    assert "romio_no_indep_rw" not in text and "cb_nodes=4" not in text
+
+
+def test_imbalanced_io_imbalance_and_its_single_ost_cause():
+    fs = {f.id: f for f in findings("imbalanced-io.darshan")}
+    imb = fs["LOAD-IMBALANCE"]
+    assert "single OST" in imb.statement
+    assert any("3981085427" in n and "single OST" in n and "only rank doing" in n for n in imb.notes)
+    assert any(
+        r.kind == "striping" and r.snippet.startswith("lfs setstripe -c 16") for r in imb.recommendations
+    )
+    ev = {m.name: m.value for m in imb.evidence}
+    assert ev["time_lost"] == pytest.approx(231, abs=1) and ev["load_balance"] == pytest.approx(
+        0.83, abs=0.01
+    )
+    # the cause, as findings of their own
+    stripes = fs["LUSTRE-STRIPE-COUNT"]
+    assert "3981085427" in stripes.statement and "1 OST" in stripes.statement
+    assert {m.name: m.value for m in stripes.evidence}["suggested"] == 16
+    agg = fs["MPIIO-SINGLE-AGGREGATOR"]
+    assert {m.name: m.value for m in agg.evidence}["aggregators"] == pytest.approx(1.0, abs=0.01)
+    # the partial POSIX data is said first
+    assert ids("imbalanced-io.darshan")[0] == "DATA-INCOMPLETE"
+    assert "POSIX" in fs["DATA-INCOMPLETE"].statement
+    # rank 0's log file: 956 writes and 176 flushes cost 113 s for 44 KiB
+    lat = fs["IO-LATENCY-BOUND"]
+    assert "1115354007" in lat.statement and "176 flushes" in lat.statement
+
+
+def test_one_byte_hdf5_log_small_writes():
+    f = next(f for f in findings("hdf5_diagonal_write_1_byte_dxt.darshan") if f.id == "IO-SMALL-WRITES")
+    ev = {m.name: m.value for m in f.evidence}
+    assert ev["small_writes"] == 40 and ev["all_writes"] == 40 and ev["mean_request"] < 400
+    assert f.severity.label == "info"  # 37 µs of a 4 s run: said, not shouted
+    assert any("H5Pset_meta_block_size" in r.snippet for r in f.recommendations)
+    # the Python modules h5py loads are not the application's data
+    assert all("site-packages" not in s.name for s in f.subjects)
+    assert "IO-SMALL-READS" not in ids("hdf5_diagonal_write_1_byte_dxt.darshan")
+
+
+def test_partial_stdio_log():
+    fs = {f.id: f for f in findings("partial_data_stdio.darshan")}
+    assert "STDIO" in fs["DATA-INCOMPLETE"].statement
+    assert any("DARSHAN_MODMEM" in r.snippet for r in fs["DATA-INCOMPLETE"].recommendations)
+    bulk = fs["IFACE-STDIO-BULK"]
+    assert {m.name: m.value for m in bulk.evidence}["stdio_bytes"] >= 15 * 2**30
+
+
+def test_empty_log_says_no_io():
+    assert ids("empty_log.darshan") == ["DATA-NO-IO"]
+
+
+def test_skew_app_single_aggregator_on_one_ost():
+    got = set(ids("skew-app.darshan"))
+    assert {"LUSTRE-STRIPE-COUNT", "MPIIO-SINGLE-AGGREGATOR", "MPIIO-CB-CYCLES"} <= got
+    # balanced at the MPI-IO layer (753.1 to 753.6 s per rank): no load finding
+    assert not {"LOAD-IMBALANCE", "LOAD-STRAGGLERS", "LOAD-FEW-RANKS"} & got
+
+
+def test_treddy_independent_mpiio_on_nfs():
+    """32 ranks, independent MPI-IO on NFS: 228 s in MPI-IO calls, 56 s in the POSIX calls beneath them."""
+    name = "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+    f = next(f for f in findings(name) if f.id == "MPIIO-INDEPENDENT-OVERHEAD")
+    ev = {m.name: m.value for m in f.evidence}
+    assert ev["file_system"] == "nfs" and ev["overhead_share"] == pytest.approx(0.75, abs=0.01)
+    assert ev["mpiio_write_time"] == pytest.approx(172.0, abs=1) and ev["posix_write_time"] < 1.1
+    assert f.statement.startswith("Independent MPI-IO writes") and "NFS" in f.statement
+    assert any("parallel file system" in r.text for r in f.recommendations)
+
+
+def test_small_lustre_file_is_not_asked_for_more_stripes():
+    """mpi-io-test 3.5.0: a 64 MiB file on one OST is fine."""
+    assert "LUSTRE-STRIPE-COUNT" not in ids("mpi-io-test-x86_64-3.5.0.darshan")
+
+
+def test_examples_doc_is_what_the_tool_says():
+    """Each generated block of docs/diagnosis-examples.md equals `pario diagnose --markdown` today."""
+    text = (DOCS / "diagnosis-examples.md").read_text()
+    blocks = dict(re.findall(r"<!-- BEGIN generated: (\S+) -->\n(.*?)<!-- END generated -->", text, re.S))
+    assert set(blocks) == {p.name for p in ALL}
+    for path in ALL:
+        p = read_log(path)
+        expected = findings_markdown(findings(path.name), title=log_summary(p), level=3)
+        assert blocks[path.name] == expected, f"docs/diagnosis-examples.md is stale for {path.name}"

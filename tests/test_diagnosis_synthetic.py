@@ -1,0 +1,493 @@
+"""Diagnosis rules on small synthetic profiles: what this machine cannot run.
+
+Lustre striping (stripe count, stripe size, aggregators per OST) and thousands of
+ranks (file per process at scale, statistics that must not fade with the rank
+count) are built here as profiles whose numbers are known by construction.
+Also: thresholds from a file, the registry's invariants, and the renderers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from pario.analysis.diagnosis import (
+    RULES,
+    RuleConfig,
+    Severity,
+    diagnose,
+    diagnosis_dict,
+    findings_markdown,
+    findings_renderable,
+    load_config,
+    make_config,
+)
+from pario.analysis.diagnosis.config import field_info
+from pario.errors import ParioError
+from pario.model import IO_TIME_COLUMNS, MPI_TIME_COLUMNS, Job, Profile, add_derived_rank_columns
+
+MiB = 1 << 20
+GiB = 1 << 30
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def profile(
+    nprocs: int,
+    runtime: float,
+    *,
+    source: str = "pario",
+    io: dict[str, Sequence[float]] | None = None,
+    posix: Sequence[dict] = (),
+    mpiio: Sequence[dict] = (),
+    stdio: Sequence[dict] = (),
+    striping: dict[int, tuple[int, int]] | None = None,
+    hints: dict[int, dict[str, str]] | None = None,
+    metadata: dict | None = None,
+) -> Profile:
+    """A profile with per-rank I/O time columns ``io`` and file records given as dicts."""
+    ranks = pd.DataFrame(index=pd.RangeIndex(nprocs, name="rank"))
+    ranks["wall"] = float(runtime)
+    for c in IO_TIME_COLUMNS:
+        ranks[c] = np.asarray(io[c], dtype=float) if io and c in io else 0.0
+    for c in MPI_TIME_COLUMNS:
+        ranks[c] = 0.0 if source == "pario" else np.nan
+    ranks = add_derived_rank_columns(ranks)
+
+    def frame(records: Sequence[dict]) -> pd.DataFrame:
+        if not records:
+            return pd.DataFrame(
+                {
+                    "id": pd.Series(dtype=np.uint64),
+                    "rank": pd.Series(dtype=np.int64),
+                    "name": pd.Series(dtype=object),
+                }
+            )
+        df = pd.DataFrame(list(records))
+        df["id"] = df["id"].astype(np.uint64)
+        df["rank"] = df["rank"].astype(np.int64)
+        return df
+
+    meta = dict(metadata or {})
+    if striping:
+        meta["lustre_striping"] = {
+            fid: {"stripe_size": s, "stripe_count": c} for fid, (s, c) in striping.items()
+        }
+    job = Job(
+        source=source,
+        path=f"synthetic-{nprocs}.log",
+        exe="/apps/sim",
+        nprocs=nprocs,
+        start_time=0.0,
+        end_time=runtime,
+        runtime=runtime,
+        argv=("/apps/sim", "-i", "in.nml"),
+        has_mpi_time=source == "pario",
+        metadata=meta,
+    )
+    return Profile(
+        job=job,
+        ranks=ranks,
+        files={"posix": frame(posix), "mpiio": frame(mpiio), "stdio": frame(stdio)},
+        hints=dict(hints or {}),
+    )
+
+
+def ids(p: Profile, cfg: RuleConfig | None = None) -> set[str]:
+    return {f.id for f in diagnose(p, cfg)}
+
+
+def one(p: Profile, rule_id: str, cfg: RuleConfig | None = None):  # type: ignore[no-untyped-def]
+    found = [f for f in diagnose(p, cfg) if f.id == rule_id]
+    assert len(found) == 1, f"{rule_id} not found in {ids(p, cfg)}"
+    return found[0]
+
+
+# --- Lustre ---------------------------------------------------------------------------------
+
+
+def _shared_writes(n: int, request: int, count: int, fid: int = 7) -> list[dict]:
+    """``n`` ranks each write ``count`` requests of ``request`` bytes to one shared file (own records)."""
+    return [
+        {
+            "id": fid,
+            "rank": r,
+            "name": "/lus/scratch/run/out.dat",
+            "writes": count,
+            "bytes_written": request * count,
+            "write_time": 2.0,
+            "max_byte_written": n * request * count - 1,
+            "file_alignment": 1 * MiB,
+        }
+        for r in range(n)
+    ]
+
+
+def test_stripe_size_fires_when_requests_straddle_stripes():
+    io = {"posix_write": [2.0] * 8}
+    p = profile(8, 20.0, io=io, posix=_shared_writes(8, 3 * MiB // 2, 10), striping={7: (MiB, 4)})
+    f = one(p, "LUSTRE-STRIPE-SIZE")
+    ev = {m.name: m.value for m in f.evidence}
+    assert ev["request_size"] == 3 * MiB // 2 and ev["stripe_size"] == MiB
+    assert ev["writers"] == pytest.approx(8.0)
+    (cmd,) = [r.snippet for r in f.recommendations if r.kind == "striping"]
+    assert cmd == f"lfs setstripe -c 4 -S {3 * MiB // 2} /lus/scratch/run"
+
+
+@pytest.mark.parametrize("request_size", [2 * MiB, MiB, MiB // 2])
+def test_stripe_size_silent_when_requests_fit_stripes(request_size):
+    p = profile(
+        8,
+        20.0,
+        io={"posix_write": [2.0] * 8},
+        posix=_shared_writes(8, request_size, 10),
+        striping={7: (MiB, 4)},
+    )
+    assert "LUSTRE-STRIPE-SIZE" not in ids(p)
+
+
+def test_stripe_size_silent_with_one_writer():
+    recs = _shared_writes(1, 3 * MiB // 2, 10)
+    p = profile(1, 20.0, io={"posix_write": [2.0]}, posix=recs, striping={7: (MiB, 4)})
+    assert "LUSTRE-STRIPE-SIZE" not in ids(p)
+
+
+def _collective_file(n: int, nbytes: int, fid: int = 9) -> dict:
+    return {
+        "id": fid,
+        "rank": -1,
+        "name": "/lus/scratch/run/field.h5",
+        "nranks": n,
+        "coll_writes": n * 4,
+        "coll_opens": n,
+        "bytes_written": nbytes,
+        "write_time": 30.0 * n,
+        "fastest_rank": 1,
+        "fastest_rank_time": 30.0,
+        "slowest_rank": 0,
+        "slowest_rank_time": 30.0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("cb_nodes", "stripes", "fires", "words"),
+    [
+        (8, 2, True, "per OST"),
+        (1, 4, True, "OSTs get no stream"),
+        (6, 4, True, "not a multiple"),
+        (4, 4, False, ""),
+        (8, 4, False, ""),
+    ],
+)
+def test_aggregators_versus_stripes(cb_nodes, stripes, fires, words):
+    hints = {
+        9: {
+            "cb_nodes": str(cb_nodes),
+            "striping_factor": str(stripes),
+            "striping_unit": str(MiB),
+            "mca:io": "romio321",
+        }
+    }
+    p = profile(
+        64, 100.0, io={"mpiio_write": [30.0] * 64}, mpiio=[_collective_file(64, 8 * GiB)], hints=hints
+    )
+    found = [f for f in diagnose(p) if f.id == "MPIIO-AGGREGATORS-STRIPES"]
+    assert bool(found) == fires
+    if fires:
+        assert words in found[0].statement
+        assert found[0].recommendations[0].snippet.startswith("cb_nodes ")
+        assert int(found[0].recommendations[0].snippet.split()[1]) % stripes == 0
+
+
+def test_stripe_count_fires_for_a_large_shared_file_on_one_ost():
+    recs = [_collective_file(64, 64 * GiB)]
+    posix = [
+        {
+            "id": 9,
+            "rank": -1,
+            "name": "/lus/scratch/run/field.h5",
+            "nranks": 64,
+            "writes": 65536,
+            "bytes_written": 64 * GiB,
+            "max_byte_written": 64 * GiB - 1,
+            "write_time": 900.0,
+            "slowest_rank": 0,
+            "slowest_rank_bytes": 64 * GiB,
+            "slowest_rank_time": 900.0,
+            "fastest_rank": 3,
+            "fastest_rank_bytes": 0,
+            "fastest_rank_time": 0.0,
+            "variance_rank_bytes": (64 * GiB) ** 2 / 64 - (GiB) ** 2,
+        }
+    ]
+    p = profile(64, 1000.0, io={"mpiio_write": [30.0] * 64}, mpiio=recs, posix=posix, striping={9: (MiB, 1)})
+    f = one(p, "LUSTRE-STRIPE-COUNT")
+    ev = {m.name: m.value for m in f.evidence}
+    assert ev["stripe_count"] == 1 and ev["suggested"] == 16 and ev["file_size"] == 64 * GiB
+    assert any(r.snippet == "lfs setstripe -c 16 -S 1048576 /lus/scratch/run" for r in f.recommendations)
+    assert any("rank 0 moves" in n for n in f.notes)  # the measured single aggregator
+    # and the single aggregator is measured from the variance of bytes per rank
+    agg = one(p, "MPIIO-SINGLE-AGGREGATOR")
+    assert {m.name: m.value for m in agg.evidence}["aggregators"] == pytest.approx(1.0)
+
+
+def test_stripe_count_silent_when_striped_or_per_process_or_small():
+    wide = profile(
+        64,
+        1000.0,
+        io={"mpiio_write": [30.0] * 64},
+        mpiio=[_collective_file(64, 64 * GiB)],
+        striping={9: (MiB, 16)},
+    )
+    assert "LUSTRE-STRIPE-COUNT" not in ids(wide)
+    own = [
+        {
+            "id": 100 + r,
+            "rank": r,
+            "name": f"/lus/scratch/run/ckpt.{r}",
+            "writes": 1024,
+            "bytes_written": 2 * GiB,
+            "max_byte_written": 2 * GiB - 1,
+            "write_time": 10.0,
+        }
+        for r in range(4)
+    ]
+    fpp = profile(
+        4, 100.0, io={"posix_write": [10.0] * 4}, posix=own, striping={100 + r: (MiB, 1) for r in range(4)}
+    )
+    assert "LUSTRE-STRIPE-COUNT" not in ids(fpp)  # a file per process belongs on one OST
+    small = profile(
+        64,
+        100.0,
+        io={"mpiio_write": [3.0] * 64},
+        mpiio=[_collective_file(64, 64 * MiB)],
+        striping={9: (MiB, 1)},
+    )
+    assert "LUSTRE-STRIPE-COUNT" not in ids(small)
+
+
+def test_profiler_hints_are_not_the_application_s():
+    """Darshan's own log-writing hints (job metadata) never count as the application's hints."""
+    p = profile(
+        64,
+        100.0,
+        source="darshan",
+        io={"mpiio_write": [30.0] * 64},
+        mpiio=[_collective_file(64, 8 * GiB)],
+        metadata={"darshan_log_hints": "cb_nodes=1;romio_cb_write=disable"},
+    )
+    found = ids(p)
+    assert not found & {"MPIIO-SINGLE-AGGREGATOR", "MPIIO-CB-DISABLED", "MPIIO-DEFAULT-HINTS"}
+
+
+# --- scale: statistics that do not fade with the rank count ---------------------------------
+
+
+@pytest.mark.parametrize("n", [16, 1024, 65536])
+def test_imbalance_statistic_does_not_fade_with_rank_count(n):
+    """Half the ranks spend 1 s in I/O, half 3 s, in a 10 s run: 1 s lost, at any rank count."""
+    io = np.where(np.arange(n) < n // 2, 1.0, 3.0)
+    f = one(profile(n, 10.0, io={"posix_write": io}), "LOAD-IMBALANCE")
+    ev = {m.name: m.value for m in f.evidence}
+    assert ev["time_lost"] == pytest.approx(1.0) and ev["load_balance"] == pytest.approx(2 / 3)
+    assert f.time_share == pytest.approx(0.1) and f.severity == Severity.WARNING
+
+
+@pytest.mark.parametrize("n", [64, 4096])
+def test_stragglers_at_scale(n):
+    io = np.full(n, 1.0)
+    io[[5, n // 2, n - 1]] = 6.0
+    f = one(profile(n, 20.0, io={"posix_write": io}), "LOAD-STRAGGLERS")
+    assert {s.name for s in f.subjects if s.kind == "rank"} == {"rank 5", f"rank {n // 2}", f"rank {n - 1}"}
+    ev = {m.name: m.value for m in f.evidence}
+    assert ev["ratio"] == pytest.approx(6.0) and ev["time_lost"] == pytest.approx(5.0)
+    assert ev["z_max"] > 3  # grows with the rank count instead of fading
+    assert "LOAD-IMBALANCE" not in ids(profile(n, 20.0, io={"posix_write": io}))
+
+
+def test_many_slow_ranks_are_imbalance_not_stragglers():
+    n = 4096
+    io = np.where(np.arange(n) % 3 == 0, 6.0, 1.0)  # a third of the ranks: not "a few"
+    found = ids(profile(n, 20.0, io={"posix_write": io}))
+    assert "LOAD-IMBALANCE" in found and "LOAD-STRAGGLERS" not in found
+
+
+def test_file_per_process_at_scale():
+    n = 2048
+    own = [
+        {
+            "id": 1000 + r,
+            "rank": r,
+            "name": f"/lus/scratch/run/out.{r:05d}",
+            "opens": 1,
+            "writes": 16,
+            "bytes_written": 16 * MiB,
+            "write_time": 0.5,
+            "meta_time": 0.8,
+        }
+        for r in range(n)
+    ]
+    p = profile(n, 60.0, io={"posix_write": [0.5] * n, "posix_meta": [0.8] * n}, posix=own)
+    f = one(p, "IFACE-FILE-PER-PROCESS")
+    ev = {m.name: m.value for m in f.evidence}
+    assert ev["files"] == n and ev["ranks"] == n and ev["time_at_stake"] == pytest.approx(0.8)
+    assert f.severity >= Severity.WARNING  # the metadata load at this scale matters even when cheap here
+    assert "IFACE-FILE-PER-PROCESS" not in ids(p, make_config({"fpp_min_files": 4096}))
+
+
+def test_few_ranks_without_mpi_time_says_so():
+    """A Darshan-like log (no MPI time): rank 0 writes everything; the wait cannot be measured."""
+    n = 512
+    io = np.zeros(n)
+    io[0] = 50.0
+    rec = [
+        {
+            "id": 3,
+            "rank": 0,
+            "name": "/gpfs/run/all.dat",
+            "writes": 4096,
+            "bytes_written": 4 * GiB,
+            "write_time": 50.0,
+        }
+    ]
+    f = one(profile(n, 100.0, source="darshan", io={"posix_write": io}, posix=rec), "LOAD-FEW-RANKS")
+    assert any("no MPI time" in note for note in f.notes)
+    assert "idle_mpi" not in {m.name for m in f.evidence}
+
+
+# --- thresholds -----------------------------------------------------------------------------
+
+
+def test_config_from_toml_and_json(tmp_path):
+    toml = tmp_path / "d.toml"
+    toml.write_text(
+        'fpp_min_files = 64\n[diagnosis]\nsmall_request_bytes = 10240\ndisabled_rules = ["DATA-NO-IO"]\n'
+    )
+    cfg = load_config(toml)
+    assert (
+        cfg.fpp_min_files == 64 and cfg.small_request_bytes == 10240 and cfg.disabled_rules == ("DATA-NO-IO",)
+    )
+    js = tmp_path / "d.json"
+    js.write_text(json.dumps({"load_min_lost_share": 0.1, "cb_cycles_min": 4}))
+    cfg = load_config(js)
+    assert cfg.load_min_lost_share == 0.1 and cfg.cb_cycles_min == 4
+    assert load_config(None) == RuleConfig()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"nope": 1}', "unknown threshold 'nope'"),
+        ('{"small_request_bytes": 5000}', "small_request_bytes must be one of"),
+        ('{"load_min_lost_share": 1.5}', "between 0 and 1"),
+        ('{"fpp_min_files": "many"}', "must be an integer"),
+        ('{"disabled_rules": "IO-SMALL-WRITES"}', "list of strings"),
+        ("fpp_min_files = = 3", "not valid TOML"),
+        ('{"fpp_min_files": 3', "not valid JSON"),
+    ],
+)
+def test_bad_config_is_one_clear_error(tmp_path, text, words):
+    path = tmp_path / "bad.cfg"
+    path.write_text(text)
+    with pytest.raises(ParioError, match=words):
+        load_config(path)
+
+
+def test_messages_follow_the_thresholds():
+    """The statement is formatted from the config fields, never from retyped numbers."""
+    recs = [
+        {
+            "id": 1,
+            "rank": 0,
+            "name": "/data/a",
+            "writes": 1000,
+            "bytes_written": 1000 * 5000,
+            "size_write_1k_10k": 1000,
+            "write_time": 1.0,
+        }
+    ]
+    p = profile(1, 10.0, io={"posix_write": [1.0]}, posix=recs)
+    assert "at most 100 KiB" in one(p, "IO-SMALL-WRITES").statement
+    assert (
+        "at most 10 KiB" in one(p, "IO-SMALL-WRITES", make_config({"small_request_bytes": 10240})).statement
+    )
+    assert "IO-SMALL-WRITES" not in ids(p, make_config({"small_request_bytes": 1024}))
+    assert "IO-SMALL-WRITES" not in ids(p, make_config({"disabled_rules": ["IO-SMALL-WRITES"]}))
+
+
+# --- the catalogue and the docs -------------------------------------------------------------
+
+
+def test_catalogue_invariants():
+    families = {"requests", "load", "interfaces", "time", "mpiio", "scaling", "data"}
+    fields = {f[0] for f in field_info()}
+    for rid, r in RULES.items():
+        assert rid == r.id and r.family in families
+        assert rid.replace("-", "").isalnum() and rid.upper() == rid
+        assert set(r.config_keys) <= fields
+        assert r.func.__doc__, f"{rid} has no docstring"
+    assert len(RULES) >= 25
+
+
+def test_every_rule_and_threshold_is_documented():
+    text = (DOCS / "diagnosis.md").read_text()
+    missing_rules = [rid for rid in RULES if f"`{rid}`" not in text]
+    missing_fields = [name for name, *_ in field_info() if f"`{name}`" not in text]
+    assert not missing_rules and not missing_fields, (missing_rules, missing_fields)
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+
+def test_renderers_treat_log_strings_as_text_and_json_is_strict():
+    name = "/data/[bold red]not markup[/]|pipe"
+    recs = [
+        {
+            "id": 1,
+            "rank": 0,
+            "name": name,
+            "writes": 5000,
+            "bytes_written": 5000 * 64,
+            "size_write_0_100": 5000,
+            "write_time": 3.0,
+        }
+    ]
+    p = profile(1, 10.0, io={"posix_write": [3.0]}, posix=recs)
+    findings = diagnose(p)
+    console = Console(record=True, width=200)
+    console.print(findings_renderable(findings, title="t"))
+    assert "[bold red]not markup[/]" in console.export_text()
+    md = findings_markdown(findings)
+    assert "IO-SMALL-WRITES" in md and "[bold red]not markup[/]" in md
+    doc = diagnosis_dict([(p, findings)])
+    text = json.dumps(doc, allow_nan=False)
+    assert json.loads(text)["logs"][0]["findings"][0]["id"] == findings[0].id
+    only_crit = diagnosis_dict([(p, findings)], min_severity=Severity.CRITICAL)
+    assert all(f["severity"] == "critical" for f in only_crit["logs"][0]["findings"])
+
+
+def threshold_table() -> str:
+    """The thresholds table of docs/diagnosis.md, from RuleConfig (the doc must show the real defaults)."""
+    users: dict[str, list[str]] = {}
+    for r in RULES.values():
+        for key in r.config_keys:
+            users.setdefault(key, []).append(r.id)
+    rows = ["| threshold | default | unit | meaning | read by |", "|---|---|---|---|---|"]
+    for name, default, unit, doc in field_info():
+        if isinstance(default, tuple):
+            shown = ", ".join(f"`{x}`" for x in default) if default else "(none)"
+        else:
+            shown = repr(default)
+        rows.append(f"| `{name}` | {shown} | {unit} | {doc} | {', '.join(users.get(name, [])) or 'all'} |")
+    return "\n".join(rows) + "\n"
+
+
+def test_thresholds_table_shows_the_defaults():
+    text = (DOCS / "diagnosis.md").read_text()
+    table = text.split("<!-- BEGIN thresholds -->\n", 1)[1].split("<!-- END thresholds -->", 1)[0]
+    assert table == threshold_table()
