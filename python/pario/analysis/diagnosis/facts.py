@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -78,8 +79,14 @@ def _empty() -> pd.DataFrame:
     )
 
 
-def is_ignored(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pat) for pat in patterns)
+def _ignored_mask(names: pd.Series, patterns: tuple[str, ...]) -> np.ndarray:
+    """Which names match one of the glob patterns (one regular expression, each distinct name once)."""
+    if not patterns:
+        return np.zeros(len(names), dtype=bool)
+    regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+    codes, uniques = pd.factorize(names.astype(str))
+    hit = np.fromiter((regex.match(u) is not None for u in uniques), dtype=bool, count=len(uniques))
+    return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
 
 
 def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
@@ -89,8 +96,7 @@ def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
     for layer in LAYERS:
         frame = profile.layer(layer)
         if len(frame) and "name" in frame:
-            names = frame["name"].astype(str)
-            drop = np.array([is_ignored(n, cfg.ignored_path_patterns) for n in names], dtype=bool)
+            drop = _ignored_mask(frame["name"], cfg.ignored_path_patterns)
             ignored[layer] = int(drop.sum())
             frame = frame[~drop].reset_index(drop=True)
         files[layer] = frame

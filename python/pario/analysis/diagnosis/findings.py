@@ -116,12 +116,16 @@ def _plain(v: Any) -> Any:
 
 
 def metric_dict(m: Metric) -> dict[str, Any]:
+    from pario.analysis.diagnosis import _fmt
+
+    text = ("≈" if m.approximate else "") + _fmt.value(m.value, m.unit)
     return {
         "name": m.name,
         "label": m.label,
         "value": _plain(m.value),
         "unit": m.unit,
         "approximate": m.approximate,
+        "text": text,
     }
 
 
@@ -136,6 +140,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "time_lost_s": _plain(f.time_lost),
         "time_lost_share": _plain(f.time_share),
         "time_lost_basis": f.time_basis or None,
+        "time_lost_text": _time_text(f),
         "evidence": [metric_dict(m) for m in f.evidence],
         "subjects": [
             {
@@ -154,3 +159,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "config_keys": list(f.config_keys),
         "log": f.log or None,
     }
+
+
+def _time_text(f: Finding) -> str | None:
+    from pario.analysis.diagnosis.render import time_lost_text
+
+    return time_lost_text(f) or None

@@ -28,9 +28,11 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if not len(files):
         return
     rows = []
-    for fid, r in files.iterrows():
-        if r.ranks < 2:
-            continue
+    cand = files[
+        (files["ranks"] >= 2)
+        & ((files["indep_writes"] + files["indep_reads"]) >= cfg.independent_min_requests)
+    ]
+    for fid, r in cand.iterrows():
         for kind in ("write", "read"):
             indep = float(r[f"indep_{kind}s"])
             alln = indep + float(r[f"coll_{kind}s"]) + float(r[f"other_{kind}s"])
@@ -59,7 +61,7 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     m = facts.layer("mpiio")
     ids = {fid for fid, *_ in rows}
     kinds = {k for _, _, k, *_ in rows}
-    sel = np.array([int(i) in ids for i in m["id"].to_numpy()], dtype=bool)
+    sel = m["id"].isin(list(ids)).to_numpy()
     allops = {k: ops(m, "mpiio", k) for k in ("read", "write")}
     w = {
         k: np.where(allops[k][sel] > 0, col(m, f"indep_{k}s")[sel] / np.maximum(allops[k][sel], 1.0), 0.0)
@@ -178,11 +180,10 @@ def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     owners = int(own["rmin"].nunique()) if nfiles else 0
     if nfiles < cfg.fpp_min_files or owners < max(2, 0.5 * facts.nprocs):
         return
-    ids = set(int(i) for i in own.index)
     stakes = []
     for layer, frame in facts.outermost().items():
         if len(frame):
-            sel = np.array([int(i) in ids for i in frame["id"].to_numpy()], dtype=bool)
+            sel = frame["id"].isin(own.index).to_numpy()
             if sel.any():
                 stakes.append(stake(facts, layer, frame[sel], {"meta": 1.0}))
     per_rank = np.sum([s.per_rank for s in stakes], axis=0)

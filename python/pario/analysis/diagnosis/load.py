@@ -42,7 +42,7 @@ class FileExcess:
 
 
 def rank_file_excess(facts: Facts, rank: int) -> list[FileExcess]:
-    """Files on which ``rank`` spends more I/O time than the average rank (outermost layer), largest first."""
+    """The files (up to 10 per layer) on which ``rank`` spends the most I/O time above the average rank's."""
     out: list[FileExcess] = []
     n = max(facts.nprocs, 1)
     for layer, frame in facts.outermost().items():
@@ -69,11 +69,9 @@ def rank_file_excess(facts: Facts, rank: int) -> list[FileExcess]:
             .groupby("id", sort=False)
             .agg(name=("name", "first"), mine=("mine", "sum"), t=("t", "sum"))
         )
-        for fid, row in per.iterrows():
-            if row["mine"] - row["t"] / n > 0:
-                out.append(
-                    FileExcess(int(fid), str(row["name"]), layer, float(row["mine"]), float(row["t"] / n))
-                )
+        per = per.assign(excess=per["mine"] - per["t"] / n)
+        for fid, row in per[per["excess"] > 0].nlargest(10, "excess").iterrows():
+            out.append(FileExcess(int(fid), str(row["name"]), layer, float(row["mine"]), float(row["t"] / n)))
     out.sort(key=lambda e: e.excess, reverse=True)
     return out
 

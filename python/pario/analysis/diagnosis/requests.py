@@ -148,7 +148,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
             ),
             hex_id(fid),
         )
-        for fid, r in per.iterrows()
+        for fid, r in per.head(cfg.top_subjects).iterrows()
     ]
     verb = "reads" if kind == "read" else "writes"
     lost_share = lost / facts.runtime if facts.runtime > 0 else 0.0
@@ -314,7 +314,7 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             ),
             hex_id(fid),
         )
-        for fid, r in per.iterrows()
+        for fid, r in per.head(cfg.top_subjects).iterrows()
     ]
     a_text = " or ".join(fmt.nbytes(a) for a in aligns[:3])
     statement = (
@@ -390,8 +390,8 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     best = None
     for kind in ("read", "write"):
         posix = dict(_fs_records(facts, kind)).get("posix")
-        if posix is None or not len(posix):
-            continue
+        if posix is None or not len(posix) or f"seq_{kind}s" not in posix:
+            continue  # without the sequential counter nothing can be said
         n = col(posix, f"{kind}s")
         seq = np.minimum(col(posix, f"seq_{kind}s"), n)
         # the first request of each rank's sequence is never counted as sequential
@@ -425,7 +425,7 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             ),
             hex_id(fid),
         )
-        for fid, r in per.iterrows()
+        for fid, r in per.head(cfg.top_subjects).iterrows()
     ]
     statement = (
         f"{fmt.pct(n_back / n_all)} of the {verb} ({fmt.count(n_back)} of {fmt.count(n_all)}) jump backwards "
@@ -475,24 +475,25 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     )
 
 
-def _extent_by_file(facts: Facts, kind: str) -> dict[int, float]:
-    """Distinct bytes a file spans in one direction: highest offset + 1, over POSIX and STDIO records."""
-    out: dict[int, float] = {}
+def _extent_by_file(facts: Facts, kind: str) -> pd.Series:
+    """Distinct bytes a file spans in one direction (highest offset + 1, POSIX and STDIO), by file id."""
     key = "max_byte_read" if kind == "read" else "max_byte_written"
+    parts = []
     for layer in ("posix", "stdio"):
         frame = facts.layer(layer)
-        if key not in frame or not len(frame):
-            continue
-        mb = frame[key].to_numpy(dtype=np.float64, na_value=-1.0)
-        for fid, m in zip(frame["id"].to_numpy(), mb, strict=True):
-            if m >= 0:
-                out[int(fid)] = max(out.get(int(fid), 0.0), float(m) + 1.0)
-    return out
+        if key in frame and len(frame):
+            mb = frame[key].to_numpy(dtype=np.float64, na_value=-1.0)
+            keep = mb >= 0
+            parts.append(pd.Series(mb[keep] + 1.0, index=frame["id"].to_numpy()[keep]))
+    if not parts:
+        return pd.Series(dtype=np.float64)
+    both = pd.concat(parts)
+    return both.groupby(level=0).max()
 
 
 def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[Finding]:
     extent = _extent_by_file(facts, kind)
-    if not extent:
+    if not len(extent):
         return
     rows = []
     layers = facts.outermost()
@@ -501,7 +502,7 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
             continue
         b = col(frame, BYTES_COLS[kind])
         ids = frame["id"].to_numpy()
-        ext = np.array([extent.get(int(i), 0.0) for i in ids])
+        ext = extent.reindex(ids).fillna(0.0).to_numpy(dtype=np.float64)
         rows.append(
             pd.DataFrame(
                 {
@@ -533,20 +534,16 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
     extra = float(per["extra"].sum())
     if extra < cfg.redundant_min_bytes:
         return
-    ids = set(int(i) for i in per.index)
-    weights: dict[str, np.ndarray] = {}
+    share_extra = per["extra"] / per["bytes"]
     stakes = []
     for layer, frame in layers.items():
         if not len(frame):
             continue
-        sel = np.array([int(i) in ids for i in frame["id"].to_numpy()], dtype=bool)
+        sel = frame["id"].isin(per.index).to_numpy()
         if not sel.any():
             continue
-        frac = np.array(
-            [float(per.loc[i, "extra"] / per.loc[i, "bytes"]) for i in frame["id"].to_numpy()[sel]]
-        )
-        weights = {kind: frac}
-        stakes.append(stake(facts, layer, frame[sel], weights))
+        frac = share_extra.reindex(frame["id"].to_numpy()[sel]).to_numpy(dtype=np.float64)
+        stakes.append(stake(facts, layer, frame[sel], {kind: frac}))
     per_rank = np.sum([s.per_rank for s in stakes], axis=0)
     lost = float(per_rank.max())
     per = per.sort_values("extra", ascending=False)
@@ -564,7 +561,7 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
             ),
             hex_id(fid),
         )
-        for fid, r in per.iterrows()
+        for fid, r in per.head(cfg.top_subjects).iterrows()
     ]
     top = per.iloc[0]
     by = f", by {fmt.count(float(top['ranks']))} ranks" if top["ranks"] >= 2 else ""
@@ -736,7 +733,7 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             ),
             hex_id(fid),
         )
-        for (layer, fid), r in hit.iterrows()
+        for (layer, fid), r in hit.head(cfg.top_subjects).iterrows()
     ]
     top = hit.iloc[0]
     who = f"rank {int(top['rank'])}" if top["rank"] >= 0 else "the slowest rank"
