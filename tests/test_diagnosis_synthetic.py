@@ -491,3 +491,24 @@ def test_thresholds_table_shows_the_defaults():
     text = (DOCS / "diagnosis.md").read_text()
     table = text.split("<!-- BEGIN thresholds -->\n", 1)[1].split("<!-- END thresholds -->", 1)[0]
     assert table == threshold_table()
+
+
+def test_the_profiler_s_own_log_is_not_evidence():
+    """Writes to the log file itself (or its temporary name) are the profiler's, not the application's."""
+    recs = [
+        {
+            "id": i + 1,
+            "rank": 0,
+            "name": name,
+            "writes": 5000,
+            "bytes_written": 5000 * 64,
+            "size_write_0_100": 5000,
+            "write_time": 3.0,
+        }
+        for i, name in enumerate(("synthetic-1.log", "synthetic-1.log.tmp42"))
+    ]
+    p = profile(1, 10.0, io={"posix_write": [6.0]}, posix=recs)
+    assert "IO-SMALL-WRITES" not in ids(p)
+    assert "IO-SMALL-WRITES" in ids(
+        profile(1, 10.0, io={"posix_write": [6.0]}, posix=[dict(recs[0], name="/data/out.log")])
+    )

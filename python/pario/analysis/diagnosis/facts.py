@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import fnmatch
+import glob
 import math
 import re
 import shlex
@@ -93,10 +94,14 @@ def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
     """Everything the rules need from one profile."""
     files: dict[str, pd.DataFrame] = {}
     ignored: dict[str, int] = {}
+    # the profiler's own log (and its temporary name) is never the application's file
+    log = glob.escape(profile.job.path) if profile.job.path else ""
+    own_log = (log, log + ".*") if log else ()
+    patterns = (*cfg.ignored_path_patterns, *own_log)
     for layer in LAYERS:
         frame = profile.layer(layer)
         if len(frame) and "name" in frame:
-            drop = _ignored_mask(frame["name"], cfg.ignored_path_patterns)
+            drop = _ignored_mask(frame["name"], patterns)
             ignored[layer] = int(drop.sum())
             frame = frame[~drop].reset_index(drop=True)
         files[layer] = frame
