@@ -292,7 +292,8 @@ def test_few_ranks_names_rank0_and_idle_ranks(runs):
     f = next(f for f in diagnose(_profile(runs, "pattern:rank0")) if f.id == "LOAD-FEW-RANKS")
     ev = {m.name: m.value for m in f.evidence}
     assert ev["doers"] == 1 and ev["idle_ranks"] == 3 and ev["share"] == 1.0
-    assert ev["idle_mpi"] > 0  # pario logs know how long the idle ranks waited in MPI
+    # pario logs know how long the idle ranks waited (in MPI_Barrier while rank 0 wrote)
+    assert ev["idle_mpi"] >= 0.5 * ev["max_io"]
     assert [s.name for s in f.subjects] == ["rank 0"]
 
 

@@ -434,10 +434,15 @@ def few_ranks(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         Metric("time_lost", "time lost: max - mean", lost, "s"),
     ]
     notes = []
-    mpi = facts.times.mpi
-    if mpi is not None and idle:
-        idle_mpi = float(np.mean(mpi[idle]))
-        evidence.append(Metric("idle_mpi", "mean MPI time of the idle ranks (waiting)", idle_mpi, "s"))
+    ranks = facts.profile.ranks
+    waits = [c for c in ("mpi_coll", "mpi_p2p") if c in ranks]
+    if facts.profile.job.has_mpi_time and waits and idle:
+        # collectives and point-to-point only: "other" MPI time includes MPI_Init and MPI_Finalize
+        wait = ranks[waits].sum(axis=1, min_count=1).reindex(idle).to_numpy(dtype=np.float64)
+        idle_mpi = float(np.nanmean(wait)) if np.isfinite(wait).any() else float("nan")
+        evidence.append(
+            Metric("idle_mpi", "mean time of the idle ranks in MPI collectives and messages", idle_mpi, "s")
+        )
     else:
         notes.append(
             "This log has no MPI time, so how long the other ranks waited cannot be measured; max - mean of "
