@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -152,31 +152,32 @@ def _dir(name: str) -> str:
 
 
 def _aggr_recs(facts: Facts, fid: int, n: int, stripes: Striping | None) -> list[Recommendation]:
-    comp = io_component(facts, fid)
-    recs = []
-    lines = f"cb_nodes {n}"
-    if comp != "ompio":
-        lines += f"\ncb_config_list *:{max(1, min(n, 8))}"
-    text = (
-        f"Use {n} aggregators"
-        + (
-            f" (one per OST of the {stripes.stripe_count}-stripe file)"
-            if stripes and stripes.stripe_count > 1
-            else ""
-        )
-        + ": with ROMIO, cb_nodes sets how many and cb_config_list how many per node "
-        "(ROMIO's default is one per node)."
+    """How to get ``n`` aggregators with the file's MPI-IO component."""
+    per_ost = (
+        f" (one per OST of the {stripes.stripe_count}-stripe file)"
+        if stripes and stripes.stripe_count > 1
+        else ""
     )
-    recs.append(Recommendation("hint", text, lines))
-    if comp == "ompio":
-        recs.append(
-            Recommendation(
-                "environment",
-                "With Open MPI's OMPIO the aggregator count is an MCA setting:",
-                f"mpirun --mca io_ompio_num_aggregators {n} ...",
-            )
-        )
-    return recs
+    romio = Recommendation(
+        "hint",
+        f"Use {n} aggregators{per_ost}: with ROMIO, cb_nodes sets how many and cb_config_list how many per "
+        "node (ROMIO's default is one per node).",
+        f"cb_nodes {n}\ncb_config_list *:{max(1, min(n, 8))}",
+    )
+    if io_component(facts, fid) != "ompio":
+        return [romio]
+    ompio = Recommendation(
+        "environment",
+        f"Use {n} aggregators{per_ost}: Open MPI's OMPIO takes the count from an MCA parameter (its "
+        "default chooses automatically, here one):",
+        f"mpirun --mca io_ompio_num_aggregators {n} ...",
+    )
+    return [
+        ompio,
+        replace(
+            romio, text="Or run with ROMIO (mpirun --mca io romio321), where hints set it: " + romio.text
+        ),
+    ]
 
 
 @rule(
@@ -796,10 +797,12 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 ),
             ),
             Recommendation(
-                "hint",
+                "environment" if comp == "ompio" else "hint",
                 f"Meanwhile, fewer and larger cycles (if the aggregators have {fmt.nbytes(bigger)} of "
                 "memory to spare), or more aggregators:",
-                f"cb_buffer_size {bigger}",
+                f"mpirun --mca io_ompio_bytes_per_agg {bigger} ..."
+                if comp == "ompio"
+                else f"cb_buffer_size {bigger}",
             ),
             Recommendation("tune", "Search buffer size and aggregator count:", tune_command(facts)),
         ]
