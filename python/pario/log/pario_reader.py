@@ -247,14 +247,15 @@ def _layer_frame(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
         name[found] = known_names[pos[found]]
     for i in np.flatnonzero(~found):
         name[i] = OVERFLOW_NAME if ids[i] == 0 else f"<unknown {int(ids[i]):016x}>"
-    # One column per counter, each a view into the record array (pandas keeps
-    # them as they are: no 2-D block copy of a million records).
+    # One column per counter, from views into the record array; pandas then
+    # consolidates them once into one block per dtype (later filters and
+    # copies would otherwise each consolidate the million-row frame again).
     columns: dict[str, np.ndarray] = {"id": ids, "rank": rec["rank"], "name": name}
     for i, counter in enumerate(lay.counters):
         columns[counter_column(counter)] = rec["c"][:, i]
     for i, counter in enumerate(lay.fcounters):
         columns[counter_column(counter)] = rec["f"][:, i]
-    return pd.DataFrame(columns, copy=False)
+    return pd.DataFrame(columns, copy=False).copy()
 
 
 def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: _Parts,
