@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -63,10 +64,15 @@ class RunAnalysis:
     ranks: pd.DataFrame
     #: what the data cannot tell exactly, in sentences
     notes: tuple[str, ...]
+    #: the diagnosis (pario.analysis.diagnosis.Finding), ordered by estimated time lost
+    findings: tuple[Any, ...] = ()
 
 
-def analyze(profile: Profile) -> RunAnalysis:
-    """Compute every metric of the report for one run."""
+def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> RunAnalysis:
+    """Compute every metric of the report for one run, and (by default) its diagnosis.
+
+    ``config`` is a :class:`pario.analysis.diagnosis.RuleConfig` (None: defaults).
+    """
     rt = rank_times(profile)
     io = io_summary(profile, rt)
     ranks = rank_breakdown(rt)
@@ -85,7 +91,15 @@ def analyze(profile: Profile) -> RunAnalysis:
         files=file_table(profile),
         ranks=ranks,
         notes=_notes(profile, rt),
+        findings=tuple(_diagnose(profile, config)) if diagnosis else (),
     )
+
+
+def _diagnose(profile: Profile, config: Any) -> list[Any]:
+    # imported here: the rule modules import analysis modules themselves
+    from pario.analysis.diagnosis import diagnose
+
+    return diagnose(profile, config)
 
 
 def _job_info(profile: Profile, rt: RankTimes) -> JobInfo:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pario.analysis.run import RunAnalysis
 from pario.analysis.values import Value, combine_notes, ratio
@@ -57,6 +58,8 @@ class ScalingAnalysis:
     reference_nprocs: int
     rows: tuple[ScalingRow, ...]
     notes: tuple[str, ...]
+    #: findings that compare the runs (pario.analysis.diagnosis.diagnose_runs)
+    findings: tuple[Any, ...] = ()
 
 
 def infer_mode(runs: Sequence[RunAnalysis]) -> tuple[str, str]:

@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="number of files listed by I/O time (default 10)")
     p.add_argument("--details", action="store_true", help="with several logs: the full report of each run")
     p.add_argument("-q", "--quiet", action="store_true", help="no terminal report (only the files asked for)")
+    p.add_argument("--config", metavar="FILE", help="diagnosis thresholds to override (TOML or JSON; see "
+                   "docs/diagnosis.md)")
+    p.add_argument("--no-diagnosis", action="store_true", help="leave out the diagnosis (findings)")
     p.set_defaults(func=_run)
 
 
@@ -43,7 +46,12 @@ def _run(args: argparse.Namespace) -> int:
     from pario.report import build
 
     profiles = [read_log(path) for path in args.logs]
-    runs, scaling = build(profiles, scaling=args.scaling)
+    config = None
+    if args.config:
+        from pario.analysis.diagnosis import load_config
+
+        config = load_config(args.config)
+    runs, scaling = build(profiles, scaling=args.scaling, diagnosis=not args.no_diagnosis, config=config)
     top = max(args.top, 20)
     if args.json:
         from pario.report.json_out import write_json

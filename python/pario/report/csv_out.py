@@ -15,7 +15,7 @@ from pario.model import SIZE_BUCKETS
 from pario.report.data import plain, run_dict
 
 VALUE_KEYS = {"value", "unit", "approximate", "note", "reason"}
-CSV_FILES = ("metrics.csv", "ranks.csv", "files.csv", "histograms.csv", "scaling.csv")
+CSV_FILES = ("metrics.csv", "ranks.csv", "files.csv", "histograms.csv", "scaling.csv", "findings.csv")
 
 
 def _walk(prefix: str, obj: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -38,7 +38,7 @@ def metrics_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
     rows = []
     for i, run in enumerate(runs):
         data = run_dict(run, top=0)
-        for key in ("ranks", "files", "job", "notes"):
+        for key in ("ranks", "files", "job", "notes", "findings"):
             data.pop(key, None)
         for name, v in _walk("", data):
             rows.append({"run": i, "log": run.job.path, "metric": name, **v})
@@ -84,6 +84,22 @@ def scaling_frame(scaling: ScalingAnalysis | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def findings_frame(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None) -> pd.DataFrame:
+    """One row per finding: run (-1: across the runs), id, severity, statement, time lost, first fix."""
+    from pario.analysis.diagnosis import finding_dict
+
+    rows = []
+    sources = [(i, r.findings) for i, r in enumerate(runs)] + [(-1, scaling.findings if scaling else ())]
+    for index, findings in sources:
+        for f in findings:
+            d = finding_dict(f)
+            rows.append({"run": index, "id": d["id"], "severity": d["severity"], "statement": d["statement"],
+                         "time_lost_s": d["time_lost_s"], "time_lost_share": d["time_lost_share"],
+                         "recommendation": d["recommendations"][0]["text"] if d["recommendations"] else ""})
+    columns = ["run", "id", "severity", "statement", "time_lost_s", "time_lost_share", "recommendation"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def write_csv(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, directory: str) -> list[Path]:
     """Write every table of the report as CSV files into ``directory`` (created if needed)."""
     out = Path(directory)
@@ -99,6 +115,7 @@ def write_csv(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, dire
         "files.csv": _with_run([(i, r, r.files) for i, r in enumerate(runs)]),
         "histograms.csv": histograms_frame(runs),
         "scaling.csv": scaling_frame(scaling),
+        "findings.csv": findings_frame(runs, scaling),
     }
     written = []
     for name, frame in tables.items():

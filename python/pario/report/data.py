@@ -87,11 +87,23 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "totals": plain(run.totals),
         "files": {"count": int(len(run.files)), "top": frame_records(run.files.head(top))},
         "ranks": frame_columns(run.ranks),
+        "findings": findings_list(run.findings),
     }
 
 
+def findings_list(findings: Sequence[Any]) -> list[dict[str, Any]]:
+    """Findings in the JSON form of docs/diagnosis.md."""
+    from pario.analysis.diagnosis import finding_dict
+
+    return [finding_dict(f) for f in findings]
+
+
 def scaling_dict(scaling: ScalingAnalysis | None) -> dict[str, Any] | None:
-    return None if scaling is None else plain(scaling)
+    if scaling is None:
+        return None
+    out = plain(dataclasses.replace(scaling, findings=()))
+    out["findings"] = findings_list(scaling.findings)
+    return out
 
 
 def report_dict(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, *,

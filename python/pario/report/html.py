@@ -25,7 +25,7 @@ from pario.analysis.scaling import ScalingAnalysis
 from pario.analysis.values import Value
 from pario.errors import ParioError
 from pario.report import format as fmt
-from pario.report.data import DEFAULT_TOP
+from pario.report.data import DEFAULT_TOP, findings_list
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: Above this many ranks the per-rank plot shows groups of consecutive ranks.
@@ -202,13 +202,14 @@ def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = N
         if hist is not None:
             figures.append(hist)
         figures += file_figures(run, top)
-        views.append({"index": i, "run": run, "figures": figures,
+        views.append({"index": i, "run": run, "figures": figures, "findings": findings_list(run.findings),
                       "files": run.files.head(top).to_dict("records"), "buckets": fmt.BUCKET_LABELS})
     template = _environment().get_template("report.html.j2")
     return template.render(
         runs=views,
         scaling=scaling,
         scaling_figures=scaling_figures(scaling) if scaling is not None else [],
+        scaling_findings=findings_list(scaling.findings) if scaling is not None else [],
         plotly_js=Markup(plotly_js),
         version=__version__,
         title=_title(runs),

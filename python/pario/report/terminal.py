@@ -9,7 +9,7 @@ Unavailable metrics show "unavailable [n]" with the reason as footnote n.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -229,12 +229,21 @@ def notes_section(notes: Sequence[str]) -> RenderableType:
     return Group(_heading("Notes on the data"), *[_t("• " + n, "dim") for n in notes])
 
 
+def diagnosis_section(findings: Sequence[Any], title: str = "Diagnosis") -> RenderableType:
+    """The findings, most costly first (pario.analysis.diagnosis renders them)."""
+    from pario.analysis.diagnosis import findings_renderable
+
+    return findings_renderable(findings, title=title)
+
+
 def run_report(run: RunAnalysis, *, top: int = 10) -> Group:
     if not run.has_io:
-        return Group(header(run), _t(NO_IO, "bold yellow"), _t(""), notes_section(run.notes))
+        return Group(header(run), _t(NO_IO, "bold yellow"), _t(""), diagnosis_section(run.findings), _t(""),
+                     notes_section(run.notes))
     parts: list[RenderableType] = [header(run), summary(run), _t("")]
     parts += [io_section(run), _t(""), mpi_section(run), _t(""), memory_section(run), _t(""),
-              pop_section(run), _t(""), files_section(run, top), _t(""), notes_section(run.notes)]
+              pop_section(run), _t(""), files_section(run, top), _t(""), diagnosis_section(run.findings),
+              _t(""), notes_section(run.notes)]
     return Group(*parts)
 
 
@@ -288,12 +297,15 @@ def render(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, 
     if scaling is not None:
         console.print(scaling_report(scaling))
         console.print()
+        console.print(diagnosis_section(scaling.findings, "Diagnosis across the runs"))
+        console.print()
     for run in runs:
         if details:
             console.print(run_report(run, top=top))
         else:
             console.print(header(run))
             console.print(summary(run) if run.has_io else _t(NO_IO, "bold yellow"))
+            console.print(diagnosis_section(run.findings))
         console.print()
 
 

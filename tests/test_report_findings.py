@@ -1,0 +1,58 @@
+"""The diagnosis appears in every form of the report (terminal, JSON, CSV, HTML)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pario.analysis.diagnosis import diagnose
+from pario.log import read_log
+
+LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+IMBALANCED = LOGS / "imbalanced-io.darshan"
+
+pytestmark = pytest.mark.skipif(not IMBALANCED.exists(), reason="shared Darshan logs not present")
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory, pario_cmd):
+    out = tmp_path_factory.mktemp("findings")
+    proc = subprocess.run(
+        [*pario_cmd, "report", str(IMBALANCED), "--json", str(out / "r.json"), "--csv", str(out / "csv"),
+         "--html", str(out / "r.html")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out, proc.stdout
+
+
+def test_same_findings_as_diagnose(outputs):
+    out, _ = outputs
+    expected = [f.id for f in diagnose(read_log(IMBALANCED))]
+    assert "LOAD-IMBALANCE" in expected and "LUSTRE-STRIPE-COUNT" in expected
+    data = json.loads((out / "r.json").read_text())
+    assert [f["id"] for f in data["runs"][0]["findings"]] == expected
+    with open(out / "csv" / "findings.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["id"] for r in rows] == expected
+    assert all(r["run"] == "0" and r["recommendation"] for r in rows)
+
+
+def test_terminal_and_html_show_findings(outputs):
+    out, text = outputs
+    assert "Diagnosis" in text and "LOAD-IMBALANCE" in text and "lfs setstripe" in text
+    html = (out / "r.html").read_text()
+    findings = json.loads((out / "r.json").read_text())["runs"][0]["findings"]
+    assert html.count('<div class="finding ') == len(findings)
+    assert "LUSTRE-STRIPE-COUNT" in html
+
+
+def test_no_diagnosis_option(pario_cmd, tmp_path):
+    proc = subprocess.run([*pario_cmd, "report", str(IMBALANCED), "--no-diagnosis", "--json", "-"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["runs"][0]["findings"] == []
