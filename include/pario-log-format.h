@@ -158,7 +158,7 @@ enum pario_block_kind {
 
 /* ---- Per-rank summary (all doubles; seconds, bytes or counts) ---------- */
 #define PARIO_RANK_FIELDS                                                     \
-    X(wall, "seconds from library start (or MPI_Init) to MPI_Finalize/exit")  \
+    X(wall, "seconds from library start to MPI_Finalize/exit, less mpi_init") \
     X(posix_read, "seconds in POSIX reads (outermost layer only)")            \
     X(posix_write, "seconds in POSIX writes")                                 \
     X(posix_meta, "seconds in POSIX metadata calls")                          \
@@ -171,6 +171,7 @@ enum pario_block_kind {
     X(mpi_coll, "seconds in MPI collectives (blocking, and waits on them)")   \
     X(mpi_p2p, "seconds in point-to-point calls and their waits/tests")       \
     X(mpi_other, "seconds in other MPI calls")                                \
+    X(mpi_init, "seconds in MPI_Init/MPI_Init_thread (not in wall nor MPI)")  \
     X(mpi_coll_bytes, "bytes this rank contributed to collectives")           \
     X(mpi_p2p_bytes, "bytes sent and received point-to-point")               \
     X(mpi_coll_calls, "collective calls")                                     \

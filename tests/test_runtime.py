@@ -141,6 +141,7 @@ def test_time_classes_add_up(known_run):
     profile, _, _ = known_run
     r = profile.ranks
     assert (r["wall"] > 0).all()
+    assert (r["mpi_init"] > 0).all()  # measured, but outside wall and the MPI classes
     assert (r["mpiio_write"] > 0).all() and (r["mpiio_read"] > 0).all()
     assert (r["posix_write"] > 0).all()
     total = r["useful"] + r["io"] + r["mpi"]

@@ -13,7 +13,8 @@ source does not know the value (Darshan records no MPI time):
   ``posix_meta``, ``stdio_*``, ``mpiio_*`` (outermost layer only, so they add
   up without double counting);
 * MPI: ``mpi_coll``, ``mpi_p2p``, ``mpi_other`` and ``mpi_coll_bytes``,
-  ``mpi_p2p_bytes``, ``mpi_*_calls``;
+  ``mpi_p2p_bytes``, ``mpi_*_calls``; ``mpi_init`` (time in MPI_Init, which
+  pario logs keep outside ``wall`` and the MPI classes, as Darshan does);
 * ``maxrss`` (bytes), ``cpu_user``, ``cpu_sys``;
 * derived by :func:`add_derived_rank_columns`: ``io``, ``io_read``,
   ``io_write``, ``io_meta``, ``mpi``, ``useful`` (= wall - io - mpi).

@@ -143,10 +143,10 @@ static void fill_rank_row(double *row)
     /* time classes are ticks; byte and call counts were accumulated as-is */
     static const int time_fields[] = {posix_read, posix_write, posix_meta, stdio_read, stdio_write,
                                       stdio_meta, mpiio_read,  mpiio_write, mpiio_meta, mpi_coll,
-                                      mpi_p2p,    mpi_other};
+                                      mpi_p2p,    mpi_other,   mpi_init};
     for (size_t i = 0; i < sizeof time_fields / sizeof *time_fields; i++)
         row[time_fields[i]] *= spt;
-    row[wall] = (double)(pario_core.end_ticks - pario_core.start_ticks) * spt;
+    row[wall] = (double)(pario_core.end_ticks - pario_core.start_ticks) * spt - row[mpi_init];
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) {
         row[maxrss] = (double)ru.ru_maxrss * 1024.0;
