@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static int failures, checks;
@@ -104,6 +106,61 @@ static void test_accounting(const char *dir)
         CHECK(r->c[STDIO_BYTES_WRITTEN] == 34);
         CHECK(r->c[STDIO_MAX_BYTE_WRITTEN] == 33);
     }
+    /* reading back through STDIO: fgets, fscanf, fread, fseek, ftell */
+    f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (f) {
+        char line[64];
+        int n = 0;
+        char word[16];
+        CHECK(fscanf(f, "%d %15s", &n, word) == 2 && n == 42); /* consumes "42 abc" = 6 bytes */
+        CHECK(fgets(line, sizeof line, f) != NULL);           /* the rest of the line: "\n" */
+        CHECK(fseek(f, 7, SEEK_SET) == 0);
+        CHECK(fread(line, 1, 6, f) == 6);                     /* "hello\n" */
+        CHECK(ftell(f) == 13);
+        fclose(f);
+    }
+    r = record_of(PARIO_STDIO, path);
+    if (r) {
+        CHECK(r->c[STDIO_OPENS] == 2);
+        CHECK(r->c[STDIO_READS] == 3);
+        CHECK(r->c[STDIO_BYTES_READ] == 6 + 1 + 6);
+        CHECK(r->c[STDIO_SEEKS] == 2);
+    }
+
+    /* the rest of the POSIX family: creat, writev, preadv, ftruncate, stat, dup, openat, unlink */
+    snprintf(path, sizeof path, "%s/core_test.vec", dir);
+    fd = creat(path, 0644);
+    CHECK(fd >= 0);
+    struct iovec iov[2] = {{buf, 100}, {buf, 50}};
+    CHECK(writev(fd, iov, 2) == 150);
+    int fd2 = dup(fd);
+    CHECK(write(fd2, buf, 10) == 10);
+    CHECK(ftruncate(fd, 100) == 0);
+    close(fd2);
+    close(fd);
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+    fd = openat(dirfd, "core_test.vec", O_RDONLY);
+    CHECK(fd >= 0);
+    struct iovec riov[1] = {{buf, 40}};
+    CHECK(preadv(fd, riov, 1, 20) == 40);
+    close(fd);
+    close(dirfd);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size == 100);
+    CHECK(unlink(path) == 0);
+    r = record_of(PARIO_POSIX, path);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK(r->c[POSIX_OPENS] == 2); /* creat, openat (dup shares the record) */
+        CHECK(r->c[POSIX_WRITES] == 2 && r->c[POSIX_BYTES_WRITTEN] == 160);
+        CHECK(r->c[POSIX_READS] == 1 && r->c[POSIX_BYTES_READ] == 40);
+        CHECK(r->c[POSIX_TRUNCATES] == 1);
+        CHECK(r->c[POSIX_STATS] == 1);
+        CHECK(r->c[POSIX_UNLINKS] == 1);
+        CHECK(r->c[POSIX_SIZE_WRITE_100_1K] == 1 && r->c[POSIX_SIZE_WRITE_0_100] == 1);
+    }
+
     /* untracked descriptors are not recorded */
     CHECK(record_of(PARIO_POSIX, "/dev/null") == NULL);
 }
