@@ -512,3 +512,88 @@ def test_the_profiler_s_own_log_is_not_evidence():
     assert "IO-SMALL-WRITES" in ids(
         profile(1, 10.0, io={"posix_write": [6.0]}, posix=[dict(recs[0], name="/data/out.log")])
     )
+
+
+def test_a_large_profile_gives_the_findings_it_was_built_with():
+    """200 000 POSIX records (NumPy-built, no log file): each rank writes its own files in small
+    pieces, partly backwards and twice over, and every rank reads one shared input file in full.
+
+    The rules take their fast paths here (a million-record log must be diagnosed in a second);
+    what they find is fixed by construction.
+    """
+    nprocs, per_rank = 20_000, 10
+    n = nprocs * per_rank
+    rank = np.repeat(np.arange(nprocs), per_rank)
+    writes = np.full(n, 100)
+    own = {
+        "id": np.arange(1, n + 1, dtype=np.uint64),
+        "rank": rank,
+        "name": [f"/scratch/run/rank{r}/part{k}.dat" for r in range(nprocs) for k in range(per_rank)],
+        "opens": np.ones(n, dtype=np.int64),
+        "writes": writes,
+        "seq_writes": np.full(n, 40),  # 59 of the 100 writes go backwards (the first is neither)
+        "size_write_0_100": writes,
+        "bytes_written": writes * 64,
+        "max_byte_written": np.full(n, 50 * 64 - 1),  # each byte written twice
+        "write_time": np.full(n, 0.01),
+        "meta_time": np.full(n, 0.001),
+    }
+    ignored = 2_000  # the MPI library's shared objects: not the application's files
+    libs = {
+        "id": np.arange(n + 1, n + 1 + ignored, dtype=np.uint64),
+        "rank": np.arange(ignored) % nprocs,
+        "name": [f"/usr/lib64/openmpi/lib{i}.so" for i in range(ignored)],
+        "opens": np.ones(ignored, dtype=np.int64),
+    }
+    shared_input = {  # one record reduced over all ranks, each reading the whole 1 MiB file
+        "id": np.array([n + ignored + 1], dtype=np.uint64),
+        "rank": np.array([-1]),
+        "name": ["/scratch/run/input.dat"],
+        "nranks": np.array([nprocs]),
+        "opens": np.array([nprocs]),
+        "reads": np.array([nprocs]),
+        "seq_reads": np.array([0]),
+        "size_read_1m_4m": np.array([nprocs]),
+        "bytes_read": np.array([nprocs * MiB]),
+        "max_byte_read": np.array([MiB - 1]),
+        "read_time": np.array([nprocs * 0.02]),
+        "fastest_rank": np.array([7]),
+        "fastest_rank_time": np.array([0.01]),
+        "slowest_rank": np.array([11]),
+        "slowest_rank_time": np.array([0.04]),
+    }
+    posix = pd.concat([pd.DataFrame(d) for d in (own, libs, shared_input)], ignore_index=True)
+    posix = posix.fillna(0).astype({"id": np.uint64, "rank": np.int64})
+    p = profile(
+        nprocs,
+        10.0,
+        io={"posix_write": np.full(nprocs, 0.1), "posix_read": np.full(nprocs, 0.02)},
+    )
+    p.files["posix"] = posix
+    assert len(posix) == n + ignored + 1
+
+    found = {f.id: f for f in diagnose(p)}
+    assert set(found) == {
+        "IO-SMALL-WRITES",
+        "IO-RANDOM-ACCESS",
+        "IO-REDUNDANT-WRITES",
+        "IO-REDUNDANT-READS",
+        "IFACE-FILE-PER-PROCESS",
+    }
+    ev = {f: {m.name: m.value for m in found[f].evidence} for f in found}
+    assert ev["IO-SMALL-WRITES"]["small_writes"] == n * 100
+    assert ev["IO-SMALL-WRITES"]["share_of_requests"] == 1.0
+    assert ev["IO-RANDOM-ACCESS"]["backward"] == n * 59 and ev["IO-RANDOM-ACCESS"]["requests"] == n * 100
+    assert ev["IO-REDUNDANT-WRITES"]["files"] == n
+    assert ev["IO-REDUNDANT-WRITES"]["repeated_bytes"] == n * 50 * 64
+    assert ev["IO-REDUNDANT-READS"]["files"] == 1 and ev["IO-REDUNDANT-READS"]["files_across_ranks"] == 1
+    assert ev["IO-REDUNDANT-READS"]["repeated_bytes"] == (nprocs - 1) * MiB
+    assert ev["IFACE-FILE-PER-PROCESS"]["files"] == n and ev["IFACE-FILE-PER-PROCESS"]["ranks"] == nprocs
+    # every rank does the same: each finding's slowest rank spends what one rank spends
+    assert ev["IO-SMALL-WRITES"]["time_at_stake"] == pytest.approx(per_rank * 0.01)
+    assert ev["IO-RANDOM-ACCESS"]["time_at_stake"] == pytest.approx(per_rank * 0.01 * 0.59)
+    assert ev["IFACE-FILE-PER-PROCESS"]["time_at_stake"] == pytest.approx(per_rank * 0.001)
+    subjects = found["IO-SMALL-WRITES"].subjects
+    assert len(subjects) == RuleConfig().top_subjects and found["IO-SMALL-WRITES"].subjects_total == n
+    assert all(s.name.startswith("/scratch/run/rank") for s in subjects)
+    assert found["IO-REDUNDANT-READS"].subjects[0].name == "/scratch/run/input.dat"

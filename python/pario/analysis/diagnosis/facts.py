@@ -12,20 +12,24 @@ import glob
 import math
 import re
 import shlex
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, sorted_ids, unique_ids
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.io import OPS
-from pario.analysis.rankio import layer_members, outermost_records, rank_io
+from pario.analysis.rankio import layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
 from pario.model import LAYERS, Profile, fs_name, size_columns
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
 BYTES_COLS = {"read": "bytes_read", "write": "bytes_written"}
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -55,19 +59,60 @@ class Facts:
     striping: dict[int, Striping]
     hints: dict[int, dict[str, str]]
     injected: dict[str, str]
+    #: values derived from the records once and shared by the rules (see :meth:`cached`)
+    _memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def source(self) -> str:
         return self.profile.job.source
 
+    def cached(self, key: Any, make: Callable[[], T]) -> T:
+        """``make()``, computed once per Facts (arrays come back read-only: share, do not modify)."""
+        try:
+            return self._memo[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = make()
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+            self._memo[key] = value
+            return value
+
     def layer(self, name: str) -> pd.DataFrame:
-        return self.files.get(name, _empty())
+        frame = self.files.get(name)
+        return frame if frame is not None else _empty()
 
     def members(self, layer: str) -> dict[int, np.ndarray]:
-        return layer_members(self.profile.file_ranks, layer)
+        return self.cached(("members", layer), lambda: layer_members(self.profile.file_ranks, layer))
+
+    def outer_rows(self, layer: str) -> np.ndarray | None:
+        """Which rows of ``layer(layer)`` :meth:`outermost` keeps (None: all of them).
+
+        POSIX records of files that have MPI-IO records are left out (their time is
+        counted as MPI-IO time), as :func:`pario.analysis.rankio.outermost_records` does.
+        """
+
+        def make() -> np.ndarray | None:
+            mpiio, posix = self.files.get("mpiio"), self.files.get("posix")
+            if layer != "posix" or mpiio is None or posix is None or not len(mpiio) or not len(posix):
+                return None
+            nested = isin(posix["id"].to_numpy(), mpiio["id"].unique())
+            return ~nested if nested.any() else None
+
+        return self.cached(("outer_rows", layer), make)
 
     def outermost(self) -> dict[str, pd.DataFrame]:
-        return outermost_records(self.files)
+        """Each layer's records whose time no outer layer counts (as ``rankio.outermost_records``), cached."""
+
+        def make() -> dict[str, pd.DataFrame]:
+            out = {
+                layer: frame for layer, frame in self.files.items() if layer in ("posix", "stdio", "mpiio")
+            }
+            keep = self.outer_rows("posix")
+            if keep is not None:
+                out["posix"] = out["posix"][keep]
+            return out
+
+        return dict(self.cached("outermost", make))
 
     @property
     def has_io(self) -> bool:
@@ -80,10 +125,12 @@ def _empty() -> pd.DataFrame:
     )
 
 
-def _ignored_mask(names: pd.Series, patterns: tuple[str, ...]) -> np.ndarray:
+def _ignored_mask(names: pd.Series, patterns: tuple[str, ...], index: NameIndex | None = None) -> np.ndarray:
     """Which names match one of the glob patterns (one regular expression, each distinct name once)."""
     if not patterns:
         return np.zeros(len(names), dtype=bool)
+    if index is not None:
+        return glob_mask(index, names.to_numpy(dtype=object), patterns)
     regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
     codes, uniques = pd.factorize(names.astype(str))
     hit = np.fromiter((regex.match(u) is not None for u in uniques), dtype=bool, count=len(uniques))
@@ -98,12 +145,17 @@ def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
     log = glob.escape(profile.job.path) if profile.job.path else ""
     own_log = (log, log + ".*") if log else ()
     patterns = (*cfg.ignored_path_patterns, *own_log)
+    names: dict[str, tuple[NameIndex, np.ndarray | None]] = {}
     for layer in LAYERS:
         frame = profile.layer(layer)
         if len(frame) and "name" in frame:
-            drop = _ignored_mask(frame["name"], patterns)
+            index = NameIndex.build(frame["name"].to_numpy(dtype=object))
+            drop = _ignored_mask(frame["name"], patterns, index)
             ignored[layer] = int(drop.sum())
-            frame = frame[~drop].reset_index(drop=True)
+            # without a copy of every column when nothing is dropped
+            frame = frame[~drop].reset_index(drop=True) if drop.any() else frame.reset_index(drop=True)
+            if index is not None:
+                names[layer] = (index, np.flatnonzero(~drop) if drop.any() else None)
         files[layer] = frame
     rt = rank_times(profile)
     runtime = rt.runtime if rt.runtime > 0 else float(profile.job.runtime or 0.0)
@@ -111,7 +163,7 @@ def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
     injected = (
         {str(k): str(v) for k, v in dict(injected_raw).items()} if isinstance(injected_raw, dict) else {}
     )
-    return Facts(
+    facts = Facts(
         profile=profile,
         label=profile.job.path.rsplit("/", 1)[-1],
         nprocs=int(profile.job.nprocs),
@@ -123,6 +175,23 @@ def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
         hints=dict(profile.hints),
         injected=injected,
     )
+    for layer, known in names.items():
+        facts._memo[("names", layer)] = known
+    return facts
+
+
+def name_suffix_rows(facts: Facts, layer: str, suffixes: tuple[str, ...]) -> np.ndarray | None:
+    """Per record of ``facts.layer(layer)``: its name ends with one of ``suffixes`` (None if unknown)."""
+    known = facts._memo.get(("names", layer))
+    if known is None:
+        return None
+    index, keep = known
+
+    def make() -> np.ndarray:
+        hit = index.suffix_mask(suffixes)
+        return hit if keep is None else hit[keep]
+
+    return facts.cached(("suffix", layer, suffixes), make)
 
 
 def _striping(profile: Profile) -> dict[int, Striping]:
@@ -162,23 +231,33 @@ def col(frame: pd.DataFrame, name: str) -> np.ndarray:
     return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
 
 
-def ops(frame: pd.DataFrame, layer: str, kind: str) -> np.ndarray:
-    """Per record: operations of ``kind`` (read, write, meta) of ``layer``."""
+Column = Callable[[str], np.ndarray]
+
+
+def ops(frame: pd.DataFrame, layer: str, kind: str, column: Column | None = None) -> np.ndarray:
+    """Per record: operations of ``kind`` (read, write, meta) of ``layer``.
+
+    ``column(name)`` gives ``col(frame, name)`` (from :func:`layer_col`'s cache, say).
+    """
+    get = column or (lambda c: col(frame, c))
     out = np.zeros(len(frame))
     for c in OPS[layer][kind]:
-        out += col(frame, c)
+        out += get(c)
     return out
 
 
-def small_ops(frame: pd.DataFrame, layer: str, kind: str, limit: int) -> np.ndarray:
+def small_ops(
+    frame: pd.DataFrame, layer: str, kind: str, limit: int, column: Column | None = None
+) -> np.ndarray:
     """Per record: requests of ``kind`` in the histogram buckets at or below ``limit`` bytes."""
     from pario.analysis.diagnosis.config import SMALL_BOUNDS
 
+    get = column or (lambda c: col(frame, c))
     cols = size_columns(layer, kind)
     n = SMALL_BOUNDS.index(limit) + 1 if limit in SMALL_BOUNDS else 0
     out = np.zeros(len(frame))
     for c in cols[:n]:
-        out += col(frame, c)
+        out += get(c)
     return out
 
 
@@ -197,24 +276,27 @@ BUCKET_UPPER: tuple[float, ...] = (
 )
 
 
-def small_bytes_bound(frame: pd.DataFrame, layer: str, kind: str, limit: int) -> np.ndarray:
+def small_bytes_bound(
+    frame: pd.DataFrame, layer: str, kind: str, limit: int, column: Column | None = None
+) -> np.ndarray:
     """Per record: an upper bound of the bytes moved by small requests.
 
     The smaller of: small requests x their buckets' upper bounds, and the bytes moved
     minus the least the other requests can carry (their buckets' lower bounds).
     """
+    get = column or (lambda c: col(frame, c))
     cols = size_columns(layer, kind)
     small = np.zeros(len(frame))
     large_min = np.zeros(len(frame))
     lower = 0.0
     for c, upper in zip(cols, BUCKET_UPPER, strict=True):
-        n = col(frame, c)
+        n = get(c)
         if upper <= limit:
             small += n * upper
         else:
             large_min += n * lower
         lower = upper + 1
-    nbytes = col(frame, BYTES_COLS[kind])
+    nbytes = get(BYTES_COLS[kind])
     return np.clip(np.minimum(small, nbytes - large_min), 0.0, None)
 
 
@@ -223,6 +305,57 @@ def nranks(frame: pd.DataFrame, nprocs: int) -> np.ndarray:
     rank = frame["rank"].to_numpy(dtype=np.int64) if "rank" in frame else np.zeros(len(frame), np.int64)
     shared = col(frame, "nranks")
     return np.where(rank >= 0, 1.0, np.where(shared > 0, shared, float(nprocs)))
+
+
+# cached per layer: each column is converted once however many rules read it
+
+
+def layer_col(facts: Facts, layer: str, name: str) -> np.ndarray:
+    """``col(facts.layer(layer), name)``, cached (read-only)."""
+    return facts.cached(("col", layer, name), lambda: col(facts.layer(layer), name))
+
+
+def layer_column(facts: Facts, layer: str) -> Column:
+    """The ``column`` argument of :func:`ops` and friends for ``facts.layer(layer)``."""
+    return lambda name: layer_col(facts, layer, name)
+
+
+def layer_ops(facts: Facts, layer: str, kind: str) -> np.ndarray:
+    """``ops(facts.layer(layer), layer, kind)``, cached (read-only)."""
+    return facts.cached(
+        ("ops", layer, kind), lambda: ops(facts.layer(layer), layer, kind, layer_column(facts, layer))
+    )
+
+
+def layer_values(facts: Facts, layer: str, name: str) -> np.ndarray:
+    """``facts.layer(layer)[name].to_numpy()``, cached (read-only; ids, ranks, names)."""
+    return facts.cached(("values", layer, name), lambda: facts.layer(layer)[name].to_numpy())
+
+
+def layer_nranks(facts: Facts, layer: str) -> np.ndarray:
+    """``nranks(facts.layer(layer), facts.nprocs)``, cached (read-only)."""
+    return facts.cached(("nranks", layer), lambda: nranks(facts.layer(layer), facts.nprocs))
+
+
+def layer_ids(facts: Facts, layer: str) -> np.ndarray:
+    """The file ids of ``facts.layer(layer)``, sorted and distinct (cached)."""
+    return facts.cached(("ids", layer), lambda: sorted_ids(layer_values(facts, layer, "id")))
+
+
+def layer_unique(facts: Facts, layer: str) -> bool:
+    """No file has two records in ``facts.layer(layer)`` (cached)."""
+    return facts.cached(("unique", layer), lambda: unique_ids(layer_values(facts, layer, "id")))
+
+
+def outer_unique(facts: Facts) -> bool | None:
+    """No file has two records among :meth:`Facts.outermost`'s (None: not known without a look).
+
+    Outermost POSIX records exclude the MPI-IO files; STDIO files may have POSIX records too.
+    """
+    layers = [layer for layer, frame in facts.outermost().items() if len(frame)]
+    if "stdio" in layers and len(layers) > 1:
+        return None
+    return all(layer_unique(facts, layer) for layer in layers)
 
 
 def file_label(name: str) -> str:
@@ -307,22 +440,94 @@ def stake(
     n = facts.nprocs
     if not len(records) or n <= 0:
         return Stake(0.0, 0.0, np.zeros(max(n, 0)), True)
-    rec = records.copy()
-    old_total = np.zeros(len(rec))
-    new_total = np.zeros(len(rec))
+    cols = {
+        c: records[c].to_numpy(dtype=np.float64, na_value=-1.0) for c in _stake_ranks(True) if c in records
+    }
+    shared = _has_shared(cols)
+    cols = {c: v for c, v in cols.items() if c in _stake_ranks(shared)}
+    if shared and "id" in records:
+        cols["id"] = records["id"].to_numpy()
+    cols.update({c: col(records, c) for c in _stake_times(shared) if c in records})
+    return _stake(facts, layer, len(records), cols, weights)
+
+
+def stake_rows(
+    facts: Facts, layer: str, rows: np.ndarray | None, weights: Mapping[str, np.ndarray | float]
+) -> Stake:
+    """``stake(facts, layer, facts.layer(layer)[rows], weights)`` without copying the records.
+
+    ``rows``: a boolean mask or positions over ``facts.layer(layer)`` (None: all).
+    """
+    frame = facts.layer(layer)
+    n = facts.nprocs
+
+    def pick(v: np.ndarray) -> np.ndarray:
+        return v if rows is None else v[rows]
+
+    count = len(frame) if rows is None else (int(rows.sum()) if rows.dtype == bool else len(rows))
+    if not count or n <= 0:
+        return Stake(0.0, 0.0, np.zeros(max(n, 0)), True)
+
+    def ranks(c: str) -> np.ndarray:
+        return pick(
+            facts.cached(("ranks", layer, c), lambda: frame[c].to_numpy(dtype=np.float64, na_value=-1.0))
+        )
+
+    cols = {"rank": ranks("rank")} if "rank" in frame else {}
+    shared = _has_shared(cols)
+    cols.update({c: ranks(c) for c in _stake_ranks(shared) if c in frame and c not in cols})
+    if shared and "id" in frame:
+        cols["id"] = pick(layer_values(facts, layer, "id"))
+    cols.update({c: pick(layer_col(facts, layer, c)) for c in _stake_times(shared) if c in frame})
+    return _stake(facts, layer, count, cols, weights)
+
+
+# What :func:`pario.analysis.rankio.rank_io` reads of the records for the time per rank (a
+# stake never looks at bytes): the ranks (converted as rank_io converts them), the times (as
+# :func:`col`, which is rank_io's own conversion), and, when some records are shared (rank
+# -1), their ids and their fastest and slowest ranks and times.
+
+
+def _has_shared(cols: Mapping[str, np.ndarray]) -> bool:
+    return "rank" not in cols or bool((cols["rank"].astype(np.int64) < 0).any())
+
+
+def _stake_ranks(shared: bool) -> tuple[str, ...]:
+    return ("rank", "fastest_rank", "slowest_rank") if shared else ("rank",)
+
+
+def _stake_times(shared: bool) -> tuple[str, ...]:
+    times = tuple(TIME_COLS.values())
+    return (*times, "fastest_rank_time", "slowest_rank_time") if shared else times
+
+
+def _stake(
+    facts: Facts,
+    layer: str,
+    count: int,
+    cols: dict[str, np.ndarray],
+    weights: Mapping[str, np.ndarray | float],
+) -> Stake:
+    """:func:`stake` of the records whose columns (raw ids, ranks, counters) are ``cols``."""
+    n = facts.nprocs
+    rec = dict(cols)
+    extremes = [c for c in ("fastest_rank_time", "slowest_rank_time") if c in rec]
+    old_total = np.zeros(count)
+    new_total = np.zeros(count)
     for kind, column in TIME_COLS.items():
-        t = col(rec, column)
+        t = cols.get(column, np.zeros(count))
         w = weights.get(kind, 0.0)
         scaled = t * (np.asarray(w, dtype=np.float64) if not np.isscalar(w) else float(w))
-        old_total += t
-        new_total += scaled
+        if extremes:
+            old_total += t
+            new_total += scaled
         rec[column] = scaled
-    with np.errstate(invalid="ignore", divide="ignore"):
-        factor = np.where(old_total > 0, new_total / np.where(old_total > 0, old_total, 1.0), 0.0)
-    for c in ("fastest_rank_time", "slowest_rank_time"):
-        if c in rec:
-            rec[c] = col(rec, c) * factor
-    rio = rank_io(rec, n, facts.members(layer))
+    if extremes:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            factor = np.where(old_total > 0, new_total / np.where(old_total > 0, old_total, 1.0), 0.0)
+        for c in extremes:
+            rec[c] = cols[c] * factor
+    rio = rank_io(_per_rank_records(rec, count, n), n, facts.members(layer))
     per_rank = rio.table["time"].to_numpy()
     return Stake(
         float(per_rank.max()) if len(per_rank) else 0.0,
@@ -330,6 +535,42 @@ def stake(
         per_rank,
         bool(rio.exact_max["time"]),
     )
+
+
+def _per_rank_records(rec: dict[str, np.ndarray], count: int, nprocs: int) -> pd.DataFrame:
+    """The records for :func:`rank_io`, each rank's own records first summed into one.
+
+    rank_io adds a rank's own records up with ``np.bincount`` in record order; the same
+    sums, made here, reach it as one record per rank and give the same times.  (Its count
+    of contributing records changes, which only matters for shared records' exactness when
+    no own record contributes, and then it does not change.)  The other records (shared
+    ones, rank < 0, and any past the last rank) are passed as they are.
+    """
+    if "rank" not in rec or count <= 2 * nprocs:
+        return pd.DataFrame(rec)
+    rank = rec["rank"].astype(np.int64)
+    own = (rank >= 0) & (rank < nprocs)
+    others = ~own
+    everyone = not others.any()
+    own_rank = rank if everyone else rank[own]
+    out: dict[str, np.ndarray] = {}
+    for c, v in rec.items():
+        if c == "rank":
+            mine = np.arange(nprocs, dtype=np.float64)
+        elif c in _RANK_SUMMED:
+            ok = np.isfinite(v) & (v > 0.0)  # rank_io's reading of a time
+            if not ok.any():
+                mine = np.zeros(nprocs)
+            else:
+                w = v if ok.all() else np.where(ok, v, 0.0)
+                mine = np.bincount(own_rank, weights=w if everyone else w[own], minlength=nprocs)[:nprocs]
+        else:  # read only for shared records
+            mine = np.full(nprocs, -1 if v.dtype.kind in "if" else 0, dtype=v.dtype)
+        out[c] = mine if everyone else np.concatenate([mine, v[others]])
+    return pd.DataFrame(out)
+
+
+_RANK_SUMMED = frozenset(TIME_COLS.values())
 
 
 # ------------------------------------------------------------------------------------------

@@ -8,8 +8,23 @@ import numpy as np
 import pandas as pd
 
 from pario.analysis.diagnosis import _fmt as fmt
+from pario.analysis.diagnosis._frames import isin, per_file
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, col, hex_id, mpiio_files, nranks, ops, stake, tune_command
+from pario.analysis.diagnosis.facts import (
+    Facts,
+    col,
+    hex_id,
+    layer_col,
+    layer_ops,
+    layer_values,
+    mpiio_files,
+    nranks,
+    ops,
+    outer_unique,
+    stake,
+    stake_rows,
+    tune_command,
+)
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject
 from pario.analysis.diagnosis.registry import finding, rule
 
@@ -148,44 +163,57 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Each rank writes its own files, and there are enough of them to load the metadata servers."""
     rows = []
+    parts: list[tuple[str, np.ndarray | None, int]] = []
     for layer, frame in facts.outermost().items():
         if not len(frame):
             continue
-        b = col(frame, "bytes_read") + col(frame, "bytes_written")
+        keep = facts.outer_rows(layer)
+
+        def part(v: np.ndarray, keep: np.ndarray | None = keep) -> np.ndarray:
+            return v if keep is None else v[keep]
+
+        b = part(layer_col(facts, layer, "bytes_read")) + part(layer_col(facts, layer, "bytes_written"))
         rows.append(
-            pd.DataFrame(
-                {
-                    "id": frame["id"].to_numpy(),
-                    "rank": frame["rank"].to_numpy(dtype=np.int64),
-                    "bytes": b,
-                    "meta": col(frame, "meta_time"),
-                    "opens": ops(frame, layer, "meta"),
-                    "layer": layer,
-                    "name": frame["name"].to_numpy(),
-                }
-            )
+            {
+                "id": part(layer_values(facts, layer, "id")),
+                "rank": frame["rank"].to_numpy(dtype=np.int64),
+                "bytes": b,
+                "meta": part(layer_col(facts, layer, "meta_time")),
+                "opens": part(layer_ops(facts, layer, "meta")),
+            }
         )
+        parts.append((layer, keep, len(b)))
     if not rows:
         return
-    allrec = pd.concat(rows, ignore_index=True)
-    own = allrec.groupby("id", sort=False).agg(
-        rmin=("rank", "min"),
-        rmax=("rank", "max"),
-        bytes=("bytes", "sum"),
-        meta=("meta", "sum"),
-        opens=("opens", "sum"),
+    all_ids = np.concatenate([r["id"] for r in rows])
+    all_own = per_file(
+        all_ids,
+        {k: np.concatenate([r[k] for r in rows]) for k in rows[0] if k != "id"},
+        {
+            "rmin": ("rank", "min"),
+            "rmax": ("rank", "max"),
+            "bytes": ("bytes", "sum"),
+            "meta": ("meta", "sum"),
+            "opens": ("opens", "sum"),
+        },
+        unique=outer_unique(facts),
     )
-    own = own[(own["rmin"] >= 0) & (own["rmin"] == own["rmax"]) & (own["bytes"] > 0)]
+    mine = ((all_own["rmin"] >= 0) & (all_own["rmin"] == all_own["rmax"]) & (all_own["bytes"] > 0)).to_numpy()
+    own = all_own[mine]
     nfiles = len(own)
     owners = int(own["rmin"].nunique()) if nfiles else 0
     if nfiles < cfg.fpp_min_files or owners < max(2, 0.5 * facts.nprocs):
         return
+    # one record per file: the files are the records
+    sel_all = mine if len(all_own) == len(all_ids) else isin(all_ids, own.index.to_numpy())
     stakes = []
-    for layer, frame in facts.outermost().items():
-        if len(frame):
-            sel = frame["id"].isin(own.index).to_numpy()
-            if sel.any():
-                stakes.append(stake(facts, layer, frame[sel], {"meta": 1.0}))
+    start = 0
+    for layer, keep, count in parts:
+        sel = sel_all[start : start + count]
+        start += count
+        if sel.any():
+            pos = np.flatnonzero(sel) if keep is None else np.flatnonzero(keep)[sel]
+            stakes.append(stake_rows(facts, layer, pos, {"meta": 1.0}))
     per_rank = np.sum([s.per_rank for s in stakes], axis=0)
     lost = float(per_rank.max())
     statement = (

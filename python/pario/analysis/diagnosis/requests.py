@@ -10,12 +10,14 @@ little about the file system; STDIO files are judged by rate instead
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from pario.analysis.diagnosis import _fmt as fmt
+from pario.analysis.diagnosis._frames import isin, per_file, sum_in_order
+from pario.analysis.diagnosis._frames import top as top_rows
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     BYTES_COLS,
@@ -23,11 +25,19 @@ from pario.analysis.diagnosis.facts import (
     Facts,
     col,
     hex_id,
-    nranks,
+    layer_col,
+    layer_ids,
+    layer_nranks,
+    layer_ops,
+    layer_unique,
+    layer_values,
+    name_suffix_rows,
     ops,
+    outer_unique,
     small_bytes_bound,
     small_ops,
     stake,
+    stake_rows,
 )
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule
@@ -43,82 +53,150 @@ UPPER_SMALL = (
 )
 
 
-def _fs_records(facts: Facts, kind: str | None = None) -> list[tuple[str, pd.DataFrame]]:
+Part = tuple[str, "np.ndarray | None"]
+
+
+def _fs_parts(facts: Facts, kind: str | None = None) -> list[Part]:
     """POSIX records, and MPI-IO records of files that have no POSIX record.
 
     With ``kind``, POSIX records of files whose MPI-IO records move no bytes of that kind
     are left out: those requests were made by the MPI-IO library itself (the reads of
     ROMIO's read-modify-write during collective writes), not by the application.
+
+    Each part is a layer and which of ``facts.layer(layer)``'s rows it holds (a boolean
+    mask, None for all); parts without rows are left out.  Cached per Facts.
     """
-    posix = facts.layer("posix")
-    mpiio = facts.layer("mpiio")
-    if kind is not None and len(posix) and len(mpiio):
-        moved = pd.Series(col(mpiio, BYTES_COLS[kind])).groupby(mpiio["id"].to_numpy()).sum()
-        library = {int(i) for i, b in moved.items() if b <= 0}
-        if library:
-            posix = posix[~posix["id"].isin(list(library))]
-    out = [("posix", posix)] if len(posix) else []
-    if len(mpiio):
-        seen = set(facts.layer("posix")["id"].tolist()) if len(facts.layer("posix")) else set()
-        rest = mpiio[~mpiio["id"].isin(list(seen))] if seen else mpiio
-        if len(rest):
-            out.append(("mpiio", rest))
-    return out
+
+    def make() -> list[Part]:
+        posix = facts.layer("posix")
+        mpiio = facts.layer("mpiio")
+        keep = None
+        if kind is not None and len(posix) and len(mpiio):
+            moved = pd.Series(col(mpiio, BYTES_COLS[kind])).groupby(mpiio["id"].to_numpy()).sum()
+            library = {int(i) for i, b in moved.items() if b <= 0}
+            if library:
+                ids = layer_values(facts, "posix", "id")
+                if ids.dtype == np.uint64:
+                    drop = isin(ids, np.array(sorted(library), dtype=np.uint64))
+                else:
+                    drop = posix["id"].isin(list(library)).to_numpy()
+                if drop.any():
+                    keep = ~drop
+        out: list[Part] = []
+        if len(posix) if keep is None else keep.any():
+            out.append(("posix", keep))
+        if len(mpiio):
+            rest = None
+            if len(posix):
+                nested = isin(layer_values(facts, "mpiio", "id"), layer_ids(facts, "posix"))
+                rest = ~nested if nested.any() else None
+            if rest is None or rest.any():
+                out.append(("mpiio", rest))
+        return out
+
+    return facts.cached(("fs_parts", kind), make)
+
+
+def _positions(rows: np.ndarray | None, sel: np.ndarray) -> np.ndarray:
+    """Positions in the layer of the part's rows picked by ``sel`` (a mask over the part)."""
+    return np.flatnonzero(sel) if rows is None else np.flatnonzero(rows)[sel]
+
+
+HDF5_SUFFIXES = (".h5", ".hdf5", ".he5", ".nc")
 
 
 def _hdf5(facts: Facts, names: list[str]) -> bool:
     mods = facts.profile.job.metadata.get("modules_not_analysed") or []
+    return any(str(m).startswith("H5") for m in mods) or any(n.endswith(HDF5_SUFFIXES) for n in names)
+
+
+def _hdf5_files(facts: Facts, per: pd.DataFrame, picked: list[tuple[str, np.ndarray]]) -> bool:
+    """``_hdf5(facts, names of per)``; ``per`` groups by file the records at ``picked`` (layer, positions)."""
+    masks = [name_suffix_rows(facts, layer, HDF5_SUFFIXES) for layer, _ in picked]
+    if len(per) != sum(len(pos) for _, pos in picked) or any(m is None for m in masks):
+        return _hdf5(facts, [str(n) for n in per["name"]])
+    # one record per file: the files' names are the records' names
+    mods = facts.profile.job.metadata.get("modules_not_analysed") or []
     return any(str(m).startswith("H5") for m in mods) or any(
-        n.endswith((".h5", ".hdf5", ".he5", ".nc")) for n in names
+        bool(m[pos].any()) for m, (_, pos) in zip(masks, picked, strict=True) if m is not None
     )
+
+
+def _histogram_column(facts: Facts, layer: str) -> Callable[[str], np.ndarray]:
+    """The ``column`` argument of :func:`small_ops` and :func:`small_bytes_bound`.
+
+    The request-size histogram is read by these two only: its columns are kept for this
+    call, not for the whole diagnosis (a million records x 20 columns is 160 MB).
+    """
+    frame = facts.layer(layer)
+    mine: dict[str, np.ndarray] = {}
+
+    def get(name: str) -> np.ndarray:
+        if not name.startswith("size_"):
+            return layer_col(facts, layer, name)
+        if name not in mine:
+            mine[name] = col(frame, name)
+        return mine[name]
+
+    return get
+
+
+def _part(v: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    return v if rows is None else v[rows]
 
 
 def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[Finding]:
     limit = cfg.small_request_bytes
-    rows = []
+    rows: list[dict[str, np.ndarray]] = []
+    picked: list[tuple[str, np.ndarray]] = []
     stakes = []
-    for layer, frame in _fs_records(facts, kind):
-        total = ops(frame, layer, kind)
-        small = small_ops(frame, layer, kind, limit)
-        nbytes = col(frame, BYTES_COLS[kind])
-        bound = small_bytes_bound(frame, layer, kind, limit)
+    parts = _fs_parts(facts, kind)
+    for layer, part in parts:
+        frame = facts.layer(layer)
+        column = _histogram_column(facts, layer)
+        total = _part(layer_ops(facts, layer, kind), part)
+        small = _part(small_ops(frame, layer, kind, limit, column), part)
+        nbytes = _part(layer_col(facts, layer, BYTES_COLS[kind]), part)
+        bound = _part(small_bytes_bound(frame, layer, kind, limit, column), part)
         with np.errstate(invalid="ignore", divide="ignore"):
             frac = np.where(total > 0, small / np.where(total > 0, total, 1.0), 0.0)
         sel = small > 0
         if not sel.any():
             continue
-        stakes.append(stake(facts, layer, frame[sel], {kind: frac[sel]}))
-        sub = pd.DataFrame(
+        pos = _positions(part, sel)
+        stakes.append(stake_rows(facts, layer, pos, {kind: frac[sel]}))
+        picked.append((layer, pos))
+        rows.append(
             {
-                "id": frame["id"].to_numpy()[sel],
-                "name": frame["name"].to_numpy()[sel],
+                "id": layer_values(facts, layer, "id")[pos],
+                "name": layer_values(facts, layer, "name")[pos],
                 "small": small[sel],
                 "total": total[sel],
                 "bytes": nbytes[sel],
                 "bound": bound[sel],
-                "time": col(frame, TIME_COLS[kind])[sel] * frac[sel],
-                "layer": layer,
+                "time": layer_col(facts, layer, TIME_COLS[kind])[pos] * frac[sel],
             }
         )
-        rows.append(sub)
     if not rows:
         return
-    per = (
-        pd.concat(rows)
-        .groupby("id", sort=False)
-        .agg(
-            name=("name", "first"),
-            small=("small", "sum"),
-            total=("total", "sum"),
-            bytes=("bytes", "sum"),
-            bound=("bound", "sum"),
-            time=("time", "sum"),
-            layer=("layer", "first"),
-        )
+    data = {k: np.concatenate([r[k] for r in rows]) for k in rows[0] if k != "id"}
+    per = per_file(
+        np.concatenate([r["id"] for r in rows]),
+        data,
+        {
+            "name": ("name", "first"),
+            "small": ("small", "sum"),
+            "total": ("total", "sum"),
+            "bytes": ("bytes", "sum"),
+            "bound": ("bound", "sum"),
+            "time": ("time", "sum"),
+        },
+        # the MPI-IO part holds only files without POSIX records
+        unique=all(layer_unique(facts, layer) for layer, _ in picked),
     )
     n_small = float(per["small"].sum())
-    n_total = float(sum(ops(f, lay, kind).sum() for lay, f in _fs_records(facts, kind)))
-    total_bytes = float(sum(col(f, BYTES_COLS[kind]).sum() for _, f in _fs_records(facts, kind)))
+    n_total = float(sum(_part(layer_ops(facts, lay, kind), p).sum() for lay, p in parts))
+    total_bytes = float(sum(_part(layer_col(facts, lay, BYTES_COLS[kind]), p).sum() for lay, p in parts))
     if n_small < cfg.small_min_requests or n_total <= 0 or n_small / n_total < cfg.small_min_share:
         return
     share = n_small / n_total
@@ -130,7 +208,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         return  # a few small requests (headers, metadata) among large ones, and cheap: nothing to gain
     exact = all(s.exact for s in stakes)
     mean_size = total_bytes / n_total if n_total else 0.0
-    per = per.sort_values(["time", "small"], ascending=False)
+    head = top_rows(per, ["time", "small"], cfg.top_subjects)
     subjects = [
         Subject(
             "file",
@@ -148,7 +226,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
             ),
             hex_id(fid),
         )
-        for fid, r in per.head(cfg.top_subjects).iterrows()
+        for fid, r in head.iterrows()
     ]
     verb = "reads" if kind == "read" else "writes"
     lost_share = lost / facts.runtime if facts.runtime > 0 else 0.0
@@ -174,7 +252,6 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         Metric("mean_request", f"mean {kind} size", mean_size, "B"),
         Metric("time_at_stake", f"slowest rank's time in small {verb}", lost, "s", approximate=not exact),
     ]
-    names = [str(n) for n in per["name"]]
     recs = [
         Recommendation(
             "code",
@@ -194,7 +271,9 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
     ]
     mpiio = facts.layer("mpiio")
     if len(mpiio):
-        indep = float(ops(mpiio, "mpiio", kind).sum() - col(mpiio, f"coll_{kind}s").sum())
+        indep = float(
+            layer_ops(facts, "mpiio", kind).sum() - layer_col(facts, "mpiio", f"coll_{kind}s").sum()
+        )
         if indep > 0:
             recs.append(
                 Recommendation(
@@ -207,7 +286,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
                     f"MPI_File_{kind}_at_all(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);",
                 )
             )
-    if _hdf5(facts, names):
+    if _hdf5_files(facts, per, picked):
         recs.append(
             Recommendation(
                 "code",
@@ -389,30 +468,38 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Many requests go backwards in the file instead of forwards."""
     best = None
     for kind in ("read", "write"):
-        posix = dict(_fs_records(facts, kind)).get("posix")
-        if posix is None or not len(posix) or f"seq_{kind}s" not in posix:
+        parts = dict(_fs_parts(facts, kind))
+        if "posix" not in parts or f"seq_{kind}s" not in facts.layer("posix"):
             continue  # without the sequential counter nothing can be said
-        n = col(posix, f"{kind}s")
-        seq = np.minimum(col(posix, f"seq_{kind}s"), n)
+        rows = parts["posix"]
+        n = _part(layer_col(facts, "posix", f"{kind}s"), rows)
+        seq = np.minimum(_part(layer_col(facts, "posix", f"seq_{kind}s"), rows), n)
         # the first request of each rank's sequence is never counted as sequential
-        first = np.minimum(nranks(posix, facts.nprocs), n)
+        first = np.minimum(_part(layer_nranks(facts, "posix"), rows), n)
         back = np.clip(n - seq - first, 0.0, None)
         n_back, n_all = float(back.sum()), float(n.sum())
         if n_back >= cfg.random_min_requests and n_all > 0 and n_back / n_all >= cfg.random_min_share:
             if best is None or n_back > best[1]:
-                best = (kind, n_back, n_all, back, n, posix)
+                best = (kind, n_back, n_all, back, n, rows)
     if best is None:
         return
-    kind, n_back, n_all, back, n, posix = best
+    kind, n_back, n_all, back, n, rows = best
     frac = np.where(n > 0, back / np.where(n > 0, n, 1.0), 0.0)
     pick = back > 0
-    st = stake(facts, "posix", posix[pick], {kind: frac[pick]})
-    sub = posix[pick].assign(_back=back[pick], _n=n[pick], _t=col(posix, TIME_COLS[kind])[pick] * frac[pick])
-    per = (
-        sub.groupby("id", sort=False)
-        .agg(name=("name", "first"), back=("_back", "sum"), n=("_n", "sum"), time=("_t", "sum"))
-        .sort_values("time", ascending=False)
+    pos = _positions(rows, pick)
+    st = stake_rows(facts, "posix", pos, {kind: frac[pick]})
+    all_per = per_file(
+        layer_values(facts, "posix", "id")[pos],
+        {
+            "name": layer_values(facts, "posix", "name")[pos],
+            "_back": back[pick],
+            "_n": n[pick],
+            "_t": layer_col(facts, "posix", TIME_COLS[kind])[pos] * frac[pick],
+        },
+        {"name": ("name", "first"), "back": ("_back", "sum"), "n": ("_n", "sum"), "time": ("_t", "sum")},
+        unique=layer_unique(facts, "posix"),
     )
+    per = top_rows(all_per, "time", cfg.top_subjects)
     verb = f"{kind}s"
     subjects = [
         Subject(
@@ -425,7 +512,7 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             ),
             hex_id(fid),
         )
-        for fid, r in per.head(cfg.top_subjects).iterrows()
+        for fid, r in per.iterrows()
     ]
     statement = (
         f"{fmt.pct(n_back / n_all)} of the {verb} ({fmt.count(n_back)} of {fmt.count(n_all)}) jump backwards "
@@ -468,7 +555,7 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         runtime=facts.runtime,
         time_lost=st.max,
         subjects=subjects,
-        subjects_total=len(per),
+        subjects_total=len(all_per),
         time_basis=(
             f"upper bound: the slowest rank's {kind} time on these files x the share of backward {verb}"
         ),
@@ -491,43 +578,78 @@ def _extent_by_file(facts: Facts, kind: str) -> pd.Series:
     return both.groupby(level=0).max()
 
 
+def _extent_of(facts: Facts, kind: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_extent_by_file` as sorted ids and extents (None when no file has one)."""
+    key = "max_byte_read" if kind == "read" else "max_byte_written"
+    ids, ext = [], []
+    for layer in ("posix", "stdio"):
+        frame = facts.layer(layer)
+        if key in frame and len(frame):
+            mb = frame[key].to_numpy(dtype=np.float64, na_value=-1.0)
+            keep = mb >= 0
+            ids.append(layer_values(facts, layer, "id")[keep])
+            ext.append(mb[keep] + 1.0)
+    if not ids or not sum(len(i) for i in ids):
+        return None
+    all_ids = np.concatenate(ids)
+    if all_ids.dtype.kind not in "iu":
+        extent = _extent_by_file(facts, kind)
+        return extent.index.to_numpy(), extent.to_numpy(dtype=np.float64)
+    order = np.argsort(all_ids)  # the largest of each file's extents: any order will do
+    sid, sext = all_ids[order], np.concatenate(ext)[order]
+    starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]])
+    return sid[starts], np.maximum.reduceat(sext, starts)
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``pd.Series(values, index=keys).reindex(ids).fillna(0.0)`` for sorted distinct ``keys``."""
+    if keys.dtype != ids.dtype or keys.dtype.kind not in "iu":
+        return pd.Series(values, index=keys).reindex(ids).fillna(0.0).to_numpy(dtype=np.float64)
+    i = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+    return np.where(keys[i] == ids, values[i], 0.0)
+
+
 def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[Finding]:
-    extent = _extent_by_file(facts, kind)
-    if not len(extent):
+    extent = _extent_of(facts, kind)
+    if extent is None:
         return
-    rows = []
-    layers = facts.outermost()
-    for layer, frame in layers.items():
+    parts: list[tuple[str, np.ndarray | None, int]] = []
+    rows: list[dict[str, np.ndarray]] = []
+    for layer, frame in facts.outermost().items():
         if not len(frame):
             continue
-        b = col(frame, BYTES_COLS[kind])
-        ids = frame["id"].to_numpy()
-        ext = extent.reindex(ids).fillna(0.0).to_numpy(dtype=np.float64)
+        keep = facts.outer_rows(layer)
+        ids = _part(layer_values(facts, layer, "id"), keep)
+        parts.append((layer, keep, len(ids)))
         rows.append(
-            pd.DataFrame(
-                {
-                    "id": ids,
-                    "name": frame["name"].to_numpy(),
-                    "bytes": b,
-                    "extent": ext,
-                    "rank": frame["rank"].to_numpy(),
-                    "nranks": nranks(frame, facts.nprocs),
-                    "layer": layer,
-                    "time": col(frame, TIME_COLS[kind]),
-                }
-            )
+            {
+                "id": ids,
+                "name": _part(layer_values(facts, layer, "name"), keep),
+                "bytes": _part(layer_col(facts, layer, BYTES_COLS[kind]), keep),
+                "extent": _lookup(*extent, ids),
+                "nranks": _part(layer_nranks(facts, layer), keep),
+                "time": _part(layer_col(facts, layer, TIME_COLS[kind]), keep),
+            }
         )
     if not rows:
         return
-    allrec = pd.concat(rows, ignore_index=True)
-    per = allrec.groupby("id", sort=False).agg(
-        name=("name", "first"),
-        bytes=("bytes", "sum"),
-        extent=("extent", "max"),
-        ranks=("nranks", "sum"),
-        time=("time", "sum"),
+    all_ids = np.concatenate([r["id"] for r in rows])
+    all_per = per_file(
+        all_ids,
+        {k: np.concatenate([r[k] for r in rows]) for k in rows[0] if k != "id"},
+        {
+            "name": ("name", "first"),
+            "bytes": ("bytes", "sum"),
+            "extent": ("extent", "max"),
+            "ranks": ("nranks", "sum"),
+            "time": ("time", "sum"),
+        },
+        unique=outer_unique(facts),
     )
-    per = per[(per["extent"] > 0) & (per["bytes"] >= cfg.redundant_min_factor * per["extent"])]
+    hit = (
+        (all_per["extent"] > 0) & (all_per["bytes"] >= cfg.redundant_min_factor * all_per["extent"])
+    ).to_numpy()
+    per = all_per[hit]
     if not len(per):
         return
     per = per.assign(extra=per["bytes"] - per["extent"], factor=per["bytes"] / per["extent"])
@@ -535,18 +657,24 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
     if extra < cfg.redundant_min_bytes:
         return
     share_extra = per["extra"] / per["bytes"]
+    if len(all_per) == len(all_ids):  # one record per file: the files are the records
+        sel_all, frac_all = hit, share_extra.to_numpy(dtype=np.float64)
+    else:
+        sel_all = isin(all_ids, per.index.to_numpy())
+        frac_all = share_extra.reindex(all_ids[sel_all]).to_numpy(dtype=np.float64)
     stakes = []
-    for layer, frame in layers.items():
-        if not len(frame):
-            continue
-        sel = frame["id"].isin(per.index).to_numpy()
+    start = done = 0
+    for layer, keep, count in parts:
+        sel = sel_all[start : start + count]
+        start += count
         if not sel.any():
             continue
-        frac = share_extra.reindex(frame["id"].to_numpy()[sel]).to_numpy(dtype=np.float64)
-        stakes.append(stake(facts, layer, frame[sel], {kind: frac}))
+        k = int(sel.sum())
+        stakes.append(stake_rows(facts, layer, _positions(keep, sel), {kind: frac_all[done : done + k]}))
+        done += k
     per_rank = np.sum([s.per_rank for s in stakes], axis=0)
     lost = float(per_rank.max())
-    per = per.sort_values("extra", ascending=False)
+    head = top_rows(per, "extra", max(cfg.top_subjects, 1))
     across = per["ranks"] >= 2
     verb = "read" if kind == "read" else "written"
     subjects = [
@@ -561,13 +689,14 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
             ),
             hex_id(fid),
         )
-        for fid, r in per.head(cfg.top_subjects).iterrows()
+        for fid, r in head.head(cfg.top_subjects).iterrows()
     ]
-    top = per.iloc[0]
+    top = head.iloc[0]
     by = f", by {fmt.count(float(top['ranks']))} ranks" if top["ranks"] >= 2 else ""
+    mean_factor = sum_in_order(per, "bytes", "extra") / sum_in_order(per, "extent", "extra")
     statement = (
         f"{fmt.nbytes(extra)} are {verb} more than once: {len(per)} file(s) are {verb} on average "
-        f"{fmt.times(float(per['bytes'].sum() / per['extent'].sum()))} over (largest: {top['name']}, "
+        f"{fmt.times(float(mean_factor))} over (largest: {top['name']}, "
         f"{fmt.times(float(top['factor']))}{by})."
     )
     evidence = [
@@ -660,60 +789,74 @@ def redundant_writes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 )
 def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """A file takes a noticeable share of the run while moving data at a crawl."""
-    rows = []
+    floor = cfg.min_time_lost_share * facts.runtime
+    hits = []
     for layer, frame in facts.outermost().items():
         if not len(frame):
             continue
-        t = col(frame, "read_time") + col(frame, "write_time") + col(frame, "meta_time")
+        keep = facts.outer_rows(layer)
+
+        def c(name: str, layer: str = layer, keep: np.ndarray | None = keep) -> np.ndarray:
+            return _part(layer_col(facts, layer, name), keep)
+
+        t = c("read_time") + c("write_time") + c("meta_time")
         rank = frame["rank"].to_numpy(dtype=np.int64)
-        slow = col(frame, "slowest_rank_time")
+        slow = c("slowest_rank_time")
         per_rank_max = np.where(
-            rank >= 0, t, np.where(slow > 0, slow, t / np.maximum(nranks(frame, facts.nprocs), 1.0))
+            rank >= 0,
+            t,
+            np.where(slow > 0, slow, t / np.maximum(_part(layer_nranks(facts, layer), keep), 1.0)),
         )
-        flushes = col(frame, "flushes") + col(frame, "fsyncs") + col(frame, "fdsyncs") + col(frame, "syncs")
-        rows.append(
-            pd.DataFrame(
-                {
-                    "id": frame["id"].to_numpy(),
-                    "name": frame["name"].to_numpy(),
-                    "layer": layer,
-                    "bytes": col(frame, "bytes_read") + col(frame, "bytes_written"),
-                    "time": t,
-                    "max_rank": per_rank_max,
-                    "ops": ops(frame, layer, "read") + ops(frame, layer, "write"),
-                    "meta_ops": ops(frame, layer, "meta"),
-                    "meta_time": col(frame, "meta_time"),
-                    "flushes": flushes,
-                    "rank": np.where(rank >= 0, rank, -1),
-                }
+        flushes = c("flushes") + c("fsyncs") + c("fdsyncs") + c("syncs")
+        # grouped by (layer, id): the groups of each layer in turn
+        per = per_file(
+            _part(layer_values(facts, layer, "id"), keep),
+            {
+                "name": _part(layer_values(facts, layer, "name"), keep),
+                "bytes": c("bytes_read") + c("bytes_written"),
+                "time": t,
+                "max_rank": per_rank_max,
+                "ops": _part(layer_ops(facts, layer, "read"), keep)
+                + _part(layer_ops(facts, layer, "write"), keep),
+                "meta_ops": _part(layer_ops(facts, layer, "meta"), keep),
+                "meta_time": c("meta_time"),
+                "flushes": flushes,
+                "rank": np.where(rank >= 0, rank, -1),
+            },
+            {
+                "name": ("name", "first"),
+                "bytes": ("bytes", "sum"),
+                "time": ("time", "sum"),
+                "max_rank": ("max_rank", "max"),
+                "ops": ("ops", "sum"),
+                "meta_ops": ("meta_ops", "sum"),
+                "meta_time": ("meta_time", "sum"),
+                "flushes": ("flushes", "sum"),
+                "rank": ("rank", "max"),
+            },
+            unique=layer_unique(facts, layer),
+        )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # the rate the run sees: bytes over the longest time one rank spends on the file
+            rate = per["bytes"] / per["max_rank"].where(per["max_rank"] > 0)
+        per = per.assign(rate=rate)
+        # files whose time is mostly metadata calls are IFACE-METADATA-HEAVY's
+        data_bound = per["meta_time"] < 0.5 * per["time"]
+        sel = (
+            (per["bytes"] > 0)
+            & (per["max_rank"] >= floor)
+            & (per["rate"] < cfg.latency_max_rate)
+            & data_bound
+        ).to_numpy()
+        if sel.any():
+            one = per[sel]
+            one.index = pd.MultiIndex.from_arrays(
+                [np.full(len(one), layer, dtype=object), one.index.to_numpy()], names=["layer", "id"]
             )
-        )
-    if not rows:
+            hits.append(one)
+    if not hits:
         return
-    recs_df = pd.concat(rows, ignore_index=True)
-    per = recs_df.groupby(["layer", "id"], sort=False).agg(
-        name=("name", "first"),
-        bytes=("bytes", "sum"),
-        time=("time", "sum"),
-        max_rank=("max_rank", "max"),
-        ops=("ops", "sum"),
-        meta_ops=("meta_ops", "sum"),
-        meta_time=("meta_time", "sum"),
-        flushes=("flushes", "sum"),
-        rank=("rank", "max"),
-    )
-    floor = cfg.min_time_lost_share * facts.runtime
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # the rate the run sees: bytes over the longest time one rank spends on the file
-        rate = per["bytes"] / per["max_rank"].where(per["max_rank"] > 0)
-    per = per.assign(rate=rate)
-    # files whose time is mostly metadata calls are IFACE-METADATA-HEAVY's
-    data_bound = per["meta_time"] < 0.5 * per["time"]
-    hit = per[
-        (per["bytes"] > 0) & (per["max_rank"] >= floor) & (per["rate"] < cfg.latency_max_rate) & data_bound
-    ]
-    if not len(hit):
-        return
+    hit = pd.concat(hits) if len(hits) > 1 else hits[0]
     hit = hit.sort_values("max_rank", ascending=False)
     lost = float(hit["max_rank"].max())
     subjects = [
