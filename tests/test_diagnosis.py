@@ -442,7 +442,8 @@ def test_cli_json_and_exit_codes(runs, pario_cmd, tmp_path):
     assert text.returncode == 0 and "IO-LATENCY-BOUND" in text.stdout and "What to do" in text.stdout
 
     cfg = tmp_path / "t.toml"
-    cfg.write_text('disabled_rules = ["IO-LATENCY-BOUND"]\n[diagnosis]\nio_bound_min_share = 0.9\n')
+    # an I/O efficiency can't be below 0: the I/O-bound rule is silenced by the threshold override
+    cfg.write_text('disabled_rules = ["IO-LATENCY-BOUND"]\n[diagnosis]\nio_bound_max_efficiency = 0.0\n')
     quiet = subprocess.run(
         [*pario_cmd, "diagnose", "--json", "--config", str(cfg), str(log)], capture_output=True, text=True
     )
