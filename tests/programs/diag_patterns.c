@@ -17,7 +17,8 @@
  *   posixbulk  every rank write()s 4 MiB in 64 KiB calls to DIR/posixbulk.<r>
  *   meta       every rank writes 1 KiB to DIR/meta.<r>, then 6000 x (open, stat, lseek, close)
  *   fpp        every rank writes 8 files DIR/fpp.<r>.<i> of 64 KiB
- *   shared     every rank pwrites 512 KiB at its offset of one shared file DIR/shared.dat
+ *   shared     every rank pwrites 512 KiB at its offset of one shared file DIR/shared.dat, then
+ *              computes for 0.5 s (a run that is clearly not I/O-bound)
  *   contend    every rank pwrites 16 x 256 KiB to its region of DIR/contend.dat, fsync after each
  *   strong     every rank appends 20000 x (64 / P) B to DIR/strong.<r>: the data stays the same
  *              whatever the rank count, the number of calls per rank does not shrink
@@ -70,6 +71,14 @@ static void many_writes(int fd, int count)
             MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Busy computation for `seconds` of wall time. */
+static void compute(double seconds)
+{
+    volatile double x = 0;
+    for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < seconds;)
+        x += 1.0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -99,11 +108,8 @@ int main(int argc, char **argv)
         int fd = open_w(dir, mode, rank);
         many_writes(fd, count);
         close(fd);
-        if (!strcmp(mode, "balanced")) {
-            volatile double x = 0;
-            for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < 0.5;)
-                x += 1.0;
-        }
+        if (!strcmp(mode, "balanced"))
+            compute(0.5);
     } else if (!strcmp(mode, "random") || !strcmp(mode, "sequential")) {
         int order[64];
         for (int i = 0; i < 64; i++)
@@ -191,6 +197,7 @@ int main(int argc, char **argv)
         if (pwrite(fd, buf, 512 * 1024, (off_t)rank * 512 * 1024) != 512 * 1024)
             MPI_Abort(MPI_COMM_WORLD, 1);
         close(fd);
+        compute(0.5);
     } else if (!strcmp(mode, "strong")) {
         int fd = open_w(dir, "strong", rank);
         size_t size = 64 / (size_t)n > 0 ? 64 / (size_t)n : 1;

@@ -11,7 +11,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="find I/O problems in a run, with evidence and what to change (pario or Darshan logs)",
         description="Diagnose the I/O of one run (a pario log or a Darshan log): each finding states a "
         "problem, the numbers that show it, the files or ranks concerned, and what to change (MPI-IO hints, "
-        "Lustre striping, code, or a pario tune command). Findings are ordered by the time they are "
+        "Lustre striping, code, or a trial run with a hints file). Findings are ordered by the time they are "
         "estimated to cost. With several logs of one application, also the findings that compare the runs "
         "(contention, I/O time growing faster than the data). The rules and their thresholds are "
         "documented in docs/diagnosis.md. Exit status 0 whatever is found; 2 for unreadable input.",

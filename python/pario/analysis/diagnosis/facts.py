@@ -707,7 +707,12 @@ def fs_of(facts: Facts, fid: int, name: str) -> str:
 
 
 def tune_command(facts: Facts) -> str:
-    """A ``pario tune`` line for this run's own command (a placeholder when it is unknown)."""
+    """A trial of this run's own command with a hints file (a placeholder when it is unknown).
+
+    The automatic search (``pario tune``) is not in this version; until it is,
+    a setting is tried by running the program under ``pario run --hints``
+    and comparing the reports.
+    """
     job = facts.profile.job
     argv = [a for a in job.argv if a]
     if not argv or job.source == "darshan" and not argv[0].startswith("/"):
@@ -715,4 +720,4 @@ def tune_command(facts: Facts) -> str:
     else:
         app = shlex.join(argv)
     launcher = f"mpirun -np {facts.nprocs}" if facts.nprocs > 1 else ""
-    return " ".join(p for p in ("pario tune --", launcher, app) if p)
+    return " ".join(p for p in ("pario run --hints hints.txt --", launcher, app) if p)

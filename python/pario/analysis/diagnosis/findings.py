@@ -67,7 +67,7 @@ class Recommendation:
 
     ``kind``: ``hint`` (MPI-IO hints, ``snippet`` holds hints-file lines
     "key value"), ``striping`` (``lfs setstripe`` command), ``code`` (a code
-    change, ``snippet`` is C), ``tune`` (a ``pario tune`` command),
+    change, ``snippet`` is C), ``tune`` (a trial run with a hints file),
     ``environment`` (variables or launcher settings), ``investigate`` (where
     to look next), ``future`` (a pario feature that is not available yet).
     """

@@ -134,7 +134,9 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "hint", "Keep collective buffering on for these calls (ROMIO):", f"romio_cb_{k} enable"
         ),
         Recommendation(
-            "tune", "Compare independent and collective settings on this run:", tune_command(facts)
+            "tune",
+            "Compare independent and collective settings on this run (one hints file per trial):",
+            tune_command(facts),
         ),
     ]
     yield finding(

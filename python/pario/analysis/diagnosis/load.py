@@ -295,7 +295,9 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     )
     recs.append(
         Recommendation(
-            "tune", "Search the MPI-IO settings (aggregators, buffering) for this run:", tune_command(facts)
+            "tune",
+            "Try other MPI-IO settings (aggregators, buffering) on this run, one hints file per trial:",
+            tune_command(facts),
         )
     )
     yield finding(

@@ -282,7 +282,9 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         )
     recs.append(
         Recommendation(
-            "tune", "Search the aggregator count and buffer size for this run:", tune_command(facts)
+            "tune",
+            "Try other aggregator counts and buffer sizes on this run, one hints file per trial:",
+            tune_command(facts),
         )
     )
     subjects = [
@@ -385,7 +387,7 @@ def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 (f"Set the aggregator count to a multiple of the stripe count (here {k * S}: {k} per OST)."),
                 f"cb_nodes {k * S}",
             ),
-            Recommendation("tune", "Or search it:", tune_command(facts)),
+            Recommendation("tune", "Or try values on this run:", tune_command(facts)),
         ]
         yield finding(
             "MPIIO-AGGREGATORS-STRIPES",
@@ -690,7 +692,7 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                     "tune",
                     (
                         "On a node-local or lightly loaded file system disabling can win, so measure both "
-                        "with pario tune:"
+                        "(romio_cb_write enable, then disable, in the hints file):"
                     ),
                     tune_command(facts),
                 ),
@@ -804,7 +806,9 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 if comp == "ompio"
                 else f"cb_buffer_size {bigger}",
             ),
-            Recommendation("tune", "Search buffer size and aggregator count:", tune_command(facts)),
+            Recommendation(
+                "tune", "Try other buffer sizes and aggregator counts on this run:", tune_command(facts)
+            ),
         ]
         yield finding(
             "MPIIO-CB-CYCLES",
@@ -1006,8 +1010,9 @@ def default_hints(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         Recommendation(
             "tune",
             (
-                "Let pario tune search the I/O component (ompio, romio), cb_nodes, cb_buffer_size and "
-                "romio_cb_write for this run and hand back a hints file:"
+                "Compare the I/O component (OMPI_MCA_io=ompio or romio321 in the environment) and the hints "
+                "cb_nodes, cb_buffer_size and romio_cb_write on this run, one setting per trial, and keep "
+                "the fastest hints file (an automatic search, pario tune, is planned):"
             ),
             tune_command(facts),
         )

@@ -26,7 +26,7 @@ KIND_LABEL = {
     "hint": "MPI-IO hints",
     "striping": "Lustre striping",
     "code": "Code",
-    "tune": "Tune",
+    "tune": "Try",
     "environment": "Environment",
     "investigate": "Investigate",
     "future": "Not available yet",

@@ -90,7 +90,9 @@ def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             f"{'metadata calls' if main == 'meta' else main + 's'}, which take most of it.",
         ),
         Recommendation(
-            "tune", "Search the MPI-IO and file-system settings for this run:", tune_command(facts)
+            "tune",
+            "Try other MPI-IO and file-system settings on this run, one hints file per trial:",
+            tune_command(facts),
         ),
         Recommendation(
             "code",
