@@ -218,8 +218,8 @@ def _names(parts: _Parts) -> tuple[np.ndarray, np.ndarray]:
     ids = np.concatenate(parts.name_ids)
     lens = np.concatenate(parts.name_lens)
     names = np.array(_split(b"".join(parts.name_blobs), lens), dtype=object)
-    uniq, first = np.unique(ids, return_index=True)
-    return uniq, names[first]
+    order = np.argsort(ids, kind="stable")  # sorted for searchsorted; an id's first name wins
+    return ids[order], names[order]
 
 
 def _parse_hints(text: str) -> dict[str, str]:
@@ -236,7 +236,8 @@ OVERFLOW_NAME = "<overflow: other files>"
 
 def _layer_frame(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
                  names: tuple[np.ndarray, np.ndarray]) -> pd.DataFrame:
-    rec = np.concatenate([shared, np.frombuffer(b"".join(chunks), dtype=lay.dtype)])
+    # the shared records first, then every rank's: one join, one copy
+    rec = np.frombuffer(b"".join([shared.tobytes(), *chunks]), dtype=lay.dtype)
     ids = rec["id"]
     known_ids, known_names = names
     name = np.empty(len(ids), dtype=object)
@@ -247,15 +248,15 @@ def _layer_frame(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
         name[found] = known_names[pos[found]]
     for i in np.flatnonzero(~found):
         name[i] = OVERFLOW_NAME if ids[i] == 0 else f"<unknown {int(ids[i]):016x}>"
-    # One column per counter, from views into the record array; pandas then
-    # consolidates them once into one block per dtype (later filters and
-    # copies would otherwise each consolidate the million-row frame again).
-    columns: dict[str, np.ndarray] = {"id": ids, "rank": rec["rank"], "name": name}
-    for i, counter in enumerate(lay.counters):
-        columns[counter_column(counter)] = rec["c"][:, i]
-    for i, counter in enumerate(lay.fcounters):
-        columns[counter_column(counter)] = rec["f"][:, i]
-    return pd.DataFrame(columns, copy=False).copy()
+    # One block per dtype, laid out as pandas keeps it (one row per counter),
+    # made with a single transposing copy; pandas then takes it as it is, and
+    # later filters need not consolidate a million-row frame column by column.
+    counters = pd.DataFrame(np.ascontiguousarray(rec["c"].T).T,
+                            columns=[counter_column(n) for n in lay.counters], copy=False)
+    fcounters = pd.DataFrame(np.ascontiguousarray(rec["f"].T).T,
+                             columns=[counter_column(n) for n in lay.fcounters], copy=False)
+    keys = pd.DataFrame({"id": ids, "rank": np.array(rec["rank"]), "name": name}, copy=False)
+    return pd.concat([keys, counters, fcounters], axis=1)
 
 
 def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: _Parts,
