@@ -182,6 +182,17 @@ static int needs_mode(int flags)
 
 /* ---- open / close ------------------------------------------------------- */
 
+/* The optional mode argument of the open family (va_start must run in the
+ * variadic function itself, hence a macro). */
+#define MODE_ARG(mode, flags)                                                                      \
+    mode_t mode = 0;                                                                               \
+    if (needs_mode(flags)) {                                                                       \
+        va_list ap;                                                                                \
+        va_start(ap, flags);                                                                       \
+        mode = va_arg(ap, mode_t);                                                                 \
+        va_end(ap);                                                                                \
+    }
+
 #define OPEN_BODY(call, path, flags)                                                               \
     if (!pario_active())                                                                           \
         return call;                                                                               \
@@ -194,39 +205,21 @@ static int needs_mode(int flags)
 
 int open(const char *path, int flags, ...)
 {
-    mode_t mode = 0;
-    if (needs_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    MODE_ARG(mode, flags);
     MAP(open);
     OPEN_BODY(real_open(path, flags, mode), path, flags);
 }
 
 int open64(const char *path, int flags, ...)
 {
-    mode_t mode = 0;
-    if (needs_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    MODE_ARG(mode, flags);
     MAP(open64);
     OPEN_BODY(real_open64(path, flags, mode), path, flags);
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
-    mode_t mode = 0;
-    if (needs_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    MODE_ARG(mode, flags);
     MAP(openat);
     char buf[PATH_MAX];
     OPEN_BODY(real_openat(dirfd, path, flags, mode), at_path(dirfd, path, buf, sizeof buf), flags);
@@ -234,13 +227,7 @@ int openat(int dirfd, const char *path, int flags, ...)
 
 int openat64(int dirfd, const char *path, int flags, ...)
 {
-    mode_t mode = 0;
-    if (needs_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    MODE_ARG(mode, flags);
     MAP(openat64);
     char buf[PATH_MAX];
     OPEN_BODY(real_openat64(dirfd, path, flags, mode), at_path(dirfd, path, buf, sizeof buf), flags);
