@@ -127,7 +127,7 @@ def test_unwritable_log_directory_mpi(tmp_path, compile_program, libpario, mpi_e
     assert read_log(fallback / "job.pario").job.nprocs == 4
 
 
-def test_job_without_mpi_finalize(tmp_path, compile_program, run_under_pario, mpi_env):
+def test_job_without_mpi_finalize(tmp_path, compile_program, run_under_pario, mpi_env, pario_cmd):
     """Same exit code and output as without pario; each rank's data is kept in a per-rank log."""
     exe = compile_program("no_finalize.c")
     plain = subprocess.run(["mpirun", "-np", "2", str(exe), str(tmp_path), "0"], env=mpi_env,
@@ -144,6 +144,13 @@ def test_job_without_mpi_finalize(tmp_path, compile_program, run_under_pario, mp
         assert list(part.ranks.index) == [rank]
         rec = _one(part.layer("posix"), str(tmp_path / f"nf.{rank}"))
         assert rec["writes"] == 5 and rec["bytes_written"] == 500
+    # the job's log name reads the per-rank logs together
+    merged = read_log(log)
+    assert list(merged.ranks.index) == [0, 1] and not merged.job.complete
+    assert "only ranks 0-1 of 2" in merged.job.partial_reasons[0]
+    assert int(merged.layer("posix")["bytes_written"].sum()) == 1000
+    report = subprocess.run([*pario_cmd, "report", str(log)], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0 and "DATA-INCOMPLETE" in report.stdout
 
 
 def test_disable_passes_through(tmp_path, compile_program, libpario):

@@ -47,7 +47,8 @@ def _run(args: argparse.Namespace) -> int:
         partial = launch.partial_logs(prepared.log)
         if partial:
             print(f"pario: the job did not finish MPI; {len(partial)} per-rank log(s): "
-                  f"{partial[0]}{' ...' if len(partial) > 1 else ''}", file=sys.stderr)
+                  f"{partial[0]}{' ...' if len(partial) > 1 else ''} (pario report {prepared.log} reads them "
+                  "together)", file=sys.stderr)
         else:
             print(f"pario: no log was written to {prepared.log} (see the messages above)", file=sys.stderr)
     return code

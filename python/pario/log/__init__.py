@@ -22,6 +22,12 @@ def read_log(path: str | os.PathLike[str]) -> Profile:
         with open(p, "rb") as fh:
             head = fh.read(8)
     except FileNotFoundError:
+        # A job that never reached MPI_Finalize left one log per rank beside it.
+        parts = sorted(p.parent.glob(p.name + ".rank*"), key=_rank_of)
+        if parts:
+            from pario.log.pario_reader import merge_rank_logs, read_pario_log
+
+            return merge_rank_logs([read_pario_log(x) for x in parts], str(p))
         raise ParioError(f"{p}: no such file") from None
     except OSError as exc:
         raise ParioError(f"{p}: cannot read: {exc.strerror}") from None
@@ -34,6 +40,11 @@ def read_log(path: str | os.PathLike[str]) -> Profile:
 
         return read_darshan_log(p)
     raise LogFormatError(f"{p}: not a pario or Darshan log")
+
+
+def _rank_of(path: Path) -> int:
+    digits = path.name.rsplit(".rank", 1)[-1]
+    return int(digits) if digits.isdigit() else -1
 
 
 def _looks_like_darshan(head: bytes) -> bool:

@@ -77,7 +77,7 @@ def write_text(profile: Profile, out: TextIO) -> None:
                 out.write(f"{layer}\t{int(d['rank'])}\t{rid}\t{c}\t{_fmt(d[c])}\t{d['name']}\n")
             ranks_of = profile.file_ranks.get((layer, int(d["id"])))
             if ranks_of is not None and int(d["rank"]) < 0:
-                out.write(f"{layer}\t-1\t{rid}\tranks\t{_ranges(ranks_of)}\t{d['name']}\n")
+                out.write(f"{layer}\t-1\t{rid}\tranks\t{rank_ranges(ranks_of)}\t{d['name']}\n")
     if profile.hints:
         out.write("\n# MPI-IO hints in effect: file id<TAB>key<TAB>value\n")
         for fid, hints in profile.hints.items():
@@ -94,7 +94,7 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _ranges(ranks: np.ndarray) -> str:
+def rank_ranges(ranks: np.ndarray) -> str:
     """[0,1,2,5,7,8] -> '0-2,5,7-8'."""
     out: list[str] = []
     values = [int(r) for r in ranks]

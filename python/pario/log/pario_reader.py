@@ -7,6 +7,7 @@ are built once at the end, so a log of 10^5 ranks reads in seconds.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 import zlib
@@ -18,6 +19,7 @@ import pandas as pd
 
 from pario.errors import LogFormatError
 from pario.log import _format as fmt
+from pario.log.dump import rank_ranges
 from pario.model import Job, Profile, add_derived_rank_columns, counter_column
 
 
@@ -317,3 +319,28 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
         },
     )
     return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks)
+
+
+def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
+    """One profile from the per-rank logs (``<log>.rank<N>``) of a job that did not finish MPI.
+
+    Nothing was reduced: a file several ranks touched has one record per rank.
+    """
+    first = profiles[0].job
+    ranks = pd.concat([p.ranks for p in profiles]).sort_index()
+    if ranks.index.has_duplicates:
+        raise LogFormatError(f"{where}: two per-rank logs hold the same rank")
+    files = {layer: pd.concat([p.files[layer] for p in profiles], ignore_index=True)
+             for layer in profiles[0].files}
+    hints: dict[int, dict[str, str]] = {}
+    for p in profiles:
+        hints.update(p.hints)
+    present = rank_ranges(np.asarray(ranks.index))
+    reason = (f"only ranks {present} of {first.nprocs} left data: the job did not reach MPI_Finalize "
+              "(merged from its per-rank logs; files several ranks touched are not reduced)")
+    job = dataclasses.replace(
+        first, path=where, runtime=float(ranks["wall"].max()) if len(ranks) else 0.0, complete=False,
+        partial_reasons=(reason,), end_time=max(p.job.end_time for p in profiles),
+    )
+    return Profile(job=job, ranks=ranks, files=files, hints=hints, file_ranks={})
+
