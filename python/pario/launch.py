@@ -113,11 +113,6 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
     return Launch(argv=argv, env=env, log=log_path)
 
 
-def partial_logs(log: Path) -> list[Path]:
-    """Per-rank logs written by ranks that exited without MPI_Finalize."""
-    return sorted(log.parent.glob(log.name + ".rank*"))
-
-
 def run(launch: Launch) -> int:
     """Run a prepared launch; return the command's exit code."""
     try:

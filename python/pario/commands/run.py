@@ -44,7 +44,9 @@ def _run(args: argparse.Namespace) -> int:
     if prepared.log.is_file():
         print(f"pario: log written to {prepared.log}", file=sys.stderr)
     else:
-        partial = launch.partial_logs(prepared.log)
+        from pario.log import rank_logs
+
+        partial = rank_logs(prepared.log)
         if partial:
             print(f"pario: the job did not finish MPI; {len(partial)} per-rank log(s): "
                   f"{partial[0]}{' ...' if len(partial) > 1 else ''} (pario report {prepared.log} reads them "

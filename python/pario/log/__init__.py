@@ -10,7 +10,7 @@ from pario.model import Profile
 
 PARIO_MAGIC = b"PARIOLOG"
 
-__all__ = ["read_log", "LogFormatError"]
+__all__ = ["read_log", "rank_logs", "LogFormatError"]
 
 
 def read_log(path: str | os.PathLike[str]) -> Profile:
@@ -23,7 +23,7 @@ def read_log(path: str | os.PathLike[str]) -> Profile:
             head = fh.read(8)
     except FileNotFoundError:
         # A job that never reached MPI_Finalize left one log per rank beside it.
-        parts = sorted(p.parent.glob(p.name + ".rank*"), key=_rank_of)
+        parts = rank_logs(p)
         if parts:
             from pario.log.pario_reader import merge_rank_logs, read_pario_log
 
@@ -40,6 +40,11 @@ def read_log(path: str | os.PathLike[str]) -> Profile:
 
         return read_darshan_log(p)
     raise LogFormatError(f"{p}: not a pario or Darshan log")
+
+
+def rank_logs(log: Path) -> list[Path]:
+    """The ``<log>.rank<N>`` logs of a job that did not reach MPI_Finalize, by rank."""
+    return sorted(log.parent.glob(log.name + ".rank*"), key=_rank_of)
 
 
 def _rank_of(path: Path) -> int:

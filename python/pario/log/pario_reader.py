@@ -63,9 +63,6 @@ class _Cursor:
     def u32(self) -> int:
         return int(struct.unpack("<I", self.take(4))[0])
 
-    def u64(self) -> int:
-        return int(struct.unpack("<Q", self.take(8))[0])
-
     def array(self, dtype: np.dtype, count: int) -> np.ndarray:
         return np.frombuffer(self.take(dtype.itemsize * count), dtype=dtype, count=count)
 
