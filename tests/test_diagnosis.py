@@ -398,8 +398,15 @@ def test_io_growth_fires_when_io_time_outgrows_the_data(runs):
 
 
 def test_io_growth_silent_when_io_time_grows_slower_than_the_data(runs):
-    """8 times the data with 8 ranks (contend 1 vs 8): the I/O time grows less than 8 times."""
-    profiles = [runs.pattern("contend", 1), runs.pattern("contend", 8)]
+    """8 times the data with 8 ranks (weak 1 vs 8): each rank writes 1 GiB (64 KiB, 16384 times).
+
+    The rule needs the slowest rank's I/O time to grow 12 times (1.5 x 8); 8 ranks sharing
+    2 cores stretch it 2 to 4 times (measured with two CPU hogs running too).  Not `contend`:
+    fsync on one shared file serialises the ranks, and 16 MiB per rank no longer fits the CPU
+    caches, either of which can reach the threshold on a busy machine.  The exact boundary is
+    tested on runs with set times in tests/test_diagnosis_synthetic.py.
+    """
+    profiles = [runs.pattern("weak", 1), runs.pattern("weak", 8)]
     assert "SCALE-IO-GROWTH" not in _ids(diagnose_runs(profiles))
 
 

@@ -22,6 +22,7 @@ from pario.analysis.diagnosis import (
     RuleConfig,
     Severity,
     diagnose,
+    diagnose_runs,
     diagnosis_dict,
     findings_markdown,
     findings_renderable,
@@ -283,6 +284,56 @@ def test_profiler_hints_are_not_the_application_s():
     )
     found = ids(p)
     assert not found & {"MPIIO-SINGLE-AGGREGATOR", "MPIIO-CB-DISABLED", "MPIIO-DEFAULT-HINTS"}
+
+
+# --- across runs: the thresholds, on runs whose times are set by hand -----------------------
+
+
+def _weak_run(n: int, write_time: float, runtime: float = 40.0) -> Profile:
+    """``n`` ranks each write 1 GiB to their own file in ``write_time`` seconds."""
+    own = [
+        {
+            "id": 500 + r,
+            "rank": r,
+            "name": f"/scratch/out.{r}",
+            "writes": 64,
+            "bytes_written": GiB,
+            "write_time": write_time,
+        }
+        for r in range(n)
+    ]
+    return profile(n, runtime, io={"posix_write": [write_time] * n}, posix=own)
+
+
+def _weak_scaling_evidence(rule_id: str, large_time: float) -> dict[str, float] | None:
+    """Evidence of ``rule_id`` from 1 rank writing 1 GiB in 1 s and 8 ranks each 1 GiB in ``large_time``."""
+    found = [f for f in diagnose_runs([_weak_run(1, 1.0), _weak_run(8, large_time)]) if f.id == rule_id]
+    return {m.name: m.value for m in found[0].evidence} if found else None
+
+
+@pytest.mark.parametrize(
+    ("large_time", "fires"),
+    # 8 times the data: the rule fires at 1.5 x 8 = 12 times the I/O time
+    [(13.0, True), (12.0, True), (11.0, False), (4.0, False)],
+)
+def test_io_growth_threshold(large_time, fires):
+    ev = _weak_scaling_evidence("SCALE-IO-GROWTH", large_time)
+    assert (ev is not None) == fires
+    if ev:
+        assert ev["bytes_growth"] == pytest.approx(8.0) and ev["time_growth"] == pytest.approx(large_time)
+        assert ev["io_time_large"] - 8.0 * ev["io_time_small"] == pytest.approx(large_time - 8.0)
+
+
+@pytest.mark.parametrize(
+    ("large_time", "fires"),
+    # per-process rate 1 GiB/s with 1 writer; the rule fires when it falls to half or less with 8
+    [(2.5, True), (2.0, True), (1.9, False), (1.0, False)],
+)
+def test_contention_threshold(large_time, fires):
+    ev = _weak_scaling_evidence("SCALE-CONTENTION", large_time)
+    assert (ev is not None) == fires
+    if ev:
+        assert ev["rate_ratio"] == pytest.approx(1.0 / large_time)
 
 
 # --- scale: statistics that do not fade with the rank count ---------------------------------

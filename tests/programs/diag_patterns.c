@@ -22,6 +22,10 @@
  *   contend    every rank pwrites 16 x 256 KiB to its region of DIR/contend.dat, fsync after each
  *   strong     every rank appends 20000 x (64 / P) B to DIR/strong.<r>: the data stays the same
  *              whatever the rank count, the number of calls per rank does not shrink
+ *   weak       every rank pwrites the same 64 KiB of its own file DIR/weak.<r> 16384 times (page
+ *              cache, no fsync), then removes it: the data grows with the rank count, the work per
+ *              rank does not, and all ranks' pages fit in the CPU caches, so a rank's I/O time grows
+ *              by the oversubscription (P / cores), not by memory bandwidth
  *
  * Every rank exits 0; MPI_Barrier separates the phases.
  */
@@ -215,6 +219,14 @@ int main(int argc, char **argv)
             fsync(fd);
         }
         close(fd);
+    } else if (!strcmp(mode, "weak")) {
+        int fd = open_w(dir, "weak", rank);
+        for (int i = 0; i < 16384; i++)
+            if (pwrite(fd, buf, 64 * 1024, 0) != 64 * 1024)
+                MPI_Abort(MPI_COMM_WORLD, 1);
+        close(fd);
+        snprintf(path, sizeof path, "%s/weak.%d", dir, rank);
+        unlink(path);
     } else {
         if (rank == 0)
             fprintf(stderr, "diag_patterns: unknown mode %s\n", mode);
