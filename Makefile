@@ -51,7 +51,7 @@ test-c: deps
 	ctest --test-dir build/ctest --output-on-failure
 
 lint: install
-	$(VENV)/bin/ruff check python tests bench
+	$(VENV)/bin/ruff check python tests bench docs
 
 test-py: install
 	$(VENV)/bin/pytest -q tests

@@ -7,6 +7,10 @@ import math
 
 from pario.analysis.values import Value
 from pario.model import SIZE_BUCKETS
+from pario.units import count, nbytes, percent, rate, seconds
+
+__all__ = ["APPROX", "BUCKET_LABELS", "bar", "count", "nbytes", "number", "percent", "rate", "seconds",
+           "timestamp", "value"]
 
 _BUCKET_LABELS = {
     "0_100": "0-100", "100_1K": "100-1K", "1K_10K": "1K-10K", "10K_100K": "10K-100K",
@@ -15,49 +19,6 @@ _BUCKET_LABELS = {
 }
 BUCKET_LABELS: tuple[str, ...] = tuple(_BUCKET_LABELS[b] for b in SIZE_BUCKETS)
 APPROX = "≈"
-
-
-def seconds(x: float) -> str:
-    if not math.isfinite(x):
-        return "-"
-    a = abs(x)
-    if a == 0:
-        return "0 s"
-    if a < 1e-3:
-        return f"{x * 1e6:.3g} µs"
-    if a < 1:
-        return f"{x * 1e3:.3g} ms"
-    if a < 100:
-        return f"{x:.3g} s"
-    if a < 6000:
-        return f"{x / 60:.3g} min"
-    return f"{x / 3600:.3g} h"
-
-
-def nbytes(x: float) -> str:
-    if not math.isfinite(x):
-        return "-"
-    if abs(x) < 1000:
-        return f"{x:.0f} B"
-    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
-        x /= 1024.0
-        if abs(x) < 1000 or unit == "PiB":
-            return f"{x:.3g} {unit}"
-    return f"{x:.3g} PiB"  # pragma: no cover
-
-
-def rate(x: float) -> str:
-    return nbytes(x) + "/s" if math.isfinite(x) else "-"
-
-
-def count(x: float) -> str:
-    if not math.isfinite(x):
-        return "-"
-    return f"{int(round(x)):,}"
-
-
-def percent(x: float) -> str:
-    return f"{100.0 * x:.1f}%" if math.isfinite(x) else "-"
 
 
 def fraction(x: float) -> str:

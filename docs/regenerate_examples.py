@@ -1,0 +1,34 @@
+"""Rewrite the generated blocks of docs/diagnosis-examples.md from the shared Darshan logs.
+
+Usage: .venv/bin/python docs/regenerate_examples.py [LOG_DIR]   (default ../shared/darshan-logs)
+tests/test_diagnosis_logs.py fails when the page differs from what this writes.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from pario.analysis.diagnosis import diagnose, findings_markdown, log_summary
+from pario.log import read_log
+
+PAGE = Path(__file__).resolve().parent / "diagnosis-examples.md"
+BLOCK = re.compile(r"(<!-- BEGIN generated: (\S+) -->\n)(.*?)(<!-- END generated -->)", re.S)
+
+
+def block(log: Path) -> str:
+    profile = read_log(log)
+    return findings_markdown(diagnose(profile), title=log_summary(profile), level=3)
+
+
+def main() -> None:
+    logs = Path(sys.argv[1]) if len(sys.argv) > 1 else PAGE.parents[2] / "shared" / "darshan-logs"
+    text = PAGE.read_text()
+    new = BLOCK.sub(lambda m: m.group(1) + block(logs / m.group(2)) + m.group(4), text)
+    PAGE.write_text(new)
+    print(f"{PAGE}: {'rewritten' if new != text else 'up to date'}")
+
+
+if __name__ == "__main__":
+    main()
