@@ -221,6 +221,15 @@ extern const char *const *pario_inject_hints;
 size_t pario_arena_used(void);
 size_t pario_arena_cap(void);
 
+/* The real symbol behind a wrapper, resolved once with dlsym(RTLD_NEXT) (the layer file
+ * includes <dlfcn.h> under _GNU_SOURCE): REAL(f) declares real_f, MAP(f) resolves it. */
+#define REAL(name) static __typeof__(&name) real_##name
+#define MAP(name)                                                                                  \
+    do {                                                                                           \
+        if (__builtin_expect(real_##name == NULL, 0))                                              \
+            real_##name = (__typeof__(real_##name))dlsym(RTLD_NEXT, #name);                        \
+    } while (0)
+
 /* Warn once on stderr, prefixed "pario: ". */
 void pario_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -61,14 +61,7 @@ const struct pario_layer_desc pario_posix_desc = {
     .f_var_bytes = POSIX_F_VARIANCE_RANK_BYTES,
 };
 
-/* The real symbols, resolved once with dlsym(RTLD_NEXT). */
-#define REAL(name) static __typeof__(&name) real_##name
-#define MAP(name)                                                                                  \
-    do {                                                                                           \
-        if (__builtin_expect(real_##name == NULL, 0))                                              \
-            real_##name = (__typeof__(real_##name))dlsym(RTLD_NEXT, #name);                        \
-    } while (0)
-
+/* The real symbols (see MAP in core.h). */
 REAL(open); REAL(open64); REAL(openat); REAL(openat64); REAL(creat); REAL(creat64); REAL(close);
 REAL(read); REAL(write); REAL(pread); REAL(pread64); REAL(pwrite); REAL(pwrite64);
 REAL(readv); REAL(writev); REAL(preadv); REAL(pwritev); REAL(preadv64); REAL(pwritev64);

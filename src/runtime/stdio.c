@@ -56,13 +56,7 @@ const struct pario_layer_desc pario_stdio_desc = {
     .f_var_bytes = STDIO_F_VARIANCE_RANK_BYTES,
 };
 
-#define REAL(name) static __typeof__(&name) real_##name
-#define MAP(name)                                                                                  \
-    do {                                                                                           \
-        if (__builtin_expect(real_##name == NULL, 0))                                              \
-            real_##name = (__typeof__(real_##name))dlsym(RTLD_NEXT, #name);                        \
-    } while (0)
-
+/* The real symbols (see MAP in core.h). */
 REAL(fopen); REAL(fopen64); REAL(fdopen); REAL(fclose); REAL(fread); REAL(fwrite);
 REAL(vfprintf); REAL(fputs); REAL(fputc); REAL(fgets); REAL(vfscanf);
 REAL(fseek); REAL(fseeko); REAL(ftell); REAL(ftello); REAL(rewind); REAL(fflush);
