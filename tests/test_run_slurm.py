@@ -1,0 +1,126 @@
+"""`pario run -- srun ...` against a real local Slurm (slurmctld + slurmd + munged, see slurm_cluster.py).
+
+srun launches the Open MPI ranks directly (``--mpi=pmix``: Debian's Open MPI and
+Slurm's mpi/pmix plugin share the system PMIx), so the runtime reaches the
+ranks only through the ``--export`` that pario adds.  The counters must be those
+of the mpirun run in test_runtime.py, number for number.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pario.log import read_log
+from slurm_cluster import SlurmCluster, local_slurm
+
+NP = 4
+K, S = 8, 4096  # io_known: K collective writes of S bytes per rank
+TIMEOUT = 120  # seconds for any job; a hang fails instead of blocking the suite
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """A one-node Slurm cluster started for this session and stopped after it."""
+    with local_slurm(tmp_path_factory.mktemp("slurm")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def slurm_env(slurm: SlurmCluster, mpi_env: dict[str, str]) -> dict[str, str]:
+    """mpi_env (root allowed for Open MPI) with the local cluster's SLURM_* variables only."""
+    env = {k: v for k, v in mpi_env.items() if not k.startswith("SLURM_")}
+    return env | {k: v for k, v in slurm.env.items() if k.startswith("SLURM_")}
+
+
+def srun(*args: str) -> list[str]:
+    # --overcommit: 4 tasks on a node that may have fewer CPUs
+    return ["srun", "-n", str(NP), "--overcommit", "--mpi=pmix", *args]
+
+
+def _one(frame, name: str):
+    rows = frame[frame["name"] == name]
+    assert len(rows) == 1, f"expected one record for {name}, got {len(rows)}"
+    return rows.iloc[0]
+
+
+@pytest.fixture(scope="module")
+def srun_known(tmp_path_factory, compile_program, pario_cmd, slurm_env):
+    """io_known under `pario run -- srun`; returns (profile, outdir)."""
+    out = tmp_path_factory.mktemp("srun-known")
+    exe = compile_program("io_known.c")
+    log = out / "known.pario"
+    proc = subprocess.run(
+        [*pario_cmd, "run", "--log", str(log), "--", *srun(str(exe), str(out), str(K), str(S))],
+        env=slurm_env, capture_output=True, text=True, timeout=TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"log written to {log}" in proc.stderr
+    return read_log(log), out
+
+
+def test_cluster_uses_pmix(slurm: SlurmCluster):
+    assert slurm.mpi_default == "pmix", "Slurm's mpi/pmix plugin is missing (slurm-wlm-basic-plugins)"
+
+
+def test_srun_job_metadata(srun_known):
+    profile, _ = srun_known
+    job = profile.job
+    assert job.nprocs == NP
+    assert job.complete and job.partial_reasons == ()
+    assert job.exe.endswith("io_known")
+    assert list(profile.ranks.index) == list(range(NP))
+
+
+def test_srun_mpiio_shared_file(srun_known):
+    profile, out = srun_known
+    rec = _one(profile.layer("mpiio"), str(out / "shared.dat"))
+    assert rec["rank"] == -1 and rec["nranks"] == NP
+    assert rec["coll_opens"] == NP
+    assert rec["coll_writes"] == NP * K and rec["indep_writes"] == 0
+    assert rec["indep_reads"] == NP * K
+    assert rec["bytes_written"] == NP * K * S and rec["bytes_read"] == NP * K * S
+    assert rec["size_write_agg_1k_10k"] == NP * K
+    assert rec["syncs"] == 2 * NP
+
+
+def test_srun_posix_file_per_process(srun_known):
+    profile, out = srun_known
+    posix = profile.layer("posix")
+    for r in range(NP):
+        rec = _one(posix, str(out / f"fpp.{r}"))
+        assert rec["rank"] == r and rec["opens"] == 1
+        assert rec["writes"] == 16 and rec["bytes_written"] == 16000
+        assert rec["reads"] == 1 and rec["bytes_read"] == 500
+        assert rec["seeks"] == 1 and rec["fsyncs"] == 1
+
+
+def test_srun_shared_pair_and_stdio(srun_known):
+    profile, out = srun_known
+    pair = _one(profile.layer("posix"), str(out / "pair.dat"))
+    assert pair["nranks"] == 2 and pair["bytes_written"] == 600
+    assert list(profile.file_ranks[("posix", int(pair["id"]))]) == [1, 2]
+    log = _one(profile.layer("stdio"), str(out / "log.txt"))
+    assert log["rank"] == 0 and log["writes"] == 10 and log["bytes_written"] == 80
+
+
+def test_srun_profiles_ranks_only(srun_known, slurm: SlurmCluster):
+    """Neither srun nor slurmstepd is profiled: no Slurm spool, state or PMIx file in the log."""
+    profile, _ = srun_known
+    names = [n for frame in profile.files.values() for n in frame["name"]]
+    assert not any(n.startswith(str(slurm.root)) or ".pmix" in n for n in names)
+
+
+def test_srun_exit_code_passed_through(tmp_path: Path, compile_program, pario_cmd, slurm_env):
+    """Ranks that exit 5 after MPI_Finalize: `pario run` returns srun's 5, and the log is complete."""
+    exe = compile_program("mpi_comm.c")
+    log = tmp_path / "comm.pario"
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", *srun(str(exe), "5")],
+                          env=slurm_env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 5, proc.stderr
+    ranks = read_log(log).ranks
+    assert len(ranks) == NP
+    assert (ranks["mpi_p2p_calls"] == 6).all() and (ranks["mpi_p2p_bytes"] == 8808).all()
