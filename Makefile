@@ -1,6 +1,6 @@
-# pario: `make demo` and `make test` install what is missing (Open MPI and
-# zlib from Debian's packages, a virtual environment in .venv, the package)
-# and then run.
+# pario: `make demo` and `make test` install what is missing (Open MPI, zlib,
+# and Slurm + munge for the srun tests, from Debian's packages; a virtual
+# environment in .venv; the package) and then run.
 SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
@@ -19,17 +19,25 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 all: install
 
 deps:
-	@missing=""; \
+	@set -e; missing=""; \
 	command -v mpicc >/dev/null 2>&1 || missing="$$missing openmpi-bin libopenmpi-dev"; \
 	[ -f /usr/include/zlib.h ] || missing="$$missing zlib1g-dev"; \
 	command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
 	command -v ninja >/dev/null 2>&1 || missing="$$missing ninja-build"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
-	[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && command -v srun >/dev/null 2>&1 || missing="$$missing slurm-wlm"; \
-	[ -x /usr/sbin/munged ] || missing="$$missing munge"; \
+	slurm=""; \
+	[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && command -v srun >/dev/null 2>&1 || \
+	  slurm="slurmctld slurmd slurm-client"; \
+	[ -x /usr/sbin/munged ] || slurm="$$slurm munge"; \
+	if [ -n "$$missing$$slurm" ]; then \
+	  echo "installing:$$missing $$slurm"; \
+	  $(SUDO) apt-get update -qq; \
+	fi; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi; \
+	if [ -n "$$slurm" ]; then \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$slurm; \
 	fi
 
 $(PY):
