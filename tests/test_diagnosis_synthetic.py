@@ -538,6 +538,31 @@ def threshold_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def test_file_subjects_are_named_below_their_common_directory():
+    recs = [
+        {
+            "id": 1 + r,
+            "rank": r,
+            "name": f"/lus/scratch/project/run-0042/out.{r}",
+            "writes": 5000,
+            "bytes_written": 5000 * 64,
+            "size_write_0_100": 5000,
+            "write_time": 3.0,
+        }
+        for r in range(2)
+    ]
+    found = one(profile(2, 10.0, io={"posix_write": [3.0, 3.0]}, posix=recs), "IO-SMALL-WRITES")
+    # the model keeps full paths; only the terminal table shortens them
+    assert {s.name for s in found.subjects} == {f"/lus/scratch/project/run-0042/out.{r}" for r in range(2)}
+    console = Console(record=True, width=100)
+    console.print(findings_renderable([found], title="t"))
+    text = console.export_text()
+    assert "in /lus/scratch/project/run-0042/" in text
+    cells = [line.strip("│ ").split()[0] for line in text.splitlines() if "out." in line]
+    assert sorted(c for c in cells if c.startswith("out.")) == ["out.0", "out.1"]
+    assert "run-0042/out.0" in findings_markdown([found])  # markdown keeps the full names
+
+
 def test_thresholds_table_shows_the_defaults():
     text = (DOCS / "diagnosis.md").read_text()
     table = text.split("<!-- BEGIN thresholds -->\n", 1)[1].split("<!-- END thresholds -->", 1)[0]

@@ -37,11 +37,11 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return code, out, err
 
 
-def synthetic(name: str = XSS, exe: str = "/bin/<b>app</b>") -> Profile:
+def synthetic(name: str = XSS, exe: str = "/bin/<b>app</b>", other: str = "/data/ok.dat") -> Profile:
     ranks = pd.DataFrame({"wall": [10.0, 10.0], "posix_write": [7.0, 5.0], "posix_meta": [0.5, 0.5],
                           "mpi_coll": [1.0, 2.0], "mpi_coll_bytes": [10.0, 10.0], "maxrss": [1e7, 2e7]})
     ranks.index.name = "rank"
-    posix = pd.DataFrame({"id": [1, 2], "rank": [0, 1], "name": [name, "/data/ok.dat"],
+    posix = pd.DataFrame({"id": [1, 2], "rank": [0, 1], "name": [name, other],
                           "write_time": [7.0, 5.0], "meta_time": [0.5, 0.5],
                           "bytes_written": [6 << 20, 1 << 20], "writes": [6, 1], "opens": [1, 1],
                           "size_write_1m_4m": [6, 1]})
@@ -82,6 +82,15 @@ def test_terminal_report_sections_for_a_pario_model() -> None:
 def test_rich_markup_in_names_is_not_interpreted() -> None:
     text = render_to_string([analyze(synthetic(name="[bold red]/data/x[/]"))])
     assert "[bold red]/data/x[/]" in text
+
+
+def test_files_are_named_below_the_directory_they_share() -> None:
+    deep = "/lus/scratch/projects/climate/run-2026-11-22/output"
+    text = render_to_string([analyze(synthetic(name=f"{deep}/a.dat", other=f"{deep}/b.dat"))])
+    files = text[text.index("Top 2 of 2 files"):]
+    assert f"in {deep}/" in files
+    first_cells = [line.split()[0] for line in files.splitlines() if line.strip()]
+    assert [c for c in first_cells if c.endswith(".dat")] == ["a.dat", "b.dat"]
 
 
 # ---------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
 from pario.analysis.values import Value
 from pario.errors import ParioError
+from pario.names import shorten
 from pario.report import format as fmt
 from pario.report.data import DEFAULT_TOP, findings_list
 
@@ -111,7 +112,8 @@ def file_figures(run: RunAnalysis, top: int) -> list[dict[str, Any]]:
     if not len(files):
         return []
     files = files.iloc[::-1]  # slowest at the top of a horizontal bar chart
-    labels = [f"{i}. {_tail(str(n))}" for i, n in zip(range(len(files), 0, -1), files["name"], strict=True)]
+    ranks = range(len(files), 0, -1)
+    labels = [f"{i}. {shorten(str(n), 40)}" for i, n in zip(ranks, files["name"], strict=True)]
     full = [f"{n} ({LAYER_LABELS.get(str(lay), str(lay))})" for n, lay in
             zip(files["name"], files["layer"], strict=True)]
     height = max(300, 28 * len(files) + 120)
@@ -131,10 +133,6 @@ def file_figures(run: RunAnalysis, top: int) -> list[dict[str, Any]]:
         {"data": byte_traces, "layout": _layout("Bytes per file", barmode="stack", height=height,
                                                 margin=margin, xaxis=_axis("bytes"))},
     ]
-
-
-def _tail(name: str, width: int = 40) -> str:
-    return name if len(name) <= width else "…" + name[-(width - 1):]
 
 
 EFFICIENCY_SERIES: tuple[tuple[str, str], ...] = (

@@ -22,6 +22,7 @@ from pario.analysis.pop import efficiency_level
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
 from pario.analysis.values import Value
+from pario.names import common_directory, relative, shorten
 from pario.report import format as fmt
 
 LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "bold red", "unknown": "dim"}
@@ -74,10 +75,6 @@ def _table(title: str, *columns: str, right_from: int = 1) -> Table:
 
 def _heading(text: str) -> Text:
     return _t(text, "bold underline")
-
-
-def _short(name: str, width: int = NAME_WIDTH) -> str:
-    return name if len(name) <= width else "…" + name[-(width - 1):]
 
 
 def header(run: RunAnalysis) -> Panel:
@@ -212,14 +209,18 @@ def files_section(run: RunAnalysis, top: int) -> RenderableType:
     files = run.files
     if not len(files):
         return Group()
+    shown = files.head(top)
+    directory = common_directory(str(n) for n in shown["name"])
     t = _table(f"Top {min(top, len(files))} of {len(files):,} files by I/O time (summed over ranks)", "file",
                "layer", "ranks", "I/O time", "read", "written", right_from=2)
+    t.caption = f"in {directory}" if directory else None
     t.columns[0].overflow = "fold"
     t.columns[0].min_width = 24
-    for row in files.head(top).itertuples(index=False):
-        t.add_row(_t(_short(str(row.name))), _t(LAYER_LABELS.get(str(row.layer), str(row.layer))),
-                  _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
-                  _t(fmt.nbytes(row.bytes_written)))
+    for row in shown.itertuples(index=False):
+        name = shorten(relative(str(row.name), directory), NAME_WIDTH)
+        layer = LAYER_LABELS.get(str(row.layer), str(row.layer))
+        t.add_row(_t(name), _t(layer), _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)),
+                  _t(fmt.nbytes(row.bytes_read)), _t(fmt.nbytes(row.bytes_written)))
     return Group(_heading("Files"), t)
 
 
@@ -258,7 +259,7 @@ def scaling_report(scaling: ScalingAnalysis) -> Group:
     rows = scaling.rows
     speed = _table("Speedup", "log", "ranks", "run time", "speedup", "ideal", "scaling eff.")
     for r in rows:
-        speed.add_row(_t(_short(r.label, 30)), _t(f"{r.nprocs:,}"), _t(fmt.seconds(r.runtime)),
+        speed.add_row(_t(shorten(r.label, 30)), _t(f"{r.nprocs:,}"), _t(fmt.seconds(r.runtime)),
                       _val(r.speedup, notes), _t(f"{r.ideal_speedup:.2f}"), _eff(r.scaling_efficiency, notes))
     shown = [(h, a) for h, a in SCALING_EFFICIENCIES if any(getattr(r, a).available for r in rows)]
     hidden = [(h, a) for h, a in SCALING_EFFICIENCIES if (h, a) not in shown]
@@ -268,7 +269,7 @@ def scaling_report(scaling: ScalingAnalysis) -> Group:
     if shown:
         eff = _table("POP metrics per run", "log", "ranks", *[h for h, _ in shown])
         for r in rows:
-            eff.add_row(_t(_short(r.label, 30)), _t(f"{r.nprocs:,}"),
+            eff.add_row(_t(shorten(r.label, 30)), _t(f"{r.nprocs:,}"),
                         *[_eff(getattr(r, a), notes) for _, a in shown])
         parts.append(eff)
     if hidden:
@@ -277,7 +278,7 @@ def scaling_report(scaling: ScalingAnalysis) -> Group:
     io = _table("I/O per run", "log", "ranks", "I/O time per rank", "of run", "slowest rank", "bytes",
                 "bandwidth")
     for r in rows:
-        io.add_row(_t(_short(r.label, 30)), _t(f"{r.nprocs:,}"), _val(r.io_time_mean, notes),
+        io.add_row(_t(shorten(r.label, 30)), _t(f"{r.nprocs:,}"), _val(r.io_time_mean, notes),
                    _val(r.io_share, notes, as_percent=True), _val(r.io_time_max, notes),
                    _val(r.io_bytes, notes), _val(r.io_bandwidth, notes))
     parts.append(io)

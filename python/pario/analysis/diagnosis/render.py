@@ -19,6 +19,7 @@ from rich.text import Text
 from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis.findings import Finding, Severity, Subject, finding_dict
 from pario.model import Profile
+from pario.names import common_directory, relative
 
 SCHEMA_VERSION = 1
 STYLE = {Severity.CRITICAL: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -63,19 +64,22 @@ def _subjects_table(subjects: Sequence[Subject], total: int) -> Table | None:
             if m.label not in labels:
                 labels.append(m.label)
     kind = subjects[0].kind if len({s.kind for s in subjects}) == 1 else "subject"
+    # files by their names below the directory they share, which the caption gives once
+    directory = common_directory(s.name for s in subjects) if kind == "file" else ""
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
     t.add_column(kind, overflow="fold", max_width=60)
     for lab in labels:
         t.add_column(lab, justify="right", overflow="fold", max_width=24)
     for s in subjects:
         by = {m.label: m for m in s.metrics}
-        cells = [Text(s.name)]
+        cells = [Text(relative(s.name, directory))]
         for lab in labels:
             m = by.get(lab)
             cells.append(Text(("≈" if m and m.approximate else "") + fmt.value(m.value, m.unit) if m else ""))
         t.add_row(*cells)
-    if total > len(subjects):
-        t.caption = f"top {len(subjects)} of {fmt.count(total)}"
+    caption = [f"in {directory}" if directory else "",
+               f"top {len(subjects)} of {fmt.count(total)}" if total > len(subjects) else ""]
+    t.caption = "; ".join(c for c in caption if c) or None
     return t
 
 
