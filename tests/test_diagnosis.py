@@ -364,9 +364,8 @@ def test_incomplete_log_says_what_is_missing(runs):
 def test_contention_fires_when_the_per_process_rate_falls(runs):
     """1 then 8 processes on 2 cores, each making 20000 writes: each process writes far slower.
 
-    (The same 1 vs 8 processes writing 4 MiB with fsync, `contend`, also shows it on an idle
-    machine, at a rate ratio near 0.25; the 20000-call pattern keeps it robust when the machine
-    is busy with other work.)
+    (Processes writing with fsync to one shared file show it too on an idle machine, but their
+    rate depends on the disk; the 20000-call pattern keeps it robust when the machine is busy.)
     """
     profiles = [runs.pattern("strong", 1), runs.pattern("strong", 8)]
     found = [f for f in diagnose_runs(profiles) if f.id == "SCALE-CONTENTION"]
@@ -401,9 +400,9 @@ def test_io_growth_silent_when_io_time_grows_slower_than_the_data(runs):
     """8 times the data with 8 ranks (weak 1 vs 8): each rank writes 1 GiB (64 KiB, 16384 times).
 
     The rule needs the slowest rank's I/O time to grow 12 times (1.5 x 8); 8 ranks sharing
-    2 cores stretch it 2 to 4 times (measured with two CPU hogs running too).  Not `contend`:
-    fsync on one shared file serialises the ranks, and 16 MiB per rank no longer fits the CPU
-    caches, either of which can reach the threshold on a busy machine.  The exact boundary is
+    2 cores stretch it 2 to 4 times (measured with two CPU hogs running too).  Not writes with
+    fsync to one shared file, which serialise the ranks, nor 16 MiB per rank, which no longer
+    fits the CPU caches: either can reach the threshold on a busy machine.  The exact boundary is
     tested on runs with set times in tests/test_diagnosis_synthetic.py.
     """
     profiles = [runs.pattern("weak", 1), runs.pattern("weak", 8)]

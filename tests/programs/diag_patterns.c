@@ -19,7 +19,6 @@
  *   fpp        every rank writes 8 files DIR/fpp.<r>.<i> of 64 KiB
  *   shared     every rank pwrites 512 KiB at its offset of one shared file DIR/shared.dat, then
  *              computes for 0.5 s (a run that is clearly not I/O-bound)
- *   contend    every rank pwrites 16 x 256 KiB to its region of DIR/contend.dat, fsync after each
  *   strong     every rank appends 20000 x (64 / P) B to DIR/strong.<r>: the data stays the same
  *              whatever the rank count, the number of calls per rank does not shrink
  *   weak       every rank pwrites the same 64 KiB of its own file DIR/weak.<r> 16384 times (page
@@ -208,16 +207,6 @@ int main(int argc, char **argv)
         for (int i = 0; i < 20000; i++)
             if (write(fd, buf, size) != (ssize_t)size)
                 MPI_Abort(MPI_COMM_WORLD, 1);
-        close(fd);
-    } else if (!strcmp(mode, "contend")) {
-        snprintf(path, sizeof path, "%s/contend.dat", dir);
-        int fd = open(path, O_CREAT | O_WRONLY, 0644);
-        for (int i = 0; i < 16; i++) {
-            off_t off = ((off_t)rank * 16 + i) * 256 * 1024;
-            if (pwrite(fd, buf, 256 * 1024, off) != 256 * 1024)
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            fsync(fd);
-        }
         close(fd);
     } else if (!strcmp(mode, "weak")) {
         int fd = open_w(dir, "weak", rank);
