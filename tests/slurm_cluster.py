@@ -25,6 +25,9 @@ from pathlib import Path
 
 START_TIMEOUT = 60.0  # seconds until the node must be idle
 SBIN = ("/usr/sbin", "/sbin")  # daemons live here, which a non-root PATH may lack
+# The node's name in Slurm (slurmd -N): fixed, so that whatever the host is called (an FQDN,
+# a container id) it is a valid Slurm node name; the controller must still be the host's name.
+NODE = "pario-node"
 
 
 class SlurmError(RuntimeError):
@@ -67,7 +70,8 @@ def write_config(root: Path, node: str, cpus: int, mpi_default: str) -> Path:
     ctld_port, slurmd_port = free_port(), free_port()
     lines = [
         "ClusterName=pario-test",
-        f"SlurmctldHost={node}(127.0.0.1)",  # the address given: no name lookup needed
+        # slurmctld accepts only its host's own name here; the address given: no name lookup needed
+        f"SlurmctldHost={socket.gethostname().split('.')[0]}(127.0.0.1)",
         f"SlurmctldPort={ctld_port}",
         f"SlurmdPort={slurmd_port}",
         "SlurmUser=root",
@@ -97,7 +101,8 @@ def write_config(root: Path, node: str, cpus: int, mpi_default: str) -> Path:
         f"MpiDefault={mpi_default}",
         "SlurmctldDebug=info",
         "SlurmdDebug=info",
-        f"NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=256 State=UNKNOWN",
+        f"NodeName={node} NodeHostname={socket.gethostname()} NodeAddr=127.0.0.1 CPUs={cpus} "
+        "RealMemory=256 State=UNKNOWN",
         f"PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP",
     ]
     conf = root / "slurm.conf"
@@ -185,7 +190,7 @@ def local_slurm(root: Path, cpus: int | None = None) -> Iterator[SlurmCluster]:
     root = root.resolve()
     for sub in ("state", "spool"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    node = socket.gethostname()
+    node = NODE
     cpus = cpus or os.cpu_count() or 1
     conf = write_config(root, node, cpus, "none")
     # SLURM_* variables of an enclosing job (tests run under sbatch) would steer srun to that job
