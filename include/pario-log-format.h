@@ -80,6 +80,14 @@ enum pario_block_kind {
     X(POSIX_MAX_READ_SIZE, "largest read request in bytes")                   \
     X(POSIX_MAX_WRITE_SIZE, "largest write request in bytes")                 \
     X(POSIX_FS_TYPE, "statfs f_type magic of the file system")               \
+    /* Lustre layout read at the first open ("lustre.lov" xattr); for a   \
+     * composite (PFL) layout, the last instantiated component's, read    \
+     * again at each close.  All 0 when the file is not on Lustre or its  \
+     * layout could not be read. */                                        \
+    X(POSIX_LUSTRE_STRIPE_SIZE, "Lustre stripe size in bytes")               \
+    X(POSIX_LUSTRE_STRIPE_COUNT, "Lustre stripe count (OSTs)")               \
+    X(POSIX_LUSTRE_STRIPE_OFFSET, "OST index of the first object, -1: none") \
+    X(POSIX_LUSTRE_COMPONENTS, "layout components: 1 plain, n composite")    \
     PARIO_SIZE_BUCKETS(POSIX, READ)                                           \
     PARIO_SIZE_BUCKETS(POSIX, WRITE)                                          \
     PARIO_SHARED_COUNTERS(POSIX)

@@ -43,11 +43,13 @@ struct pario_layer_desc {
     const char *const *counter_names;
     const char *const *fcounter_names;
     int c_bytes_read, c_bytes_written;          /* for rank byte totals */
-    int c_max_byte_read, c_max_byte_written;    /* -1 when absent: max-reduced */
+    int c_max_byte_read, c_max_byte_written;    /* -1 when absent */
     int c_max_read_size, c_max_write_size;
     int c_nranks, c_fastest_rank, c_fastest_bytes, c_slowest_rank, c_slowest_bytes;
-    int c_file_alignment, c_fs_type;            /* identical on all ranks: max */
-    int c_noncontig;                            /* max-reduced flag, -1 if none */
+    /* [ncounters]: 1 for the counters a shared record reduces by max, not
+     * by sum: per-rank maxima, flags, and what every rank sees alike (block
+     * size, file system type, Lustre layout). */
+    const unsigned char *c_max_reduced;
     int c_seq_reads, c_consec_reads;            /* writes follow reads; -1 if none */
     int c_rw_switches;                          /* -1 if none */
     int c_size_read0, c_size_write0;            /* first histogram bucket */

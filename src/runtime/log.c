@@ -321,9 +321,7 @@ static void elem_combine(const struct shared_elem *a, struct shared_elem *b)
         if (i == d->c_fastest_rank || i == d->c_fastest_bytes || i == d->c_slowest_rank ||
             i == d->c_slowest_bytes)
             continue;
-        if (i == d->c_max_byte_read || i == d->c_max_byte_written || i == d->c_max_read_size ||
-            i == d->c_max_write_size || i == d->c_file_alignment || i == d->c_fs_type ||
-            i == d->c_noncontig) {
+        if (d->c_max_reduced[i]) {
             if (a->c[i] > b->c[i])
                 b->c[i] = a->c[i];
         } else {

@@ -27,6 +27,13 @@ static const char *const counter_names[] = {PARIO_MPIIO_COUNTERS};
 static const char *const fcounter_names[] = {PARIO_MPIIO_FCOUNTERS};
 #undef X
 
+static const unsigned char max_reduced[MPIIO_NUM_COUNTERS] = {
+    [MPIIO_MAX_READ_SIZE] = 1,
+    [MPIIO_MAX_WRITE_SIZE] = 1,
+    [MPIIO_FS_TYPE] = 1,
+    [MPIIO_NONCONTIG_VIEW] = 1,
+};
+
 const struct pario_layer_desc pario_mpiio_desc = {
     .name = "mpiio",
     .ncounters = MPIIO_NUM_COUNTERS,
@@ -44,9 +51,7 @@ const struct pario_layer_desc pario_mpiio_desc = {
     .c_fastest_bytes = MPIIO_FASTEST_RANK_BYTES,
     .c_slowest_rank = MPIIO_SLOWEST_RANK,
     .c_slowest_bytes = MPIIO_SLOWEST_RANK_BYTES,
-    .c_file_alignment = -1,
-    .c_fs_type = MPIIO_FS_TYPE,
-    .c_noncontig = MPIIO_NONCONTIG_VIEW,
+    .c_max_reduced = max_reduced,
     .c_seq_reads = -1,
     .c_consec_reads = -1,
     .c_rw_switches = MPIIO_RW_SWITCHES,

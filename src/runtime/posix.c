@@ -5,6 +5,7 @@
  * MPI's own files pass straight through, untimed.
  */
 #include "core.h"
+#include "lustre.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +24,13 @@ static const char *const counter_names[] = {PARIO_POSIX_COUNTERS};
 static const char *const fcounter_names[] = {PARIO_POSIX_FCOUNTERS};
 #undef X
 
+static const unsigned char max_reduced[POSIX_NUM_COUNTERS] = {
+    [POSIX_MAX_BYTE_READ] = 1,        [POSIX_MAX_BYTE_WRITTEN] = 1,     [POSIX_MAX_READ_SIZE] = 1,
+    [POSIX_MAX_WRITE_SIZE] = 1,       [POSIX_FILE_ALIGNMENT] = 1,       [POSIX_FS_TYPE] = 1,
+    [POSIX_LUSTRE_STRIPE_SIZE] = 1,   [POSIX_LUSTRE_STRIPE_COUNT] = 1,  [POSIX_LUSTRE_STRIPE_OFFSET] = 1,
+    [POSIX_LUSTRE_COMPONENTS] = 1,
+};
+
 const struct pario_layer_desc pario_posix_desc = {
     .name = "posix",
     .ncounters = POSIX_NUM_COUNTERS,
@@ -40,9 +48,7 @@ const struct pario_layer_desc pario_posix_desc = {
     .c_fastest_bytes = POSIX_FASTEST_RANK_BYTES,
     .c_slowest_rank = POSIX_SLOWEST_RANK,
     .c_slowest_bytes = POSIX_SLOWEST_RANK_BYTES,
-    .c_file_alignment = POSIX_FILE_ALIGNMENT,
-    .c_fs_type = POSIX_FS_TYPE,
-    .c_noncontig = -1,
+    .c_max_reduced = max_reduced,
     .c_seq_reads = POSIX_SEQ_READS,
     .c_consec_reads = POSIX_CONSEC_READS,
     .c_rw_switches = POSIX_RW_SWITCHES,
@@ -114,6 +120,51 @@ static void posix_meta_op(struct pario_thread *th, struct pario_record *r, int c
     pario_charge(th, charge_field, t0, t1);
 }
 
+/* What a file's first open records about where it lives. */
+struct file_facts {
+    int64_t fs_type;                     /* statfs f_type, 0 if unknown */
+    struct pario_lustre_layout lustre;   /* all 0 unless on Lustre */
+};
+
+/* Only a file on Lustre costs more than the fstatfs: one fgetxattr for the
+ * layout's size and one for the layout (errno is the caller's to restore). */
+static void posix_file_facts(int fd, struct file_facts *out)
+{
+    memset(out, 0, sizeof *out);
+    struct statfs sf;
+    if (fstatfs(fd, &sf) != 0)
+        return;
+    out->fs_type = (int64_t)(unsigned long)sf.f_type;
+    if (out->fs_type == PARIO_LUSTRE_SUPER_MAGIC)
+        (void)pario_lustre_read_fd(fd, &out->lustre);
+}
+
+static void store_layout(struct pario_record *r, const struct pario_lustre_layout *l)
+{
+    r->c[POSIX_LUSTRE_STRIPE_SIZE] = l->stripe_size;
+    r->c[POSIX_LUSTRE_STRIPE_COUNT] = l->stripe_count;
+    r->c[POSIX_LUSTRE_STRIPE_OFFSET] = l->stripe_offset;
+    r->c[POSIX_LUSTRE_COMPONENTS] = l->components;
+}
+
+/* A composite (PFL) layout grows as writes reach further components: read it
+ * again when a descriptor of the file is closed, so that the record holds the
+ * components the run instantiated (a file the job creates has only its first
+ * one at open).  For plain layouts and files off Lustre this is only a look
+ * at the record (an uncontended lock), no system call. */
+static void posix_refresh_layout(struct pario_record *r, int fd)
+{
+    pario_rec_lock(r);
+    int composite = r->c[POSIX_LUSTRE_COMPONENTS] > 1;
+    pario_rec_unlock(r);
+    struct pario_lustre_layout l;
+    if (!composite || pario_lustre_read_fd(fd, &l) != 0)
+        return;
+    pario_rec_lock(r);
+    store_layout(r, &l);
+    pario_rec_unlock(r);
+}
+
 static void posix_opened(struct pario_thread *th, const char *path, int fd, int flags, uint64_t t0,
                          uint64_t t1)
 {
@@ -132,12 +183,20 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
     if (have_st && (flags & O_APPEND))
         offset = st.st_size;
     pario_rec_lock(r);
-    if (r->c[POSIX_OPENS] == 0 && !r->is_overflow) {
+    int first = r->c[POSIX_OPENS] == 0 && !r->is_overflow;
+    pario_rec_unlock(r);
+    /* The file system facts are read without holding the record (reading
+     * a Lustre layout may ask the server); two threads opening the file
+     * for the first time at once both read them, and store the same. */
+    struct file_facts facts = {0};
+    if (first)
+        posix_file_facts(fd, &facts);
+    pario_rec_lock(r);
+    if (first) {
         if (have_st)
             r->c[POSIX_FILE_ALIGNMENT] = st.st_blksize;
-        struct statfs sf;
-        if (fstatfs(fd, &sf) == 0)
-            r->c[POSIX_FS_TYPE] = (int64_t)(unsigned long)sf.f_type;
+        r->c[POSIX_FS_TYPE] = facts.fs_type;
+        store_layout(r, &facts.lustre);
     }
     r->c[POSIX_OPENS]++;
     if (r->f[POSIX_F_OPEN_START_TIMESTAMP] == 0)
@@ -245,13 +304,16 @@ int close(int fd)
     if (!e)
         return real_close(fd);
     struct pario_record *r = atomic_load(&e->rec);
+    int saved = errno;
+    posix_refresh_layout(r, fd);
+    errno = saved;
     /* Clear before closing: once closed, another thread may reuse fd. */
     pario_fd_clear(pario_fds, fd);
     struct pario_thread *th = pario_thread();
     uint64_t t0 = pario_now();
     int rc = real_close(fd);
     uint64_t t1 = pario_now();
-    int saved = errno;
+    saved = errno;
     pario_rec_lock(r);
     r->f[POSIX_F_META_TIME] += (double)(t1 - t0);
     r->f[POSIX_F_CLOSE_END_TIMESTAMP] = (double)t1;

@@ -18,6 +18,11 @@ static const char *const counter_names[] = {PARIO_STDIO_COUNTERS};
 static const char *const fcounter_names[] = {PARIO_STDIO_FCOUNTERS};
 #undef X
 
+static const unsigned char max_reduced[STDIO_NUM_COUNTERS] = {
+    [STDIO_MAX_BYTE_READ] = 1,
+    [STDIO_MAX_BYTE_WRITTEN] = 1,
+};
+
 const struct pario_layer_desc pario_stdio_desc = {
     .name = "stdio",
     .ncounters = STDIO_NUM_COUNTERS,
@@ -35,9 +40,7 @@ const struct pario_layer_desc pario_stdio_desc = {
     .c_fastest_bytes = STDIO_FASTEST_RANK_BYTES,
     .c_slowest_rank = STDIO_SLOWEST_RANK,
     .c_slowest_bytes = STDIO_SLOWEST_RANK_BYTES,
-    .c_file_alignment = -1,
-    .c_fs_type = -1,
-    .c_noncontig = -1,
+    .c_max_reduced = max_reduced,
     .c_seq_reads = -1,
     .c_consec_reads = -1,
     .c_rw_switches = -1,

@@ -1,6 +1,7 @@
 /* Unit tests of the runtime core: size buckets, path normalisation, path
  * hashing, and in-process accounting of POSIX and STDIO calls. */
 #include "internal.h"
+#include "lustre.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -86,6 +87,11 @@ static void test_accounting(const char *dir)
         CHECK(r->c[POSIX_SIZE_WRITE_100_1K] == 3 && r->c[POSIX_SIZE_WRITE_0_100] == 1);
         CHECK(r->c[POSIX_MAX_BYTE_WRITTEN] == 999);
         CHECK(r->c[POSIX_RW_SWITCHES] == 2);
+        /* no Lustre layout off Lustre (the build tree is not on Lustre here) */
+        CHECK(r->c[POSIX_FS_TYPE] != 0);
+        if (r->c[POSIX_FS_TYPE] != PARIO_LUSTRE_SUPER_MAGIC)
+            CHECK(r->c[POSIX_LUSTRE_STRIPE_SIZE] == 0 && r->c[POSIX_LUSTRE_STRIPE_COUNT] == 0 &&
+                  r->c[POSIX_LUSTRE_STRIPE_OFFSET] == 0 && r->c[POSIX_LUSTRE_COMPONENTS] == 0);
     }
 
     snprintf(path, sizeof path, "%s/core_test.txt", dir);

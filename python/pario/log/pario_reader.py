@@ -313,9 +313,29 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
                if k in meta},
             # the counter lists, so that pario_writer can write the profile back
             "schema": {"layers": meta["layers"], "rank_fields": rank_fields},
+            "lustre_striping": lustre_striping(files.get("posix")),
         },
     )
     return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks)
+
+
+def lustre_striping(posix: pd.DataFrame | None) -> dict[int, dict[str, int]]:
+    """file id -> stripe size and count the runtime read from the file's "lustre.lov" attribute.
+
+    The same shape as the Darshan reader's.  Files not on Lustre (counters 0) are left out, and so
+    is every file of a log written before the runtime recorded layouts (no such counters).  A shared
+    file's reduced record comes before the ranks' own records in the frame, so it is the one kept.
+    """
+    if posix is None or "lustre_stripe_count" not in posix or "lustre_stripe_size" not in posix:
+        return {}
+    size = posix["lustre_stripe_size"].to_numpy(dtype=np.int64)
+    count = posix["lustre_stripe_count"].to_numpy(dtype=np.int64)
+    keep = np.flatnonzero((size > 0) & (count > 0))
+    out: dict[int, dict[str, int]] = {}
+    ids = posix["id"].to_numpy(dtype=np.uint64)
+    for fid, s, c in zip(ids[keep].tolist(), size[keep].tolist(), count[keep].tolist(), strict=True):
+        out.setdefault(int(fid), {"stripe_size": int(s), "stripe_count": int(c)})
+    return out
 
 
 def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
@@ -338,6 +358,7 @@ def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
     job = dataclasses.replace(
         first, path=where, runtime=float(ranks["wall"].max()) if len(ranks) else 0.0, complete=False,
         partial_reasons=(reason,), end_time=max(p.job.end_time for p in profiles),
+        metadata={**first.metadata, "lustre_striping": lustre_striping(files.get("posix"))},
     )
     return Profile(job=job, ranks=ranks, files=files, hints=hints, file_ranks={})
 

@@ -66,7 +66,8 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
         "end_time": job.end_time, "records_overflowed": 0, "hostname": job.hostname, "jobid": job.jobid,
         "mpi_library": job.mpi_library, "ranks_in_log": "all", "rank_fields": rank_fields,
         "layers": layers,
-        **{k: v for k, v in job.metadata.items() if k != "schema"},
+        # lustre_striping is derived from the POSIX records by the reader, not stored
+        **{k: v for k, v in job.metadata.items() if k not in ("schema", "lustre_striping")},
     }
     frames = [profile.files.get(lay["name"]) for lay in layers]
     arrays = [_record_array(f, lay) for f, lay in zip(frames, layers, strict=True)]

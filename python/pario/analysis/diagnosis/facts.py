@@ -36,7 +36,14 @@ T = TypeVar("T")
 class Striping:
     stripe_size: int
     stripe_count: int
-    source: str  # "Darshan LUSTRE module" or "hints striping_factor/striping_unit"
+    source: str  # one of STRIPING_SOURCES' values, or "MPI-IO hints striping_factor / striping_unit"
+
+
+#: Where ``job.metadata["lustre_striping"]`` comes from, by the log's source.
+STRIPING_SOURCES = {
+    "darshan": "Darshan LUSTRE module",
+    "pario": "pario runtime (the file's lustre.lov layout attribute)",
+}
 
 
 @dataclass(frozen=True)
@@ -197,6 +204,7 @@ def name_suffix_rows(facts: Facts, layer: str, suffixes: tuple[str, ...]) -> np.
 def _striping(profile: Profile) -> dict[int, Striping]:
     out: dict[int, Striping] = {}
     raw = profile.job.metadata.get("lustre_striping") or {}
+    source = STRIPING_SOURCES.get(profile.job.source, f"{profile.job.source} log")
     if isinstance(raw, dict):
         for fid, s in raw.items():
             try:
@@ -204,7 +212,7 @@ def _striping(profile: Profile) -> dict[int, Striping]:
             except (KeyError, TypeError, ValueError):
                 continue
             if size > 0 and count > 0:
-                out[int(fid)] = Striping(size, count, "Darshan LUSTRE module")
+                out[int(fid)] = Striping(size, count, source)
     for fid, hints in profile.hints.items():
         if int(fid) in out:
             continue
