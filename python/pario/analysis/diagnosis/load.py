@@ -225,6 +225,19 @@ def _rank_subjects(facts: Facts, order: list[int], io: np.ndarray) -> list[Subje
     ]
 
 
+def _z_of_max(io: np.ndarray) -> float:
+    """How many standard deviations the slowest rank is above the mean (inf when all are equal).
+
+    Computed on times scaled by the maximum: the same z, without squaring huge values.
+    """
+    mx = float(io.max(initial=0.0))
+    if not (mx > 0 and math.isfinite(mx)):
+        return math.inf
+    scaled = io / mx
+    std = float(scaled.std())
+    return (1.0 - float(scaled.mean())) / std if std > 0 else math.inf
+
+
 @rule(
     "LOAD-IMBALANCE",
     title="I/O time imbalanced across ranks",
@@ -246,8 +259,7 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if _straggler_fires(facts, cfg) or _few_fires(facts, cfg):
         return  # LOAD-STRAGGLERS or LOAD-FEW-RANKS explains it better
     approx = not facts.times.exact_max("io")
-    std = float(io.std())
-    z = (mx - mean) / std if std > 0 else math.inf
+    z = _z_of_max(io)
     slowest = int(np.argmax(io))
     order = [int(r) for r in np.argsort(-io, kind="stable")[: max(cfg.top_subjects, 1)]]
     kinds = {k: facts.times.io_of(k) for k in ("read", "write", "meta")}
@@ -334,8 +346,7 @@ def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if lost < cfg.load_min_lost_share * T or _few_fires(facts, cfg):
         return
     approx = not facts.times.exact_ranks("io")
-    mean, std = float(io.mean()), float(io.std())
-    z = (mx - mean) / std if std > 0 else math.inf
+    z = _z_of_max(io)
     worst = strag[0]
     excess = rank_file_excess(facts, worst)
     causes, notes, cause_recs = cause_notes(facts, worst, excess, lost)
