@@ -1,6 +1,6 @@
 /*
  * Per-call cost of an intercepted call: a loop of N calls, timed as a whole.
- * Usage: overhead pwrite|fwrite|pwrite1m N PATH
+ * Usage: overhead pwrite|fwrite|pwrite1m|openclose N PATH
  * Prints the mean nanoseconds per call.  bench/overhead.py runs it with and
  * without the runtime, interleaved, and reports medians and the difference.
  */
@@ -22,7 +22,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: overhead pwrite|fwrite|pwrite1m N PATH\n");
+        fprintf(stderr, "usage: overhead pwrite|fwrite|pwrite1m|openclose N PATH\n");
         return 2;
     }
     long n = atol(argv[2]);
@@ -37,6 +37,19 @@ int main(int argc, char **argv)
             fwrite(&c, 1, 1, f);
         t1 = now();
         fclose(f);
+    } else if (strcmp(argv[1], "openclose") == 0) {
+        /* one open + close per iteration of an existing file: the metadata path */
+        int fd = open(argv[3], O_CREAT | O_WRONLY, 0644);
+        if (fd < 0)
+            return 1;
+        close(fd);
+        t0 = now();
+        for (long i = 0; i < n; i++) {
+            fd = open(argv[3], O_WRONLY);
+            if (fd < 0 || close(fd) != 0)
+                return 1;
+        }
+        t1 = now();
     } else {
         size_t size = strcmp(argv[1], "pwrite1m") == 0 ? (size_t)1 << 20 : 1;
         char *buf = calloc(size, 1);

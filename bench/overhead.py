@@ -72,7 +72,9 @@ def main() -> None:
     target = work / "data.bin"
 
     rows = []
-    for mode, calls in (("pwrite", args.calls), ("fwrite", args.calls * 10), ("pwrite1m", 2000)):
+    modes = (("pwrite", args.calls), ("fwrite", args.calls * 10), ("pwrite1m", 2000),
+             ("openclose", args.calls // 10))
+    for mode, calls in modes:
         a, b, d = interleaved(exe, mode, calls, target, args.reps, base, with_rt)
         rows.append((mode, calls, a, b, d, b / a))
 
@@ -91,7 +93,8 @@ def main() -> None:
     print(f"A = without the runtime, B = with it; {args.reps} interleaved repetitions, medians.\n")
     print("| loop | calls | A ns/call | B ns/call | added ns/call (median of B-A) | B/A |")
     print("|---|---|---|---|---|---|")
-    labels = {"pwrite": "1-byte pwrite", "fwrite": "1-byte fwrite", "pwrite1m": "1 MiB pwrite"}
+    labels = {"pwrite": "1-byte pwrite", "fwrite": "1-byte fwrite", "pwrite1m": "1 MiB pwrite",
+              "openclose": "open + close (per pair)"}
     for mode, calls, a, b, d, ratio in rows:
         print(f"| {labels[mode]} | {calls} | {a:.1f} | {b:.1f} | {d:+.1f} | {ratio:.4f} |")
     print(f"\nMPI_Finalize, {args.nprocs} ranks (2 cores, oversubscribed), 20 files per rank + 2 shared, "

@@ -122,15 +122,23 @@ static void posix_meta_op(struct pario_thread *th, struct pario_record *r, int c
 
 /* What a file's first open records about where it lives. */
 struct file_facts {
+    int64_t blksize;                     /* st_blksize, 0 if unknown */
+    int64_t size;                        /* st_size at open */
     int64_t fs_type;                     /* statfs f_type, 0 if unknown */
     struct pario_lustre_layout lustre;   /* all 0 unless on Lustre */
 };
 
-/* Only a file on Lustre costs more than the fstatfs: one fgetxattr for the
- * layout's size and one for the layout (errno is the caller's to restore). */
+/* An fstat and an fstatfs; only a file on Lustre costs more: one fgetxattr for
+ * the layout's size and one for the layout (errno is the caller's to restore). */
 static void posix_file_facts(int fd, struct file_facts *out)
 {
     memset(out, 0, sizeof *out);
+    MAP(fstat);
+    struct stat st;
+    if (real_fstat && real_fstat(fd, &st) == 0) {
+        out->blksize = st.st_blksize;
+        out->size = st.st_size;
+    }
     struct statfs sf;
     if (fstatfs(fd, &sf) != 0)
         return;
@@ -176,25 +184,29 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
         errno = saved;
         return;
     }
-    MAP(fstat);
-    int64_t offset = 0;
-    struct stat st;
-    int have_st = real_fstat && real_fstat(fd, &st) == 0;
-    if (have_st && (flags & O_APPEND))
-        offset = st.st_size;
     pario_rec_lock(r);
     int first = r->c[POSIX_OPENS] == 0 && !r->is_overflow;
     pario_rec_unlock(r);
     /* The file system facts are read without holding the record (reading
      * a Lustre layout may ask the server); two threads opening the file
-     * for the first time at once both read them, and store the same. */
+     * for the first time at once both read them, and store the same.  Later
+     * opens make no system call, except an fstat for O_APPEND's offset. */
     struct file_facts facts = {0};
     if (first)
         posix_file_facts(fd, &facts);
+    int64_t offset = 0;
+    if (flags & O_APPEND) {
+        MAP(fstat);
+        struct stat st;
+        if (first)
+            offset = facts.size;
+        else if (real_fstat && real_fstat(fd, &st) == 0)
+            offset = st.st_size;
+    }
     pario_rec_lock(r);
     if (first) {
-        if (have_st)
-            r->c[POSIX_FILE_ALIGNMENT] = st.st_blksize;
+        if (facts.blksize > 0)
+            r->c[POSIX_FILE_ALIGNMENT] = facts.blksize;
         r->c[POSIX_FS_TYPE] = facts.fs_type;
         store_layout(r, &facts.lustre);
     }

@@ -94,6 +94,18 @@ static void test_accounting(const char *dir)
                   r->c[POSIX_LUSTRE_STRIPE_OFFSET] == 0 && r->c[POSIX_LUSTRE_COMPONENTS] == 0);
     }
 
+    /* O_APPEND on a later open (no first-open fstat): the write lands at the end, offset 1000,
+     * so it is consecutive to the last write above and raises the highest byte to 1049 */
+    fd = open(path, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    CHECK(write(fd, buf, 50) == 50);
+    close(fd);
+    if (r) {
+        CHECK(r->c[POSIX_OPENS] == 2 && r->c[POSIX_BYTES_WRITTEN] == 1050);
+        CHECK(r->c[POSIX_MAX_BYTE_WRITTEN] == 1049);
+        CHECK(r->c[POSIX_CONSEC_WRITES] == 4);
+    }
+
     snprintf(path, sizeof path, "%s/core_test.txt", dir);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
