@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pario.log import read_log
+from record_helpers import one_record
 from slurm_cluster import SlurmCluster, local_slurm
 
 NP = 4
@@ -39,12 +40,6 @@ def slurm_env(slurm: SlurmCluster, mpi_env: dict[str, str]) -> dict[str, str]:
 def srun(*args: str) -> list[str]:
     # --overcommit: 4 tasks on a node that may have fewer CPUs
     return ["srun", "-n", str(NP), "--overcommit", "--mpi=pmix", *args]
-
-
-def _one(frame, name: str):
-    rows = frame[frame["name"] == name]
-    assert len(rows) == 1, f"expected one record for {name}, got {len(rows)}"
-    return rows.iloc[0]
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +72,7 @@ def test_srun_job_metadata(srun_known):
 
 def test_srun_mpiio_shared_file(srun_known):
     profile, out = srun_known
-    rec = _one(profile.layer("mpiio"), str(out / "shared.dat"))
+    rec = one_record(profile.layer("mpiio"), str(out / "shared.dat"))
     assert rec["rank"] == -1 and rec["nranks"] == NP
     assert rec["coll_opens"] == NP
     assert rec["coll_writes"] == NP * K and rec["indep_writes"] == 0
@@ -91,7 +86,7 @@ def test_srun_posix_file_per_process(srun_known):
     profile, out = srun_known
     posix = profile.layer("posix")
     for r in range(NP):
-        rec = _one(posix, str(out / f"fpp.{r}"))
+        rec = one_record(posix, str(out / f"fpp.{r}"))
         assert rec["rank"] == r and rec["opens"] == 1
         assert rec["writes"] == 16 and rec["bytes_written"] == 16000
         assert rec["reads"] == 1 and rec["bytes_read"] == 500
@@ -100,10 +95,10 @@ def test_srun_posix_file_per_process(srun_known):
 
 def test_srun_shared_pair_and_stdio(srun_known):
     profile, out = srun_known
-    pair = _one(profile.layer("posix"), str(out / "pair.dat"))
+    pair = one_record(profile.layer("posix"), str(out / "pair.dat"))
     assert pair["nranks"] == 2 and pair["bytes_written"] == 600
     assert list(profile.file_ranks[("posix", int(pair["id"]))]) == [1, 2]
-    log = _one(profile.layer("stdio"), str(out / "log.txt"))
+    log = one_record(profile.layer("stdio"), str(out / "log.txt"))
     assert log["rank"] == 0 and log["writes"] == 10 and log["bytes_written"] == 80
 
 

@@ -12,15 +12,10 @@ import numpy as np
 import pytest
 
 from pario.log import read_log
+from record_helpers import one_record
 
 NP = 4
 K, S = 8, 4096  # io_known: K collective writes of S bytes per rank
-
-
-def _one(frame, name: str):
-    rows = frame[frame["name"] == name]
-    assert len(rows) == 1, f"expected one record for {name}, got {len(rows)}"
-    return rows.iloc[0]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +50,7 @@ def test_job_metadata(known_run):
 
 def test_mpiio_shared_file_reduced(known_run):
     profile, out, _ = known_run
-    rec = _one(profile.layer("mpiio"), str(out / "shared.dat"))
+    rec = one_record(profile.layer("mpiio"), str(out / "shared.dat"))
     assert rec["rank"] == -1 and rec["nranks"] == NP
     assert rec["coll_opens"] == NP
     assert rec["coll_writes"] == NP * K
@@ -78,7 +73,7 @@ def test_mpiio_shared_file_reduced(known_run):
 def test_posix_counters_below_mpiio(known_run):
     """The MPI library's own POSIX calls on the shared file are counted (every byte once)."""
     profile, out, _ = known_run
-    rec = _one(profile.layer("posix"), str(out / "shared.dat"))
+    rec = one_record(profile.layer("posix"), str(out / "shared.dat"))
     assert rec["bytes_written"] == NP * K * S
     assert rec["bytes_read"] >= NP * K * S
     assert rec["fsyncs"] + rec["fdsyncs"] >= 1
@@ -88,7 +83,7 @@ def test_posix_file_per_process_exact(known_run):
     profile, out, _ = known_run
     posix = profile.layer("posix")
     for r in range(NP):
-        rec = _one(posix, str(out / f"fpp.{r}"))
+        rec = one_record(posix, str(out / f"fpp.{r}"))
         assert rec["rank"] == r
         assert rec["opens"] == 1
         assert rec["writes"] == 16 and rec["bytes_written"] == 16000
@@ -108,7 +103,7 @@ def test_posix_file_per_process_exact(known_run):
 def test_file_shared_by_two_ranks(known_run):
     """pair.dat is written by ranks 1 and 2 only: reduced, with exactly those ranks."""
     profile, out, _ = known_run
-    rec = _one(profile.layer("posix"), str(out / "pair.dat"))
+    rec = one_record(profile.layer("posix"), str(out / "pair.dat"))
     assert rec["rank"] == -1 and rec["nranks"] == 2
     assert rec["writes"] == 6 and rec["bytes_written"] == 600
     assert rec["size_write_0_100"] == 6
@@ -119,7 +114,7 @@ def test_file_shared_by_two_ranks(known_run):
 
 def test_stdio_exact(known_run):
     profile, out, _ = known_run
-    rec = _one(profile.layer("stdio"), str(out / "log.txt"))
+    rec = one_record(profile.layer("stdio"), str(out / "log.txt"))
     assert rec["rank"] == 0
     assert rec["opens"] == 1
     assert rec["writes"] == 10 and rec["bytes_written"] == 80
@@ -169,7 +164,7 @@ def test_hints_recorded_romio(tmp_path, compile_program, run_under_pario, mpi_en
                            extra=["--hints", str(hints)])
     assert proc.returncode == 0, proc.stderr
     profile = read_log(log)
-    rec = _one(profile.layer("mpiio"), str(tmp_path / "shared.dat"))
+    rec = one_record(profile.layer("mpiio"), str(tmp_path / "shared.dat"))
     hints_in_effect = profile.hints[int(rec["id"])]
     assert hints_in_effect["cb_nodes"] == "2"
     assert hints_in_effect["romio_cb_write"] == "enable"

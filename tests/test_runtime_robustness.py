@@ -14,12 +14,7 @@ import pytest
 
 from pario.errors import LogFormatError
 from pario.log import read_log
-
-
-def _one(frame, name: str):
-    rows = frame[frame["name"] == name]
-    assert len(rows) == 1, f"expected one record for {name}, got {len(rows)}"
-    return rows.iloc[0]
+from record_helpers import one_record
 
 
 def _preload_env(libpario: Path, **extra: str) -> dict[str, str]:
@@ -38,13 +33,13 @@ def test_non_mpi_program_threads_exact(tmp_path, compile_program, run_under_pari
     profile = read_log(log)
     assert profile.job.nprocs == 1 and profile.job.complete
     posix = profile.layer("posix")
-    same = _one(posix, str(tmp_path / "same.dat"))
+    same = one_record(posix, str(tmp_path / "same.dat"))
     # two threads, 1000 pwrites of 100 bytes each, on one descriptor at once: none lost
     assert same["writes"] == 2000 and same["bytes_written"] == 200_000
     assert same["size_write_0_100"] == 2000
     assert same["max_byte_written"] == 100_000 + 999 * 100 + 99
     for t in range(2):
-        own = _one(posix, str(tmp_path / f"own.{t}"))
+        own = one_record(posix, str(tmp_path / f"own.{t}"))
         assert own["writes"] == 500 and own["bytes_written"] == 5000
         assert own["consec_writes"] == 499
     assert profile.ranks.loc[0, "threads"] == 3  # main thread (open/close) + two workers
@@ -60,7 +55,7 @@ def test_fork_child_does_not_disturb(tmp_path, compile_program, run_under_pario)
     profile = read_log(log)
     names = set(profile.layer("posix")["name"])
     assert str(tmp_path / "child.dat") not in names  # the child's I/O is not the parent's
-    parent = _one(profile.layer("posix"), str(tmp_path / "parent.dat"))
+    parent = one_record(profile.layer("posix"), str(tmp_path / "parent.dat"))
     assert parent["writes"] == 10 and parent["bytes_written"] == 100
 
 
@@ -142,7 +137,7 @@ def test_job_without_mpi_finalize(tmp_path, compile_program, run_under_pario, mp
         part = read_log(Path(f"{log}.rank{rank}"))
         assert not part.job.complete
         assert list(part.ranks.index) == [rank]
-        rec = _one(part.layer("posix"), str(tmp_path / f"nf.{rank}"))
+        rec = one_record(part.layer("posix"), str(tmp_path / f"nf.{rank}"))
         assert rec["writes"] == 5 and rec["bytes_written"] == 500
     # the job's log name reads the per-rank logs together
     merged = read_log(log)

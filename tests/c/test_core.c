@@ -10,16 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static int failures, checks;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 static void test_buckets(void)
 {
@@ -189,6 +180,5 @@ int main(int argc, char **argv)
     test_normalize();
     test_hash();
     test_accounting(argc > 1 ? argv[1] : ".");
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    return CHECK_SUMMARY();
 }

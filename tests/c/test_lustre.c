@@ -10,16 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures, checks;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 #define MiB (1024u * 1024u)
 #define V1 0x0BD10BD0u
@@ -256,6 +247,5 @@ int main(void)
     test_composite();
     test_rejections();
     test_read_fd_off_lustre();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    return CHECK_SUMMARY();
 }
