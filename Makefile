@@ -1,6 +1,6 @@
 # pario: `make demo` and `make test` install what is missing (Open MPI, zlib,
-# and Slurm + munge for the srun tests, from Debian's packages; a virtual
-# environment in .venv; the package) and then run.
+# and, for the tests, Slurm + munge and MPICH beside Open MPI, from Debian's
+# packages; a virtual environment in .venv; the package) and then run.
 SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
@@ -25,19 +25,20 @@ deps:
 	command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
 	command -v ninja >/dev/null 2>&1 || missing="$$missing ninja-build"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
-	slurm=""; \
+	extra=""; \
 	[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && command -v srun >/dev/null 2>&1 || \
-	  slurm="slurmctld slurmd slurm-client"; \
-	[ -x /usr/sbin/munged ] || slurm="$$slurm munge"; \
-	if [ -n "$$missing$$slurm" ]; then \
-	  echo "installing:$$missing $$slurm"; \
+	  extra="slurmctld slurmd slurm-client"; \
+	[ -x /usr/sbin/munged ] || extra="$$extra munge"; \
+	command -v mpicc.mpich >/dev/null 2>&1 || extra="$$extra mpich libmpich-dev"; \
+	if [ -n "$$missing$$extra" ]; then \
+	  echo "installing:$$missing $$extra"; \
 	  $(SUDO) apt-get update -qq; \
 	fi; \
 	if [ -n "$$missing" ]; then \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi; \
-	if [ -n "$$slurm" ]; then \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$slurm; \
+	if [ -n "$$extra" ]; then \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$extra; \
 	fi
 
 $(PY):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
+
+from pario.model import Profile
 
 
 def one_record(frame: pd.DataFrame, name: str) -> pd.Series:
@@ -10,3 +14,33 @@ def one_record(frame: pd.DataFrame, name: str) -> pd.Series:
     rows = frame[frame["name"] == name]
     assert len(rows) == 1, f"expected one record for {name}, got {len(rows)}"
     return rows.iloc[0]
+
+
+def check_io_known(profile: Profile, out: Path, nprocs: int = 4, k: int = 8, s: int = 4096) -> None:
+    """The counters of tests/programs/io_known.c (``io_known OUT k s`` on ``nprocs`` ranks),
+    whatever launched it (mpirun, srun, MPICH's mpiexec): they depend on the program only."""
+    job = profile.job
+    assert job.nprocs == nprocs and job.complete and job.partial_reasons == ()
+    assert job.exe.endswith("io_known") and list(profile.ranks.index) == list(range(nprocs))
+
+    rec = one_record(profile.layer("mpiio"), str(out / "shared.dat"))
+    assert rec["rank"] == -1 and rec["nranks"] == nprocs and rec["coll_opens"] == nprocs
+    assert rec["coll_writes"] == nprocs * k and rec["indep_writes"] == 0
+    assert rec["indep_reads"] == nprocs * k
+    assert rec["bytes_written"] == nprocs * k * s and rec["bytes_read"] == nprocs * k * s
+    assert rec["size_write_agg_1k_10k"] == nprocs * k
+    assert rec["syncs"] == 2 * nprocs
+
+    posix = profile.layer("posix")
+    for r in range(nprocs):
+        rec = one_record(posix, str(out / f"fpp.{r}"))
+        assert rec["rank"] == r and rec["opens"] == 1
+        assert rec["writes"] == 16 and rec["bytes_written"] == 16000
+        assert rec["reads"] == 1 and rec["bytes_read"] == 500
+        assert rec["seeks"] == 1 and rec["fsyncs"] == 1
+
+    pair = one_record(posix, str(out / "pair.dat"))
+    assert pair["nranks"] == 2 and pair["bytes_written"] == 600
+    assert list(profile.file_ranks[("posix", int(pair["id"]))]) == [1, 2]
+    log = one_record(profile.layer("stdio"), str(out / "log.txt"))
+    assert log["rank"] == 0 and log["writes"] == 10 and log["bytes_written"] == 80

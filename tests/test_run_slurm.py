@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pario.log import read_log
-from record_helpers import one_record
+from record_helpers import check_io_known
 from slurm_cluster import SlurmCluster, local_slurm
 
 NP = 4
@@ -61,45 +61,9 @@ def test_cluster_uses_pmix(slurm: SlurmCluster):
     assert slurm.mpi_default == "pmix", "Slurm's mpi/pmix plugin is missing (slurm-wlm-basic-plugins)"
 
 
-def test_srun_job_metadata(srun_known):
-    profile, _ = srun_known
-    job = profile.job
-    assert job.nprocs == NP
-    assert job.complete and job.partial_reasons == ()
-    assert job.exe.endswith("io_known")
-    assert list(profile.ranks.index) == list(range(NP))
-
-
-def test_srun_mpiio_shared_file(srun_known):
+def test_srun_counters_are_those_of_the_program(srun_known):
     profile, out = srun_known
-    rec = one_record(profile.layer("mpiio"), str(out / "shared.dat"))
-    assert rec["rank"] == -1 and rec["nranks"] == NP
-    assert rec["coll_opens"] == NP
-    assert rec["coll_writes"] == NP * K and rec["indep_writes"] == 0
-    assert rec["indep_reads"] == NP * K
-    assert rec["bytes_written"] == NP * K * S and rec["bytes_read"] == NP * K * S
-    assert rec["size_write_agg_1k_10k"] == NP * K
-    assert rec["syncs"] == 2 * NP
-
-
-def test_srun_posix_file_per_process(srun_known):
-    profile, out = srun_known
-    posix = profile.layer("posix")
-    for r in range(NP):
-        rec = one_record(posix, str(out / f"fpp.{r}"))
-        assert rec["rank"] == r and rec["opens"] == 1
-        assert rec["writes"] == 16 and rec["bytes_written"] == 16000
-        assert rec["reads"] == 1 and rec["bytes_read"] == 500
-        assert rec["seeks"] == 1 and rec["fsyncs"] == 1
-
-
-def test_srun_shared_pair_and_stdio(srun_known):
-    profile, out = srun_known
-    pair = one_record(profile.layer("posix"), str(out / "pair.dat"))
-    assert pair["nranks"] == 2 and pair["bytes_written"] == 600
-    assert list(profile.file_ranks[("posix", int(pair["id"]))]) == [1, 2]
-    log = one_record(profile.layer("stdio"), str(out / "log.txt"))
-    assert log["rank"] == 0 and log["writes"] == 10 and log["bytes_written"] == 80
+    check_io_known(profile, out, NP, K, S)
 
 
 def test_srun_profiles_ranks_only(srun_known, slurm: SlurmCluster):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pario.errors import ParioError
@@ -10,7 +11,14 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def runtime_library() -> Path:
-    """Absolute path of libpario.so."""
+    """Absolute path of libpario.so: $PARIO_RUNTIME if set (a runtime built against another MPI
+    library, e.g. MPICH when the package was built with Open MPI), else the installed one."""
+    chosen = os.environ.get("PARIO_RUNTIME")
+    if chosen:
+        lib = Path(chosen).resolve()
+        if not lib.is_file():
+            raise ParioError(f"PARIO_RUNTIME: no such file: {chosen}")
+        return lib
     lib = PACKAGE_DIR / "lib" / "libpario.so"
     if not lib.is_file():
         raise ParioError(f"libpario.so is not installed at {lib}; reinstall pario (pip install .)")

@@ -14,7 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "The command is an MPI launch (mpirun/mpiexec of Open MPI or MPICH, srun) or a plain program. "
         "Environment: PARIO_MEM (memory cap for records, e.g. 8M), PARIO_HINTS (file of MPI-IO hints to "
         "inject at MPI_File_open), PARIO_EXCLUDE (colon-separated path prefixes not to record), "
-        "PARIO_DISABLE=1 (pass-through).",
+        "PARIO_DISABLE=1 (pass-through), PARIO_RUNTIME (a libpario.so built against another MPI library, "
+        "to preload instead of the installed one).",
         epilog="example: pario run --log app.pario -- mpirun -np 4 ./app input.nml",
     )
     p.add_argument("--log", metavar="PATH", help="where to write the log (default: ./<program>-<date>.pario)")

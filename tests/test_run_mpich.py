@@ -1,0 +1,108 @@
+"""`pario run -- mpiexec ...` with MPICH (Hydra), next to the Open MPI the package is built with.
+
+The runtime is built a second time, against Debian's MPICH (``mpicc.mpich``, from this
+source tree with CMake), and chosen with ``PARIO_RUNTIME``; the programs are compiled
+with ``mpicc.mpich`` and launched with ``mpiexec.mpich``, which pario recognises as Hydra
+and gives the runtime with ``-genv``.  The counters must be those of the Open MPI run,
+number for number: they depend on the program, not on the MPI library.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pario import launch
+from pario.log import read_log
+from record_helpers import check_io_known
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = ROOT / "tests" / "programs"
+NP = 4
+K, S = 8, 4096
+TIMEOUT = 120
+
+
+def _need(program: str) -> str:
+    path = shutil.which(program)
+    assert path, f"{program} not found: Debian's mpich and libmpich-dev are needed (make deps installs them)"
+    return path
+
+
+@pytest.fixture(scope="session")
+def mpich_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """libpario.so built against MPICH from this source tree."""
+    build = tmp_path_factory.mktemp("build-mpich")
+    configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja",
+                 f"-DMPI_C_COMPILER={_need('mpicc.mpich')}"]
+    for cmd in (configure, ["cmake", "--build", str(build), "--target", "pario"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lib = build / "libpario.so"
+    linked = subprocess.run(["ldd", str(lib)], capture_output=True, text=True).stdout
+    assert "libmpich" in linked and "libmpi.so" not in linked
+    return lib
+
+
+@pytest.fixture(scope="session")
+def mpich_program(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    out = tmp_path_factory.mktemp("programs-mpich")
+
+    def build(source: str) -> Path:
+        exe = out / Path(source).stem
+        if not exe.exists():
+            subprocess.run([_need("mpicc.mpich"), "-std=c11", "-O1", "-o", str(exe), str(PROGRAMS / source)],
+                           check=True, timeout=120)
+        return exe
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def mpich_env(mpi_env: dict[str, str], mpich_runtime: Path) -> dict[str, str]:
+    env = {k: v for k, v in mpi_env.items() if not k.startswith("PARIO_")}
+    return env | {"PARIO_RUNTIME": str(mpich_runtime)}
+
+
+def run(pario_cmd: list[str], env: dict[str, str], log: Path, *command: str) -> subprocess.CompletedProcess:
+    argv = [*pario_cmd, "run", "--log", str(log), "--", _need("mpiexec.mpich"), "-n", str(NP), *command]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def test_mpiexec_mpich_is_given_the_runtime_with_genv(mpich_runtime: Path, monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("PARIO_RUNTIME", str(mpich_runtime))
+    prepared = launch.prepare([_need("mpiexec.mpich"), "-n", "2", "true"], log=str(tmp_path / "x.pario"))
+    i = prepared.argv.index("-genv")
+    assert prepared.argv[i + 1 : i + 3] == ["LD_PRELOAD", str(mpich_runtime)]
+    assert "-x" not in prepared.argv
+
+
+def test_mpich_counters_are_those_of_the_program(tmp_path: Path, pario_cmd, mpich_env, mpich_program):
+    exe = mpich_program("io_known.c")
+    proc = run(pario_cmd, mpich_env, tmp_path / "known.pario", str(exe), str(tmp_path), str(K), str(S))
+    assert proc.returncode == 0, proc.stderr
+    profile = read_log(tmp_path / "known.pario")
+    assert profile.job.mpi_library.startswith("MPICH")
+    check_io_known(profile, tmp_path, NP, K, S)
+    # MPICH's ROMIO reports every hint in effect, defaults included (Open MPI 4.1 only those set)
+    (hints,) = profile.hints.values()
+    assert {"cb_buffer_size", "cb_nodes", "romio_cb_write", "romio_filesystem_type"} <= set(hints)
+
+
+def test_mpich_mpi_counters_and_exit_code(tmp_path: Path, pario_cmd, mpich_env, mpich_program):
+    """mpi_comm exits 5 after MPI_Finalize: pario run returns 5, the MPI counters are Open MPI's."""
+    proc = run(pario_cmd, mpich_env, tmp_path / "comm.pario", str(mpich_program("mpi_comm.c")), "5")
+    assert proc.returncode == 5, proc.stderr
+    r = read_log(tmp_path / "comm.pario").ranks
+    assert (r["mpi_p2p_calls"] == 6).all() and (r["mpi_p2p_bytes"] == 8808).all()
+    assert (r["mpi_coll_calls"] == 7).all() and list(r["mpi_coll_bytes"]) == [500, 100, 100, 100]
+
+
+def test_bad_runtime_path_is_one_line(pario_cmd, mpi_env, tmp_path: Path):
+    env = mpi_env | {"PARIO_RUNTIME": str(tmp_path / "missing.so")}
+    proc = subprocess.run([*pario_cmd, "run", "--", "true"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "PARIO_RUNTIME" in proc.stderr
