@@ -35,14 +35,21 @@ def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def compile_program(build_dir: Path):
-    """compile_program("io_known.c") -> path of the binary (built once per session)."""
-    built: dict[tuple[str, bool], Path] = {}
+    """compile_program("io_known.c") -> path of the binary (built once per session).
 
-    def _compile(source: str, mpi: bool = True, extra: tuple[str, ...] = ()) -> Path:
-        key = (source, mpi)
+    ``mpicc`` names another MPI's wrapper (``mpicc.mpich``) for a second build of the program.
+    """
+    built: dict[tuple[str, bool, str], Path] = {}
+
+    def _compile(source: str, mpi: bool = True, extra: tuple[str, ...] = (), mpicc: str = "mpicc") -> Path:
+        key = (source, mpi, mpicc)
         if key not in built:
-            out = build_dir / (Path(source).stem + ("" if mpi else "-nompi"))
-            cc = "mpicc" if mpi else (shutil.which("cc") or "gcc")
+            # another MPI's build goes to its own directory, under the program's own name
+            wrapper = Path(mpicc).name
+            where = build_dir if wrapper == "mpicc" or not mpi else build_dir / wrapper
+            where.mkdir(exist_ok=True)
+            out = where / (Path(source).stem + ("" if mpi else "-nompi"))
+            cc = mpicc if mpi else (shutil.which("cc") or "gcc")
             cmd = [cc, "-std=c11", "-O1", "-Wall", "-o", str(out), str(PROGRAMS / source), *extra]
             if not mpi:
                 cmd.append("-pthread")

@@ -20,7 +20,6 @@ from pario.log import read_log
 from record_helpers import check_io_known
 
 ROOT = Path(__file__).resolve().parents[1]
-PROGRAMS = ROOT / "tests" / "programs"
 NP = 4
 K, S = 8, 4096
 TIMEOUT = 120
@@ -48,17 +47,9 @@ def mpich_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def mpich_program(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    out = tmp_path_factory.mktemp("programs-mpich")
-
-    def build(source: str) -> Path:
-        exe = out / Path(source).stem
-        if not exe.exists():
-            subprocess.run([_need("mpicc.mpich"), "-std=c11", "-O1", "-o", str(exe), str(PROGRAMS / source)],
-                           check=True, timeout=120)
-        return exe
-
-    return build
+def mpich_program(compile_program):  # type: ignore[no-untyped-def]
+    """compile_program with MPICH's wrapper."""
+    return lambda source: compile_program(source, mpicc=_need("mpicc.mpich"))
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pario.log import read_log
-from record_helpers import one_record
+from record_helpers import check_io_known, one_record
 
 NP = 4
 K, S = 8, 4096  # io_known: K collective writes of S bytes per rank
@@ -38,29 +38,17 @@ def test_run_prints_log_location(known_run):
     assert f"log written to {out / 'known.pario'}" in proc.stderr
 
 
-def test_job_metadata(known_run):
-    profile, _, _ = known_run
-    job = profile.job
-    assert job.nprocs == NP
-    assert job.complete and job.partial_reasons == ()
-    assert job.exe.endswith("io_known")
-    assert "Open MPI" in job.mpi_library or "MPICH" in job.mpi_library
-    assert list(profile.ranks.index) == list(range(NP))
+def test_counters_are_those_of_the_program(known_run):
+    """What io_known does, as every launcher must log it (record_helpers.check_io_known)."""
+    profile, out, _ = known_run
+    check_io_known(profile, out, NP, K, S)
+    assert "Open MPI" in profile.job.mpi_library or "MPICH" in profile.job.mpi_library
 
 
 def test_mpiio_shared_file_reduced(known_run):
     profile, out, _ = known_run
     rec = one_record(profile.layer("mpiio"), str(out / "shared.dat"))
-    assert rec["rank"] == -1 and rec["nranks"] == NP
-    assert rec["coll_opens"] == NP
-    assert rec["coll_writes"] == NP * K
-    assert rec["indep_reads"] == NP * K
-    assert rec["indep_writes"] == 0
-    assert rec["syncs"] == 2 * NP
-    assert rec["bytes_written"] == NP * K * S
-    assert rec["bytes_read"] == NP * K * S
-    assert rec["size_write_agg_1k_10k"] == NP * K  # 4096-byte requests
-    assert rec["size_read_agg_1k_10k"] == NP * K
+    assert rec["size_read_agg_1k_10k"] == NP * K  # 4096-byte requests
     assert rec["max_write_size"] == S
     assert rec["fastest_rank_bytes"] == 2 * K * S  # every rank moved K*S each way
     assert rec["slowest_rank_bytes"] == 2 * K * S
@@ -84,14 +72,9 @@ def test_posix_file_per_process_exact(known_run):
     posix = profile.layer("posix")
     for r in range(NP):
         rec = one_record(posix, str(out / f"fpp.{r}"))
-        assert rec["rank"] == r
-        assert rec["opens"] == 1
-        assert rec["writes"] == 16 and rec["bytes_written"] == 16000
-        assert rec["reads"] == 1 and rec["bytes_read"] == 500
         assert rec["size_write_100_1k"] == 16 and rec["size_read_100_1k"] == 1
         assert rec["consec_writes"] == 15 and rec["seq_writes"] == 15
         assert rec["max_byte_written"] == 15999 and rec["max_byte_read"] == 599
-        assert rec["seeks"] == 1 and rec["fsyncs"] == 1
         assert rec["rw_switches"] == 1
         # offsets 1000, 2000, ... are not multiples of the 4 KiB block: 15 writes + the pread at 100
         align = rec["file_alignment"]
@@ -104,11 +87,9 @@ def test_file_shared_by_two_ranks(known_run):
     """pair.dat is written by ranks 1 and 2 only: reduced, with exactly those ranks."""
     profile, out, _ = known_run
     rec = one_record(profile.layer("posix"), str(out / "pair.dat"))
-    assert rec["rank"] == -1 and rec["nranks"] == 2
-    assert rec["writes"] == 6 and rec["bytes_written"] == 600
+    assert rec["rank"] == -1 and rec["writes"] == 6
     assert rec["size_write_0_100"] == 6
     assert rec["max_byte_written"] == 599
-    assert list(profile.file_ranks[("posix", int(rec["id"]))]) == [1, 2]
     assert rec["fastest_rank_bytes"] == 300 and rec["slowest_rank_bytes"] == 300
 
 
