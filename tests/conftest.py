@@ -86,3 +86,22 @@ def run_under_pario(pario_cmd: list[str], mpi_env: dict[str, str]):
         )
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def known_run(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+    """io_known under `pario run -- mpirun` (shared by the runtime and Lustre tests): IO_KNOWN_NP
+    ranks; returns (profile, outdir, completed process)."""
+    from pario.log import read_log
+    from record_helpers import IO_KNOWN_K, IO_KNOWN_NP, IO_KNOWN_S
+
+    out = tmp_path_factory.mktemp("known")
+    exe = compile_program("io_known.c")
+    log = out / "known.pario"
+    proc = subprocess.run(
+        [*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", str(IO_KNOWN_NP), str(exe), str(out),
+         str(IO_KNOWN_K), str(IO_KNOWN_S)],
+        env=mpi_env, capture_output=True, text=True, timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return read_log(log), out, proc

@@ -8,6 +8,9 @@ import pandas as pd
 
 from pario.model import Profile
 
+# io_known's standard run: IO_KNOWN_NP ranks, each making IO_KNOWN_K collective writes of IO_KNOWN_S bytes
+IO_KNOWN_NP, IO_KNOWN_K, IO_KNOWN_S = 4, 8, 4096
+
 
 def one_record(frame: pd.DataFrame, name: str) -> pd.Series:
     """The single record of file ``name`` in a layer's frame (fails if there are none or several)."""
@@ -16,7 +19,8 @@ def one_record(frame: pd.DataFrame, name: str) -> pd.Series:
     return rows.iloc[0]
 
 
-def check_io_known(profile: Profile, out: Path, nprocs: int = 4, k: int = 8, s: int = 4096) -> None:
+def check_io_known(profile: Profile, out: Path, nprocs: int = IO_KNOWN_NP, k: int = IO_KNOWN_K,
+                   s: int = IO_KNOWN_S) -> None:
     """The counters of tests/programs/io_known.c (``io_known OUT k s`` on ``nprocs`` ranks),
     whatever launched it (mpirun, srun, MPICH's mpiexec): they depend on the program only."""
     job = profile.job

@@ -10,7 +10,6 @@ tests/c/test_lustre.c.
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -31,18 +30,10 @@ NP = 4
 
 
 @pytest.fixture(scope="module")
-def real_log(tmp_path_factory, compile_program, pario_cmd, mpi_env) -> Path:
-    """io_known on 4 ranks under `pario run`, on this machine's (non-Lustre) file system."""
-    out = tmp_path_factory.mktemp("lustre")
-    exe = compile_program("io_known.c")
-    log = out / "known.pario"
-    proc = subprocess.run(
-        [*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", str(NP), str(exe), str(out), "4",
-         "4096"],
-        env=mpi_env, capture_output=True, text=True, timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return log
+def real_log(known_run) -> Path:
+    """io_known on 4 ranks under `pario run` (conftest), on this machine's (non-Lustre) file system."""
+    _, out, _ = known_run
+    return out / "known.pario"
 
 
 def test_counters_are_zero_off_lustre(real_log: Path):

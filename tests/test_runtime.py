@@ -9,28 +9,12 @@ from __future__ import annotations
 import subprocess
 
 import numpy as np
-import pytest
 
 from pario.log import read_log
+from record_helpers import IO_KNOWN_K as K
+from record_helpers import IO_KNOWN_NP as NP
+from record_helpers import IO_KNOWN_S as S
 from record_helpers import check_io_known, one_record
-
-NP = 4
-K, S = 8, 4096  # io_known: K collective writes of S bytes per rank
-
-
-@pytest.fixture(scope="module")
-def known_run(tmp_path_factory, compile_program, pario_cmd, mpi_env):
-    """io_known under `pario run` with 4 ranks; returns (profile, outdir, completed process)."""
-    out = tmp_path_factory.mktemp("known")
-    exe = compile_program("io_known.c")
-    log = out / "known.pario"
-    proc = subprocess.run(
-        [*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", str(NP), str(exe), str(out), str(K),
-         str(S)],
-        env=mpi_env, capture_output=True, text=True, timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return read_log(log), out, proc
 
 
 def test_run_prints_log_location(known_run):
