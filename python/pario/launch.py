@@ -8,6 +8,7 @@ mpirun gets ``-x LD_PRELOAD=...``, MPICH's Hydra ``-genv``, srun
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -79,6 +80,9 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
     pario_vars = {k: v for k, v in os.environ.items() if k.startswith("PARIO_")}
     pario_vars.update(extra_env or {})
     pario_vars["PARIO_LOG"] = str(log_path)
+    # The command as the user gave it, recorded in the log so that the
+    # report's suggestions can repeat the launcher's own options.
+    pario_vars["PARIO_LAUNCH"] = json.dumps(command)
     # Only the profiled program writes the log: under a launcher, only MPI
     # ranks ("mpi" matches no parent pid); a plain program is the direct
     # child of this process.  Tools those processes spawn stay silent.
@@ -98,6 +102,9 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
                 inject += ["-x", f"{k}={v}"]
         argv = [command[0], *inject, *command[1:]]
     elif launcher == "srun":
+        # --export=ALL carries srun's own environment too: values with a
+        # comma (the JSON command) travel that way.
+        env["PARIO_LAUNCH"] = pario_vars.pop("PARIO_LAUNCH")
         values = {"LD_PRELOAD": preload, **pario_vars}
         bad = [k for k, v in values.items() if "," in v]
         if bad:

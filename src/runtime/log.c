@@ -602,7 +602,16 @@ static void build_meta(struct buf *b, int nprocs, int complete, const char *rank
         put_text(b, ":");
         put_json_string(b, pario_inject_hints[i + 1]);
     }
-    put_text(b, "},\"rank_fields\":");
+    put_text(b, "}");
+    /* The command given to `pario run` (a JSON list it passes as PARIO_LAUNCH),
+     * kept as a string so that a hand-set value cannot break the metadata;
+     * suggestions repeat the user's own launcher options from it. */
+    const char *launch = getenv("PARIO_LAUNCH");
+    if (launch && *launch && strlen(launch) < 65536) {
+        put_text(b, ",\"launch\":");
+        put_json_string(b, launch);
+    }
+    put_text(b, ",\"rank_fields\":");
     put_name_list(b, rank_field_names, RANK_NUM_FIELDS);
     put_text(b, ",\"layers\":[");
     for (int l = 0; l < PARIO_NLAYERS; l++) {

@@ -314,9 +314,23 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
             # the counter lists, so that pario_writer can write the profile back
             "schema": {"layers": meta["layers"], "rank_fields": rank_fields},
             "lustre_striping": lustre_striping(files.get("posix")),
+            "launch": launch_command(meta.get("launch")),
         },
     )
     return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks)
+
+
+def launch_command(text: object) -> list[str] | None:
+    """The command given to ``pario run`` (JSON list in a string), or None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, list) and value and all(isinstance(a, str) for a in value):
+        return value
+    return None
 
 
 def lustre_striping(posix: pd.DataFrame | None) -> dict[int, dict[str, int]]:
