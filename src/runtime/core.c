@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <mpi.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -433,6 +434,121 @@ void pario_timer_calibrate(void)
 
 /* ---- start-up -----------------------------------------------------------*/
 
+/* ---- hints file (PARIO_HINTS) -------------------------------------------
+ * Every line that would make PMPI_Info_set fail (and so abort the program
+ * under MPI_ERRORS_ARE_FATAL) or is ambiguous is skipped and recorded: the
+ * log lists it as rejected_hints, rank 0 warns once.  The rules are those of
+ * `pario run --hints` (python/pario/hints.py), with this MPI's limits. */
+struct pario_rejected_hint pario_rejected_hints[PARIO_MAX_REJECTED];
+int pario_nrejected_hints = 0;
+int pario_rejected_hints_total = 0;
+atomic_int pario_hints_fallback_opens = 0;
+
+static void reject_hint(int line, const char *text, size_t len, const char *reason)
+{
+    pario_rejected_hints_total++;
+    if (pario_nrejected_hints >= PARIO_MAX_REJECTED)
+        return;
+    struct pario_rejected_hint *h = &pario_rejected_hints[pario_nrejected_hints++];
+    h->line = line;
+    size_t i = 0;
+    for (; i < len && i < sizeof h->text - 1; i++) {
+        unsigned char c = (unsigned char)text[i];
+        h->text[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    h->text[i] = '\0';
+    snprintf(h->reason, sizeof h->reason, "%s", reason);
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* -1 with the reason if s[0..len) has a byte that is not printable ASCII or a tab. */
+static int not_text(const char *s, size_t len, char *why, size_t whysz)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == 0) {
+            snprintf(why, whysz, "not a text line: a NUL byte");
+            return -1;
+        }
+        if ((c < 0x20 && c != '\t') || c >= 0x7f) {
+            snprintf(why, whysz, "not a text line: byte 0x%02x", c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int pario_parse_hint_line(char *s, size_t len, char **key, char **val, char *why, size_t whysz)
+{
+    if (len > 0 && s[len - 1] == '\r')
+        s[--len] = '\0';
+    if (not_text(s, len, why, whysz))
+        return -1;
+    s[len] = '\0';
+    for (size_t i = 0; i < len; i++) /* a comment: '#' first or after a blank */
+        if (s[i] == '#' && (i == 0 || is_blank(s[i - 1]))) {
+            s[i] = '\0';
+            len = i;
+            break;
+        }
+    while (len > 0 && is_blank(s[len - 1]))
+        s[--len] = '\0';
+    char *p = s;
+    while (is_blank(*p))
+        p++;
+    if (!*p)
+        return 0;
+    size_t klen = strcspn(p, " \t=");
+    char *sep = p + klen, *v = sep;
+    while (is_blank(*v))
+        v++;
+    if (*v == '=')
+        v++;
+    while (is_blank(*v))
+        v++;
+    if (klen == 0) {
+        snprintf(why, whysz, "empty key");
+        return -1;
+    }
+    if (klen >= MPI_MAX_INFO_KEY) {
+        snprintf(why, whysz, "key of %zu characters, at most %d allowed", klen, MPI_MAX_INFO_KEY - 1);
+        return -1;
+    }
+    *sep = '\0';
+    if (!*v) {
+        snprintf(why, whysz, "no value");
+        return -1;
+    }
+    if (v[strcspn(v, " \t")]) {
+        int tokens = 0;
+        for (char *q = v; *q; q++)
+            tokens += !is_blank(*q) && (q == v || is_blank(q[-1]));
+        snprintf(why, whysz, "one value expected, found %d", tokens);
+        return -1;
+    }
+    size_t vlen = strlen(v);
+    if (vlen >= MPI_MAX_INFO_VAL) {
+        snprintf(why, whysz, "value of %zu characters, at most %d allowed", vlen, MPI_MAX_INFO_VAL - 1);
+        return -1;
+    }
+    *key = p;
+    *val = v;
+    return 1;
+}
+
+/* The rank of this process from the launcher's environment (before MPI_Init), 0 if unknown. */
+static int launcher_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
 static void read_hints_file(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -440,33 +556,76 @@ static void read_hints_file(const char *path)
         pario_warn("cannot read PARIO_HINTS file %s: %s; no hints injected", path, strerror(errno));
         return;
     }
-    enum { MAXH = 64 };
+    enum { MAXH = 64, LINE = 4096, MAXBYTES = 1 << 20 };
     static const char *list[2 * MAXH + 1];
-    int n = 0;
-    char line[1024];
-    while (fgets(line, sizeof line, f) && n < 2 * MAXH) {
-        char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '#' || *p == '\n' || *p == '\0')
-            continue;
-        p[strcspn(p, "\r\n")] = '\0';
-        /* "key value" (ROMIO_HINTS style) or "key=value". */
-        char *sep = p + strcspn(p, " \t=");
-        if (!*sep)
-            continue;
-        *sep++ = '\0';
-        while (*sep == ' ' || *sep == '\t' || *sep == '=')
-            sep++;
-        char *k = pario_arena_strdup(p, 255), *v = pario_arena_strdup(sep, 767);
-        if (!k || !v)
+    static int line_of[MAXH];
+    int n = 0, lineno = 0, c = 0;
+    size_t total = 0;
+    char line[LINE], why[96];
+    while (c != EOF) {
+        size_t len = 0;
+        int too_long = 0;
+        lineno++;
+        while ((c = getc(f)) != EOF && ++total <= MAXBYTES && c != '\n') {
+            if (len < LINE - 1)
+                line[len++] = (char)c;
+            else
+                too_long = 1;
+        }
+        if (total > MAXBYTES) {
+            reject_hint(lineno, line, len, "file larger than 1 MiB: not a hints file, the rest is ignored");
             break;
-        list[n++] = k;
-        list[n++] = v;
+        }
+        if (c == EOF && len == 0)
+            break;
+        line[len] = '\0';
+        if (too_long) {
+            if (!not_text(line, len, why, sizeof why))
+                snprintf(why, sizeof why, "line longer than %d bytes", LINE - 1);
+            reject_hint(lineno, line, len, why);
+            continue;
+        }
+        char shown[sizeof pario_rejected_hints[0].text];
+        size_t shown_len = len < sizeof shown ? len : sizeof shown - 1;
+        memcpy(shown, line, shown_len);
+        char *k = NULL, *v = NULL;
+        int got = pario_parse_hint_line(line, len, &k, &v, why, sizeof why);
+        if (got < 0)
+            reject_hint(lineno, shown, shown_len, why);
+        if (got <= 0)
+            continue;
+        int dup = -1;
+        for (int i = 0; i < n && dup < 0; i += 2)
+            if (strcmp(list[i], k) == 0)
+                dup = line_of[i / 2];
+        if (dup >= 0) {
+            snprintf(why, sizeof why, "duplicate key (first on line %d)", dup);
+            reject_hint(lineno, shown, shown_len, why);
+            continue;
+        }
+        if (n >= 2 * MAXH) {
+            snprintf(why, sizeof why, "more than %d hints", MAXH);
+            reject_hint(lineno, shown, shown_len, why);
+            continue;
+        }
+        char *ks = pario_arena_strdup(k, MPI_MAX_INFO_KEY), *vs = pario_arena_strdup(v, MPI_MAX_INFO_VAL);
+        if (!ks || !vs) {
+            reject_hint(lineno, shown, shown_len, "no memory left for it");
+            continue;
+        }
+        line_of[n / 2] = lineno;
+        list[n++] = ks;
+        list[n++] = vs;
     }
     fclose(f);
     list[n] = NULL;
     pario_inject_hints = list;
+    if (pario_rejected_hints_total && launcher_rank() == 0) {
+        const struct pario_rejected_hint *h = &pario_rejected_hints[0];
+        pario_warn("PARIO_HINTS %s: %d line(s) skipped, first line %d: %s; the other %d hint(s) are injected "
+                   "(the log lists them as rejected_hints)",
+                   path, pario_rejected_hints_total, h->line, h->reason, n / 2);
+    }
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

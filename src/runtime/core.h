@@ -218,6 +218,8 @@ extern const char *pario_mpi_library;        /* MPI_Get_library_version */
 
 /* Hint injection (PARIO_HINTS): NULL-terminated key/value list read once. */
 extern const char *const *pario_inject_hints;
+/* MPI_File_open calls that failed with the injected hints and succeeded without them. */
+extern atomic_int pario_hints_fallback_opens;
 
 /* Memory: bytes used / cap of the arena; exported for tests and the log. */
 size_t pario_arena_used(void);

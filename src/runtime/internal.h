@@ -26,6 +26,20 @@ uint64_t pario_threads_sum(int field);
 int pario_thread_count(void);
 void pario_timer_calibrate(void);
 
+/* PARIO_HINTS lines skipped (core.c), written by log.c as rejected_hints: the
+ * first PARIO_MAX_REJECTED of them, and how many in all. */
+#define PARIO_MAX_REJECTED 16
+struct pario_rejected_hint {
+    int line;
+    char text[48];   /* the start of the line, non-printable bytes as '?' */
+    char reason[96];
+};
+extern struct pario_rejected_hint pario_rejected_hints[PARIO_MAX_REJECTED];
+extern int pario_nrejected_hints, pario_rejected_hints_total;
+/* One line of a hints file (len bytes, s[len] writable) parsed in place: 1 with *key and
+ * *val set, 0 for a blank or comment line, -1 with the reason in why. */
+int pario_parse_hint_line(char *s, size_t len, char **key, char **val, char *why, size_t whysz);
+
 /* log.c: write the log at exit (non-MPI program, or a rank that never
  * reached MPI_Finalize); never fails the program. */
 void pario_log_at_exit(void);

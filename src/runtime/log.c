@@ -611,6 +611,21 @@ static void build_meta(struct buf *b, int nprocs, int complete, const char *rank
         put_text(b, ",\"launch\":");
         put_json_string(b, launch);
     }
+    /* PARIO_HINTS lines that were not injected (core.c), and opens that only
+     * succeeded without the injected hints. */
+    put_text(b, ",\"rejected_hints\":[");
+    for (int i = 0; i < pario_nrejected_hints; i++) {
+        const struct pario_rejected_hint *h = &pario_rejected_hints[i];
+        snprintf(num, sizeof num, "%s{\"line\":%d,\"text\":", i ? "," : "", h->line);
+        put_text(b, num);
+        put_json_string(b, h->text);
+        put_text(b, ",\"reason\":");
+        put_json_string(b, h->reason);
+        put_text(b, "}");
+    }
+    snprintf(num, sizeof num, "],\"rejected_hints_total\":%d,\"hints_fallback_opens\":%d",
+             pario_rejected_hints_total, atomic_load(&pario_hints_fallback_opens));
+    put_text(b, num);
     put_text(b, ",\"rank_fields\":");
     put_name_list(b, rank_field_names, RANK_NUM_FIELDS);
     put_text(b, ",\"layers\":[");

@@ -298,6 +298,22 @@ static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int c
 
 /* ---- open / close ------------------------------------------------------------*/
 
+/* An open with the injected hints that failed on every rank of comm is retried
+ * without them (the program must not fail because of the profiler); the ranks
+ * agree first, so that none retries alone.  Returns the open's result. */
+static int open_without_hints(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh,
+                              int rc)
+{
+    int failed = rc != MPI_SUCCESS, all = 0;
+    if (PMPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !all)
+        return rc;
+    int again = PMPI_File_open(comm, filename, amode, info, fh);
+    if (again == MPI_SUCCESS && atomic_fetch_add(&pario_hints_fallback_opens, 1) == 0 && pario_mpi_rank() == 0)
+        pario_warn("MPI_File_open of %s failed with the PARIO_HINTS hints and was retried without them",
+                   filename ? filename : "?");
+    return again;
+}
+
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     if (!pario_active())
@@ -312,9 +328,28 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
             use = mine;
         }
     }
+    /* An open that fails with the injected hints must not reach an application's
+     * fatal error handler: MPI_FILE_NULL returns errors meanwhile. */
+    MPI_Errhandler user_eh = MPI_ERRHANDLER_NULL;
+    if (mine != MPI_INFO_NULL && PMPI_File_get_errhandler(MPI_FILE_NULL, &user_eh) == MPI_SUCCESS &&
+        user_eh != MPI_ERRORS_RETURN)
+        PMPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     TIMED(PMPI_File_open(comm, filename, amode, use, fh));
-    if (mine != MPI_INFO_NULL)
+    if (mine != MPI_INFO_NULL) {
         PMPI_Info_free(&mine);
+        rc = open_without_hints(comm, filename, amode, info, fh, rc);
+        t1 = pario_now();
+        if (user_eh != MPI_ERRHANDLER_NULL) {
+            if (user_eh != MPI_ERRORS_RETURN) {
+                PMPI_File_set_errhandler(MPI_FILE_NULL, user_eh);
+                if (rc == MPI_SUCCESS)
+                    PMPI_File_set_errhandler(*fh, user_eh); /* what it would have inherited */
+                else
+                    PMPI_File_call_errhandler(MPI_FILE_NULL, rc);
+            }
+            PMPI_Errhandler_free(&user_eh);
+        }
+    }
     int saved = errno;
     struct pario_record *r = NULL;
     if (rc == MPI_SUCCESS && filename)

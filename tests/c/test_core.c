@@ -4,6 +4,7 @@
 #include "lustre.h"
 
 #include <fcntl.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -44,6 +45,47 @@ static void test_hash(void)
     /* FNV-1a 64 of "a": a stable id across runs, ranks and machines */
     CHECK(pario_hash_path("a") == 0xaf63dc4c8601ec8cull);
     CHECK(pario_hash_path("/x/y") != pario_hash_path("/x/z"));
+}
+
+/* One hints-file line through the runtime's parser: its result, and key=value or the reason. */
+static int hint_line(const char *text, char *out, size_t outsz)
+{
+    char line[512], why[96], *k = NULL, *v = NULL;
+    size_t len = strlen(text);
+    memcpy(line, text, len + 1);
+    int got = pario_parse_hint_line(line, len, &k, &v, why, sizeof why);
+    if (got > 0)
+        snprintf(out, outsz, "%s=%s", k, v);
+    else
+        snprintf(out, outsz, "%s", got < 0 ? why : "");
+    return got;
+}
+
+static void test_hint_lines(void)
+{
+    char out[256], key[300];
+    CHECK(hint_line("cb_nodes 4", out, sizeof out) == 1 && strcmp(out, "cb_nodes=4") == 0);
+    CHECK(hint_line("  cb_nodes = 4 \r", out, sizeof out) == 1 && strcmp(out, "cb_nodes=4") == 0);
+    CHECK(hint_line("romio_cb_write=enable # on", out, sizeof out) == 1 &&
+          strcmp(out, "romio_cb_write=enable") == 0);
+    CHECK(hint_line("cb_config_list=*:1#x", out, sizeof out) == 1 && strcmp(out, "cb_config_list=*:1#x") == 0);
+    CHECK(hint_line("# a comment", out, sizeof out) == 0);
+    CHECK(hint_line("  \t", out, sizeof out) == 0);
+    CHECK(hint_line("=bad", out, sizeof out) == -1 && strcmp(out, "empty key") == 0);
+    CHECK(hint_line("cb_nodes=", out, sizeof out) == -1 && strcmp(out, "no value") == 0);
+    CHECK(hint_line("cb_nodes", out, sizeof out) == -1 && strcmp(out, "no value") == 0);
+    CHECK(hint_line("striping_factor 4 extra", out, sizeof out) == -1 &&
+          strcmp(out, "one value expected, found 2") == 0);
+    CHECK(hint_line("a\001b 1", out, sizeof out) == -1 && strcmp(out, "not a text line: byte 0x01") == 0);
+    memset(key, 'k', MPI_MAX_INFO_KEY - 1);
+    strcpy(key + MPI_MAX_INFO_KEY - 1, " 1");
+    CHECK(hint_line(key, out, sizeof out) == 1); /* the longest key MPI_Info_set takes */
+    memset(key, 'k', MPI_MAX_INFO_KEY);
+    strcpy(key + MPI_MAX_INFO_KEY, " 1");
+    char expect[96];
+    snprintf(expect, sizeof expect, "key of %d characters, at most %d allowed", MPI_MAX_INFO_KEY,
+             MPI_MAX_INFO_KEY - 1);
+    CHECK(hint_line(key, out, sizeof out) == -1 && strcmp(out, expect) == 0);
 }
 
 static struct pario_record *record_of(int layer, const char *path)
@@ -179,6 +221,7 @@ int main(int argc, char **argv)
     test_buckets();
     test_normalize();
     test_hash();
+    test_hint_lines();
     test_accounting(argc > 1 ? argv[1] : ".");
     return CHECK_SUMMARY();
 }
