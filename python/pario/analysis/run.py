@@ -126,10 +126,18 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
         notes.append("Darshan records no per-rank wall time: every rank is taken to run for the job's run "
                      f"time T = {rt.runtime:g} s.")
         skipped = [str(m) for m in job.metadata.get("modules_not_analysed") or []]  # type: ignore[union-attr]
-        higher = [m for m in skipped if m.startswith(("H5", "PNETCDF", "ADIOS", "DFS", "DAOS"))]
+        higher = [m for m in skipped if m.startswith(("H5", "PNETCDF", "ADIOS"))]
         if higher:
             notes.append("Modules not analysed: " + ", ".join(higher)
                          + " (their I/O is counted by the MPI-IO and POSIX layers beneath them).")
+        daos = [m for m in skipped if m.startswith(("DFS", "DAOS"))]
+        if daos:
+            notes.append("Modules not analysed: " + ", ".join(daos) + " (I/O to DAOS through its own API "
+                         "bypasses POSIX: unless made through MPI-IO, it is missing from the I/O figures).")
+        unknown = [m for m in skipped if m.startswith("unknown module")]
+        if unknown:
+            notes.append("Modules not analysed: " + ", ".join(unknown) + " (unknown to the Darshan reader "
+                         "library: written by a newer Darshan; their I/O may be missing from the figures).")
     if not rt.exact_max("io") or not rt.exact_ranks("io"):
         notes.append("Values marked ≈ are estimates: " + SHARED_NOTE + ".")
     if job.nprocs and len(profile.ranks) < job.nprocs:
