@@ -37,6 +37,12 @@ def darshan_seed(name: str) -> Callable[[pytest.FixtureRequest], bytes]:
     return load
 
 
+def built_daos_seed(request: pytest.FixtureRequest) -> bytes:
+    from darshan_builder import ior_daos_log
+
+    return ior_daos_log().to_bytes()
+
+
 def pario_seed(request: pytest.FixtureRequest) -> bytes:
     return request.getfixturevalue("pario_demo_log").read_bytes()
 
@@ -49,6 +55,7 @@ SEEDS: dict[str, Callable[[pytest.FixtureRequest], bytes]] = {
     "darshan-3.41-hdf5": darshan_seed(
         "shane_ior-HDF5_id438090-438090_11-9-41522-17417065676046418211_1.darshan"),
     "darshan-empty": darshan_seed("empty_log.darshan"),
+    "darshan-3.41-daos-built": built_daos_seed,  # empty and repeated names, DFS and DAOS modules
     "pario-demo": pario_seed,
 }
 

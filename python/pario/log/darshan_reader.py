@@ -7,9 +7,11 @@ through two gates before it becomes a :class:`~pario.model.Profile`:
 1. :func:`check_darshan_log` validates, in Python, everything the library
    would trust: the version, the magic number, the compression type, the
    region map (every region inside the file, none overlapping, the job
-   region where it must be), that every region inflates completely, that the
-   job record and the name records are well formed, and that no module has a
-   newer version than the bundled library knows.
+   region where it must be), that every region inflates completely, and that
+   the job record and the name records are well formed -- exactly as far as
+   libdarshan-util needs them, so that every log it reads passes.  Modules
+   pario does not analyse (DFS, DAOS, HDF5, ...) are only inflated; a module
+   id the library does not know is left out of the copy PyDarshan reads.
 2. PyDarshan itself then runs in a forked child process with a time limit;
    if it still crashes or hangs, the child dies, not ``pario``.
 
@@ -31,6 +33,7 @@ import struct
 import tempfile
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +49,12 @@ DARSHAN_MAGIC = 6567223
 SUPPORTED_VERSIONS: dict[str, int] = {"3.00": 16, "3.10": 16, "3.20": 16, "3.21": 16, "3.41": 64}
 #: Darshan module name -> model layer.
 LAYER_OF_MODULE: dict[str, str] = {"POSIX": "posix", "MPI-IO": "mpiio", "STDIO": "stdio"}
+#: Module ids libdarshan-util 3.4/3.5 knows (darshan-log-format.h); a log may have data for
+#: higher ids (a newer Darshan), which the library cannot even list.
+KNOWN_MODULES: tuple[str, ...] = (
+    "NULL", "POSIX", "MPI-IO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR", "BG/Q", "LUSTRE", "STDIO",
+    "DXT_POSIX", "DXT_MPIIO", "MDHIM", "APXC", "APMPI", "HEATMAP", "DFS", "DAOS",
+)
 #: Largest job a log may claim (a corrupt count must not allocate the machine's memory).
 MAX_NPROCS = 1 << 26
 #: Largest size any region may inflate to.
@@ -68,6 +77,7 @@ class DarshanHeader:
     nprocs: int
     regions: dict[int, tuple[int, int]]  # module index -> (offset, length)
     module_versions: dict[int, int]
+    unknown_modules: tuple[int, ...] = ()  # module ids with data that the library does not know
 
 
 @dataclass
@@ -141,8 +151,9 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
         module_versions[idx] = vers[idx]
         _check_module_version(idx, vers[idx], where)
         _inflate_all(data[off:off + length], compression, where, f"module {idx} data", keep=False)
+    unknown = tuple(i for i in module_versions if i >= len(KNOWN_MODULES))
     return DarshanHeader(version, order, compression, int(partial), nprocs,
-                         {k: v for k, v in regions.items() if k >= 0}, module_versions)
+                         {k: v for k, v in regions.items() if k >= 0}, module_versions, unknown)
 
 
 def _byte_order(data: bytes, where: str) -> str:
@@ -225,8 +236,12 @@ def _check_job(job: bytes, order: str, wide: bool, where: str) -> int:
 
 
 def _check_name_records(buf: bytes, version: str, order: str, where: str) -> None:
-    """Name records are ``uint64 id`` + NUL-terminated path, back to back.
+    """Name records are ``uint64 id`` + NUL-terminated name, back to back.
 
+    The name may be empty: Darshan 3.4 registers DAOS objects without a name, so their
+    record is the id and one NUL (9 bytes), and a name given later follows as a second
+    record with the same id.  libdarshan-util reads a record while at least 9 bytes are
+    left and fails on anything left over, so that is what is checked here.
     Version 3.00 logs store ``uint64 id``, ``uint32 length`` and the path instead.
     """
     pos, n = 0, len(buf)
@@ -237,13 +252,13 @@ def _check_name_records(buf: bytes, version: str, order: str, where: str) -> Non
         if pos != n:
             raise _fail(where, "malformed name records")
         return
-    while n - pos > 9:
+    while n - pos >= 9:
         end = buf.find(b"\0", pos + 8)
         if end < 0:
             break
         pos = end + 1
     if pos != n:
-        raise _fail(where, "malformed name records")
+        raise _fail(where, f"malformed name records: {n - pos} bytes at the end are not a record")
 
 
 def _check_module_version(idx: int, ver: int, where: str) -> None:
@@ -384,11 +399,32 @@ def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = No
     header = check_darshan_log(p)
     if timeout is None:
         timeout = DEFAULT_TIMEOUT + TIMEOUT_PER_MIB * p.stat().st_size / 2**20
-    raw = _run_guarded(str(p), timeout)
+    with _readable_by_library(p, header) as readable:
+        raw = _run_guarded(str(readable), timeout)
     try:
         return _build_profile(raw, header, str(p))
     except (KeyError, ValueError, TypeError, IndexError) as exc:
         raise _fail(str(p), f"unexpected content: {type(exc).__name__}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _readable_by_library(path: Path, header: DarshanHeader) -> Iterator[Path]:
+    """The log as libdarshan-util can open it: if some module ids are unknown to it (a newer
+    Darshan's modules), a temporary copy whose header leaves them out; else the log itself."""
+    if not header.unknown_modules:
+        yield path
+        return
+    data = bytearray(path.read_bytes())
+    max_mods = SUPPORTED_VERSIONS[header.version]
+    maps_at = 48 if max_mods == 64 else 40  # the module maps, after the name-record map
+    for idx in header.unknown_modules:
+        # the length only: the offset still bounds the job region when there are no name records
+        struct.pack_into(header.byte_order + "Q", data, maps_at + 16 * idx + 8, 0)
+        struct.pack_into(header.byte_order + "I", data, maps_at + 16 * max_mods + 4 * idx, 0)
+    with tempfile.TemporaryDirectory(prefix="pario-darshan-") as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_bytes(bytes(data))
+        yield copy
 
 
 def _layer_frame(frame: pd.DataFrame, nprocs: int) -> pd.DataFrame:
@@ -439,6 +475,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
                     "or counters are missing)" for m in partial)
     meta = dict(job.get("metadata") or {})
     other = sorted(m for m in raw.modules if m not in LAYER_OF_MODULE and m != "LUSTRE")
+    other += [f"unknown module {i}" for i in header.unknown_modules]
     metadata: dict[str, object] = {
         "darshan_log_version": header.version,
         "darshan_library_version": str(meta.get("lib_ver", "")),
@@ -447,8 +484,10 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         "uid": int(job.get("uid", 0)),
         "compression": header.compression,
         "mounts": [list(m) for m in raw.mounts],
-        "modules": {m: {"records": int(info.get("num_records", 0) or 0), "version": int(info.get("ver", 0)),
-                        "partial": bool(info.get("partial_flag"))} for m, info in raw.modules.items()},
+        # records: how many pario read (None for the modules it does not read)
+        "modules": {m: {"records": len(raw.frames[m]) if m in raw.frames else None,
+                        "version": int(info.get("ver", 0)), "partial": bool(info.get("partial_flag"))}
+                    for m, info in raw.modules.items()},
         "modules_not_analysed": other,
         "lustre_striping": _lustre_striping(raw.lustre),
     }

@@ -1,0 +1,190 @@
+"""Darshan logs built byte by byte (tests/darshan_builder.py): IOR on DAOS, empty and repeated
+names, module ids the reader library does not know.  Each built log is first checked against
+PyDarshan, so the builder is held to the reference reader."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from darshan_builder import (
+    CONFIG_FILE,
+    CSV_FILE,
+    DFUSE_FILE,
+    ID_EXTRA,
+    ID_ROOT,
+    ID_SB,
+    ID_TESTFILE,
+    MIB,
+    MODULES,
+    DarshanLog,
+    Record,
+    ior_daos_log,
+)
+from pario.errors import LogFormatError
+from pario.log import darshan_reader, read_log
+
+
+def pydarshan(path: Path) -> object:
+    import darshan
+
+    return darshan.DarshanReport(str(path), read_all=True)
+
+
+@pytest.fixture(scope="module", params=["<", ">"], ids=["little-endian", "big-endian"])
+def daos_log(request: pytest.FixtureRequest,
+             tmp_path_factory: pytest.TempPathFactory) -> tuple[DarshanLog, Path]:
+    built = ior_daos_log(request.param)
+    return built, built.write(tmp_path_factory.mktemp("daos") / "ior-daos.darshan")
+
+
+def test_pydarshan_reads_the_built_log_as_built(daos_log: tuple[DarshanLog, Path]) -> None:
+    built, path = daos_log
+    report = pydarshan(path)
+    assert list(report.modules) == ["POSIX", "STDIO", "DFS", "DAOS"]
+    counts = {m: len(report.records[m]) for m in report.modules}
+    assert counts == {"POSIX": 2, "STDIO": 2, "DFS": 2, "DAOS": 4}
+    assert len(built.names) == 10
+    # an empty name is replaced by the name given later; a name is never replaced by ""
+    assert report.name_records[ID_ROOT] == "/" and report.name_records[ID_TESTFILE] == "/testFile"
+    assert report.name_records[ID_SB] == "" and report.name_records[ID_EXTRA] == ""
+    assert report.name_records[next(r.rec_id for r in built.records if r.module == "STDIO")] == CSV_FILE
+    assert len(report.name_records) == 8
+    job = report.metadata["job"]
+    assert (job["nprocs"], job["jobid"], job["run_time"]) == (4, 4242, 60.5)
+    assert report.metadata["exe"] == built.exe
+    assert sorted(report.mounts) == sorted((p, t) for t, p in built.mounts)
+    for mod, fmt in MODULES.items():
+        records = [r for r in built.records if r.module == mod]
+        c, f = (report.records[mod].to_df()[k] for k in ("counters", "fcounters"))
+        assert [int(i) for i in c["id"]] == [r.rec_id for r in records]
+        assert c["rank"].tolist() == [r.rank for r in records]
+        for i, r in enumerate(records):
+            assert {n: int(c[n].iloc[i]) for n in fmt.counters} == {
+                n: r.counters.get(n, 0) for n in fmt.counters}
+            assert {n: float(f[n].iloc[i]) for n in fmt.fcounters} == {
+                n: r.fcounters.get(n, 0.0) for n in fmt.fcounters}
+
+
+def test_daos_log_passes_the_structural_check(daos_log: tuple[DarshanLog, Path]) -> None:
+    header = darshan_reader.check_darshan_log(daos_log[1])
+    assert header.version == "3.41" and header.nprocs == 4
+    assert sorted(header.regions) == [1, 9, 16, 17] and header.unknown_modules == ()
+    assert header.module_versions == {1: 4, 9: 2, 16: 1, 17: 1}
+
+
+def test_daos_log_reads_with_exact_posix_and_stdio(daos_log: tuple[DarshanLog, Path]) -> None:
+    profile = read_log(daos_log[1])
+    assert profile.job.nprocs == 4 and profile.job.runtime == 60.5 and profile.job.complete
+    posix = profile.layer("posix").set_index("name")
+    assert sorted(posix.index) == sorted([DFUSE_FILE, CONFIG_FILE])
+    assert posix.loc[DFUSE_FILE, "bytes_written"] == 64 * MIB
+    assert posix.loc[DFUSE_FILE, "bytes_read"] == 64 * MIB
+    assert posix.loc[DFUSE_FILE, "rank"] == -1 and posix.loc[DFUSE_FILE, "nranks"] == 4
+    assert posix.loc[DFUSE_FILE, "write_time"] == 12.25 and posix.loc[DFUSE_FILE, "read_time"] == 6.5
+    assert posix.loc[CONFIG_FILE, "bytes_read"] == 1234 and posix.loc[CONFIG_FILE, "rank"] == 0
+    stdio = profile.layer("stdio").set_index("name")
+    assert stdio.loc[CSV_FILE, "bytes_written"] == 2048 and stdio.loc["<STDOUT>", "bytes_written"] == 5000
+    meta = profile.job.metadata
+    assert meta["modules_not_analysed"] == ["DAOS", "DFS"]
+    assert meta["modules"] == {"POSIX": {"records": 2, "version": 4, "partial": False},
+                               "STDIO": {"records": 2, "version": 2, "partial": False},
+                               "DFS": {"records": None, "version": 1, "partial": False},
+                               "DAOS": {"records": None, "version": 1, "partial": False}}
+
+
+def test_report_and_dump_of_the_daos_log(daos_log: tuple[DarshanLog, Path], pario_cmd: list[str],
+                                         tmp_path: Path) -> None:
+    path = daos_log[1]
+    out = tmp_path / "report.json"
+    report = subprocess.run([*pario_cmd, "report", str(path), "--json", str(out)], capture_output=True,
+                            text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert "Modules not analysed: DAOS, DFS (I/O to DAOS through its own API bypasses POSIX" in " ".join(
+        report.stdout.split())
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["job"]["nprocs"] == 4 and run["job"]["complete"] is True
+    assert any(n.startswith("Modules not analysed: DAOS, DFS") for n in run["notes"])
+    assert run["io"]["overall"]["write"]["bytes"]["value"] == 64 * MIB + 2048 + 5000
+    dump = subprocess.run([*pario_cmd, "dump", str(path)], capture_output=True, text=True, timeout=120)
+    assert dump.returncode == 0, dump.stderr
+    assert "'modules_not_analysed': ['DAOS', 'DFS']" in dump.stdout
+    lines = dump.stdout.splitlines()
+    assert f"posix\t-1\t{0x81B90C5D6766CD90:016x}\tbytes_written\t{64 * MIB}\t{DFUSE_FILE}" in lines
+    assert f"stdio\t0\t{0x7ACC7A12F35A0099:016x}\tbytes_written\t5000\t<STDOUT>" in lines
+
+
+# ---------------------------------------------------------------------------
+# name records: the check accepts what libdarshan-util reads and nothing else
+# ---------------------------------------------------------------------------
+
+def small_log(**kw: object) -> DarshanLog:
+    args: dict[str, object] = {"nprocs": 2, "exe": "/bin/app", "names": [(11, "/a")],
+                               "mounts": [("xfs", "/")],
+                               "records": [Record("POSIX", 11, 0, {"POSIX_BYTES_WRITTEN": 4096})]}
+    args.update(kw)
+    return DarshanLog(**args)  # type: ignore[arg-type]
+
+
+def rec(rec_id: int, name: bytes) -> bytes:
+    return struct.pack("<Q", rec_id) + name + b"\0"
+
+
+@pytest.mark.parametrize(("names", "writers", "expected"), [
+    ([(11, "/a"), (12, "")], None, {11: "/a", 12: ""}),
+    ([(11, ""), (12, ""), (13, "")], None, {11: "", 12: "", 13: ""}),
+    ([(11, "/a"), (11, "")], None, {11: "/a"}),
+    ([(11, ""), (11, "/a")], None, {11: "/a"}),
+    ([(11, "/a"), (12, ""), (13, "/" + "é" * 3000)], [0, 1, 1], {11: "/a", 12: "", 13: "/" + "é" * 3000}),
+    ([], None, {}),
+], ids=["empty-last", "all-empty", "name-then-empty", "empty-then-name", "two-blocks-long-name", "none"])
+def test_names_the_library_reads_are_accepted(tmp_path: Path, names: list[tuple[int, str]],
+                                              writers: list[int] | None, expected: dict[int, str]) -> None:
+    path = small_log(names=names, name_writers=writers).write(tmp_path / "names.darshan")
+    report = pydarshan(path)
+    assert report.name_records == expected
+    darshan_reader.check_darshan_log(path)
+    posix = read_log(path).layer("posix")
+    # PyDarshan gives the records that have a name record; so does pario
+    assert len(report.records["POSIX"]) == len(posix) == (1 if 11 in expected else 0)
+    assert list(posix.get("bytes_written", [])) == [4096] * len(posix)
+    assert posix["name"].tolist() == [expected[11] for _ in range(len(posix))]
+
+
+@pytest.mark.parametrize("raw", [
+    rec(11, b"/a") + b"\x01",
+    rec(11, b"/a") + b"\0" * 8,
+    rec(11, b"/a") + struct.pack("<Q", 12) + b"abcd",
+    b"\x01" * 5,
+], ids=["1-byte-left", "8-zero-bytes-left", "name-without-nul", "5-bytes"])
+def test_names_the_library_fails_on_are_refused(tmp_path: Path, raw: bytes) -> None:
+    path = small_log(raw_names=raw).write(tmp_path / "bad-names.darshan")
+    # libdarshan-util fails an assertion on these (contained in the guarded child) ...
+    with pytest.raises(LogFormatError, match="crashed \\(SIGABRT\\)"):
+        darshan_reader._run_guarded(str(path), 60)
+    # ... and the check refuses them before it runs
+    with pytest.raises(LogFormatError, match="malformed name records"):
+        darshan_reader.check_darshan_log(path)
+
+
+# ---------------------------------------------------------------------------
+# module ids the reader library does not know
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("names", [[(11, "/a")], []], ids=["with-names", "without-names"])
+def test_unknown_module_id_is_named_not_fatal(tmp_path: Path, names: list[tuple[int, str]]) -> None:
+    built = small_log(names=names, raw_modules={40: (2, b"newer module " * 20)})
+    path = built.write(tmp_path / "newer.darshan")
+    with pytest.raises(LogFormatError, match="cannot use string"):  # PyDarshan cannot list the modules
+        darshan_reader._run_guarded(str(path), 60)
+    header = darshan_reader.check_darshan_log(path)
+    assert header.unknown_modules == (40,) and header.module_versions == {1: 4, 40: 2}
+    profile = read_log(path)
+    assert profile.job.nprocs == 2 and profile.job.exe == "/bin/app"
+    assert list(profile.layer("posix").get("bytes_written", [])) == [4096] * len(names)
+    assert profile.job.metadata["modules_not_analysed"] == ["unknown module 40"]
+    assert path.read_bytes() == built.to_bytes()  # the log itself is left as it was
