@@ -1,7 +1,8 @@
 """Human-readable numbers, one spelling for every output (report, diagnosis, dump).
 
 Each function takes a float (None or non-finite gives "-") and returns plain text:
-binary byte units from 1 KiB up, times in µs / ms / s / min / h, three significant digits.
+binary byte units from 1 KiB up, times in ns / µs / ms / s / min / h / d, three significant
+digits, never scientific notation (large values get thousands separators: "1,230 d").
 """
 
 from __future__ import annotations
@@ -13,6 +14,28 @@ def _ok(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
+def plain(x: float, digits: int = 3) -> str:
+    """``x`` with ``digits`` significant digits in plain notation (what ``:.3g`` gives, without
+    its exponent): 0.0123, 4.5, 123, 12,345."""
+    if not math.isfinite(x):
+        return "-"
+    a = abs(x)
+    if a == 0:
+        return "0"
+    if a >= 10 ** digits:
+        return f"{x:,.0f}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(a)))
+    text = f"{x:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _below(x: float, limit: float) -> bool:
+    """|x| < limit once rounded to three significant digits (999.7 is not below 1000)."""
+    return abs(float(plain(x).replace(",", ""))) < limit
+
+
 def seconds(x: float | None) -> str:
     if not _ok(x):
         return "-"
@@ -20,15 +43,19 @@ def seconds(x: float | None) -> str:
     a = abs(x)
     if a == 0:
         return "0 s"
-    if a < 1e-3:
-        return f"{x * 1e6:.3g} µs"
-    if a < 1:
-        return f"{x * 1e3:.3g} ms"
-    if a < 100:
-        return f"{x:.3g} s"
-    if a < 6000:
-        return f"{x / 60:.3g} min"
-    return f"{x / 3600:.3g} h"
+    if _below(x * 1e9, 1000):
+        return f"{plain(x * 1e9)} ns"
+    if _below(x * 1e6, 1000):
+        return f"{plain(x * 1e6)} µs"
+    if _below(x * 1e3, 1000):
+        return f"{plain(x * 1e3)} ms"
+    if _below(x, 100):
+        return f"{plain(x)} s"
+    if _below(x / 60, 100):
+        return f"{plain(x / 60)} min"
+    if _below(x / 3600, 48):
+        return f"{plain(x / 3600)} h"
+    return f"{plain(x / 86400)} d"
 
 
 def nbytes(x: float | None) -> str:
@@ -39,9 +66,9 @@ def nbytes(x: float | None) -> str:
         return f"{x:.0f} B"
     for unit in ("KiB", "MiB", "GiB", "TiB"):
         x /= 1024.0
-        if abs(x) < 1024:
-            return f"{x:.3g} {unit}"
-    return f"{x / 1024.0:.3g} PiB"
+        if _below(x, 1000):
+            return f"{plain(x)} {unit}"
+    return f"{plain(x / 1024.0)} PiB"
 
 
 def rate(x: float | None) -> str:
@@ -59,7 +86,7 @@ def percent(x: float | None) -> str:
     assert x is not None
     p = 100.0 * x
     if p != 0 and abs(p) < 0.1:
-        return f"{p:.2g}%"
+        return f"{plain(p, 2)}%"
     if 99.95 <= p < 100:
         return ">99.9%"
     return f"{p:.1f}%"
@@ -67,4 +94,4 @@ def percent(x: float | None) -> str:
 
 def times(x: float | None) -> str:
     """A ratio: '3.2×'."""
-    return f"{x:.3g}×" if _ok(x) else "-"
+    return f"{plain(x)}×" if _ok(x) else "-"  # type: ignore[arg-type]

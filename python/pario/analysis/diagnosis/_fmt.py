@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pario.units import count, nbytes, rate, seconds, times
+from pario.units import count, nbytes, plain, rate, seconds, times
 from pario.units import percent as pct
 
-__all__ = ["count", "nbytes", "pct", "rate", "ranks", "seconds", "times", "value"]
+__all__ = ["count", "nbytes", "pct", "plain", "rate", "ranks", "seconds", "times", "value"]
 
 
 def ranks(rs: list[int] | tuple[int, ...], limit: int = 8) -> str:
@@ -39,5 +39,5 @@ def value(v: float | int | str | None, unit: str) -> str:
     if unit == "count":
         return count(float(v))
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return plain(float(v), 4)
     return str(v)

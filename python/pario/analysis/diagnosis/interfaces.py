@@ -220,7 +220,7 @@ def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     lost = float(per_rank.max())
     statement = (
         f"{owners} ranks each write their own files: {fmt.count(nfiles)} files in all "
-        f"({nfiles / max(owners, 1):.3g} per rank). Every file costs creates, opens and closes on the "
+        f"({fmt.plain(nfiles / max(owners, 1))} per rank). Every file costs creates, opens and closes on the "
         "metadata servers, which all jobs share; at this scale that load slows this job and others (the "
         f"slowest rank spends {fmt.seconds(lost)} in metadata calls on them)."
     )

@@ -78,7 +78,7 @@ class Aggregators:
 
 
 def _ranks(k: float) -> str:
-    return "1 rank does" if round(k, 2) == 1 else f"{k:.3g} ranks do"
+    return "1 rank does" if round(k, 2) == 1 else f"{fmt.plain(k)} ranks do"
 
 
 def aggregators(facts: Facts, fid: int) -> Aggregators | None:
@@ -351,8 +351,8 @@ def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             )
         elif per_ost > cfg.aggregators_per_ost_max:
             problem = (
-                f"{a} aggregators for {S} OSTs ({per_ost:.3g} per OST): they contend for each OST's extent "
-                "locks and disk queue"
+                f"{a} aggregators for {S} OSTs ({fmt.plain(per_ost)} per OST): they contend for each OST's "
+                "extent locks and disk queue"
             )
         elif a % S:
             problem = (
@@ -577,7 +577,7 @@ def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     statement = (
         f"{'The most common' if is_common else 'The mean'} request to {name} is {fmt.nbytes(size)} but its "
         f"stripe size is {fmt.nbytes(s.stripe_size)}: requests straddle stripe boundaries, so about "
-        f"{p.effective:.3g} ranks writing it share stripes and contend for their locks."
+        f"{fmt.plain(p.effective)} ranks writing it share stripes and contend for their locks."
     )
     evidence = [
         Metric("request_size", "most common request" if is_common else "mean request", size, "B"),
@@ -768,7 +768,7 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         st = stake(facts, "mpiio", m, {"write": _coll_weight(m, ("write",))["write"]})
         lost = 0.5 * st.max
         statement = (
-            f"Each collective write to {r['name']} moves {fmt.nbytes(per_call)} through {a:.3g} "
+            f"Each collective write to {r['name']} moves {fmt.nbytes(per_call)} through {fmt.plain(a)} "
             f"aggregator{'s' if a != 1 else ''} with a {fmt.nbytes(buf)} buffer: {cycles} cycles per call, "
             "each a shuffle followed by a write, one after the other."
         )
