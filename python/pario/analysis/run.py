@@ -12,6 +12,7 @@ from pario.analysis.files import file_table
 from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank
 from pario.analysis.memory import MemorySummary, memory_summary
 from pario.analysis.mpi import MpiSummary, mpi_summary
+from pario.analysis.mpihints import HintsInEffect, hints_in_effect
 from pario.analysis.pop import PopMetrics, pop_metrics
 from pario.analysis.rankio import SHARED_NOTE
 from pario.analysis.times import RankTimes, rank_times
@@ -66,6 +67,8 @@ class RunAnalysis:
     notes: tuple[str, ...]
     #: the diagnosis (pario.analysis.diagnosis.Finding), ordered by estimated time lost
     findings: tuple[Any, ...] = ()
+    #: the MPI-IO hints in effect, files with the same hints grouped (pario.analysis.mpihints)
+    hints: HintsInEffect = HintsInEffect()
 
 
 def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> RunAnalysis:
@@ -92,6 +95,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         ranks=ranks,
         notes=_notes(profile, rt),
         findings=tuple(_diagnose(profile, config)) if diagnosis else (),
+        hints=hints_in_effect(profile),
     )
 
 

@@ -60,6 +60,21 @@ class ScalingAnalysis:
     notes: tuple[str, ...]
     #: findings that compare the runs (pario.analysis.diagnosis.diagnose_runs)
     findings: tuple[Any, ...] = ()
+    #: said before the table: the runs are not of one executable (mixed_executables)
+    warning: str = ""
+
+
+def mixed_executables(runs: Sequence[RunAnalysis]) -> str:
+    """One line saying that the runs come from different executables ('' when they do not).
+
+    A scaling table compares runs of one application; ``pario report`` shows runs of
+    different executables side by side instead, unless a scaling mode is forced.
+    """
+    exes = sorted({r.job.exe for r in runs if r.job.exe})
+    if len(exes) < 2:
+        return ""
+    names = ", ".join(e.rsplit("/", 1)[-1] for e in exes)
+    return f"These logs come from {len(exes)} different executables ({names})."
 
 
 def infer_mode(runs: Sequence[RunAnalysis]) -> tuple[str, str]:
@@ -90,14 +105,12 @@ def scaling_analysis(runs: Sequence[RunAnalysis], mode: str = "auto") -> Scaling
     ref = ordered[0]
     rows = tuple(_row(run, ref, mode) for run in ordered)
     notes = []
-    exes = {r.job.exe for r in ordered if r.job.exe}
-    if len(exes) > 1:
-        notes.append("The logs come from different executables (" + ", ".join(sorted(exes)) + "); "
-                     "a scaling table compares runs of one application.")
+    mixed = mixed_executables(ordered)
+    warning = f"{mixed} A scaling table compares runs of one application: read it with care." if mixed else ""
     counts = [r.job.nprocs for r in ordered]
     if len(set(counts)) < len(counts):
         notes.append("Several logs have the same rank count.")
-    return ScalingAnalysis(mode, reason, ref.job.nprocs, rows, tuple(notes))
+    return ScalingAnalysis(mode, reason, ref.job.nprocs, rows, tuple(notes), warning=warning)
 
 
 def _row(run: RunAnalysis, ref: RunAnalysis, mode: str) -> ScalingRow:

@@ -11,15 +11,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from pario.analysis.run import RunAnalysis, analyze
-from pario.analysis.scaling import ScalingAnalysis, scaling_analysis
+from pario.analysis.scaling import ScalingAnalysis, mixed_executables, scaling_analysis
 from pario.model import Profile
 
 
 def build(profiles: Sequence[Profile], *, scaling: str = "auto", diagnosis: bool = True,
           config: Any = None) -> tuple[list[RunAnalysis], ScalingAnalysis | None]:
-    """Analyse and diagnose every profile; with several, also the scaling table and its findings."""
+    """Analyse and diagnose every profile; with several, also the scaling table and its findings.
+
+    Runs of different executables get no scaling table unless ``scaling`` forces a mode
+    (:func:`side_by_side_reason` says why).
+    """
     runs = [analyze(p, diagnosis=diagnosis, config=config) for p in profiles]
-    table = scaling_analysis(runs, scaling) if len(runs) > 1 else None
+    table = (scaling_analysis(runs, scaling)
+             if len(runs) > 1 and not (scaling == "auto" and side_by_side_reason(runs)) else None)
     if table is not None and diagnosis:
         from pario.analysis.diagnosis import diagnose_runs
 
@@ -27,4 +32,22 @@ def build(profiles: Sequence[Profile], *, scaling: str = "auto", diagnosis: bool
     return runs, table
 
 
-__all__ = ["build"]
+def side_by_side_reason(runs: Sequence[RunAnalysis]) -> str:
+    """Why several runs are shown as separate runs, not as a scaling table ('' if they are not)."""
+    mixed = mixed_executables(runs)
+    if not mixed:
+        return ""
+    return (mixed + " They are shown as separate runs, not as a scaling table; --scaling strong or "
+            "--scaling weak compares them anyway.")
+
+
+def write_hint_files(runs: Sequence[RunAnalysis], profiles: Sequence[Profile]) -> list[RunAnalysis]:
+    """The runs with the hints files their findings suggest written beside the logs
+    (pario.analysis.diagnosis.suggest), and named in the suggested commands."""
+    from pario.analysis.diagnosis.suggest import write_suggested_hints
+
+    return [dataclasses.replace(r, findings=tuple(write_suggested_hints(r.findings, p)))
+            for r, p in zip(runs, profiles, strict=True)]
+
+
+__all__ = ["build", "side_by_side_reason", "write_hint_files"]

@@ -88,6 +88,7 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "files": {"count": int(len(run.files)), "top": frame_records(run.files.head(top))},
         "ranks": frame_columns(run.ranks),
         "findings": findings_list(run.findings),
+        "hints": run.hints.as_dict(),
     }
 
 

@@ -22,12 +22,12 @@ from pario.analysis.pop import efficiency_level
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
 from pario.analysis.values import Value
-from pario.names import common_directory, relative, shorten
+from pario.names import common_directory, relative
 from pario.report import format as fmt
+from pario.textfit import Wrapped
 
 LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "bold red", "unknown": "dim"}
 BAR_WIDTH = 30
-NAME_WIDTH = 44
 NO_IO = "No I/O recorded in this log: there are no file records, so there is nothing to report on I/O."
 
 
@@ -42,8 +42,8 @@ class Footnotes:
             self.reasons.append(reason)
         return f"unavailable [{self.reasons.index(reason) + 1}]"
 
-    def render(self) -> list[Text]:
-        return [Text(f"[{i}] {r}", style="dim") for i, r in enumerate(self.reasons, 1)]
+    def render(self) -> list[RenderableType]:
+        return [Wrapped(f"[{i}] {r}", style="dim", indent=4) for i, r in enumerate(self.reasons, 1)]
 
 
 def _t(text: str, style: str = "") -> Text:
@@ -81,7 +81,7 @@ def header(run: RunAnalysis) -> Panel:
     job = run.job
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
-    grid.add_column(overflow="fold")
+    grid.add_column()
     command = " ".join(job.argv) if job.argv else job.exe
     source = {"darshan": "Darshan log", "pario": "pario log"}.get(job.source, job.source)
     if job.format_version:
@@ -89,14 +89,14 @@ def header(run: RunAnalysis) -> Panel:
     ranks = f"{job.nprocs:,}"
     if job.ranks_with_data != job.nprocs:
         ranks += f" ({job.ranks_with_data:,} with data)"
-    grid.add_row("Command", _t(command or "-"))
-    grid.add_row("Log", _t(f"{job.path} ({source})"))
-    grid.add_row("Processes", _t(f"{ranks}    run time {fmt.seconds(job.runtime)}    started "
-                                 f"{fmt.timestamp(job.start_time)}"))
+    grid.add_row("Command", Wrapped(command or "-", indent=2))
+    grid.add_row("Log", Wrapped(f"{job.path} ({source})"))
+    grid.add_row("Processes", Wrapped(f"{ranks}    run time {fmt.seconds(job.runtime)}    started "
+                                      f"{fmt.timestamp(job.start_time)}"))
     extra = [f"job {job.jobid}" if job.jobid else "", f"host {job.hostname}" if job.hostname else "",
              job.mpi_library]
     if any(extra):
-        grid.add_row("Job", _t("    ".join(e for e in extra if e)))
+        grid.add_row("Job", Wrapped("    ".join(e for e in extra if e)))
     return Panel(grid, title="pario report", title_align="left", border_style="blue")
 
 
@@ -213,15 +213,36 @@ def files_section(run: RunAnalysis, top: int) -> RenderableType:
     directory = common_directory(str(n) for n in shown["name"])
     t = _table(f"Top {min(top, len(files))} of {len(files):,} files by I/O time (summed over ranks)", "file",
                "layer", "ranks", "I/O time", "read", "written", right_from=2)
-    t.caption = f"in {directory}" if directory else None
-    t.columns[0].overflow = "fold"
-    t.columns[0].min_width = 24
+    for c in t.columns[1:]:
+        c.no_wrap = True
     for row in shown.itertuples(index=False):
-        name = shorten(relative(str(row.name), directory), NAME_WIDTH)
         layer = LAYER_LABELS.get(str(row.layer), str(row.layer))
-        t.add_row(_t(name), _t(layer), _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)),
-                  _t(fmt.nbytes(row.bytes_read)), _t(fmt.nbytes(row.bytes_written)))
-    return Group(_heading("Files"), t)
+        t.add_row(Wrapped(relative(str(row.name), directory)), _t(layer), _t(fmt.count(row.ranks)),
+                  _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
+                  _t(fmt.nbytes(row.bytes_written)))
+    caption = [Wrapped(f"in {directory}", style="dim")] if directory else []
+    return Group(_heading("Files"), t, *caption)
+
+
+def hint_text(hints: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in hints) if hints else "none reported by the MPI library"
+
+
+def hints_section(run: RunAnalysis, shown_files: int = 3) -> RenderableType:
+    """The MPI-IO hints in effect after open, one line per group of files with the same hints."""
+    h = run.hints
+    if h.empty:
+        return Group()
+    parts: list[RenderableType] = [_heading("MPI-IO hints in effect")]
+    for g in h.groups:
+        files = ", ".join(g.files[:shown_files])
+        if len(g.files) > shown_files:
+            files += f" and {len(g.files) - shown_files:,} more"
+        parts.append(Wrapped(f"{files}: {hint_text(g.hints)}", indent=4))
+    if h.injected:
+        injected = hint_text(h.injected)
+        parts.append(Wrapped(f"Injected at every open (pario run --hints): {injected}", indent=4))
+    return Group(*parts, _t(""))
 
 
 def notes_section(notes: Sequence[str]) -> RenderableType:
@@ -243,7 +264,8 @@ def run_report(run: RunAnalysis, *, top: int = 10) -> Group:
                      notes_section(run.notes))
     parts: list[RenderableType] = [header(run), summary(run), _t("")]
     parts += [io_section(run), _t(""), mpi_section(run), _t(""), memory_section(run), _t(""),
-              pop_section(run), _t(""), files_section(run, top), _t(""), diagnosis_section(run.findings),
+              pop_section(run), _t(""), files_section(run, top), _t(""), hints_section(run),
+              diagnosis_section(run.findings),
               _t(""), notes_section(run.notes)]
     return Group(*parts)
 
@@ -254,35 +276,54 @@ SCALING_EFFICIENCIES: tuple[tuple[str, str], ...] = (
 )
 
 
+LABEL_WIDTH = 24
+
+
+def run_labels(rows: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """Short labels of the runs of a table (their log names, or 'run 1'... when a name is
+    longer than LABEL_WIDTH) and the legend lines that name the logs behind 'run N'."""
+    names = [str(r.label) for r in rows]
+    if all(len(n) <= LABEL_WIDTH for n in names):
+        return names, []
+    legend = [f"run {i}: {r.path}" for i, r in enumerate(rows, 1)]
+    return [f"run {i}" for i in range(1, len(rows) + 1)], legend
+
+
 def scaling_report(scaling: ScalingAnalysis) -> Group:
     notes = Footnotes()
     rows = scaling.rows
+    labels, legend = run_labels(rows)
     speed = _table("Speedup", "log", "ranks", "run time", "speedup", "ideal", "scaling eff.")
-    for r in rows:
-        speed.add_row(_t(shorten(r.label, 30)), _t(f"{r.nprocs:,}"), _t(fmt.seconds(r.runtime)),
+    speed.columns[0].no_wrap = True
+    for label, r in zip(labels, rows, strict=True):
+        speed.add_row(_t(label), _t(f"{r.nprocs:,}"), _t(fmt.seconds(r.runtime)),
                       _val(r.speedup, notes), _t(f"{r.ideal_speedup:.2f}"), _eff(r.scaling_efficiency, notes))
     shown = [(h, a) for h, a in SCALING_EFFICIENCIES if any(getattr(r, a).available for r in rows)]
     hidden = [(h, a) for h, a in SCALING_EFFICIENCIES if (h, a) not in shown]
-    parts: list[RenderableType] = [
+    parts: list[RenderableType] = [Wrapped(scaling.warning, style="bold yellow")] if scaling.warning else []
+    parts += [
         _heading(f"Scaling: {scaling.mode}"),
-        _t(f"Mode {scaling.mode_reason}; reference run: {scaling.reference_nprocs:,} ranks.", "dim"), speed]
+        Wrapped(f"Mode {scaling.mode_reason}; reference run: {scaling.reference_nprocs:,} ranks.",
+                style="dim"),
+        *[Wrapped(line, style="dim", indent=2) for line in legend], speed]
     if shown:
         eff = _table("POP metrics per run", "log", "ranks", *[h for h, _ in shown])
-        for r in rows:
-            eff.add_row(_t(shorten(r.label, 30)), _t(f"{r.nprocs:,}"),
-                        *[_eff(getattr(r, a), notes) for _, a in shown])
+        eff.columns[0].no_wrap = True
+        for label, r in zip(labels, rows, strict=True):
+            eff.add_row(_t(label), _t(f"{r.nprocs:,}"), *[_eff(getattr(r, a), notes) for _, a in shown])
         parts.append(eff)
     if hidden:
         reason = getattr(rows[0], hidden[0][1]).reason or "not recorded"
-        parts.append(_t(f"{', '.join(h for h, _ in hidden)} per run: {notes.mark(reason)}", "dim"))
+        parts.append(Wrapped(f"{', '.join(h for h, _ in hidden)} per run: {notes.mark(reason)}", style="dim"))
     io = _table("I/O per run", "log", "ranks", "I/O time per rank", "of run", "slowest rank", "bytes",
                 "bandwidth")
-    for r in rows:
-        io.add_row(_t(shorten(r.label, 30)), _t(f"{r.nprocs:,}"), _val(r.io_time_mean, notes),
+    io.columns[0].no_wrap = True
+    for label, r in zip(labels, rows, strict=True):
+        io.add_row(_t(label), _t(f"{r.nprocs:,}"), _val(r.io_time_mean, notes),
                    _val(r.io_share, notes, as_percent=True), _val(r.io_time_max, notes),
                    _val(r.io_bytes, notes), _val(r.io_bandwidth, notes))
     parts.append(io)
-    parts += notes.render() + [_t("• " + n, "dim") for n in scaling.notes]
+    parts += notes.render() + [Wrapped("• " + n, style="dim", indent=2) for n in scaling.notes]
     return Group(*parts)
 
 
@@ -295,6 +336,13 @@ def render(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, 
     if len(runs) == 1 and scaling is None:
         console.print(run_report(runs[0], top=top))
         return
+    if scaling is None:
+        from pario.report import side_by_side_reason
+
+        reason = side_by_side_reason(runs)
+        if reason:
+            console.print(Wrapped(reason, style="bold yellow"))
+            console.print()
     if scaling is not None:
         console.print(scaling_report(scaling))
         console.print()

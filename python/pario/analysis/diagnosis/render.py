@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -20,6 +20,7 @@ from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis.findings import Finding, Severity, Subject, finding_dict
 from pario.model import Profile
 from pario.names import common_directory, relative
+from pario.textfit import Fit, Wrapped
 
 SCHEMA_VERSION = 1
 STYLE = {Severity.CRITICAL: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -55,7 +56,8 @@ def log_summary(profile: Profile) -> str:
     )
 
 
-def _subjects_table(subjects: Sequence[Subject], total: int) -> Table | None:
+def _subjects_table(subjects: Sequence[Subject], total: int) -> RenderableType | None:
+    """The files or ranks concerned: a table where it fits the width, else one paragraph each."""
     if not subjects:
         return None
     labels: list[str] = []
@@ -67,62 +69,79 @@ def _subjects_table(subjects: Sequence[Subject], total: int) -> Table | None:
     # files by their names below the directory they share, which the caption gives once
     directory = common_directory(s.name for s in subjects) if kind == "file" else ""
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
-    t.add_column(kind, overflow="fold", max_width=60)
+    t.add_column(kind, no_wrap=True)
     for lab in labels:
-        t.add_column(lab, justify="right", overflow="fold", max_width=24)
+        t.add_column(lab, justify="right", no_wrap=True)
+    rows: list[tuple[str, list[tuple[str, str]]]] = []
     for s in subjects:
         by = {m.label: m for m in s.metrics}
-        cells = [Text(relative(s.name, directory))]
-        for lab in labels:
-            m = by.get(lab)
-            cells.append(Text(("≈" if m and m.approximate else "") + fmt.value(m.value, m.unit) if m else ""))
-        t.add_row(*cells)
-    caption = [f"in {directory}" if directory else "",
-               f"top {len(subjects)} of {fmt.count(total)}" if total > len(subjects) else ""]
-    t.caption = "; ".join(c for c in caption if c) or None
-    return t
+        cells = [(lab, ("≈" if by[lab].approximate else "") + fmt.value(by[lab].value, by[lab].unit))
+                 for lab in labels if lab in by]
+        rows.append((relative(s.name, directory), cells))
+        t.add_row(Text(rows[-1][0]), *[Text(dict(cells).get(lab, "")) for lab in labels])
+    top = f"top {len(subjects)} of {fmt.count(total)}" if total > len(subjects) else ""
+    caption = "; ".join(c for c in (f"in {directory}" if directory else "", top) if c)
+    t.caption = caption or None
+    # narrow terminals: each subject on its own line, its numbers below it
+    listed: list[RenderableType] = []
+    for name, cells in rows:
+        listed.append(Wrapped(name, style="bold", indent=2))
+        listed.append(Wrapped("  " + "; ".join(f"{lab} {v}" for lab, v in cells), indent=2))
+    if caption:
+        listed.append(Wrapped(caption, style="dim", indent=2))
+    return Fit(t, Group(*listed))
+
+
+class _TitledPanel:
+    """A finding's panel: the whole title on the border where it fits, else the title text
+    as the first line inside (Rich would cut it off)."""
+
+    def __init__(self, head: Text, title: str, body: list[RenderableType], style: str, subtitle: str) -> None:
+        self.head, self.title, self.body, self.style, self.subtitle = head, title, body, style, subtitle
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        head, body = self.head.copy(), list(self.body)
+        if len(head) + len(self.title) + 6 <= options.max_width:
+            head.append(self.title)
+        else:
+            body.insert(0, Wrapped(self.title, style="bold"))
+        fits = self.subtitle and len(self.subtitle) + 6 <= options.max_width
+        subtitle = Text(self.subtitle) if fits else None
+        yield Panel(Group(*body), title=head, title_align="left", border_style=self.style, subtitle=subtitle,
+                    subtitle_align="right")
 
 
 def finding_renderable(f: Finding) -> RenderableType:
     """One finding as a Rich panel: statement, evidence, subjects, notes, recommendations."""
-    parts: list[RenderableType] = [Text(f.statement)]
+    parts: list[RenderableType] = [Wrapped(f.statement)]
     ev = Table.grid(padding=(0, 2))
-    ev.add_column(style="dim")
+    ev.add_column(style="dim", no_wrap=True)
     ev.add_column()
     for m in f.evidence:
         if m.value is None or m.value == "":
             continue
-        ev.add_row(Text(m.label), Text(("≈" if m.approximate else "") + fmt.value(m.value, m.unit)))
-    parts += [Text(""), Text("Evidence", style="bold"), ev]
+        ev.add_row(Text(m.label), Wrapped(("≈" if m.approximate else "") + fmt.value(m.value, m.unit)))
+    parts += [Text(""), Text("Evidence", style="bold"), Fit(ev, Group(*[
+        Wrapped(f"{m.label}: {'≈' if m.approximate else ''}{fmt.value(m.value, m.unit)}", indent=2)
+        for m in f.evidence if m.value is not None and m.value != ""]))]
     table = _subjects_table(f.subjects, f.subjects_total)
     if table is not None:
         parts += [Text(""), table]
     for note in f.notes:
-        parts.append(Text(note, style="italic"))
+        parts.append(Wrapped(note, style="italic"))
     if f.recommendations:
         parts += [Text(""), Text("What to do", style="bold")]
         for r in f.recommendations:
-            line = Text("• ")
-            line.append(f"{KIND_LABEL.get(r.kind, r.kind)}: ", style="bold")
-            line.append(r.text)
-            parts.append(line)
-            if r.snippet:
-                parts.append(Text("\n".join("    " + ln for ln in r.snippet.splitlines()), style="green"))
+            parts.append(Wrapped(f"• {KIND_LABEL.get(r.kind, r.kind)}: {r.text}", indent=2))
+            for ln in r.snippet.splitlines():
+                parts.append(Wrapped("    " + ln, style="green", indent=6))
     lost = time_lost_text(f)
     if lost:
-        parts += [Text(""), Text(f"Time lost {lost}; {f.time_basis}", style="dim")]
-    title = Text()
-    title.append(f" {f.severity.label.upper()} ", style=STYLE[f.severity] + " reverse")
-    title.append(f" {f.id} ", style="bold")
-    title.append(f.title)
-    return Panel(
-        Group(*parts),
-        title=title,
-        title_align="left",
-        border_style=STYLE[f.severity],
-        subtitle=Text(lost) if lost else None,
-        subtitle_align="right",
-    )
+        parts += [Text(""), Wrapped(f"Time lost {lost}; {f.time_basis}", style="dim")]
+    head = Text()
+    head.append(f" {f.severity.label.upper()} ", style=STYLE[f.severity] + " reverse")
+    head.append(f" {f.id} ", style="bold")
+    return _TitledPanel(head, f.title, parts, STYLE[f.severity], lost)
 
 
 def findings_renderable(
@@ -142,7 +161,7 @@ def findings_renderable(
         head.append(
             f"  —  {len(shown)} finding{'s' if len(shown) != 1 else ''}" + (f" ({tally})" if tally else "")
         )
-        parts.append(head)
+        parts.append(Wrapped(head.plain, style="bold"))
     if not shown:
         hidden = len(findings) - len(shown)
         parts.append(Text(empty + (f" ({hidden} below {min_severity.label} not shown.)" if hidden else "")))
