@@ -24,7 +24,7 @@ def outputs(tmp_path_factory, pario_cmd):
     proc = subprocess.run(
         [*pario_cmd, "report", str(IMBALANCED), "--json", str(out / "r.json"), "--csv", str(out / "csv"),
          "--html", str(out / "r.html")],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, cwd=out,  # suggested hints files of a read-only log
     )
     assert proc.returncode == 0, proc.stderr
     return out, proc.stdout

@@ -44,12 +44,13 @@ def _run(args: argparse.Namespace) -> int:
         load_config,
         log_summary,
     )
+    from pario.analysis.diagnosis.suggest import write_suggested_hints
     from pario.log import read_log
 
     cfg = load_config(args.config)
     minimum = Severity.parse(args.min_severity)
     profiles = [read_log(path) for path in args.logs]
-    runs = [(p, diagnose(p, cfg)) for p in profiles]
+    runs = [(p, write_suggested_hints(diagnose(p, cfg), p)) for p in profiles]
     across = diagnose_runs(profiles, cfg) if len(profiles) > 1 else []
     if args.json:
         json.dump(diagnosis_dict(runs, across, min_severity=minimum), sys.stdout, indent=2, allow_nan=False)

@@ -43,7 +43,7 @@ def _positive(text: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from pario.log import read_log
-    from pario.report import build
+    from pario.report import build, write_hint_files
 
     profiles = [read_log(path) for path in args.logs]
     config = None
@@ -52,6 +52,7 @@ def _run(args: argparse.Namespace) -> int:
 
         config = load_config(args.config)
     runs, scaling = build(profiles, scaling=args.scaling, diagnosis=not args.no_diagnosis, config=config)
+    runs = write_hint_files(runs, profiles)
     top = max(args.top, 20)
     if args.json:
         from pario.report.json_out import write_json
