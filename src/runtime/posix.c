@@ -125,6 +125,7 @@ struct file_facts {
     int64_t blksize;                     /* st_blksize, 0 if unknown */
     int64_t size;                        /* st_size at open */
     int64_t fs_type;                     /* statfs f_type, 0 if unknown */
+    int is_dir;                          /* a directory: not recorded */
     struct pario_lustre_layout lustre;   /* all 0 unless on Lustre */
 };
 
@@ -138,6 +139,9 @@ static void posix_file_facts(int fd, struct file_facts *out)
     if (real_fstat && real_fstat(fd, &st) == 0) {
         out->blksize = st.st_blksize;
         out->size = st.st_size;
+        out->is_dir = S_ISDIR(st.st_mode);
+        if (out->is_dir)
+            return;
     }
     struct statfs sf;
     if (fstatfs(fd, &sf) != 0)
@@ -176,8 +180,8 @@ static void posix_refresh_layout(struct pario_record *r, int fd)
 static void posix_opened(struct pario_thread *th, const char *path, int fd, int flags, uint64_t t0,
                          uint64_t t1)
 {
-    if (fd < 0 || !path)
-        return;
+    if (fd < 0 || !path || (flags & O_DIRECTORY))
+        return; /* a directory is not a file (opendir opens with O_DIRECTORY) */
     int saved = errno;
     struct pario_record *r = pario_record_for_path(PARIO_POSIX, path);
     if (!r) {
@@ -194,6 +198,12 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
     struct file_facts facts = {0};
     if (first)
         posix_file_facts(fd, &facts);
+    if (facts.is_dir) {
+        /* opened without O_DIRECTORY: found at the first open, whose record stays
+         * empty (no open counted, so the next open looks again; the log leaves it out) */
+        errno = saved;
+        return;
+    }
     int64_t offset = 0;
     if (flags & O_APPEND) {
         MAP(fstat);
@@ -495,7 +505,8 @@ int fstat64(int fd, struct stat64 *st)
 
 /* ---- calls on paths ----------------------------------------------------- */
 
-#define PATH_META_BODY(call, path, counter)                                                        \
+/* A directory is not a file: a stat that finds one (dir) records nothing. */
+#define PATH_META_BODY(call, path, counter, dir)                                                   \
     if (!pario_active())                                                                           \
         return call;                                                                               \
     struct pario_thread *th = pario_thread();                                                     \
@@ -503,7 +514,7 @@ int fstat64(int fd, struct stat64 *st)
     int ret = call;                                                                                \
     uint64_t t1 = pario_now();                                                                     \
     int saved = errno;                                                                             \
-    struct pario_record *r = pario_record_for_path(PARIO_POSIX, path);                           \
+    struct pario_record *r = ret == 0 && (dir) ? NULL : pario_record_for_path(PARIO_POSIX, path); \
     if (r)                                                                                         \
         posix_meta_op(th, r, counter, t0, t1, posix_meta);                                            \
     errno = saved;                                                                                 \
@@ -512,25 +523,25 @@ int fstat64(int fd, struct stat64 *st)
 int stat(const char *path, struct stat *st)
 {
     MAP(stat);
-    PATH_META_BODY(real_stat(path, st), path, POSIX_STATS);
+    PATH_META_BODY(real_stat(path, st), path, POSIX_STATS, S_ISDIR(st->st_mode));
 }
 
 int stat64(const char *path, struct stat64 *st)
 {
     MAP(stat64);
-    PATH_META_BODY(real_stat64(path, st), path, POSIX_STATS);
+    PATH_META_BODY(real_stat64(path, st), path, POSIX_STATS, S_ISDIR(st->st_mode));
 }
 
 int lstat(const char *path, struct stat *st)
 {
     MAP(lstat);
-    PATH_META_BODY(real_lstat(path, st), path, POSIX_STATS);
+    PATH_META_BODY(real_lstat(path, st), path, POSIX_STATS, S_ISDIR(st->st_mode));
 }
 
 int lstat64(const char *path, struct stat64 *st)
 {
     MAP(lstat64);
-    PATH_META_BODY(real_lstat64(path, st), path, POSIX_STATS);
+    PATH_META_BODY(real_lstat64(path, st), path, POSIX_STATS, S_ISDIR(st->st_mode));
 }
 
 int fstatat(int dirfd, const char *path, struct stat *st, int flags)
@@ -538,7 +549,7 @@ int fstatat(int dirfd, const char *path, struct stat *st, int flags)
     MAP(fstatat);
     char buf[PATH_MAX];
     const char *full = (flags & AT_EMPTY_PATH) && !path[0] ? NULL : at_path(dirfd, path, buf, sizeof buf);
-    PATH_META_BODY(real_fstatat(dirfd, path, st, flags), full, POSIX_STATS);
+    PATH_META_BODY(real_fstatat(dirfd, path, st, flags), full, POSIX_STATS, S_ISDIR(st->st_mode));
 }
 
 int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
@@ -546,13 +557,13 @@ int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
     MAP(fstatat64);
     char buf[PATH_MAX];
     const char *full = (flags & AT_EMPTY_PATH) && !path[0] ? NULL : at_path(dirfd, path, buf, sizeof buf);
-    PATH_META_BODY(real_fstatat64(dirfd, path, st, flags), full, POSIX_STATS);
+    PATH_META_BODY(real_fstatat64(dirfd, path, st, flags), full, POSIX_STATS, S_ISDIR(st->st_mode));
 }
 
 int unlink(const char *path)
 {
     MAP(unlink);
-    PATH_META_BODY(real_unlink(path), path, POSIX_UNLINKS);
+    PATH_META_BODY(real_unlink(path), path, POSIX_UNLINKS, 0);
 }
 
 /* ---- descriptor duplication: the copy shares the record ---------------- */

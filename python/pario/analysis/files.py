@@ -25,6 +25,17 @@ def _values(frame: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
     return np.clip(v, 0.0, None).sum(axis=1)
 
 
+def directories(files: pd.DataFrame) -> np.ndarray:
+    """Rows that are directories, not files: no data moved and (a record of an older pario log
+    or a Darshan log) a name under which other files were recorded, or no activity at all."""
+    names = [str(n) for n in files["name"]]
+    parents = {n[:i] for n in names for i in range(1, len(n)) if n[i] == "/"}
+    idle = ((files["bytes_read"] + files["bytes_written"] + files["reads"] + files["writes"]) == 0).to_numpy()
+    named = np.array([n.rstrip("/") in parents for n in names], dtype=bool)
+    empty = idle & (files["time"] == 0).to_numpy()
+    return idle & (named | empty)
+
+
 def file_table(profile: Profile) -> pd.DataFrame:
     """One row per (layer, file), sorted by I/O time, slowest first.
 
@@ -58,6 +69,7 @@ def file_table(profile: Profile) -> pd.DataFrame:
     out["ranks"] = out["ranks"].clip(upper=nprocs).astype(np.int64)
     out["time"] = out["read_time"] + out["write_time"] + out["meta_time"]
     out = out[list(FILE_COLUMNS)]
+    out = out[~directories(out)]
     order = np.lexsort((-out["bytes_read"].to_numpy(), -out["bytes_written"].to_numpy(),
                         -out["time"].to_numpy()))
     return out.take(order).reset_index(drop=True)

@@ -1,0 +1,190 @@
+"""What the report suggests a user run: the hints file named in "Try:" exists and holds the
+suggested hints, the command repeats the user's launcher options, and it runs; directories
+are not files; runs of different executables are not made into a scaling table."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pario import paths
+from pario.analysis.files import file_table
+from pario.log import read_log
+
+LAUNCH = ["mpirun", "--oversubscribe", "-np", "2", "--mca", "io", "romio321"]
+
+
+def _block(out: Path) -> list[str]:
+    """4 KiB independent writes of a shared file: IFACE-INDEPENDENT-SHARED suggests romio_cb_write."""
+    return [
+        *LAUNCH,
+        str(paths.program("pario-kernel-block")),
+        "--transfer-size",
+        "4k",
+        "--block-size",
+        "256k",
+        "--independent",
+        "-o",
+        str(out / "shared.dat"),
+    ]
+
+
+def _joined(text: str) -> str:
+    """Terminal text as one line of words (panel borders and line breaks dropped)."""
+    return " ".join(w for w in text.replace("│", " ").split())
+
+
+@pytest.fixture(scope="module")
+def block_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("suggest")
+    log = root / "block.pario"
+    proc = subprocess.run(
+        [*pario_cmd, "run", "--log", str(log), "--", *_block(root)],
+        env=mpi_env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return log
+
+
+def test_try_command_repeats_the_launch_and_its_hints_file_exists(
+    block_log: Path, pario_cmd, mpi_env
+) -> None:  # type: ignore[no-untyped-def]
+    proc = subprocess.run(
+        [*pario_cmd, "diagnose", "--json", str(block_log)],
+        env=mpi_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    findings = {f["id"]: f for f in json.loads(proc.stdout)["logs"][0]["findings"]}
+    finding = findings["IFACE-INDEPENDENT-SHARED"]
+    hints_file = block_log.parent / "block.pario.IFACE-INDEPENDENT-SHARED.hints"
+    tune = [r for r in finding["recommendations"] if r["kind"] == "tune"]
+    assert [r["snippet"] for r in tune] == [
+        f"pario run --hints {hints_file} -- " + " ".join(_block(block_log.parent))
+    ]
+    assert f"pario wrote {hints_file} with romio_cb_write enable" in tune[0]["text"]
+    assert hints_file.read_text() == (
+        "# pario: hints suggested by IFACE-INDEPENDENT-SHARED (Independent MPI-IO on a shared file where "
+        "collective I/O would merge requests)\n"
+        f"# for the run logged in {block_log}\n"
+        "romio_cb_write enable\n"
+    )
+    # the suggestion runs as printed, and the hints reach MPI_File_open
+    trial = block_log.parent / "trial.pario"
+    run = subprocess.run(
+        [*pario_cmd, "run", "--log", str(trial), "--hints", str(hints_file), "--", *_block(block_log.parent)],
+        env=mpi_env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 0, run.stderr
+    assert read_log(str(trial)).job.metadata["injected_hints"] == {"romio_cb_write": "enable"}
+    # the terminal form says the file was written and names it
+    text = _joined(
+        subprocess.run(
+            [*pario_cmd, "diagnose", str(block_log)],
+            env={**mpi_env, "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
+    )
+    assert f"pario wrote {hints_file} with romio_cb_write enable:" in text
+    assert "--oversubscribe -np 2 --mca io romio321" in text
+
+
+def test_report_shows_the_hints_in_effect(block_log: Path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+    proc = subprocess.run(
+        [*pario_cmd, "report", str(block_log), "--json", "-"],
+        env=mpi_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    hints = json.loads(proc.stdout)["runs"][0]["hints"]
+    shared = str(block_log.parent / "shared.dat")
+    expected = read_log(str(block_log)).hints
+    assert hints == {"files": [{"files": [shared], "hints": next(iter(expected.values()))}], "injected": {}}
+    text = subprocess.run(
+        [*pario_cmd, "report", str(block_log)],
+        env={**mpi_env, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(next(iter(expected.values())).items()))
+    assert f"MPI-IO hints in effect\n{shared}: {shown or 'none reported by the MPI library'}\n" in text
+
+
+def test_a_directory_is_not_a_file(tmp_path: Path, compile_program, run_under_pario) -> None:  # type: ignore[no-untyped-def]
+    exe = compile_program("open_dirs.c", mpi=False)
+    log = tmp_path / "dirs.pario"
+    proc = run_under_pario(log, [str(exe), str(tmp_path)])
+    assert proc.returncode == 0, proc.stderr
+    profile = read_log(str(log))
+    data = str(tmp_path / "sub" / "data.bin")
+    assert list(file_table(profile)["name"]) == [data]
+    posix = profile.layer("posix").set_index("name")
+    assert int(posix.loc[data, "bytes_written"]) == 1000 and int(posix.loc[data, "opens"]) == 1
+    # the directory's first open (without O_DIRECTORY) leaves at most an empty record behind:
+    # no open, stat or fsync of it is counted, and its descriptor is not followed
+    others = posix.drop(index=data)
+    counters = ["opens", "stats", "fsyncs", "reads", "writes", "bytes_read", "bytes_written"]
+    assert list(others.index) in ([], [str(tmp_path / "sub")])
+    assert int(others[counters].to_numpy().sum()) == 0
+
+
+def test_logs_of_different_programs_are_not_a_scaling_table(block_log: Path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+    demo = block_log.parent / "demo.pario"
+    proc = subprocess.run(
+        [
+            *pario_cmd,
+            "run",
+            "--log",
+            str(demo),
+            "--",
+            "mpirun",
+            "--oversubscribe",
+            "-np",
+            "2",
+            str(paths.program("pario-demo-io")),
+            str(block_log.parent),
+        ],
+        env=mpi_env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    env = {**mpi_env, "COLUMNS": "200"}
+    out = subprocess.run(
+        [*pario_cmd, "report", str(block_log), str(demo)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    first = (
+        "These logs come from 2 different executables (pario-demo-io, pario-kernel-block). They are shown "
+        "as separate runs, not as a scaling table; --scaling strong or --scaling weak compares them anyway."
+    )
+    assert out.splitlines()[0] == first
+    assert "Scaling:" not in out and out.count("pario report") == 2
+    forced = subprocess.run(
+        [*pario_cmd, "report", str(block_log), str(demo), "--scaling", "strong"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert forced.splitlines()[0].startswith("These logs come from 2 different executables")
+    assert forced.splitlines()[1] == "Scaling: strong"
