@@ -17,6 +17,7 @@ from pario.analysis.pop import PopMetrics, pop_metrics
 from pario.analysis.rankio import SHARED_NOTE
 from pario.analysis.times import RankTimes, rank_times
 from pario.analysis.values import Value
+from pario.hints import rejected_notes
 from pario.model import Profile
 
 
@@ -144,6 +145,7 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
                          "library: written by a newer Darshan; their I/O may be missing from the figures).")
     if not rt.exact_max("io") or not rt.exact_ranks("io"):
         notes.append("Values marked ≈ are estimates: " + SHARED_NOTE + ".")
+    notes += rejected_notes(job.metadata)  # PARIO_HINTS lines the runtime skipped
     if job.nprocs and len(profile.ranks) < job.nprocs:
         notes.append(f"Only {len(profile.ranks)} of {job.nprocs} ranks have data; averages are over those.")
     return tuple(dict.fromkeys(notes))

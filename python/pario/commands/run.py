@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--log", metavar="PATH", help="where to write the log (default: ./<program>-<date>.pario)")
     p.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open "
-                   "('key value' or 'key=value' per line; sets PARIO_HINTS)")
+                   "('key value' or 'key=value' per line, one value per key, '#' comments; checked "
+                   "before launch; sets PARIO_HINTS)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
     p.set_defaults(func=_run)
 
@@ -29,16 +30,16 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pario import launch
-    from pario.errors import ParioError
 
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
     extra = {}
     if args.hints:
+        from pario.hints import read_hints
+
         hints = Path(args.hints)
-        if not hints.is_file():
-            raise ParioError(f"--hints: no such file: {hints}")
+        read_hints(hints)  # refuses a bad file (ParioError naming file:line) before anything is launched
         extra["PARIO_HINTS"] = str(hints.resolve())
     prepared = launch.prepare(command, log=args.log, extra_env=extra)
     code = launch.run(prepared)

@@ -82,6 +82,26 @@ def read_pario_log(path: str | Path) -> Profile:
         raise LogFormatError(f"{p}: corrupt pario log ({exc.__class__.__name__}: {exc})") from None
 
 
+def rejected_hints(meta: dict) -> dict:
+    """The PARIO_HINTS lines the runtime skipped (``rejected_hints``: line, text, reason), how
+    many in all, and the opens retried without the injected hints; empty for older logs."""
+    if "rejected_hints" not in meta:
+        return {}
+    def count(v: object) -> int:  # a damaged log may hold anything
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+    entries = meta.get("rejected_hints")
+    rejected = [
+        {"line": count(e.get("line")), "text": str(e.get("text", "")), "reason": str(e.get("reason", ""))}
+        for e in (entries if isinstance(entries, list) else []) if isinstance(e, dict)
+    ]
+    return {
+        "rejected_hints": rejected,
+        "rejected_hints_total": max(count(meta.get("rejected_hints_total")), len(rejected)),
+        "hints_fallback_opens": count(meta.get("hints_fallback_opens")),
+    }
+
+
 def _blocks(data: bytes, where: str):
     if len(data) < fmt.FILE_HEADER.size:
         raise LogFormatError(f"{where}: truncated pario log (no header)")
@@ -311,6 +331,7 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
         metadata={
             **{k: meta[k] for k in ("timer", "mem_cap", "injected_hints", "version", "mpi_init_time")
                if k in meta},
+            **rejected_hints(meta),
             # the counter lists, so that pario_writer can write the profile back
             "schema": {"layers": meta["layers"], "rank_fields": rank_fields},
             "lustre_striping": lustre_striping(files.get("posix")),

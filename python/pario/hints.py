@@ -1,0 +1,180 @@
+"""MPI-IO hints files (``pario run --hints FILE``): parse and validate before launch.
+
+One hint per line, ``key value`` (ROMIO_HINTS style) or ``key=value``; blank lines and
+``#`` comments (a ``#`` at the start of a line or after a blank) are ignored. A file is
+refused with one error naming ``file:line`` when a line would make ``MPI_Info_set`` fail
+(and, without the check, abort the application) or would not say what the user meant:
+
+- the line is not printable ASCII (a binary file, a NUL or control byte, non-ASCII text);
+- the key is empty (``=4``) or the value is missing or empty (``cb_nodes``, ``cb_nodes=``);
+- the value is more than one token (``striping_factor 4 extra``);
+- the key is longer than :data:`MAX_KEY` or the value longer than :data:`MAX_VALUE`
+  characters (Open MPI's ``MPI_MAX_INFO_KEY`` is 36 and ``MPI_MAX_INFO_VAL`` 256, MPICH's
+  255 and 1024; the smaller ones minus the terminating NUL, so a file is valid under both);
+- a key given twice (which of the two was meant is not knowable);
+- a known hint whose value has the wrong type (:data:`KNOWN_HINTS`).
+
+Unknown keys are allowed: MPI libraries ignore the hints they do not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from pario.errors import ParioError
+
+MAX_KEY = 35
+MAX_VALUE = 255
+MAX_FILE_BYTES = 1 << 20
+MAX_HINTS = 64  # what the runtime injects at most
+
+POSITIVE_INT = "a positive integer"
+SWITCH = "enable, disable or automatic"
+_SWITCH_VALUES = frozenset({"enable", "disable", "automatic"})
+
+# Known hints and the type of their value (ROMIO's and the MPI standard's reserved hints).
+KNOWN_HINTS: dict[str, str] = {
+    "cb_nodes": POSITIVE_INT,
+    "cb_buffer_size": POSITIVE_INT,
+    "striping_factor": POSITIVE_INT,
+    "striping_unit": POSITIVE_INT,
+    "ind_rd_buffer_size": POSITIVE_INT,
+    "ind_wr_buffer_size": POSITIVE_INT,
+    "romio_cb_read": SWITCH,
+    "romio_cb_write": SWITCH,
+    "romio_ds_read": SWITCH,
+    "romio_ds_write": SWITCH,
+    "romio_no_indep_rw": "true or false",
+}
+
+
+def _value_ok(kind: str, value: str) -> bool:
+    if kind == POSITIVE_INT:
+        return value.isdigit() and int(value) > 0
+    if kind == SWITCH:
+        return value.lower() in _SWITCH_VALUES
+    return value.lower() in {"true", "false"}
+
+
+def _show(text: str, limit: int = 40) -> str:
+    """A short, printable rendering of (part of) a line for an error message."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _strip_comment(line: str) -> str:
+    """The line without a '#' comment (one at the start or after a blank), trimmed."""
+    for i, ch in enumerate(line):
+        if ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            line = line[:i]
+            break
+    return line.strip(" \t")
+
+
+def _bad_byte(raw: bytes) -> int | None:
+    """The first byte that is neither printable ASCII nor a tab, or None."""
+    for b in raw:
+        if not (0x20 <= b < 0x7F or b == 0x09):
+            return b
+    return None
+
+
+def parse_line(raw: bytes) -> tuple[str, str] | None:
+    """One line (without its newline) -> (key, value), None for a blank or comment line.
+
+    Raises ValueError saying what is wrong.
+    """
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    bad = _bad_byte(raw)
+    if bad is not None:
+        what = "a NUL byte" if bad == 0 else f"byte 0x{bad:02x}"
+        raise ValueError(f"not a text line: {what} (hints are printable ASCII)")
+    text = _strip_comment(raw.decode("ascii"))
+    if not text:
+        return None
+    end = len(text)
+    for i, ch in enumerate(text):
+        if ch in " \t=":
+            end = i
+            break
+    key, rest = text[:end], text[end:].strip(" \t")
+    if rest.startswith("="):
+        rest = rest[1:].strip(" \t")
+    if not key:
+        raise ValueError(f"empty key in {_show(text)} (expected 'key value' or 'key=value')")
+    if len(key) > MAX_KEY:
+        raise ValueError(f"key of {len(key)} characters, at most {MAX_KEY} allowed (MPI_MAX_INFO_KEY)")
+    if not rest:
+        raise ValueError(f"no value for {key} (expected 'key value' or 'key=value')")
+    tokens = rest.split()
+    if len(tokens) > 1:
+        raise ValueError(f"one value expected for {key}, found {len(tokens)}: {_show(rest)}")
+    if len(rest) > MAX_VALUE:
+        raise ValueError(f"value of {key} has {len(rest)} characters, at most {MAX_VALUE} allowed "
+                         "(MPI_MAX_INFO_VAL)")
+    kind = KNOWN_HINTS.get(key)
+    if kind and not _value_ok(kind, rest):
+        raise ValueError(f"{key} must be {kind}, not {_show(rest)}")
+    return key, rest
+
+
+def parse_hints(data: bytes, name: str) -> list[tuple[str, str]]:
+    """The (key, value) pairs of a hints file's contents, in order; ParioError naming
+    ``name:line`` at the first bad line."""
+    if len(data) > MAX_FILE_BYTES:
+        raise ParioError(f"hints file {name}: larger than {MAX_FILE_BYTES} bytes (not a hints file?)")
+    pairs: list[tuple[str, str]] = []
+    first_line: dict[str, int] = {}
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            pair = parse_line(raw)
+        except ValueError as exc:
+            raise ParioError(f"hints file {name}:{lineno}: {exc}") from None
+        if pair is None:
+            continue
+        key = pair[0]
+        if key in first_line:
+            raise ParioError(f"hints file {name}:{lineno}: duplicate key {key} "
+                             f"(first on line {first_line[key]})")
+        first_line[key] = lineno
+        pairs.append(pair)
+    if len(pairs) > MAX_HINTS:
+        raise ParioError(f"hints file {name}: {len(pairs)} hints, at most {MAX_HINTS} are injected")
+    return pairs
+
+
+def read_hints(path: Path) -> list[tuple[str, str]]:
+    """Read and validate a hints file; ParioError (one line) if it cannot be used."""
+    try:
+        if not path.is_file():
+            raise ParioError(f"hints file {path}: no such file")
+        with path.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ParioError(f"hints file {path}: cannot read: {exc.strerror}") from None
+    return parse_hints(data, str(path))
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def rejected_notes(metadata: Mapping[str, object]) -> list[str]:
+    """Sentences for the report about the hints the runtime did not inject (a pario log's
+    ``rejected_hints``) and the opens it retried without them; empty when there are none."""
+    raw = metadata.get("rejected_hints")
+    entries = [e for e in raw if isinstance(e, dict)] if isinstance(raw, list) else []
+    total = max(_int(metadata.get("rejected_hints_total")), len(entries))
+    notes = []
+    if entries:
+        shown = "; ".join(f"line {e.get('line')} {_show(str(e.get('text', '')))}: {e.get('reason')}"
+                          for e in entries)
+        more = f"; and {total - len(entries)} more" if total > len(entries) else ""
+        notes.append(f"PARIO_HINTS: {total} line(s) of the hints file were not injected ({shown}{more}); "
+                     "the other hints were.")
+    fallback = _int(metadata.get("hints_fallback_opens"))
+    if fallback:
+        notes.append(f"PARIO_HINTS: {fallback} MPI_File_open call(s) failed with the injected hints and "
+                     "succeeded without them; those files were opened without the hints.")
+    return notes

@@ -1,0 +1,189 @@
+"""Hints files: refused before launch by `pario run --hints`, and never fatal to the application
+when given to the runtime directly (PARIO_HINTS): bad lines are skipped and listed in the log."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pario.analysis.run import analyze
+from pario.errors import ParioError
+from pario.hints import MAX_HINTS, parse_hints, read_hints, rejected_notes
+from pario.log import read_log
+
+GOOD_BEFORE = b"# hints for the test\nromio_cb_write enable\n"
+GOOD_AFTER = b"\ncb_nodes 2\n"
+BINARY = b"\x7fELF\x02\x01\x01" + bytes(range(10))
+LONG_KEY = b"k" * 300
+
+# (bad line 3, what `pario run` says about it, the runtime's reason, the runtime's text of it)
+BAD_LINES = {
+    "empty-key": (b"=bad", "empty key in '=bad' (expected 'key value' or 'key=value')", "empty key", "=bad"),
+    "empty-value": (b"cb_nodes=", "no value for cb_nodes (expected 'key value' or 'key=value')", "no value",
+                    "cb_nodes="),
+    "long-key": (LONG_KEY, "key of 300 characters, at most 35 allowed (MPI_MAX_INFO_KEY)",
+                 "key of 300 characters, at most 35 allowed", "k" * 47),
+    "binary": (BINARY, "not a text line: byte 0x7f (hints are printable ASCII)", "not a text line: byte 0x7f",
+               "?ELF" + "?" * 13),
+    "two-values": (b"striping_factor 4 extra", "one value expected for striping_factor, found 2: '4 extra'",
+                   "one value expected, found 2", "striping_factor 4 extra"),
+}
+
+
+def _hints_file(tmp_path: Path, bad: bytes) -> Path:
+    path = tmp_path / "hints.txt"
+    path.write_bytes(GOOD_BEFORE + bad + GOOD_AFTER)
+    return path
+
+
+# ---- the file syntax ----------------------------------------------------------------------------
+
+
+def test_valid_file_both_syntaxes_and_comments():
+    data = (b"# ROMIO hints\n\ncb_nodes 4\n  romio_cb_write = enable   # collective buffering\r\n"
+            b"cb_config_list=*:1#2\nstriping_unit\t1048576\nmy_own_hint x=y\n")
+    assert parse_hints(data, "h") == [("cb_nodes", "4"), ("romio_cb_write", "enable"),
+                                      ("cb_config_list", "*:1#2"), ("striping_unit", "1048576"),
+                                      ("my_own_hint", "x=y")]
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"cb_nodes 2\ncb_nodes 4\n", "h:2: duplicate key cb_nodes (first on line 1)"),
+    (b"cb_nodes\n", "h:1: no value for cb_nodes (expected 'key value' or 'key=value')"),
+    (b"cb_nodes four\n", "h:1: cb_nodes must be a positive integer, not 'four'"),
+    (b"cb_buffer_size=0\n", "h:1: cb_buffer_size must be a positive integer, not '0'"),
+    (b"romio_cb_write yes\n", "h:1: romio_cb_write must be enable, disable or automatic, not 'yes'"),
+    (b"romio_no_indep_rw 1\n", "h:1: romio_no_indep_rw must be true or false, not '1'"),
+    (b"x " + b"v" * 256 + b"\n",
+     "h:1: value of x has 256 characters, at most 255 allowed (MPI_MAX_INFO_VAL)"),
+    (b"a\tb\x00c\n", "h:1: not a text line: a NUL byte (hints are printable ASCII)"),
+    ("cb_nodes 2\nclé 1\n".encode(), "h:2: not a text line: byte 0xc3 (hints are printable ASCII)"),
+])
+def test_bad_lines(data: bytes, message: str):
+    with pytest.raises(ParioError) as exc:
+        parse_hints(data, "h")
+    assert str(exc.value) == f"hints file {message}"
+
+
+def test_limits_exactly():
+    assert parse_hints(b"k" * 35 + b" " + b"v" * 255, "h") == [("k" * 35, "v" * 255)]
+    many = b"".join(b"h%d 1\n" % i for i in range(MAX_HINTS + 1))
+    with pytest.raises(ParioError, match=r"^hints file h: 65 hints, at most 64 are injected$"):
+        parse_hints(many, "h")
+    assert len(parse_hints(many[: many.index(b"h64")], "h")) == 64
+
+
+def test_missing_file(tmp_path: Path):
+    with pytest.raises(ParioError, match=r"^hints file .*nope\.txt: no such file$"):
+        read_hints(tmp_path / "nope.txt")
+
+
+def test_rejected_notes():
+    meta = {"rejected_hints": [{"line": 3, "text": "=bad", "reason": "empty key"}],
+            "rejected_hints_total": 17, "hints_fallback_opens": 1}
+    assert rejected_notes(meta) == [
+        "PARIO_HINTS: 17 line(s) of the hints file were not injected (line 3 '=bad': empty key; "
+        "and 16 more); the other hints were.",
+        "PARIO_HINTS: 1 MPI_File_open call(s) failed with the injected hints and succeeded without them; "
+        "those files were opened without the hints.",
+    ]
+    assert rejected_notes({"injected_hints": {}}) == []
+
+
+# ---- pario run refuses a bad file before launch ---------------------------------------------------
+
+
+@pytest.mark.parametrize("case", sorted(BAD_LINES))
+def test_pario_run_refuses_bad_hints(case, tmp_path, compile_program, run_under_pario):
+    bad, message, _, _ = BAD_LINES[case]
+    exe = compile_program("hints_open.c")
+    hints = _hints_file(tmp_path, bad)
+    out = tmp_path / "out"
+    out.mkdir()
+    log = tmp_path / "run.pario"
+    proc = run_under_pario(log, ["mpirun", "-np", "2", str(exe), str(out), "100"],
+                           extra=["--hints", str(hints)])
+    assert proc.returncode == 2
+    assert proc.stderr == f"pario: error: hints file {hints}:3: {message}\n"
+    assert proc.stdout == ""
+    assert list(out.iterdir()) == [] and not log.exists()  # nothing was launched
+
+
+def test_pario_run_refuses_a_program_as_hints(tmp_path, compile_program, run_under_pario):
+    exe = compile_program("hints_open.c")
+    proc = run_under_pario(tmp_path / "x.pario", [str(exe)], extra=["--hints", str(exe)])
+    assert proc.returncode == 2
+    assert proc.stderr == (f"pario: error: hints file {exe}:1: not a text line: byte 0x7f "
+                           "(hints are printable ASCII)\n")
+
+
+# ---- the runtime skips what pario run would refuse ------------------------------------------------
+
+
+def _run_direct(tmp_path: Path, exe: Path, libpario: Path, mpi_env: dict[str, str], hints: Path, *args: str):
+    out = tmp_path / "out"
+    out.mkdir()
+    log = tmp_path / "direct.pario"
+    cmd = ["mpirun", "-np", "2", "-x", f"LD_PRELOAD={libpario}", "-x", f"PARIO_LOG={log}", "-x",
+           f"PARIO_HINTS={hints}", "-x", "OMPI_MCA_io=romio321", str(exe), str(out), "100", *args]
+    proc = subprocess.run(cmd, env=mpi_env, capture_output=True, text=True, timeout=120)
+    return proc, out, log
+
+
+@pytest.mark.parametrize("case", sorted(BAD_LINES))
+def test_runtime_skips_bad_hints(case, tmp_path, compile_program, libpario, mpi_env):
+    bad, _, reason, text = BAD_LINES[case]
+    exe = compile_program("hints_open.c")
+    hints = _hints_file(tmp_path, bad)
+    proc, out, log = _run_direct(tmp_path, exe, libpario, mpi_env, hints)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "hints_open: wrote 200 bytes\nmissing: error\n"
+    assert (out / "hints.dat").read_bytes() == b"a" * 100 + b"b" * 100
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("pario:")]
+    assert warnings == [f"pario: PARIO_HINTS {hints}: 1 line(s) skipped, first line 3: {reason}; the other 2 "
+                        "hint(s) are injected (the log lists them as rejected_hints)"]  # once, by rank 0
+    profile = read_log(log)
+    meta = profile.job.metadata
+    assert meta["rejected_hints"] == [{"line": 3, "text": text, "reason": reason}]
+    assert meta["rejected_hints_total"] == 1
+    assert meta["hints_fallback_opens"] == 0
+    assert meta["injected_hints"] == {"romio_cb_write": "enable", "cb_nodes": "2"}
+    files = profile.layer("mpiio")
+    rec = files[files["name"] == str(out / "hints.dat")]
+    assert len(rec) == 1
+    in_effect = profile.hints[int(rec["id"].iloc[0])]
+    assert (in_effect["romio_cb_write"], in_effect["cb_nodes"]) == ("enable", "2")
+    shown = repr(text if len(text) <= 40 else text[:40] + "...")
+    assert analyze(profile, diagnosis=False).notes.count(
+        f"PARIO_HINTS: 1 line(s) of the hints file were not injected (line 3 {shown}: {reason}); "
+        "the other hints were.") == 1
+
+
+def test_runtime_keeps_the_applications_file_error_handler(tmp_path, compile_program, libpario, mpi_env):
+    """With hints injected, a file opened after MPI_File_set_errhandler(MPI_FILE_NULL, fatal) still
+    inherits the fatal handler, and a valid file is injected whole."""
+    exe = compile_program("hints_open.c")
+    hints = tmp_path / "good.txt"
+    hints.write_text("cb_nodes 1\nromio_cb_write=disable\n")
+    proc, _, log = _run_direct(tmp_path, exe, libpario, mpi_env, hints, "fatal")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "hints_open: wrote 200 bytes\ninherited fatal: yes\n"
+    assert "pario:" not in proc.stderr
+    meta = read_log(log).job.metadata
+    assert meta["injected_hints"] == {"cb_nodes": "1", "romio_cb_write": "disable"}
+    assert (meta["rejected_hints"], meta["rejected_hints_total"], meta["hints_fallback_opens"]) == ([], 0, 0)
+
+
+def test_runtime_skips_a_binary_file(tmp_path, compile_program, libpario, mpi_env):
+    """A program given as the hints file: one rejected line, nothing injected, the program runs."""
+    exe = compile_program("hints_open.c")
+    proc, _, log = _run_direct(tmp_path, exe, libpario, mpi_env, exe)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "hints_open: wrote 200 bytes\nmissing: error\n"
+    meta = read_log(log).job.metadata
+    assert meta["injected_hints"] == {}
+    assert meta["rejected_hints"][0]["line"] == 1
+    assert meta["rejected_hints"][0]["reason"] == "not a text line: byte 0x7f"
+    assert meta["rejected_hints_total"] == len(meta["rejected_hints"])
