@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,19 @@ def known_run(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: i
     )
     assert proc.returncode == 0, proc.stderr
     return read_log(log), out, proc
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """A one-node Slurm cluster (tests/slurm_cluster.py) started for this session and stopped after it."""
+    from slurm_cluster import local_slurm
+
+    with local_slurm(tmp_path_factory.mktemp("slurm")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def slurm_env(slurm, mpi_env: dict[str, str]) -> dict[str, str]:
+    """mpi_env (root allowed for Open MPI) with the local cluster's SLURM_* variables only."""
+    env = {k: v for k, v in mpi_env.items() if not k.startswith("SLURM_")}
+    return env | {k: v for k, v in slurm.env.items() if k.startswith("SLURM_")}

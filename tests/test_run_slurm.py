@@ -9,32 +9,17 @@ of the mpirun run in test_runtime.py, number for number.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pario.log import read_log
 from record_helpers import check_io_known
-from slurm_cluster import SlurmCluster, local_slurm
+from slurm_cluster import SlurmCluster
 
 NP = 4
 K, S = 8, 4096  # io_known: K collective writes of S bytes per rank
 TIMEOUT = 120  # seconds for any job; a hang fails instead of blocking the suite
-
-
-@pytest.fixture(scope="session")
-def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
-    """A one-node Slurm cluster started for this session and stopped after it."""
-    with local_slurm(tmp_path_factory.mktemp("slurm")) as cluster:
-        yield cluster
-
-
-@pytest.fixture(scope="session")
-def slurm_env(slurm: SlurmCluster, mpi_env: dict[str, str]) -> dict[str, str]:
-    """mpi_env (root allowed for Open MPI) with the local cluster's SLURM_* variables only."""
-    env = {k: v for k, v in mpi_env.items() if not k.startswith("SLURM_")}
-    return env | {k: v for k, v in slurm.env.items() if k.startswith("SLURM_")}
 
 
 def srun(*args: str) -> list[str]:

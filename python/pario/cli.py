@@ -16,7 +16,7 @@ from pario import __version__
 from pario.errors import ParioError
 
 #: The subcommands, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("run", "dump", "report", "diagnose", "kernel", "path")
+COMMANDS: tuple[str, ...] = ("run", "env", "dump", "report", "diagnose", "kernel", "path")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,8 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pario.commands.kernel import protect_separator
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(protect_separator(list(sys.argv[1:] if argv is None else argv)))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -4,12 +4,15 @@ The runtime reaches the application's processes, and only them: Open MPI's
 mpirun gets ``-x LD_PRELOAD=...``, MPICH's Hydra ``-genv``, srun
 ``--export=ALL,...``; a plain program gets the variables in its environment
 (with ``PARIO_PARENT_PID`` so that programs it starts in turn stay silent).
+A job script, or any command that starts MPI jobs itself, is a plain program
+whose MPI jobs each write a step log of their own (``PARIO_STEPS``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pario import paths
+from pario import mpi_match, paths
 from pario.errors import ParioError
 
 MPIRUN_NAMES = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpiexec.openmpi",
@@ -26,11 +29,25 @@ MPIRUN_NAMES = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpi
 
 @dataclass(frozen=True)
 class Launch:
-    """A fully prepared launch: argument list, environment, and where the log will be."""
+    """A fully prepared launch: argument list, environment, and where the logs will be.
+
+    ``log`` is the log of the job (a file), or the directory in which the
+    runtime names each job's log; ``steps`` is True when the command is not a
+    launcher (a job script, a program that runs mpirun itself): each MPI job it
+    starts then writes ``<log stem>.step<N>.pario`` beside ``log``.
+    """
 
     argv: list[str]
     env: dict[str, str]
     log: Path
+    log_is_dir: bool = False
+    steps: bool = False
+
+
+def is_launcher(command: list[str]) -> bool:
+    """True for mpirun/mpiexec (Open MPI, MPICH) and srun."""
+    name = Path(command[0]).name
+    return name in MPIRUN_NAMES or name == "srun"
 
 
 @lru_cache(maxsize=8)
@@ -53,13 +70,51 @@ def default_log_name(command: list[str]) -> str:
 
 
 def _guess_program(command: list[str]) -> str:
-    launcher = Path(command[0]).name
-    if launcher in MPIRUN_NAMES or launcher == "srun":
-        for arg in command[1:]:
-            if not arg.startswith("-") and (Path(arg).is_file() or shutil.which(arg)):
-                return Path(arg).name
-        return "job"
-    return launcher
+    if is_launcher(command):
+        program = mpi_match.program_in(command, launcher_known=True)
+        return program.name if program else "job"
+    return Path(command[0]).name
+
+
+def step_stem(log: Path) -> str:
+    """``job`` for ``job.pario``: the step logs of a job script are ``job.step<N>.pario``."""
+    return log.name[: -len(".pario")] if log.name.endswith(".pario") and len(log.name) > 6 else log.name
+
+
+def step_logs(log: Path) -> list[Path]:
+    """The logs of the MPI jobs a script started under ``pario run --log log``, in step order.
+
+    A step that died before MPI_Finalize is listed by its log name too (its
+    ``.rank<N>`` logs are read together under that name).
+    """
+    stem = step_stem(log)
+    found: dict[int, Path] = {}
+    for path in log.parent.glob(f"{stem}.step*.pario*"):
+        name, dot, suffix = path.name.partition(".pario")
+        number = name[len(stem) + len(".step"):]
+        if number.isdigit() and (suffix == "" or suffix.startswith(".rank")):
+            found[int(number)] = path.with_name(name + dot)
+    return [found[n] for n in sorted(found)]
+
+
+def _clear_step_logs(log: Path) -> None:
+    """A new run under the same log name replaces the old step logs (as it replaces the log)."""
+    for path in step_logs(log):
+        for stale in [path, *path.parent.glob(path.name + ".rank*"), path.parent / (path.name + ".tmp")]:
+            stale.unlink(missing_ok=True)
+
+
+def _resolve_log(command: list[str], log: str | None) -> tuple[Path, bool]:
+    log_path = Path(log) if log else Path(default_log_name(command))
+    as_dir = bool(log) and (log.endswith("/") or log_path.is_dir())
+    log_path = log_path.resolve()
+    if as_dir:
+        if not log_path.is_dir():
+            raise ParioError(f"--log: directory {log_path} does not exist")
+        return log_path, True
+    if not log_path.parent.is_dir():
+        raise ParioError(f"--log: directory {log_path.parent} does not exist")
+    return log_path, False
 
 
 def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str] | None = None) -> Launch:
@@ -69,17 +124,15 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
     exe = shutil.which(command[0])
     if exe is None:
         raise ParioError(f"command not found: {command[0]}")
-    lib = str(paths.runtime_library())
-    log_path = Path(log) if log else Path(default_log_name(command))
-    log_path = log_path.resolve()
-    if log_path.is_dir():
-        raise ParioError(f"--log {log_path} is a directory; give a file name")
-    if not log_path.parent.is_dir():
-        raise ParioError(f"--log: directory {log_path.parent} does not exist")
+    lib = paths.runtime_library()
+    launcher = Path(command[0]).name
+    flavour = mpirun_flavour(exe) if launcher in MPIRUN_NAMES else None
+    mpi_match.check(lib, launcher, flavour, mpi_match.program_in(command, is_launcher(command)))
+    log_path, log_is_dir = _resolve_log(command, log)
 
     pario_vars = {k: v for k, v in os.environ.items() if k.startswith("PARIO_")}
     pario_vars.update(extra_env or {})
-    pario_vars["PARIO_LOG"] = str(log_path)
+    pario_vars["PARIO_LOG"] = str(log_path) + ("/" if log_is_dir else "")
     # The command as the user gave it, recorded in the log so that the
     # report's suggestions can repeat the launcher's own options.
     pario_vars["PARIO_LAUNCH"] = json.dumps(command)
@@ -87,12 +140,13 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
     # ranks ("mpi" matches no parent pid); a plain program is the direct
     # child of this process.  Tools those processes spawn stay silent.
     pario_vars["PARIO_PARENT_PID"] = "mpi"
-    preload = ":".join(p for p in (lib, os.environ.get("LD_PRELOAD", "")) if p)
+    pario_vars.pop("PARIO_STEPS", None)
+    preload = ":".join(p for p in (str(lib), os.environ.get("LD_PRELOAD", "")) if p)
 
     env = dict(os.environ)
-    launcher = Path(command[0]).name
-    if launcher in MPIRUN_NAMES:
-        if mpirun_flavour(exe) == "hydra":
+    steps = False
+    if flavour is not None:
+        if flavour == "hydra":
             inject = ["-genv", "LD_PRELOAD", preload]
             for k, v in sorted(pario_vars.items()):
                 inject += ["-genv", k, v]
@@ -113,11 +167,19 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
         export = ",".join(["ALL", *(f"{k}={v}" for k, v in sorted(values.items()))])
         argv = [command[0], f"--export={export}", *command[1:]]
     else:
+        # A plain program, or a job script / tool that starts MPI jobs itself:
+        # the direct child writes the log asked for, and every MPI job started
+        # beneath it a step log of its own (the environment reaches the ranks
+        # through mpirun, mpiexec and srun, which pass it on).
         env.update(pario_vars)
         env["LD_PRELOAD"] = preload
         env["PARIO_PARENT_PID"] = str(os.getpid())
+        env["PARIO_STEPS"] = "1"
         argv = list(command)
-    return Launch(argv=argv, env=env, log=log_path)
+        steps = not log_is_dir
+        if steps:
+            _clear_step_logs(log_path)
+    return Launch(argv=argv, env=env, log=log_path, log_is_dir=log_is_dir, steps=steps)
 
 
 def run(launch: Launch) -> int:
@@ -127,3 +189,85 @@ def run(launch: Launch) -> int:
     except OSError as exc:
         raise ParioError(f"cannot run {launch.argv[0]}: {exc.strerror}") from None
     return proc.returncode
+
+
+def _describe(log: Path) -> str:
+    """``job.step1.pario (io_known, 4 ranks)``: which program a log holds."""
+    from pario.log.pario_reader import read_meta
+
+    try:
+        meta = read_meta(log)
+    except ParioError:
+        return str(log)
+    exe = Path(str(meta.get("exe", ""))).name or "?"
+    n = int(meta.get("nprocs", 1) or 1)
+    return f"{log} ({exe}, {n} {'rank' if n == 1 else 'ranks'})"
+
+
+def _one_log(log: Path) -> str | None:
+    from pario.log import rank_logs
+
+    if log.is_file():
+        return _describe(log)
+    partial = rank_logs(log)
+    if partial:
+        return (f"{log} (the job did not finish MPI: {len(partial)} per-rank log(s) "
+                f"{partial[0].name}{' ...' if len(partial) > 1 else ''}, read together under this name)")
+    return None
+
+
+def summary(launch: Launch, since: float) -> list[str]:
+    """What ``pario run`` says when the command is over: the logs written, one line each."""
+    if launch.log_is_dir:
+        logs = sorted((p for p in launch.log.glob("*.pario") if p.stat().st_mtime >= since - 1),
+                      key=lambda p: p.stat().st_mtime)
+        if not logs:
+            return [f"no log was written in {launch.log} (see the messages above)"]
+        return [f"log written to {_describe(p)}" for p in logs]
+    own = _one_log(launch.log)
+    steps = [line for line in map(_one_log, step_logs(launch.log) if launch.steps else []) if line]
+    if not steps:
+        return [f"log written to {own}" if own else
+                f"no log was written to {launch.log} (see the messages above)"]
+    lines = [f"log of the command itself: {own}"] if own else []
+    lines.append(f"{len(steps)} MPI {'job' if len(steps) == 1 else 'jobs'} started by the command, "
+                 "one log each:")
+    return lines + [f"  {line}" for line in steps]
+
+
+#: Variables Open MPI's mpirun forwards to the ranks on other nodes too.
+FORWARDED = ("LD_PRELOAD", "PARIO_LOG", "PARIO_STEPS", "PARIO_PARENT_PID", "PARIO_HINTS", "PARIO_MEM",
+             "PARIO_EXCLUDE")
+
+
+def env_exports(log: str | None, hints: str | None = None) -> list[str]:
+    """Shell lines that switch the runtime on inside a job script (``eval "$(pario env)"``).
+
+    Every MPI job started after them writes its own log: in the directory
+    ``log`` (default: the current one) under an automatic name, or, for a
+    file name, ``<stem>.step<N>.pario``.  Only MPI ranks write logs
+    (``PARIO_PARENT_PID=mpi``); the shell and the tools it runs stay silent.
+    ``srun`` and MPICH's ``mpiexec`` pass the environment on; Open MPI's
+    ``mpirun`` is told to with ``OMPI_MCA_mca_base_env_list``.
+    """
+    lib = paths.runtime_library()
+    target = Path(log) if log else Path.cwd()
+    as_dir = log is None or log.endswith("/") or target.is_dir()
+    target = target.resolve()
+    if as_dir and not target.is_dir():
+        raise ParioError(f"--log: directory {target} does not exist")
+    if not as_dir and not target.parent.is_dir():
+        raise ParioError(f"--log: directory {target.parent} does not exist")
+    values = {
+        "PARIO_LOG": str(target) + ("/" if as_dir else ""),
+        "PARIO_STEPS": "1",
+        "PARIO_PARENT_PID": "mpi",
+    }
+    if hints:
+        values["PARIO_HINTS"] = hints
+    forwarded = ";".join(FORWARDED)
+    lines = [f'export LD_PRELOAD={shlex.quote(str(lib))}"${{LD_PRELOAD:+:$LD_PRELOAD}}"']
+    lines += [f"export {k}={shlex.quote(v)}" for k, v in values.items()]
+    lines.append(f'export OMPI_MCA_mca_base_env_list="${{OMPI_MCA_mca_base_env_list:+'
+                 f'$OMPI_MCA_mca_base_env_list;}}{forwarded}"')
+    return lines

@@ -18,6 +18,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -661,11 +662,80 @@ static void default_name(char *out, size_t n, const char *dir, long id)
     localtime_r(&now, &tm);
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    const char *job = getenv("SLURM_JOB_ID");
-    if (job)
+    const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+    if (job && step)
+        snprintf(out, n, "%s/%s-job%s.%s-%s.pario", dir, base, job, step, stamp);
+    else if (job)
         snprintf(out, n, "%s/%s-job%s-%s.pario", dir, base, job, stamp);
     else
         snprintf(out, n, "%s/%s-%ld-%s.pario", dir, base, id, stamp);
+}
+
+/* ---- job steps ------------------------------------------------------------
+ * Under a job script (`pario run -- ./job.sh`, or `eval "$(pario env)"` in
+ * the script) PARIO_STEPS=1, and every MPI job the script starts writes a log
+ * of its own: PARIO_LOG "X.pario" becomes "X.step<N>.pario", N the first free
+ * number.  Rank 0 reserves it at MPI_Init by creating "<step log>.tmp"
+ * exclusively (the writer's own temporary name), so that two steps running at
+ * once get different numbers, and tells the other ranks. */
+static char step_path[PATH_MAX + 64];
+
+static int steps_wanted(void)
+{
+    const char *steps = getenv("PARIO_STEPS"), *env = getenv("PARIO_LOG");
+    struct stat st;
+    if (!steps || !*steps || strcmp(steps, "0") == 0 || !env || !*env || env[strlen(env) - 1] == '/')
+        return 0;
+    return !(stat(env, &st) == 0 && S_ISDIR(st.st_mode)); /* a directory names every log anyway */
+}
+
+/* The program `pario run` started itself (an MPI program run without a
+ * launcher) keeps the log name the user gave. */
+static int is_direct_child(void)
+{
+    const char *parent = getenv("PARIO_PARENT_PID");
+    return parent && *parent && atol(parent) == (long)getppid();
+}
+
+static void reserve_step(char *out, size_t n, const char *log)
+{
+    size_t len = strlen(log), stem = len;
+    if (len > 6 && strcmp(log + len - 6, ".pario") == 0)
+        stem = len - 6;
+    char cand[PATH_MAX + 64], tmp[PATH_MAX + 80];
+    for (int i = 1; i < 100000; i++) {
+        snprintf(cand, sizeof cand, "%.*s.step%d.pario", (int)stem, log, i);
+        struct stat st;
+        if (stat(cand, &st) == 0)
+            continue;
+        snprintf(tmp, sizeof tmp, "%s.tmp", cand);
+        int fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            close(fd);
+        if (fd >= 0 || errno != EEXIST)
+            break; /* reserved, or unwritable (the writer then falls back to $TMPDIR) */
+    }
+    snprintf(out, n, "%s", cand);
+}
+
+static void choose_step_log(void)
+{
+    if (!steps_wanted())
+        return;
+    if (pario_core.rank == 0 && !(pario_core.nprocs == 1 && is_direct_child()))
+        reserve_step(step_path, sizeof step_path, getenv("PARIO_LOG"));
+    PMPI_Bcast(step_path, sizeof step_path, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+/* A job that dies before MPI_Finalize leaves per-rank logs; drop the empty
+ * reservation so that the step log's name reads them together. */
+static void drop_step_reservation(void)
+{
+    char tmp[PATH_MAX + 80];
+    struct stat st;
+    snprintf(tmp, sizeof tmp, "%s.tmp", step_path);
+    if (step_path[0] && stat(tmp, &st) == 0 && st.st_size == 0)
+        unlink(tmp);
 }
 
 /* Resolve PARIO_LOG (file, or directory) into a file path. */
@@ -673,7 +743,9 @@ static void log_path(char *out, size_t n, long id)
 {
     const char *env = getenv("PARIO_LOG");
     struct stat st;
-    if (!env || !*env) {
+    if (step_path[0]) {
+        snprintf(out, n, "%s", step_path);
+    } else if (!env || !*env) {
         default_name(out, n, ".", id);
     } else if ((stat(env, &st) == 0 && S_ISDIR(st.st_mode)) || env[strlen(env) - 1] == '/') {
         char dir[PATH_MAX];
@@ -756,6 +828,8 @@ void pario_log_at_exit(void)
     char path[PATH_MAX + 64];
     log_path(path, sizeof path, (long)getpid());
     if (mpi_rank >= 0) {
+        if (mpi_rank == 0)
+            drop_step_reservation();
         size_t l = strlen(path);
         snprintf(path + l, sizeof path - l, ".rank%d", mpi_rank);
         pario_warn("rank %d exited without MPI_Finalize; its data is in %s (incomplete job log)", mpi_rank,
@@ -795,6 +869,7 @@ void pario_mpi_initialized(void)
     }
     mpi_init_epoch = (double)time(NULL);
     pario_core.mpi_initialized = 1;
+    choose_step_log();
 }
 
 int pario_mpi_rank(void) { return pario_core.rank; }

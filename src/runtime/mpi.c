@@ -330,6 +330,8 @@ static void wait_done(struct pario_thread *th, const struct tracked *tr, const M
         }                                                                    \
         uint64_t t0 = pario_now();                                           \
         int rc = __VA_ARGS__;                                                \
+        if (rc == MPI_SUCCESS) /* quiet: a step log's reservation is ours */ \
+            pario_mpi_initialized();                                         \
         uint64_t t1 = pario_now();                                           \
         if (th)                                                              \
             th->quiet--;                                                     \
@@ -338,8 +340,6 @@ static void wait_done(struct pario_thread *th, const struct tracked *tr, const M
                 th->t[mpi_init] += t1 - t0;                                  \
                 th->t[mpi_other_calls] += 1;                                 \
             }                                                                \
-        if (rc == MPI_SUCCESS)                                               \
-            pario_mpi_initialized();                                         \
         return rc;                                                           \
     } while (0)
 

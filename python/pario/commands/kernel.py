@@ -40,6 +40,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
+#: What the first '--' after the kernel's name becomes before argparse sees it:
+#: argparse drops a '--' that directly follows a positional, which would hand
+#: the launcher's arguments to the kernel.
+LAUNCHER_SEPARATOR = "--pario-launcher-args--"
+
+
+def protect_separator(argv: list[str]) -> list[str]:
+    """``pario kernel NAME ... -- ARGS``: keep the '--' that starts the launcher's arguments."""
+    if not argv or argv[0] != "kernel" or "--" not in argv:
+        return argv
+    cut = argv.index("--")
+    return [*argv[:cut], LAUNCHER_SEPARATOR, *argv[cut + 1:]]
+
+
 def split_args(rest: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
     """Split what follows NAME into kernel arguments, pario's own options, launcher arguments."""
     kernel_args: list[str] = []
@@ -48,7 +62,7 @@ def split_args(rest: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
     i = 0
     while i < len(rest):
         a = rest[i]
-        if a == "--":
+        if a in ("--", LAUNCHER_SEPARATOR):
             launcher_args = rest[i + 1:]
             break
         key, eq, val = a.partition("=")
@@ -86,6 +100,9 @@ def _run(args: argparse.Namespace) -> int:
     launcher = own.get("launcher", args.launcher) or "mpirun"
     dry = args.dry_run or "dry-run" in own
     kernels.get(args.name)  # unknown name: one-line error before anything else
+    if "--help" in kernel_args or "-h" in kernel_args:
+        # The kernel's own options: no launcher, one process, nothing written.
+        return kernels.run(args.name, ["--help"], launcher="none").returncode
     if dry:
         cmd = kernels.build_command(
             args.name, kernel_args, np=np, launcher=launcher, launcher_args=launcher_args

@@ -4,21 +4,33 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
+import time
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
         help="run a command under the profiler and write one log",
-        description="Run an unmodified program under libpario.so and write one pario log for the job. "
-        "The command is an MPI launch (mpirun/mpiexec of Open MPI or MPICH, srun) or a plain program. "
+        description=textwrap.fill(
+        "Run an unmodified program under libpario.so and write one pario log for the job. "
+        "The command is an MPI launch (mpirun/mpiexec of Open MPI or MPICH, srun), a plain program, or a "
+        "job script (or any command) that runs mpirun/srun itself: then each MPI job it starts writes a "
+        "log of its own, LOG's name with .step<N> (job.pario -> job.step1.pario, job.step2.pario), and "
+        "the command's own process writes LOG. "
         "Environment: PARIO_MEM (memory cap for records, e.g. 8M), PARIO_HINTS (file of MPI-IO hints to "
         "inject at MPI_File_open), PARIO_EXCLUDE (colon-separated path prefixes not to record), "
         "PARIO_DISABLE=1 (pass-through), PARIO_RUNTIME (a libpario.so built against another MPI library, "
-        "to preload instead of the installed one).",
-        epilog="example: pario run --log app.pario -- mpirun -np 4 ./app input.nml",
+        "to preload instead of the installed one).", 79),
+        epilog="examples:\n  pario run --log app.pario -- mpirun -np 4 ./app input.nml\n"
+        "  pario run --log job.pario -- ./job.sh      (logs job.pario, job.step1.pario, ...)\n"
+        "  pario run --log logs/ -- srun -n 64 ./app\n"
+        "Inside a batch script, without pario run: eval \"$(pario env)\" (see pario env --help).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--log", metavar="PATH", help="where to write the log (default: ./<program>-<date>.pario)")
+    p.add_argument("--log", metavar="PATH", help="the log file, or an existing directory in which each "
+                   "job's log is named <program>-<pid or Slurm job>-<date>.pario "
+                   "(default: ./<program>-<date>.pario)")
     p.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open "
                    "('key value' or 'key=value' per line, one value per key, '#' comments; checked "
                    "before launch; sets PARIO_HINTS)")
@@ -42,17 +54,8 @@ def _run(args: argparse.Namespace) -> int:
         read_hints(hints)  # refuses a bad file (ParioError naming file:line) before anything is launched
         extra["PARIO_HINTS"] = str(hints.resolve())
     prepared = launch.prepare(command, log=args.log, extra_env=extra)
+    started = time.time()
     code = launch.run(prepared)
-    if prepared.log.is_file():
-        print(f"pario: log written to {prepared.log}", file=sys.stderr)
-    else:
-        from pario.log import rank_logs
-
-        partial = rank_logs(prepared.log)
-        if partial:
-            print(f"pario: the job did not finish MPI; {len(partial)} per-rank log(s): "
-                  f"{partial[0]}{' ...' if len(partial) > 1 else ''} (pario report {prepared.log} reads them "
-                  "together)", file=sys.stderr)
-        else:
-            print(f"pario: no log was written to {prepared.log} (see the messages above)", file=sys.stderr)
+    for line in launch.summary(prepared, started):
+        print(f"pario: {line}", file=sys.stderr)
     return code

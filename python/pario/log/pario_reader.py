@@ -82,6 +82,29 @@ def read_pario_log(path: str | Path) -> Profile:
         raise LogFormatError(f"{p}: corrupt pario log ({exc.__class__.__name__}: {exc})") from None
 
 
+def read_meta(path: str | Path) -> dict:
+    """Only the job metadata of a pario log (its first block): cheap, for listing logs."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(fmt.FILE_HEADER.size + fmt.BLOCK_HEADER.size)
+            _, _, header_size = fmt.FILE_HEADER.unpack_from(head, 0)
+            fh.seek(header_size)
+            block_head = fh.read(fmt.BLOCK_HEADER.size)
+            _, _, _, clen, _, _ = fmt.BLOCK_HEADER.unpack_from(block_head, 0)
+            data = head[: fmt.FILE_HEADER.size].ljust(header_size, b"\0") + block_head + fh.read(clen)
+    except (OSError, struct.error) as exc:
+        raise LogFormatError(f"{p}: cannot read its metadata ({exc})") from None
+    try:
+        for kind, _, payload in _blocks(data, str(p)):
+            if kind == fmt.BLOCK_META:
+                return dict(json.loads(payload.decode("utf-8")))
+            break
+    except (ValueError, UnicodeError, zlib.error) as exc:
+        raise LogFormatError(f"{p}: corrupt pario log ({exc})") from None
+    raise LogFormatError(f"{p}: corrupt pario log (no META block first)")
+
+
 def rejected_hints(meta: dict) -> dict:
     """The PARIO_HINTS lines the runtime skipped (``rejected_hints``: line, text, reason), how
     many in all, and the opens retried without the injected hints; empty for older logs."""

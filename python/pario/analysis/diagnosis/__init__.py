@@ -21,6 +21,7 @@ from collections.abc import Sequence
 # Rule families, imported explicitly (no globbing) so that they register.
 from pario.analysis.diagnosis import data as _data  # noqa: F401
 from pario.analysis.diagnosis import interfaces as _interfaces  # noqa: F401
+from pario.analysis.diagnosis import launcher as _launcher  # noqa: F401
 from pario.analysis.diagnosis import load as _load  # noqa: F401
 from pario.analysis.diagnosis import mpiio as _mpiio  # noqa: F401
 from pario.analysis.diagnosis import requests as _requests  # noqa: F401

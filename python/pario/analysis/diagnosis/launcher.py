@@ -1,0 +1,85 @@
+"""Run rules: the log holds a shell or a launcher, not the processes of an MPI job."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from pario.analysis.diagnosis.config import RuleConfig
+from pario.analysis.diagnosis.facts import Facts
+from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity
+from pario.analysis.diagnosis.registry import finding, rule
+
+FAMILY = "run"
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox"})
+LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpiexec.openmpi",
+                       "mpirun.openmpi", "mpirun.mpich", "mpiexec.mpich", "srun", "sbatch", "salloc",
+                       "aprun", "jsrun", "flux"})
+INTERPRETERS = frozenset({"python", "python3", "perl", "env", "time", "timeout", "nohup", "xargs", "make"})
+
+
+def launcher_kind(exe: str, argv: tuple[str, ...]) -> str | None:
+    """'a shell', 'an MPI launcher', 'pario itself'... for a program that only starts others, else None."""
+    name = Path(exe).name
+    if name in SHELLS:
+        return "a shell"
+    if name in LAUNCHERS:
+        return "an MPI launcher"
+    if name.startswith("python") and any(Path(a).name == "pario" for a in argv[1:2]):
+        return "pario itself"
+    if name in INTERPRETERS or name.startswith("python"):
+        return "an interpreter or wrapper"
+    return None
+
+
+def step_logs_of(log: str) -> list[Path]:
+    """The step logs beside a job script's log (``job.pario`` -> ``job.step<N>.pario``)."""
+    from pario.launch import step_logs
+
+    path = Path(log)
+    return step_logs(path) if path.name else []
+
+
+@rule("RUN-LAUNCHER-ONLY", title="The log holds a shell or launcher, not the MPI job", family=FAMILY)
+def launcher_only(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    """A one-process log of a shell, launcher or wrapper that made no MPI call: the ranks are elsewhere."""
+    job = facts.profile.job
+    if job.source != "pario" or facts.nprocs != 1:
+        return
+    kind = launcher_kind(job.exe, job.argv)
+    ranks = facts.profile.ranks
+    mpi_calls = sum(float(ranks[c].sum()) for c in ("mpi_coll_calls", "mpi_p2p_calls", "mpi_other_calls")
+                    if c in ranks)
+    if kind is None or mpi_calls > 0:
+        return
+    steps = step_logs_of(job.path)
+    if kind == "an interpreter or wrapper" and not steps:
+        return  # a serial Python or Perl program is a program in its own right
+    exe = Path(job.exe).name
+    if steps:
+        statement = (f"This log holds only {exe} ({kind}) that ran the job, not the ranks of an MPI job; "
+                     f"the {len(steps)} MPI job(s) it started have logs of their own beside it.")
+        recs = [Recommendation("investigate", "Report on the MPI jobs the command started:",
+                               "\n".join(f"pario report {p}" for p in steps))]
+    else:
+        statement = (f"This log holds only {exe} ({kind}), not the ranks of an MPI job: the numbers below "
+                     "describe that one process, and no MPI job it may have started was profiled.")
+        recs = [
+            Recommendation("environment",
+                           "Run the launch itself under pario, so that the ranks are profiled:",
+                           "pario run -- mpirun -np N ./app   (or: pario run -- srun -n N ./app)"),
+            Recommendation("environment", "Or, inside the job script, switch pario on before the launch "
+                           "lines; each MPI job then writes its own log:",
+                           'eval "$(pario env --log logs/)"'),
+        ]
+    yield finding(
+        "RUN-LAUNCHER-ONLY", cfg,
+        statement=statement,
+        evidence=[Metric("exe", "program in the log", exe), Metric("nprocs", "processes", facts.nprocs),
+                  Metric("mpi_calls", "MPI calls", int(mpi_calls)),
+                  Metric("step_logs", "step logs beside it", len(steps))],
+        recommendations=recs,
+        runtime=facts.runtime,
+        severity=Severity.WARNING,
+    )

@@ -1,0 +1,51 @@
+"""``pario env``: the shell lines that switch the runtime on inside an existing job script."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+_EPILOG = """\
+example, in a Slurm batch script:
+  #!/bin/bash
+  #SBATCH -N 2 -n 64
+  eval "$(pario env --log $SLURM_SUBMIT_DIR/logs/)"
+  srun ./prepare input.nml        # one log per job step, named <program>-job<id>.<step>-<date>.pario
+  srun ./solver
+  pario report $SLURM_SUBMIT_DIR/logs/solver-*.pario
+
+With --log FILE.pario the jobs' logs are FILE.step1.pario, FILE.step2.pario, ... in the order
+they start.  Only MPI ranks write logs; the shell and the commands it runs stay silent."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "env",
+        help="print the shell lines that profile the MPI jobs of a job script (eval \"$(pario env)\")",
+        description=textwrap.fill(
+            "Print shell `export` lines that switch pario's runtime on for every MPI job started after "
+            "them (srun, mpirun, mpiexec), without pario run: LD_PRELOAD, PARIO_LOG, PARIO_STEPS, "
+            "PARIO_PARENT_PID, and OMPI_MCA_mca_base_env_list so that Open MPI's mpirun forwards them "
+            "to every node (srun and MPICH's mpiexec pass the environment on by themselves).", 79),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--log", metavar="PATH", help="directory for the logs (default: the current directory), "
+                   "or a file name FILE.pario for FILE.step<N>.pario")
+    p.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pario import launch
+    from pario.hints import read_hints
+
+    hints = None
+    if args.hints:
+        read_hints(Path(args.hints))  # refuses a bad file (naming file:line) before the job uses it
+        hints = str(Path(args.hints).resolve())
+    for line in launch.env_exports(args.log, hints):
+        print(line)
+    return 0
