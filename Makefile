@@ -1,6 +1,6 @@
 # pario: `make demo` and `make test` install what is missing (Open MPI, zlib,
-# and, for the tests, Slurm + munge and MPICH beside Open MPI, from Debian's
-# packages; a virtual environment in .venv; the package) and then run.
+# CMake, Ninja from Debian's packages; a virtual environment in .venv; the
+# package) and then run.  Only `make test` adds Slurm + munge and MPICH.
 SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
@@ -14,10 +14,11 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_rmaps_base_oversubscribe := 1
 
-.PHONY: all deps install demo test test-c test-py lint bench clean
+.PHONY: all deps deps-test install demo test test-c test-py lint bench clean
 
 all: install
 
+# What `make demo` needs: Open MPI, zlib, CMake, Ninja, python3-venv.
 deps:
 	@set -e; missing=""; \
 	command -v mpicc >/dev/null 2>&1 || missing="$$missing openmpi-bin libopenmpi-dev"; \
@@ -25,20 +26,39 @@ deps:
 	command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
 	command -v ninja >/dev/null 2>&1 || missing="$$missing ninja-build"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
-	extra=""; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# What only the tests need: Slurm's daemons and munge (the tests start private
+# ones in a temporary directory) and MPICH beside Open MPI.  Installed without
+# recommends, not started (policy-rc.d) and not enabled at boot: a developer's
+# machine gets no new services.
+TEST_SERVICES := munge.service slurmctld.service slurmd.service
+deps-test: deps
+	@set -e; extra=""; \
 	[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && command -v srun >/dev/null 2>&1 || \
 	  extra="slurmctld slurmd slurm-client"; \
 	[ -x /usr/sbin/munged ] || extra="$$extra munge"; \
 	command -v mpicc.mpich >/dev/null 2>&1 || extra="$$extra mpich libmpich-dev"; \
-	if [ -n "$$missing$$extra" ]; then \
-	  echo "installing:$$missing $$extra"; \
-	  $(SUDO) apt-get update -qq; \
-	fi; \
-	if [ -n "$$missing" ]; then \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi; \
 	if [ -n "$$extra" ]; then \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$extra; \
+	  echo "installing for the tests:$$extra"; \
+	  $(SUDO) apt-get update -qq; \
+	  policy=/usr/sbin/policy-rc.d; own_policy=""; \
+	  if [ ! -e $$policy ]; then \
+	    printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee $$policy >/dev/null; $(SUDO) chmod +x $$policy; own_policy=1; \
+	  fi; \
+	  before=$$(ls /etc/systemd/system/*.wants/ 2>/dev/null | tr '\n' ' '); \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$extra || \
+	    { [ -z "$$own_policy" ] || $(SUDO) rm -f $$policy; exit 1; }; \
+	  [ -z "$$own_policy" ] || $(SUDO) rm -f $$policy; \
+	  for unit in $(TEST_SERVICES); do \
+	    case " $$before " in *" $$unit "*) continue;; esac; \
+	    if command -v systemctl >/dev/null 2>&1; then $(SUDO) systemctl disable -q $$unit 2>/dev/null || true; \
+	    else $(SUDO) rm -f /etc/systemd/system/*.wants/$$unit; fi; \
+	  done; \
 	fi
 
 $(PY):
@@ -56,7 +76,7 @@ demo: install
 	$(PARIO) run --log demo-out/demo.pario -- mpirun -np 4 $$($(PARIO) path pario-demo-io) demo-out
 	$(PARIO) report demo-out/demo.pario
 
-test-c: deps
+test-c: deps-test
 	cmake -S . -B build/ctest -G Ninja -DPARIO_BUILD_TESTS=ON >/dev/null
 	cmake --build build/ctest
 	ctest --test-dir build/ctest --output-on-failure
@@ -64,7 +84,7 @@ test-c: deps
 lint: install
 	$(VENV)/bin/ruff check python tests bench docs
 
-test-py: install
+test-py: deps-test install
 	$(VENV)/bin/pytest -q tests
 
 test: test-c lint test-py

@@ -97,3 +97,47 @@ def test_bad_runtime_path_is_one_line(pario_cmd, mpi_env, tmp_path: Path):
     proc = subprocess.run([*pario_cmd, "run", "--", "true"], env=env, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "PARIO_RUNTIME" in proc.stderr
+
+
+# --- the wrong MPI is caught before launch ------------------------------------------------------
+
+
+def test_hydra_with_the_open_mpi_runtime_is_refused(tmp_path: Path, pario_cmd, mpi_env, mpich_program):
+    """mpiexec.mpich with the default (Open MPI) runtime: one line naming PARIO_RUNTIME and the build."""
+    env = {k: v for k, v in mpi_env.items() if k != "PARIO_RUNTIME"}
+    exe = mpich_program("io_known.c")
+    proc = run(pario_cmd, env, tmp_path / "x.pario", str(exe), str(tmp_path), str(K), str(S))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("pario: error: mpiexec.mpich is MPICH's launcher (Hydra) but the runtime ")
+    assert "was built for Open MPI" in proc.stderr and "PARIO_RUNTIME=" in proc.stderr
+    assert "-DMPI_C_COMPILER=mpicc.mpich" in proc.stderr
+    assert not (tmp_path / "shared.dat").exists()  # nothing was launched
+
+
+def test_mpich_program_under_open_mpi_mpirun_is_refused(tmp_path: Path, pario_cmd, mpi_env, mpich_program):
+    env = {k: v for k, v in mpi_env.items() if k != "PARIO_RUNTIME"}
+    exe = mpich_program("io_known.c")
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(tmp_path / "x.pario"), "--", "mpirun", "-np", "2",
+                           str(exe), str(tmp_path), str(K), str(S)],
+                          env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("pario: error: io_known is linked with MPICH but the runtime ")
+    assert "PARIO_RUNTIME=" in proc.stderr
+
+
+def test_open_mpi_program_with_the_mpich_runtime_is_refused(tmp_path: Path, pario_cmd, mpich_env,
+                                                            compile_program):
+    exe = compile_program("io_known.c")  # Open MPI's mpicc
+    proc = run(pario_cmd, mpich_env, tmp_path / "x.pario", str(exe), str(tmp_path), str(K), str(S))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "io_known is linked with Open MPI but the runtime" in proc.stderr
+    assert "was built for MPICH" in proc.stderr and "-DMPI_C_COMPILER=mpicc.openmpi" in proc.stderr
+
+
+def test_mpi_families_from_elf():
+    from pario import mpi_match, paths
+
+    assert mpi_match.mpi_family(mpi_match.needed_libraries(paths.runtime_library()) or []) == "openmpi"
+    assert mpi_match.mpi_family(["libc.so.6", "libmpich.so.12"]) == "mpich"
+    assert mpi_match.mpi_family(["libmpi.so.12"]) is None  # Intel MPI, MVAPICH, or Open MPI 1.10
+    assert mpi_match.needed_libraries(Path(__file__)) is None  # not an ELF file

@@ -468,6 +468,27 @@ static char *trim(char *s)
 }
 
 /* Append "key=value\n" lines parsed from a "k=v,k=v" (or ';'-separated) list. */
+/* What MPI_Info_set would refuse (or take wrongly): a bad hint is a bad parameter (exit 2),
+ * never an MPI_ERR_INFO abort.  Returns NULL or the reason. */
+static const char *hint_problem(const char *key, const char *val)
+{
+    if (!*key)
+        return "empty key";
+    if (!*val)
+        return "missing value";
+    if (strlen(key) >= MPI_MAX_INFO_KEY)
+        return "key too long for MPI_MAX_INFO_KEY";
+    if (strlen(val) >= MPI_MAX_INFO_VAL)
+        return "value too long for MPI_MAX_INFO_VAL";
+    for (const char *p = key; *p; p++)
+        if (*p <= ' ' || *p > '~')
+            return "key with a space, control or non-ASCII byte";
+    for (const char *p = val; *p; p++)
+        if (*p <= ' ' || *p > '~')
+            return "one value expected (a space, control or non-ASCII byte in it)";
+    return NULL;
+}
+
 static int hints_from_list(kc_json *out, const char *list, const char *source, char *err, size_t errsz)
 {
     char *copy = strdup(list);
@@ -487,6 +508,12 @@ static int hints_from_list(kc_json *out, const char *list, const char *source, c
         }
         *eq = '\0';
         char *key = trim(item), *val = trim(eq + 1);
+        const char *why = hint_problem(key, val);
+        if (why) {
+            snprintf(err, errsz, "bad hint '%.64s' in %s: %s", key, source, why);
+            free(copy);
+            return -1;
+        }
         jputs(out, key);
         jputs(out, "=");
         jputs(out, val);
@@ -524,6 +551,12 @@ static int hints_from_file(kc_json *out, const char *file, char *err, size_t err
         char *val = trim(sp + 1);
         if (*val == '=')
             val = trim(val + 1);
+        const char *why = hint_problem(s, val);
+        if (why) {
+            snprintf(err, errsz, "hints file %s line %d: %s", file, lineno, why);
+            fclose(f);
+            return -1;
+        }
         jputs(out, s);
         jputs(out, "=");
         jputs(out, val);
@@ -931,14 +964,23 @@ static void run_phase(kc_ctx *ctx, kc_file *f, int writing, MPI_Info info, unsig
 
 /* ==== main ================================================================================================ */
 
+/* The rank a launcher gives a process in its environment (0 when run alone). */
+static int launcher_rank(void)
+{
+    const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
 int kc_main(const kc_kernel *k, int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     kc_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.k = k;
-    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ctx.nprocs);
     ctx.collective = 1;
     ctx.steps = 1;
     char default_path[256];
@@ -960,6 +1002,16 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
         {"hints", KC_STR, &ctx.hints_cli, NULL, "MPI-IO hints key=value,key=value (after the environment's)", 0},
         {NULL, 0, NULL, NULL, NULL, 0},
     };
+    /* --help needs no MPI: it works without a launcher (and prints once under one). */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            if (launcher_rank() == 0)
+                usage(k, common);
+            return 0;
+        }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ctx.nprocs);
     kc_opt *tables[2] = {k->opts, common};
     int help = parse_args(&ctx, tables, argc, argv);
     if (help && !ctx.failed) {
