@@ -14,9 +14,10 @@ TIMEOUT = 180
 BLOCK = ["--block-size", "64k", "--transfer-size", "16k"]
 
 
-def kernel(pario_cmd: list[str], env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+def kernel(pario_cmd: list[str], env: dict[str, str], *args: str, cwd: Path | None = None
+           ) -> subprocess.CompletedProcess:
     return subprocess.run([*pario_cmd, "kernel", *args], env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT)
+                          timeout=TIMEOUT, cwd=cwd)
 
 
 def test_launcher_arguments_reach_the_launcher(tmp_path: Path, pario_cmd, mpi_env):
@@ -29,9 +30,9 @@ def test_launcher_arguments_reach_the_launcher(tmp_path: Path, pario_cmd, mpi_en
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["bytes_written"] == 2 * 65536
     # right after the name too (argparse used to drop that '--')
-    proc = kernel(pario_cmd, mpi_env, "block", "--", "--mca", "io", "romio321", "-np", "2")
+    proc = kernel(pario_cmd, mpi_env, "block", "--", "--mca", "io", "romio321", "-np", "2", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    dry = kernel(pario_cmd, mpi_env, "tile", "--", "-q")
+    dry = kernel(pario_cmd, mpi_env, "tile", "--", "-q", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     dry = kernel(pario_cmd, mpi_env, "tile", "--dry-run", "--np", "4", "--", "-q")
     words = dry.stdout.split()
