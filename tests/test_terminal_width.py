@@ -201,3 +201,30 @@ def test_runs_with_long_names_are_labelled_not_cut() -> None:
     unwrapped = re.sub(r"/\n +", "/", text)
     assert f"run 1: {pair[0]}" in unwrapped and f"run 2: {pair[1]}" in unwrapped
     assert "…" not in text.split("Diagnosis across the runs")[0]
+
+
+@pytest.mark.parametrize("slower", [1.0, 7.0, 70.0, 700.0])
+def test_scaling_tables_fit_whatever_the_numbers(pario_logs: list[Path], slower: float) -> None:
+    """The tables keep every number whole at 80 columns when the times (and so the rates) take
+    more digits: the second run's time classes made `slower` times longer (alone and beside the
+    first run)."""
+    import dataclasses
+
+    from pario.model import LAYERS, MPI_TIME_COLUMNS, add_derived_rank_columns
+
+    first, second = (read_log(str(p)) for p in pario_logs[:2])
+    ranks = second.ranks.copy()
+    timed = ["wall", *MPI_TIME_COLUMNS, *(f"{lay}_{k}" for lay in LAYERS for k in ("read", "write", "meta"))]
+    for c in timed:
+        ranks[c] = ranks[c] * slower
+    second = dataclasses.replace(second, ranks=add_derived_rank_columns(ranks),
+                                 job=dataclasses.replace(second.job, runtime=second.job.runtime * slower))
+    for profiles in ([first, second], [second]):
+        texts = {}
+        for width in (80, 1000):
+            runs, table = build(profiles)
+            buf = io.StringIO()
+            render(runs, table, file=buf, width=width, color=False, details=True)
+            texts[width] = buf.getvalue()
+        check(texts[80], texts[1000], 80)
+        assert "…" not in texts[80].split("Diagnosis across the runs")[0]

@@ -315,7 +315,9 @@ def scaling_report(scaling: ScalingAnalysis) -> Group:
     if hidden:
         reason = getattr(rows[0], hidden[0][1]).reason or "not recorded"
         parts.append(Wrapped(f"{', '.join(h for h, _ in hidden)} per run: {notes.mark(reason)}", style="dim"))
-    io = _table("I/O per run", "log", "ranks", "I/O time per rank", "of run", "slowest rank", "bytes",
+    # two-line headers: the numbers, not the words, set the widths (a long rate such as
+    # "11.8 MiB/s" must not be cut to fit 80 columns)
+    io = _table("I/O per run", "log", "ranks", "I/O time\nper rank", "of run", "slowest\nrank", "bytes",
                 "bandwidth")
     io.columns[0].no_wrap = True
     for label, r in zip(labels, rows, strict=True):
