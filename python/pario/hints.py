@@ -156,6 +156,12 @@ def read_hints(path: Path) -> list[tuple[str, str]]:
     return parse_hints(data, str(path))
 
 
+def checked_file(path: str) -> str:
+    """The absolute path of a hints file given on the command line, once it is read and valid."""
+    read_hints(Path(path))
+    return str(Path(path).resolve())
+
+
 def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
 

@@ -104,17 +104,16 @@ def _clear_step_logs(log: Path) -> None:
             stale.unlink(missing_ok=True)
 
 
-def _resolve_log(command: list[str], log: str | None) -> tuple[Path, bool]:
-    log_path = Path(log) if log else Path(default_log_name(command))
-    as_dir = bool(log) and (log.endswith("/") or log_path.is_dir())
-    log_path = log_path.resolve()
-    if as_dir:
-        if not log_path.is_dir():
-            raise ParioError(f"--log: directory {log_path} does not exist")
-        return log_path, True
-    if not log_path.parent.is_dir():
-        raise ParioError(f"--log: directory {log_path.parent} does not exist")
-    return log_path, False
+def log_target(log: str) -> tuple[Path, bool]:
+    """``log`` as an absolute path, and whether it names a directory (it ends in '/' or is one);
+    one-line error when the directory it needs does not exist."""
+    path = Path(log)
+    as_dir = log.endswith("/") or path.is_dir()
+    path = path.resolve()
+    where = path if as_dir else path.parent
+    if not where.is_dir():
+        raise ParioError(f"--log: directory {where} does not exist")
+    return path, as_dir
 
 
 def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str] | None = None) -> Launch:
@@ -128,7 +127,7 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
     launcher = Path(command[0]).name
     flavour = mpirun_flavour(exe) if launcher in MPIRUN_NAMES else None
     mpi_match.check(lib, launcher, flavour, mpi_match.program_in(command, is_launcher(command)))
-    log_path, log_is_dir = _resolve_log(command, log)
+    log_path, log_is_dir = log_target(log or default_log_name(command))
 
     pario_vars = {k: v for k, v in os.environ.items() if k.startswith("PARIO_")}
     pario_vars.update(extra_env or {})
@@ -251,13 +250,7 @@ def env_exports(log: str | None, hints: str | None = None) -> list[str]:
     ``mpirun`` is told to with ``OMPI_MCA_mca_base_env_list``.
     """
     lib = paths.runtime_library()
-    target = Path(log) if log else Path.cwd()
-    as_dir = log is None or log.endswith("/") or target.is_dir()
-    target = target.resolve()
-    if as_dir and not target.is_dir():
-        raise ParioError(f"--log: directory {target} does not exist")
-    if not as_dir and not target.parent.is_dir():
-        raise ParioError(f"--log: directory {target.parent} does not exist")
+    target, as_dir = log_target(log or f"{Path.cwd()}/")
     values = {
         "PARIO_LOG": str(target) + ("/" if as_dir else ""),
         "PARIO_STEPS": "1",

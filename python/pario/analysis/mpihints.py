@@ -43,6 +43,12 @@ def _names(profile: Profile) -> dict[int, str]:
     return names
 
 
+def injected_hints(profile: Profile) -> dict[str, str]:
+    """The hints pario injected at MPI_File_open (``pario run --hints``); {} when none or damaged."""
+    raw = profile.job.metadata.get("injected_hints") or {}
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+
+
 def hints_in_effect(profile: Profile) -> HintsInEffect:
     """Hint sets in effect, largest group of files first (then by name)."""
     names = _names(profile)
@@ -51,6 +57,5 @@ def hints_in_effect(profile: Profile) -> HintsInEffect:
         key = tuple(sorted((str(k), str(v)) for k, v in hints.items()))
         groups.setdefault(key, []).append(names.get(int(fid), f"file {int(fid):016x}"))
     ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), sorted(kv[1])))
-    raw = profile.job.metadata.get("injected_hints") or {}
-    injected = tuple(sorted((str(k), str(v)) for k, v in raw.items())) if isinstance(raw, Mapping) else ()
+    injected = tuple(sorted(injected_hints(profile).items()))
     return HintsInEffect(tuple(HintGroup(tuple(sorted(f)), h) for h, f in ordered), injected)

@@ -37,15 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from pario import launch
-    from pario.hints import read_hints
+    from pario.hints import checked_file
 
-    hints = None
-    if args.hints:
-        read_hints(Path(args.hints))  # refuses a bad file (naming file:line) before the job uses it
-        hints = str(Path(args.hints).resolve())
+    # a bad file is refused (one error naming file:line) before the job uses it
+    hints = checked_file(args.hints) if args.hints else None
     for line in launch.env_exports(args.log, hints):
         print(line)
     return 0

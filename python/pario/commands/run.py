@@ -39,8 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from pario import launch
 
     command = list(args.command)
@@ -48,11 +46,10 @@ def _run(args: argparse.Namespace) -> int:
         command = command[1:]
     extra = {}
     if args.hints:
-        from pario.hints import read_hints
+        from pario.hints import checked_file
 
-        hints = Path(args.hints)
-        read_hints(hints)  # refuses a bad file (ParioError naming file:line) before anything is launched
-        extra["PARIO_HINTS"] = str(hints.resolve())
+        # a bad file is refused (one error naming file:line) before anything is launched
+        extra["PARIO_HINTS"] = checked_file(args.hints)
     prepared = launch.prepare(command, log=args.log, extra_env=extra)
     started = time.time()
     code = launch.run(prepared)

@@ -22,6 +22,7 @@ import pandas as pd
 from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, sorted_ids, unique_ids
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.io import OPS
+from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
 from pario.model import LAYERS, Profile, fs_name, size_columns
@@ -166,10 +167,7 @@ def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
         files[layer] = frame
     rt = rank_times(profile)
     runtime = rt.runtime if rt.runtime > 0 else float(profile.job.runtime or 0.0)
-    injected_raw = profile.job.metadata.get("injected_hints") or {}
-    injected = (
-        {str(k): str(v) for k, v in dict(injected_raw).items()} if isinstance(injected_raw, dict) else {}
-    )
+    injected = injected_hints(profile)
     facts = Facts(
         profile=profile,
         label=profile.job.path.rsplit("/", 1)[-1],

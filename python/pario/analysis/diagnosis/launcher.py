@@ -9,13 +9,13 @@ from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity
 from pario.analysis.diagnosis.registry import finding, rule
+from pario.launch import MPIRUN_NAMES, step_logs
 
 FAMILY = "run"
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox"})
-LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpiexec.openmpi",
-                       "mpirun.openmpi", "mpirun.mpich", "mpiexec.mpich", "srun", "sbatch", "salloc",
-                       "aprun", "jsrun", "flux"})
+#: The launchers `pario run` knows, and the batch and launch tools of other sites.
+LAUNCHERS = frozenset({*MPIRUN_NAMES, "srun", "sbatch", "salloc", "aprun", "jsrun", "flux"})
 INTERPRETERS = frozenset({"python", "python3", "perl", "env", "time", "timeout", "nohup", "xargs", "make"})
 
 
@@ -35,8 +35,6 @@ def launcher_kind(exe: str, argv: tuple[str, ...]) -> str | None:
 
 def step_logs_of(log: str) -> list[Path]:
     """The step logs beside a job script's log (``job.pario`` -> ``job.step<N>.pario``)."""
-    from pario.launch import step_logs
-
     path = Path(log)
     return step_logs(path) if path.name else []
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pario.analysis.diagnosis.facts import HINTS_FILE
 from pario.analysis.diagnosis.findings import Finding
+from pario.analysis.mpihints import injected_hints
 from pario.model import Profile
 
 
@@ -41,9 +42,7 @@ def hints_in_effect(profile: Profile) -> dict[str, str]:
     """The hint set reported after open on most MPI-IO files, plus the injected hints."""
     sets = [tuple(sorted(h.items())) for h in profile.hints.values() if h]
     common = dict(max(sets, key=sets.count)) if sets else {}
-    injected = profile.job.metadata.get("injected_hints") or {}
-    if isinstance(injected, Mapping):
-        common.update({str(k): str(v) for k, v in injected.items()})
+    common.update(injected_hints(profile))
     return common
 
 
