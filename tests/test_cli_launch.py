@@ -85,9 +85,9 @@ def test_kernel_refuses_bad_hints(tmp_path: Path, pario_cmd, mpi_env):
     bad_file = tmp_path / "hints.txt"
     bad_file.write_text("cb_nodes 2\nstriping_factor 4 extra\n")
     cases = [
-        ({"PARIO_KERNEL_HINTS": "cb_nodes="}, "bad hint 'cb_nodes' in PARIO_KERNEL_HINTS: missing value"),
+        ({"PARIO_KERNEL_HINTS": "cb_nodes="}, "bad hint 'cb_nodes' in PARIO_KERNEL_HINTS: no value"),
         ({"PARIO_KERNEL_HINTS": "=bad"}, "expected key=value"),
-        ({"PARIO_KERNEL_HINTS": "k" * 300 + "=1"}, "key too long for MPI_MAX_INFO_KEY"),
+        ({"PARIO_KERNEL_HINTS": "k" * 300 + "=1"}, "key of 300 characters, at most 35 allowed"),
         ({"PARIO_KERNEL_HINTS_FILE": str(bad_file)}, f"hints file {bad_file} line 2: one value expected"),
     ]
     for extra, message in cases:

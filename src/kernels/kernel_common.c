@@ -1,6 +1,7 @@
 /* Shared machinery of the pario I/O kernels: see kernel_common.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "kernel_common.h"
+#include "pario-hint-line.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -468,27 +469,6 @@ static char *trim(char *s)
 }
 
 /* Append "key=value\n" lines parsed from a "k=v,k=v" (or ';'-separated) list. */
-/* What MPI_Info_set would refuse (or take wrongly): a bad hint is a bad parameter (exit 2),
- * never an MPI_ERR_INFO abort.  Returns NULL or the reason. */
-static const char *hint_problem(const char *key, const char *val)
-{
-    if (!*key)
-        return "empty key";
-    if (!*val)
-        return "missing value";
-    if (strlen(key) >= MPI_MAX_INFO_KEY)
-        return "key too long for MPI_MAX_INFO_KEY";
-    if (strlen(val) >= MPI_MAX_INFO_VAL)
-        return "value too long for MPI_MAX_INFO_VAL";
-    for (const char *p = key; *p; p++)
-        if (*p <= ' ' || *p > '~')
-            return "key with a space, control or non-ASCII byte";
-    for (const char *p = val; *p; p++)
-        if (*p <= ' ' || *p > '~')
-            return "one value expected (a space, control or non-ASCII byte in it)";
-    return NULL;
-}
-
 static int hints_from_list(kc_json *out, const char *list, const char *source, char *err, size_t errsz)
 {
     char *copy = strdup(list);
@@ -506,11 +486,12 @@ static int hints_from_list(kc_json *out, const char *list, const char *source, c
             free(copy);
             return -1;
         }
-        *eq = '\0';
-        char *key = trim(item), *val = trim(eq + 1);
-        const char *why = hint_problem(key, val);
-        if (why) {
-            snprintf(err, errsz, "bad hint '%.64s' in %s: %s", key, source, why);
+        /* the rules of a hints-file line: a bad hint is a bad parameter (exit 2),
+         * never an MPI_ERR_INFO abort */
+        char *key = NULL, *val = NULL, why[96];
+        if (pario_parse_hint_line(item, strlen(item), &key, &val, why, sizeof why) != 1) {
+            *eq = '\0';
+            snprintf(err, errsz, "bad hint '%.64s' in %s: %s", trim(item), source, why);
             free(copy);
             return -1;
         }
@@ -535,24 +516,12 @@ static int hints_from_file(kc_json *out, const char *file, char *err, size_t err
     int lineno = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        char *s = trim(line);
-        if (!*s)
+        size_t len = strcspn(line, "\n");
+        char *s = NULL, *val = NULL, why[96];
+        int got = pario_parse_hint_line(line, len, &s, &val, why, sizeof why);
+        if (got == 0)
             continue;
-        char *sp = s + strcspn(s, " \t=");
-        if (!*sp) {
-            snprintf(err, errsz, "hints file %s line %d: expected 'key value'", file, lineno);
-            fclose(f);
-            return -1;
-        }
-        *sp = '\0';
-        char *val = trim(sp + 1);
-        if (*val == '=')
-            val = trim(val + 1);
-        const char *why = hint_problem(s, val);
-        if (why) {
+        if (got < 0) {
             snprintf(err, errsz, "hints file %s line %d: %s", file, lineno, why);
             fclose(f);
             return -1;
@@ -964,18 +933,6 @@ static void run_phase(kc_ctx *ctx, kc_file *f, int writing, MPI_Info info, unsig
 
 /* ==== main ================================================================================================ */
 
-/* The rank a launcher gives a process in its environment (0 when run alone). */
-static int launcher_rank(void)
-{
-    const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = getenv(names[i]);
-        if (v && *v)
-            return atoi(v);
-    }
-    return 0;
-}
-
 int kc_main(const kc_kernel *k, int argc, char **argv)
 {
     kc_ctx ctx;
@@ -1005,7 +962,7 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
     /* --help needs no MPI: it works without a launcher (and prints once under one). */
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            if (launcher_rank() == 0)
+            if (pario_launcher_rank() == 0)
                 usage(k, common);
             return 0;
         }

@@ -460,95 +460,6 @@ static void reject_hint(int line, const char *text, size_t len, const char *reas
     snprintf(h->reason, sizeof h->reason, "%s", reason);
 }
 
-static int is_blank(char c) { return c == ' ' || c == '\t'; }
-
-/* -1 with the reason if s[0..len) has a byte that is not printable ASCII or a tab. */
-static int not_text(const char *s, size_t len, char *why, size_t whysz)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == 0) {
-            snprintf(why, whysz, "not a text line: a NUL byte");
-            return -1;
-        }
-        if ((c < 0x20 && c != '\t') || c >= 0x7f) {
-            snprintf(why, whysz, "not a text line: byte 0x%02x", c);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-int pario_parse_hint_line(char *s, size_t len, char **key, char **val, char *why, size_t whysz)
-{
-    if (len > 0 && s[len - 1] == '\r')
-        s[--len] = '\0';
-    if (not_text(s, len, why, whysz))
-        return -1;
-    s[len] = '\0';
-    for (size_t i = 0; i < len; i++) /* a comment: '#' first or after a blank */
-        if (s[i] == '#' && (i == 0 || is_blank(s[i - 1]))) {
-            s[i] = '\0';
-            len = i;
-            break;
-        }
-    while (len > 0 && is_blank(s[len - 1]))
-        s[--len] = '\0';
-    char *p = s;
-    while (is_blank(*p))
-        p++;
-    if (!*p)
-        return 0;
-    size_t klen = strcspn(p, " \t=");
-    char *sep = p + klen, *v = sep;
-    while (is_blank(*v))
-        v++;
-    if (*v == '=')
-        v++;
-    while (is_blank(*v))
-        v++;
-    if (klen == 0) {
-        snprintf(why, whysz, "empty key");
-        return -1;
-    }
-    if (klen >= MPI_MAX_INFO_KEY) {
-        snprintf(why, whysz, "key of %zu characters, at most %d allowed", klen, MPI_MAX_INFO_KEY - 1);
-        return -1;
-    }
-    *sep = '\0';
-    if (!*v) {
-        snprintf(why, whysz, "no value");
-        return -1;
-    }
-    if (v[strcspn(v, " \t")]) {
-        int tokens = 0;
-        for (char *q = v; *q; q++)
-            tokens += !is_blank(*q) && (q == v || is_blank(q[-1]));
-        snprintf(why, whysz, "one value expected, found %d", tokens);
-        return -1;
-    }
-    size_t vlen = strlen(v);
-    if (vlen >= MPI_MAX_INFO_VAL) {
-        snprintf(why, whysz, "value of %zu characters, at most %d allowed", vlen, MPI_MAX_INFO_VAL - 1);
-        return -1;
-    }
-    *key = p;
-    *val = v;
-    return 1;
-}
-
-/* The rank of this process from the launcher's environment (before MPI_Init), 0 if unknown. */
-static int launcher_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return atoi(v);
-    }
-    return 0;
-}
-
 static void read_hints_file(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -580,7 +491,7 @@ static void read_hints_file(const char *path)
             break;
         line[len] = '\0';
         if (too_long) {
-            if (!not_text(line, len, why, sizeof why))
+            if (!pario_not_text(line, len, why, sizeof why))
                 snprintf(why, sizeof why, "line longer than %d bytes", LINE - 1);
             reject_hint(lineno, line, len, why);
             continue;
@@ -620,7 +531,7 @@ static void read_hints_file(const char *path)
     fclose(f);
     list[n] = NULL;
     pario_inject_hints = list;
-    if (pario_rejected_hints_total && launcher_rank() == 0) {
+    if (pario_rejected_hints_total && pario_launcher_rank() == 0) {
         const struct pario_rejected_hint *h = &pario_rejected_hints[0];
         pario_warn("PARIO_HINTS %s: %d line(s) skipped, first line %d: %s; the other %d hint(s) are injected "
                    "(the log lists them as rejected_hints)",

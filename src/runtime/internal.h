@@ -36,9 +36,8 @@ struct pario_rejected_hint {
 };
 extern struct pario_rejected_hint pario_rejected_hints[PARIO_MAX_REJECTED];
 extern int pario_nrejected_hints, pario_rejected_hints_total;
-/* One line of a hints file (len bytes, s[len] writable) parsed in place: 1 with *key and
- * *val set, 0 for a blank or comment line, -1 with the reason in why. */
-int pario_parse_hint_line(char *s, size_t len, char **key, char **val, char *why, size_t whysz);
+/* pario_parse_hint_line, shared with the kernels */
+#include "pario-hint-line.h"
 
 /* log.c: write the log at exit (non-MPI program, or a rank that never
  * reached MPI_Finalize); never fails the program. */

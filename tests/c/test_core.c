@@ -54,9 +54,9 @@ static int hint_line(const char *text, char *out, size_t outsz)
     size_t len = strlen(text);
     memcpy(line, text, len + 1);
     int got = pario_parse_hint_line(line, len, &k, &v, why, sizeof why);
-    if (got > 0)
-        snprintf(out, outsz, "%s=%s", k, v);
-    else
+    if (got > 0 && snprintf(out, outsz, "%s=%s", k, v) >= (int)outsz)
+        return -2; /* key=value does not fit: no check can pass */
+    if (got <= 0)
         snprintf(out, outsz, "%s", got < 0 ? why : "");
     return got;
 }
