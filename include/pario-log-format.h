@@ -150,6 +150,17 @@ enum pario_block_kind {
     X(MPIIO_MAX_WRITE_SIZE, "largest write request in bytes")                 \
     X(MPIIO_NONCONTIG_VIEW, "1 if a view with a non-contiguous filetype was set") \
     X(MPIIO_FS_TYPE, "statfs f_type magic of the file system")               \
+    X(MPIIO_ENGINE_WRITES, "collective writes served by pario's engine (counted once per call)") \
+    X(MPIIO_ENGINE_ALGORITHM, "engine algorithm: 1 none, 2 comm, 3 write, 4 write-comm, 5 write-comm-2") \
+    X(MPIIO_ENGINE_SHUFFLE, "engine shuffle: 1 p2p, 2 rma-fence, 3 rma-lock") \
+    X(MPIIO_ENGINE_CYCLES, "buffer cycles of the engine's collective writes (once per call)") \
+    X(MPIIO_ENGINE_AGGREGATORS, "aggregators of the engine's last collective write") \
+    X(MPIIO_ENGINE_FALLBACKS, "collective writes the engine gave to the MPI library (once per call)") \
+    X(MPIIO_ENGINE_FB_ATOMIC, "... of them because the file is in atomic mode") \
+    X(MPIIO_ENGINE_FB_DATAREP, "... because the view's data representation is not native") \
+    X(MPIIO_ENGINE_FB_SEQUENTIAL, "... because the file was opened MPI_MODE_SEQUENTIAL") \
+    X(MPIIO_ENGINE_FB_DATATYPE, "... because a datatype or view is beyond the engine's limits") \
+    X(MPIIO_ENGINE_FB_OTHER, "... for another reason (own descriptor, read-only, an MPI error)") \
     PARIO_SIZE_BUCKETS(MPIIO, READ_AGG)                                       \
     PARIO_SIZE_BUCKETS(MPIIO, WRITE_AGG)                                      \
     PARIO_SHARED_COUNTERS(MPIIO)
@@ -162,6 +173,9 @@ enum pario_block_kind {
     X(MPIIO_F_META_TIME, "time in open/close/set_view/sync/set_size/...")    \
     X(MPIIO_F_MAX_READ_TIME, "longest single read")                           \
     X(MPIIO_F_MAX_WRITE_TIME, "longest single write")                         \
+    X(MPIIO_F_ENGINE_SHUFFLE_TIME, "engine: seconds posting and completing the shuffle") \
+    X(MPIIO_F_ENGINE_WRITE_TIME, "engine: seconds in the aggregators' pread/pwrite") \
+    X(MPIIO_F_ENGINE_WAIT_TIME, "engine: seconds the caller waited on writes or messages") \
     PARIO_SHARED_FCOUNTERS(MPIIO)
 
 /* ---- Per-rank summary (all doubles; seconds, bytes or counts) ---------- */
