@@ -9,6 +9,7 @@
  * effect (MPI_File_get_info) and the file system type are recorded.
  */
 #include "core.h"
+#include "../collective/engine.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -32,6 +33,9 @@ static const unsigned char max_reduced[MPIIO_NUM_COUNTERS] = {
     [MPIIO_MAX_WRITE_SIZE] = 1,
     [MPIIO_FS_TYPE] = 1,
     [MPIIO_NONCONTIG_VIEW] = 1,
+    [MPIIO_ENGINE_ALGORITHM] = 1,
+    [MPIIO_ENGINE_SHUFFLE] = 1,
+    [MPIIO_ENGINE_AGGREGATORS] = 1,
 };
 
 const struct pario_layer_desc pario_mpiio_desc = {
@@ -77,6 +81,7 @@ const struct pario_layer_desc pario_mpiio_desc = {
 #define FH_TOMBSTONE ((uintptr_t)1)
 static _Atomic uintptr_t fh_keys[FH_SLOTS];
 static struct pario_record *_Atomic fh_recs[FH_SLOTS];
+static struct cw_file *_Atomic fh_engines[FH_SLOTS];   /* the collective-write engine's state, or NULL */
 static pthread_mutex_t fh_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uintptr_t fh_key(MPI_File fh)
@@ -88,21 +93,33 @@ static uintptr_t fh_key(MPI_File fh)
 
 static size_t fh_slot(uintptr_t k) { return (size_t)((k >> 4) * 0x9e3779b97f4a7c15ull % FH_SLOTS); }
 
-static struct pario_record *fh_get(MPI_File fh)
+static long fh_find(MPI_File fh)
 {
     uintptr_t k = fh_key(fh);
     size_t s = fh_slot(k);
     for (int i = 0; i < FH_SLOTS; i++, s = (s + 1) % FH_SLOTS) {
         uintptr_t cur = atomic_load_explicit(&fh_keys[s], memory_order_acquire);
         if (cur == k)
-            return atomic_load_explicit(&fh_recs[s], memory_order_relaxed);
+            return (long)s;
         if (cur == 0)
-            return NULL;
+            return -1;
     }
-    return NULL;
+    return -1;
 }
 
-static void fh_put(MPI_File fh, struct pario_record *r)
+static struct pario_record *fh_get(MPI_File fh)
+{
+    long s = fh_find(fh);
+    return s < 0 ? NULL : atomic_load_explicit(&fh_recs[s], memory_order_relaxed);
+}
+
+static struct cw_file *fh_engine(MPI_File fh)
+{
+    long s = fh_find(fh);
+    return s < 0 ? NULL : atomic_load_explicit(&fh_engines[s], memory_order_relaxed);
+}
+
+static void fh_put(MPI_File fh, struct pario_record *r, struct cw_file *engine)
 {
     uintptr_t k = fh_key(fh);
     size_t s = fh_slot(k);
@@ -111,6 +128,7 @@ static void fh_put(MPI_File fh, struct pario_record *r)
         uintptr_t cur = atomic_load(&fh_keys[s]);
         if (cur == 0 || cur == FH_TOMBSTONE || cur == k) {
             atomic_store(&fh_recs[s], r);
+            atomic_store(&fh_engines[s], engine);
             atomic_store_explicit(&fh_keys[s], k, memory_order_release);
             break;
         }
@@ -296,6 +314,94 @@ static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int c
     mpiio_meta_op(th, fh_get(fh), counter, field, t0, t1);                                            \
     return rc
 
+/* ---- the collective-write engine (src/collective) ---------------------------*/
+
+static void engine_writer_started(void) { pario_thread()->depth++; } /* its pwrites are the call's */
+
+static void engine_hooks(void)
+{
+    struct cw_hooks h = {.now = pario_now, .writer_thread_started = engine_writer_started, .warn = pario_warn};
+    cw_set_hooks(&h);
+}
+
+static struct cw_file *engine_open(MPI_File fh, MPI_Comm comm, const char *filename, int amode, MPI_Info info)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, engine_hooks);
+    return cw_file_open(fh, comm, filename, amode, info);
+}
+
+/* Record what the engine did for one call: counts once per call (the file
+ * communicator's rank 0), times on every rank. */
+static void engine_record(MPI_File fh, const struct cw_stats *s)
+{
+    struct pario_record *r = fh_get(fh);
+    if (!r)
+        return;
+    pario_rec_lock(r);
+    if (s->served) {
+        if (s->comm_rank == 0) {
+            r->c[MPIIO_ENGINE_WRITES]++;
+            r->c[MPIIO_ENGINE_CYCLES] += s->cycles;
+        }
+        r->c[MPIIO_ENGINE_ALGORITHM] = s->algorithm;
+        r->c[MPIIO_ENGINE_SHUFFLE] = s->shuffle;
+        r->c[MPIIO_ENGINE_AGGREGATORS] = s->aggregators;
+        r->f[MPIIO_F_ENGINE_SHUFFLE_TIME] += (double)s->t_shuffle;
+        r->f[MPIIO_F_ENGINE_WRITE_TIME] += (double)s->t_write;
+        r->f[MPIIO_F_ENGINE_WAIT_TIME] += (double)s->t_wait;
+    } else if (s->reason != CW_FB_NONE && s->comm_rank == 0) {
+        static const int reason_counter[] = {
+            [CW_FB_ATOMIC] = MPIIO_ENGINE_FB_ATOMIC,       [CW_FB_DATAREP] = MPIIO_ENGINE_FB_DATAREP,
+            [CW_FB_SEQUENTIAL] = MPIIO_ENGINE_FB_SEQUENTIAL, [CW_FB_DATATYPE] = MPIIO_ENGINE_FB_DATATYPE,
+            [CW_FB_OTHER] = MPIIO_ENGINE_FB_OTHER,
+        };
+        r->c[MPIIO_ENGINE_FALLBACKS]++;
+        r->c[reason_counter[s->reason]]++;
+    }
+    pario_rec_unlock(r);
+}
+
+/* A collective write through the engine, or through the MPI library when
+ * the engine gives it back (then the log says why). */
+static int engine_write(MPI_File fh, int explicit_offset, MPI_Offset off, const void *buf, int count,
+                        MPI_Datatype dt, MPI_Status *st, int op, int split)
+{
+    struct cw_file *engine = fh_engine(fh);
+    struct cw_stats stats;
+    struct pario_thread *th = pario_thread();
+    th->depth++;
+    uint64_t t0 = pario_now();
+    int rc = split ? cw_write_begin(engine, fh, explicit_offset, off, buf, count, dt, &stats)
+                   : cw_write(engine, fh, explicit_offset, off, buf, count, dt, st, &stats);
+    if (!stats.served) {
+        if (split)
+            rc = explicit_offset ? PMPI_File_write_at_all_begin(fh, off, buf, count, dt)
+                                 : PMPI_File_write_all_begin(fh, buf, count, dt);
+        else
+            rc = explicit_offset ? PMPI_File_write_at_all(fh, off, buf, count, dt, st)
+                                 : PMPI_File_write_all(fh, buf, count, dt, st);
+    } else if (rc != MPI_SUCCESS) {
+        PMPI_File_call_errhandler(fh, rc); /* what the MPI library does with an error */
+    }
+    uint64_t t1 = pario_now();
+    th->depth--;
+    int saved = errno;
+    mpiio_data(th, fh, 1, op, -1, count, dt, t0, t1, NULL);
+    engine_record(fh, &stats);
+    errno = saved;
+    return rc;
+}
+
+/* The end of a split write the engine did at _begin; 0 if it was not. */
+static int engine_split_end(MPI_File fh, MPI_Status *st, int *rc)
+{
+    struct cw_file *engine = fh_engine(fh);
+    if (!engine || !cw_write_end(engine, st, rc))
+        return 0;
+    return 1;
+}
+
 /* ---- open / close ------------------------------------------------------------*/
 
 /* An open with the injected hints that failed on every rank of comm is retried
@@ -335,9 +441,15 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         user_eh != MPI_ERRORS_RETURN)
         PMPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     TIMED(PMPI_File_open(comm, filename, amode, use, fh));
+    struct cw_file *engine = NULL;
+    if (rc == MPI_SUCCESS)
+        engine = engine_open(*fh, comm, filename, amode, use);
     if (mine != MPI_INFO_NULL) {
         PMPI_Info_free(&mine);
+        int first = rc;
         rc = open_without_hints(comm, filename, amode, info, fh, rc);
+        if (first != MPI_SUCCESS && rc == MPI_SUCCESS)
+            engine = engine_open(*fh, comm, filename, amode, info);
         t1 = pario_now();
         if (user_eh != MPI_ERRHANDLER_NULL) {
             if (user_eh != MPI_ERRORS_RETURN) {
@@ -364,8 +476,9 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         if (r->f[MPIIO_F_OPEN_START_TIMESTAMP] == 0)
             r->f[MPIIO_F_OPEN_START_TIMESTAMP] = (double)t0;
         pario_rec_unlock(r);
-        fh_put(*fh, r);
     }
+    if (r || engine)
+        fh_put(*fh, r, engine);
     int size = 1;
     PMPI_Comm_size(comm, &size);
     mpiio_meta_op(th, r, size > 1 ? MPIIO_COLL_OPENS : MPIIO_INDEP_OPENS, mpiio_meta, t0, t1);
@@ -379,6 +492,12 @@ int MPI_File_close(MPI_File *fh)
         return PMPI_File_close(fh);
     uintptr_t key = fh_key(*fh);
     struct pario_record *r = fh_get(*fh);
+    struct cw_file *engine = fh_engine(*fh);
+    if (engine) { /* collective, as the close is: the engine's window and communicator */
+        pario_thread()->depth++;
+        cw_file_close(engine);
+        pario_thread()->depth--;
+    }
     TIMED(PMPI_File_close(fh));
     fh_del(key);
     mpiio_meta_op(th, r, -1, mpiio_meta, t0, t1);
@@ -399,6 +518,11 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
     TIMED(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
     struct pario_record *r = fh_get(fh);
+    struct cw_file *engine = fh_engine(fh);
+    if (engine && rc == MPI_SUCCESS) {
+        cw_file_view_changed(engine);
+        cw_file_set_info(engine, info);
+    }
     mpiio_meta_op(th, r, MPIIO_VIEWS, mpiio_meta, t0, t1);
     /* A filetype with holes (size < extent) makes the access non-contiguous. */
     int size = 0;
@@ -418,6 +542,8 @@ int MPI_File_set_info(MPI_File fh, MPI_Info info)
         return PMPI_File_set_info(fh, info);
     TIMED(PMPI_File_set_info(fh, info));
     struct pario_record *r = fh_get(fh);
+    if (rc == MPI_SUCCESS)
+        cw_file_set_info(fh_engine(fh), info);
     mpiio_meta_op(th, r, MPIIO_HINTS, mpiio_meta, t0, t1);
     if (r && rc == MPI_SUCCESS) {
         th->depth++;
@@ -476,6 +602,8 @@ int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                           MPI_Status *st)
 {
+    if (pario_active() && fh_engine(fh))
+        return engine_write(fh, 1, off, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
     DATA(PMPI_File_write_at_all(fh, off, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL);
 }
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
@@ -484,6 +612,8 @@ int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_St
 }
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
+    if (pario_active() && fh_engine(fh))
+        return engine_write(fh, 0, 0, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
     DATA(PMPI_File_write_all(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL);
 }
 
@@ -574,11 +704,16 @@ int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *st)
 }
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt)
 {
+    if (pario_active() && fh_engine(fh))
+        return engine_write(fh, 1, off, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
     DATA(PMPI_File_write_at_all_begin(fh, off, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt,
          NULL);
 }
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
+    int erc;
+    if (pario_active() && engine_split_end(fh, st, &erc))
+        return erc;
     SPLIT_END(PMPI_File_write_at_all_end(fh, buf, st), fh, 1);
 }
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
@@ -591,10 +726,15 @@ int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *st)
 }
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
 {
+    if (pario_active() && fh_engine(fh))
+        return engine_write(fh, 0, 0, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
     DATA(PMPI_File_write_all_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt, NULL);
 }
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
+    int erc;
+    if (pario_active() && engine_split_end(fh, st, &erc))
+        return erc;
     SPLIT_END(PMPI_File_write_all_end(fh, buf, st), fh, 1);
 }
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)

@@ -1,0 +1,158 @@
+/*
+ * Internals shared by the engine's files: engine.c (selection, view and
+ * requests, file domains, the cycle schedules), shuffle.c (moving each
+ * cycle's pieces to the aggregators: p2p, rma-fence, rma-lock) and
+ * writer.c (the writer threads of the write-overlap algorithms).
+ */
+#ifndef PARIO_CW_INTERNAL_H
+#define PARIO_CW_INTERNAL_H
+
+#include "engine.h"
+#include "flatten.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Bounds: a call whose view or memory type needs more pieces than this goes
+ * to the MPI library (reason "datatype"), so the engine's memory stays
+ * bounded (24 bytes a piece). */
+#define CW_MAX_PIECES ((int64_t)1 << 21)
+#define CW_MAX_BUFFER ((int64_t)1 << 30)   /* cb_buffer_size cap */
+#define CW_MAX_SLOTS 4                      /* buffers in flight (write-comm-2) */
+
+extern struct cw_hooks cw_hooks;
+uint64_t cw_now(void);
+
+/* Hints, parsed once per open / set_info into a typed struct. */
+struct cw_hints {
+    int algorithm;            /* enum cw_algorithm; CW_OFF: the MPI library writes */
+    int shuffle;              /* enum cw_shuffle */
+    int64_t cb_buffer_size;   /* bytes; ROMIO's default 16 MiB */
+    int cb_nodes;             /* aggregators wanted; 0: one per node */
+    char cb_config_list[256]; /* "" : not given */
+    int64_t striping_unit;    /* bytes; 0: domains not aligned */
+};
+
+/* A byte range of the file, with where its bytes sit in the caller's data
+ * stream (the packed order of buf/count/type). */
+struct cw_piece {
+    int64_t off, len, pos;
+};
+
+/* The flattened file view: filetype segments relative to disp. */
+struct cw_view {
+    int valid;
+    int native;               /* datarep is "native" */
+    int usable;               /* monotonic, non-overlapping tiles, non-negative */
+    int64_t disp, etype_size;
+    struct pario_flat ft;     /* own copy */
+    int64_t *prefix;          /* [ft.nseg + 1] data bytes before each segment */
+};
+
+struct cw_file {
+    char path[PATH_MAX];
+    int amode;
+    struct cw_hints hints;
+    MPI_Comm comm;            /* the engine's duplicate of the file's communicator */
+    int rank, nprocs;
+    int aggs_valid;
+    int naggs, my_agg;        /* my_agg: my index among the aggregators, or -1 */
+    int *aggs;                /* [naggs] ranks, domain order */
+    int fd;                   /* own descriptor (aggregators), -1 */
+    int fd_failed;
+    struct cw_view view;
+    /* the aggregator's cycle buffers and the RMA window over them, kept
+     * while the file is open so that every call does not allocate them */
+    char *buf;
+    int64_t buf_size;
+    MPI_Win win;
+    int64_t win_size;
+    /* split collective */
+    int split_pending;
+    int split_rc;
+    int64_t split_bytes;
+};
+
+/* One cycle in flight: its window, pieces and requests. */
+struct cw_cycle {
+    int64_t c;                /* cycle number, -1: slot free */
+    int slot;                 /* buffer index */
+    char *bufp;               /* f->buf + slot * bc (aggregators) */
+    /* aggregator side */
+    int64_t wlo, whi;         /* my window this cycle */
+    int64_t first, end;       /* range to write: first..end of the data in the window */
+    int has_data;
+    int64_t *src_first;       /* [nprocs + 1] index into src_pieces per source */
+    struct cw_piece *src_pieces;
+    /* sender side: my pieces for each aggregator this cycle */
+    int64_t *dst_first;       /* [naggs + 1] index into dst_pieces */
+    struct cw_piece *dst_pieces;
+    /* requests and datatypes to free on completion */
+    MPI_Request *reqs;
+    int nreqs, cap_reqs;
+    MPI_Datatype *types;
+    int ntypes, cap_types;
+    /* rma-lock: go tokens still awaited from aggregators (sender side) */
+    MPI_Request *go;
+    int *go_agg;
+    int ngo;
+    int shuffled;             /* the data is in the aggregator's buffer */
+    /* the write, by the caller or a writer thread */
+    atomic_int write_state;   /* 0 none, 1 queued, 2 done */
+    int write_err;            /* errno */
+};
+
+struct cw_writer;
+
+/* Per-call context (the pipeline's state, instead of 30 arguments). */
+struct cw_ctx {
+    struct cw_file *f;
+    int alg, shuf;
+    int nbuf, depth, nwriters;
+    int64_t bc;                       /* bytes per buffer */
+    /* my request, split at the domains */
+    struct cw_piece *mine;
+    int64_t nmine;
+    int64_t *my_first;                /* [naggs + 1] */
+    int64_t *my_cur;                  /* [naggs] cursor (piece index) */
+    int64_t *my_skip;                 /* [naggs] bytes of that piece already sent */
+    /* memory */
+    const char *mbase;                /* contiguous data, or NULL */
+    struct pario_flat mem;            /* count copies of the memory type (non-contiguous) */
+    int64_t *mpos;                    /* [mem.nseg + 1] stream position of each segment */
+    const void *buf;
+    /* domains and each aggregator's data range */
+    int64_t *fd_lo, *fd_hi;           /* [naggs] */
+    int64_t *agg_st, *agg_end;        /* [naggs] */
+    int64_t ncycles;
+    /* aggregator: the pieces of every source in my domain */
+    struct cw_piece *oth;             /* pos unused */
+    int64_t *oth_first;               /* [nprocs + 1] */
+    int64_t *oth_cur, *oth_skip;      /* [nprocs] */
+    struct cw_cycle cyc[CW_MAX_SLOTS];
+    struct cw_writer *writer;
+    int err;                          /* first errno of my reads/writes */
+    int mpi_err;                      /* first failed MPI call's code */
+    _Atomic uint64_t t_write;
+    uint64_t t_shuffle, t_wait;
+};
+
+/* shuffle.c */
+int cw_cycle_prepare(struct cw_ctx *x, struct cw_cycle *cy);     /* pieces, RMW read; MPI code */
+int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy);        /* p2p/rma-lock: post messages */
+int cw_cycle_test(struct cw_ctx *x, struct cw_cycle *cy, int *done); /* p2p/rma-lock progress */
+int cw_cycle_puts(struct cw_ctx *x, struct cw_cycle *cy);        /* rma-fence: the puts */
+void cw_cycle_release(struct cw_cycle *cy);                      /* free pieces, types, requests */
+int cw_window_for(struct cw_ctx *x, int64_t bytes);              /* collective */
+
+/* writer.c */
+struct cw_writer *cw_writer_start(int nthreads);
+void cw_writer_submit(struct cw_writer *w, struct cw_ctx *x, struct cw_cycle *cy);
+void cw_writer_stop(struct cw_writer *w);
+/* Write a cycle's buffer [first, end) with pwrite (the caller or a writer). */
+void cw_write_cycle(struct cw_ctx *x, struct cw_cycle *cy);
+
+#endif

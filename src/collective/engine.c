@@ -1,0 +1,1054 @@
+/*
+ * The collective-write engine: extended two-phase I/O (Thakur & Choudhary;
+ * ROMIO's ADIOI_GEN_WriteStridedColl is the reference implementation) with
+ * the overlap algorithms of Feki & Gabriel.  cw_write is a short pipeline:
+ *
+ *   my pieces      the file view and the memory type flattened; the call's
+ *                  bytes as (file offset, length, stream position) pieces
+ *   extents        allgather of every rank's first and last byte
+ *   file domains   [min, max) split evenly among the aggregators, the
+ *                  boundaries aligned to striping_unit when it is set
+ *   requests       alltoall of counts, alltoallv of my pieces to the
+ *                  aggregators of their domains
+ *   cycles         each aggregator's data range cut in buffers of
+ *                  cb_buffer_size / nbuf; every cycle shuffles the pieces
+ *                  into the buffers (shuffle.c) and writes them with pwrite
+ *                  on the aggregator's own descriptor (writer.c)
+ *
+ * The schedules of the algorithms differ only in three numbers: buffers
+ * (nbuf), shuffles in flight (depth) and writer threads (0: the caller
+ * writes).  See docs/collective.md for their timelines.
+ */
+#include "cw_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t default_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct cw_hooks cw_hooks = {.now = default_now};
+
+void cw_set_hooks(const struct cw_hooks *h)
+{
+    cw_hooks = *h;
+    if (!cw_hooks.now)
+        cw_hooks.now = default_now;
+}
+
+uint64_t cw_now(void) { return cw_hooks.now(); }
+
+/* ---- names ----------------------------------------------------------------*/
+
+static const char *const algorithm_names[] = {
+    [CW_OFF] = "mpi", [CW_NONE] = "none", [CW_COMM] = "comm", [CW_WRITE] = "write",
+    [CW_WRITE_COMM] = "write-comm", [CW_WRITE_COMM_2] = "write-comm-2", [CW_AUTO] = "auto",
+};
+static const char *const shuffle_names[] = {
+    [CW_P2P] = "p2p", [CW_RMA_FENCE] = "rma-fence", [CW_RMA_LOCK] = "rma-lock",
+};
+
+int cw_algorithm_from_name(const char *name)
+{
+    for (int i = 0; i <= CW_AUTO; i++)
+        if (strcmp(name, algorithm_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int cw_shuffle_from_name(const char *name)
+{
+    for (int i = CW_P2P; i <= CW_RMA_LOCK; i++)
+        if (strcmp(name, shuffle_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *cw_algorithm_name(int a) { return a >= 0 && a <= CW_AUTO ? algorithm_names[a] : "?"; }
+const char *cw_shuffle_name(int s) { return s >= CW_P2P && s <= CW_RMA_LOCK ? shuffle_names[s] : "?"; }
+
+/* ---- selection: PARIO_COLL, then the file's hints --------------------------*/
+
+static int env_algorithm = CW_OFF, env_shuffle = CW_P2P;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void read_env(void)
+{
+    const char *v = getenv("PARIO_COLL");
+    if (!v || !v[0])
+        return;
+    char alg[64];
+    snprintf(alg, sizeof alg, "%s", v);
+    char *colon = strchr(alg, ':');
+    if (colon)
+        *colon++ = '\0';
+    int a = cw_algorithm_from_name(alg), s = colon ? cw_shuffle_from_name(colon) : CW_P2P;
+    if (a < 0 || s < 0) {
+        if (cw_hooks.warn)
+            cw_hooks.warn("PARIO_COLL=%s is not ALGO[:SHUFFLE] (ALGO none, comm, write, write-comm, "
+                          "write-comm-2, auto or mpi; SHUFFLE p2p, rma-fence or rma-lock); the MPI library "
+                          "does the collective writes",
+                          v);
+        return;
+    }
+    env_algorithm = a;
+    env_shuffle = s;
+}
+
+static int64_t parse_bytes(const char *s, int64_t fallback)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v <= 0)
+        return fallback;
+    if (*end == 'k' || *end == 'K')
+        v <<= 10;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20;
+    return v;
+}
+
+static int info_get(MPI_Info info, const char *key, char *val, int len)
+{
+    int flag = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get(info, key, len - 1, val, &flag) != MPI_SUCCESS)
+        return 0;
+    return flag;
+}
+
+/* Update h from the keys present in info (absent keys keep their value). */
+static void parse_hints(struct cw_hints *h, MPI_Info info)
+{
+    char v[256];
+    if (info_get(info, "pario_cb_algorithm", v, sizeof v)) {
+        int a = cw_algorithm_from_name(v);
+        if (a >= 0)
+            h->algorithm = a;
+    }
+    if (info_get(info, "pario_cb_shuffle", v, sizeof v)) {
+        int s = cw_shuffle_from_name(v);
+        if (s > 0)
+            h->shuffle = s;
+    }
+    if (info_get(info, "cb_buffer_size", v, sizeof v)) {
+        int64_t b = parse_bytes(v, h->cb_buffer_size);
+        h->cb_buffer_size = b > CW_MAX_BUFFER ? CW_MAX_BUFFER : b;
+    }
+    if (info_get(info, "cb_nodes", v, sizeof v))
+        h->cb_nodes = (int)parse_bytes(v, h->cb_nodes);
+    if (info_get(info, "cb_config_list", v, sizeof v))
+        snprintf(h->cb_config_list, sizeof h->cb_config_list, "%s", v);
+    if (info_get(info, "striping_unit", v, sizeof v))
+        h->striping_unit = parse_bytes(v, h->striping_unit);
+}
+
+/* ---- open / set_info / close ------------------------------------------------*/
+
+static const char *strip_prefix(const char *name)
+{
+    const char *colon = strchr(name, ':');
+    const char *slash = strchr(name, '/');
+    if (colon && (!slash || colon < slash) && colon - name > 1)
+        return colon + 1;
+    return name;
+}
+
+static struct cw_file *new_file(MPI_Comm comm, const char *path, int amode, const struct cw_hints *h)
+{
+    struct cw_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    const char *p = strip_prefix(path);
+    /* the MPI library opened it relative to the current directory: keep the
+     * absolute path, since the descriptor is opened later */
+    if (p[0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || snprintf(f->path, sizeof f->path, "%s/%s", cwd, p) >= (int)sizeof f->path) {
+            free(f);
+            return NULL;
+        }
+    } else {
+        snprintf(f->path, sizeof f->path, "%s", p);
+    }
+    f->amode = amode;
+    f->hints = *h;
+    f->fd = -1;
+    f->win = MPI_WIN_NULL;
+    f->comm = MPI_COMM_NULL;
+    if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS) {
+        free(f);
+        return NULL;
+    }
+    PMPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
+    PMPI_Comm_rank(f->comm, &f->rank);
+    PMPI_Comm_size(f->comm, &f->nprocs);
+    return f;
+}
+
+static void default_hints(struct cw_hints *h)
+{
+    pthread_once(&env_once, read_env);
+    memset(h, 0, sizeof *h);
+    h->algorithm = env_algorithm;
+    h->shuffle = env_shuffle;
+    h->cb_buffer_size = (int64_t)16 << 20;
+}
+
+struct cw_file *cw_file_open(MPI_File fh, MPI_Comm comm, const char *path, int amode, MPI_Info info)
+{
+    (void)fh;
+    struct cw_hints h;
+    default_hints(&h);
+    parse_hints(&h, info);
+    /* The decision depends on values every rank has alike (environment,
+     * hints of a collective open), so all ranks agree without a message. */
+    if (h.algorithm == CW_OFF || !path)
+        return NULL;
+    return new_file(comm, path, amode, &h);
+}
+
+void cw_file_set_info(struct cw_file *f, MPI_Info info)
+{
+    if (!f || info == MPI_INFO_NULL)
+        return;
+    struct cw_hints before = f->hints;
+    parse_hints(&f->hints, info);
+    if (before.cb_nodes != f->hints.cb_nodes || strcmp(before.cb_config_list, f->hints.cb_config_list) != 0)
+        f->aggs_valid = 0; /* chosen again at the next write (collective, as set_info is) */
+}
+
+static void free_view(struct cw_view *v)
+{
+    pario_flat_free(&v->ft);
+    free(v->prefix);
+    memset(v, 0, sizeof *v);
+}
+
+void cw_file_view_changed(struct cw_file *f)
+{
+    if (f)
+        free_view(&f->view);
+}
+
+static void free_buffers(struct cw_file *f)
+{
+    if (f->win != MPI_WIN_NULL)
+        PMPI_Win_free(&f->win); /* owns f->buf */
+    else
+        free(f->buf);
+    f->win = MPI_WIN_NULL;
+    f->buf = NULL;
+    f->buf_size = f->win_size = 0;
+}
+
+void cw_file_close(struct cw_file *f)
+{
+    if (!f)
+        return;
+    free_buffers(f);
+    if (f->fd >= 0)
+        close(f->fd);
+    free_view(&f->view);
+    free(f->aggs);
+    if (f->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&f->comm);
+    free(f);
+}
+
+/* ---- aggregators: cb_nodes spread over the nodes, as cb_config_list allows --*/
+
+/* How many aggregators cb_config_list allows on the node named 'host':
+ * entries "name:count" or "*:count", count "*" for all; first match wins.
+ * -1: no limit (the list was not given). */
+static int config_cap(const char *list, const char *host)
+{
+    if (!list[0])
+        return -1;
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", list);
+    char *save = NULL;
+    for (char *e = strtok_r(copy, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+        while (*e == ' ')
+            e++;
+        char *colon = strchr(e, ':');
+        int count = 1;
+        if (colon) {
+            *colon = '\0';
+            count = strcmp(colon + 1, "*") == 0 ? INT_MAX : atoi(colon + 1);
+        }
+        if (strcmp(e, "*") == 0 || strcmp(e, host) == 0)
+            return count < 0 ? 0 : count;
+    }
+    return 0;
+}
+
+static int choose_aggregators(struct cw_file *f)
+{
+    int np = f->nprocs, rc;
+    free_buffers(f); /* sized for the old aggregators (collective if a window exists) */
+    MPI_Comm node;
+    rc = PMPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int local = 0, leader = f->rank;
+    PMPI_Comm_rank(node, &local);
+    PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
+    PMPI_Comm_free(&node);
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    int hlen = 0;
+    PMPI_Get_processor_name(host, &hlen);
+    int my_cap = config_cap(f->hints.cb_config_list, host);
+    int mine[3] = {leader, local, my_cap};
+    int *all = malloc((size_t)np * 3 * sizeof *all);
+    int *aggs = malloc((size_t)np * sizeof *aggs);
+    if (!all || !aggs) {
+        free(all);
+        free(aggs);
+        return MPI_ERR_NO_MEM;
+    }
+    rc = PMPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, f->comm);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        free(aggs);
+        return rc;
+    }
+    int nnodes = 0;
+    for (int r = 0; r < np; r++)
+        nnodes += all[3 * r] == r; /* a node's leader is its lowest rank */
+    int want = f->hints.cb_nodes > 0 ? f->hints.cb_nodes : nnodes;
+    if (want > np)
+        want = np;
+    /* round robin over the nodes: every node's local rank 0, then 1, ... */
+    int n = 0;
+    for (int lr = 0; lr < np && n < want; lr++)
+        for (int r = 0; r < np && n < want; r++)
+            if (all[3 * r + 1] == lr && (all[3 * r + 2] < 0 || lr < all[3 * r + 2]))
+                aggs[n++] = r;
+    if (n == 0)
+        aggs[n++] = 0; /* a list that allows none: ROMIO keeps one */
+    free(all);
+    free(f->aggs);
+    f->aggs = aggs;
+    f->naggs = n;
+    f->my_agg = -1;
+    for (int i = 0; i < n; i++)
+        if (aggs[i] == f->rank)
+            f->my_agg = i;
+    f->aggs_valid = 1;
+    return MPI_SUCCESS;
+}
+
+/* ---- the file view ----------------------------------------------------------*/
+
+static int load_view(struct cw_file *f, MPI_File fh)
+{
+    struct cw_view *v = &f->view;
+    MPI_Offset disp;
+    MPI_Datatype etype, ftype;
+    char rep[MPI_MAX_DATAREP_STRING + 1];
+    int rc = PMPI_File_get_view(fh, &disp, &etype, &ftype, rep);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    free_view(v);
+    v->valid = 1;
+    v->native = strcmp(rep, "native") == 0;
+    v->disp = disp;
+    int esize = 0;
+    PMPI_Type_size(etype, &esize);
+    v->etype_size = esize;
+    const struct pario_flat *flat = NULL;
+    if (v->native && esize > 0 && pario_flatten(ftype, CW_MAX_PIECES, &flat) == MPI_SUCCESS &&
+        pario_flat_count(flat, 1, CW_MAX_PIECES, &v->ft) == MPI_SUCCESS && v->ft.size > 0) {
+        v->prefix = malloc((size_t)(v->ft.nseg + 1) * sizeof *v->prefix);
+        v->usable = v->prefix != NULL;
+        int64_t reach = INT64_MIN;
+        for (int64_t i = 0; v->usable && i < v->ft.nseg; i++) {
+            /* MPI: a filetype's displacements are non-negative and
+             * monotonically non-decreasing; tiles must not overlap */
+            if (v->ft.off[i] < 0 || v->ft.off[i] < reach)
+                v->usable = 0;
+            reach = v->ft.off[i] + v->ft.len[i];
+            v->prefix[i] = i ? v->prefix[i - 1] + v->ft.len[i - 1] : 0;
+        }
+        if (v->usable) {
+            v->prefix[v->ft.nseg] = v->ft.size;
+            if (v->ft.nseg > 0 && reach - v->ft.off[0] > v->ft.extent)
+                v->usable = 0;
+        }
+    }
+    int comb, ni, na, nd;
+    if (PMPI_Type_get_envelope(etype, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&etype);
+    if (PMPI_Type_get_envelope(ftype, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&ftype);
+    return MPI_SUCCESS;
+}
+
+/* The file pieces of data bytes [p0, p0 + nbytes) of the view, merged. */
+static int view_pieces(const struct cw_view *v, int64_t p0, int64_t nbytes, struct cw_piece **out, int64_t *n)
+{
+    const struct pario_flat *ft = &v->ft;
+    *out = NULL;
+    *n = 0;
+    if (nbytes == 0)
+        return 0;
+    if (ft->nseg == 1 && ft->len[0] == ft->extent) { /* contiguous view */
+        struct cw_piece *p = malloc(sizeof *p);
+        if (!p)
+            return -1;
+        int64_t t = p0 / ft->size, r = p0 % ft->size;
+        *p = (struct cw_piece){v->disp + t * ft->extent + ft->off[0] + r, nbytes, 0};
+        *out = p;
+        *n = 1;
+        return 0;
+    }
+    /* count first, bounded */
+    int64_t t = p0 / ft->size, r = p0 % ft->size;
+    int64_t lo = 0, hi = ft->nseg - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (v->prefix[mid] <= r)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    int64_t cap = 16, cnt = 0, left = nbytes, j = lo, skip = r - v->prefix[lo], pos = 0;
+    struct cw_piece *p = malloc((size_t)cap * sizeof *p);
+    if (!p)
+        return -1;
+    while (left > 0) {
+        int64_t off = v->disp + t * ft->extent + ft->off[j] + skip;
+        int64_t len = ft->len[j] - skip < left ? ft->len[j] - skip : left;
+        if (cnt > 0 && p[cnt - 1].off + p[cnt - 1].len == off) {
+            p[cnt - 1].len += len;
+        } else {
+            if (cnt == CW_MAX_PIECES) {
+                free(p);
+                return -1;
+            }
+            if (cnt == cap) {
+                cap = cap * 2 > CW_MAX_PIECES ? CW_MAX_PIECES : cap * 2;
+                struct cw_piece *q = realloc(p, (size_t)cap * sizeof *q);
+                if (!q) {
+                    free(p);
+                    return -1;
+                }
+                p = q;
+            }
+            p[cnt++] = (struct cw_piece){off, len, pos};
+        }
+        pos += len;
+        left -= len;
+        skip = 0;
+        if (++j == ft->nseg) {
+            j = 0;
+            t++;
+        }
+    }
+    *out = p;
+    *n = cnt;
+    return 0;
+}
+
+/* ---- the call ---------------------------------------------------------------*/
+
+static void free_ctx(struct cw_ctx *x)
+{
+    for (int i = 0; i < CW_MAX_SLOTS; i++)
+        if (x->cyc[i].c >= 0)
+            cw_cycle_release(&x->cyc[i]);
+    free(x->mine);
+    free(x->my_first);
+    free(x->my_cur);
+    free(x->my_skip);
+    pario_flat_free(&x->mem);
+    free(x->mpos);
+    free(x->fd_lo);
+    free(x->fd_hi);
+    free(x->agg_st);
+    free(x->agg_end);
+    free(x->oth);
+    free(x->oth_first);
+    free(x->oth_cur);
+    free(x->oth_skip);
+}
+
+/* The caller's data: contiguous (x->mbase) or its segments with stream positions. */
+static int memory_layout(struct cw_ctx *x, const void *buf, int count, MPI_Datatype type)
+{
+    const struct pario_flat *m;
+    x->buf = buf;
+    if (count == 0)
+        return 0;
+    if (pario_flatten(type, CW_MAX_PIECES, &m) != MPI_SUCCESS)
+        return -1;
+    if (m->nseg == 1 && (count == 1 || m->len[0] == m->extent)) {
+        x->mbase = (const char *)buf + m->off[0];
+        return 0;
+    }
+    if (pario_flat_count(m, count, CW_MAX_PIECES, &x->mem) != MPI_SUCCESS)
+        return -1;
+    if (x->mem.nseg == 1) {
+        x->mbase = (const char *)buf + x->mem.off[0];
+        return 0;
+    }
+    x->mpos = malloc((size_t)(x->mem.nseg + 1) * sizeof *x->mpos);
+    if (!x->mpos)
+        return -1;
+    x->mpos[0] = 0;
+    for (int64_t i = 0; i < x->mem.nseg; i++)
+        x->mpos[i + 1] = x->mpos[i] + x->mem.len[i];
+    return 0;
+}
+
+/* Domains: [min, max) split in naggs, boundaries on striping_unit multiples. */
+static int file_domains(struct cw_ctx *x, int64_t min_st, int64_t max_end)
+{
+    int na = x->f->naggs;
+    x->fd_lo = malloc((size_t)na * sizeof *x->fd_lo);
+    x->fd_hi = malloc((size_t)na * sizeof *x->fd_hi);
+    if (!x->fd_lo || !x->fd_hi)
+        return -1;
+    int64_t span = max_end - min_st, size = (span + na - 1) / na, su = x->f->hints.striping_unit;
+    int64_t base = min_st;
+    if (su > 0) {
+        size = (size + su - 1) / su * su;
+        base = min_st / su * su;
+    }
+    for (int a = 0; a < na; a++) {
+        int64_t lo = base + a * size, hi = lo + size;
+        x->fd_lo[a] = lo < min_st ? min_st : (lo > max_end ? max_end : lo);
+        x->fd_hi[a] = hi > max_end ? max_end : (hi < min_st ? min_st : hi);
+    }
+    x->fd_hi[na - 1] = max_end;
+    return 0;
+}
+
+/* Split my pieces at the domain boundaries; my_first[a] indexes them. */
+static int split_at_domains(struct cw_ctx *x)
+{
+    int na = x->f->naggs;
+    x->my_first = calloc((size_t)na + 1, sizeof *x->my_first);
+    x->my_cur = calloc((size_t)na, sizeof *x->my_cur);
+    x->my_skip = calloc((size_t)na, sizeof *x->my_skip);
+    if (!x->my_first || !x->my_cur || !x->my_skip)
+        return -1;
+    int64_t extra = 0;
+    for (int64_t i = 0, a = 0; i < x->nmine; i++) {
+        int64_t end = x->mine[i].off + x->mine[i].len;
+        while (a < na - 1 && x->fd_hi[a] <= x->mine[i].off)
+            a++;
+        for (int64_t b = a; b < na - 1 && x->fd_hi[b] < end; b++)
+            extra++;
+    }
+    struct cw_piece *out = malloc((size_t)(x->nmine + extra + 1) * sizeof *out);
+    if (!out)
+        return -1;
+    int64_t n = 0;
+    int a = 0;
+    for (int64_t i = 0; i < x->nmine; i++) {
+        struct cw_piece p = x->mine[i];
+        while (p.len > 0) {
+            while (a < na - 1 && x->fd_hi[a] <= p.off)
+                x->my_first[++a] = n;
+            int64_t cut = a < na - 1 && p.off + p.len > x->fd_hi[a] ? x->fd_hi[a] - p.off : p.len;
+            out[n++] = (struct cw_piece){p.off, cut, p.pos};
+            p.off += cut;
+            p.pos += cut;
+            p.len -= cut;
+        }
+    }
+    while (a < na)
+        x->my_first[++a] = n;
+    free(x->mine);
+    x->mine = out;
+    x->nmine = n;
+    return 0;
+}
+
+/* Alltoall of counts, alltoallv of (offset, length) to the aggregators; the
+ * aggregators' data ranges, then everyone learns them (allgather). */
+static int exchange_requests(struct cw_ctx *x)
+{
+    struct cw_file *f = x->f;
+    int np = f->nprocs, na = f->naggs, rc;
+    int *scnt = calloc((size_t)np, sizeof *scnt), *sdsp = calloc((size_t)np, sizeof *sdsp);
+    int *rcnt = calloc((size_t)np, sizeof *rcnt), *rdsp = calloc((size_t)np, sizeof *rdsp);
+    int64_t *sbuf = malloc((size_t)(2 * x->nmine + 1) * sizeof *sbuf);
+    int64_t *rbuf = NULL, ranges[2] = {0, 0}, *all = malloc((size_t)np * 2 * sizeof *all);
+    MPI_Datatype pair = MPI_DATATYPE_NULL;
+    rc = MPI_ERR_NO_MEM;
+    if (!scnt || !sdsp || !rcnt || !rdsp || !sbuf || !all)
+        goto out;
+    for (int a = 0; a < na; a++) {
+        scnt[f->aggs[a]] = (int)(x->my_first[a + 1] - x->my_first[a]);
+        sdsp[f->aggs[a]] = (int)x->my_first[a];
+    }
+    for (int64_t i = 0; i < x->nmine; i++) {
+        sbuf[2 * i] = x->mine[i].off;
+        sbuf[2 * i + 1] = x->mine[i].len;
+    }
+    if ((rc = PMPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, f->comm)) != MPI_SUCCESS)
+        goto out;
+    int64_t total = 0;
+    for (int r = 0; r < np; r++) {
+        rdsp[r] = (int)total;
+        total += rcnt[r];
+    }
+    rc = MPI_ERR_NO_MEM;
+    rbuf = malloc((size_t)(2 * total + 1) * sizeof *rbuf);
+    x->oth = malloc((size_t)(total + 1) * sizeof *x->oth);
+    x->oth_first = calloc((size_t)np + 1, sizeof *x->oth_first);
+    x->oth_cur = calloc((size_t)np, sizeof *x->oth_cur);
+    x->oth_skip = calloc((size_t)np, sizeof *x->oth_skip);
+    if (!rbuf || !x->oth || !x->oth_first || !x->oth_cur || !x->oth_skip)
+        goto out;
+    if ((rc = PMPI_Type_contiguous(2, MPI_INT64_T, &pair)) != MPI_SUCCESS || (rc = PMPI_Type_commit(&pair)) != MPI_SUCCESS)
+        goto out;
+    if ((rc = PMPI_Alltoallv(sbuf, scnt, sdsp, pair, rbuf, rcnt, rdsp, pair, f->comm)) != MPI_SUCCESS)
+        goto out;
+    int64_t st = INT64_MAX, end = 0;
+    for (int r = 0; r < np; r++) {
+        x->oth_first[r + 1] = x->oth_first[r] + rcnt[r];
+        x->oth_cur[r] = x->oth_first[r];
+    }
+    for (int64_t i = 0; i < total; i++) {
+        x->oth[i] = (struct cw_piece){rbuf[2 * i], rbuf[2 * i + 1], 0};
+        if (rbuf[2 * i] < st)
+            st = rbuf[2 * i];
+        if (rbuf[2 * i] + rbuf[2 * i + 1] > end)
+            end = rbuf[2 * i] + rbuf[2 * i + 1];
+    }
+    if (total > 0) {
+        ranges[0] = st;
+        ranges[1] = end;
+    }
+    if ((rc = PMPI_Allgather(ranges, 2, MPI_INT64_T, all, 2, MPI_INT64_T, f->comm)) != MPI_SUCCESS)
+        goto out;
+    rc = MPI_ERR_NO_MEM;
+    x->agg_st = malloc((size_t)na * sizeof *x->agg_st);
+    x->agg_end = malloc((size_t)na * sizeof *x->agg_end);
+    if (!x->agg_st || !x->agg_end)
+        goto out;
+    for (int a = 0; a < na; a++) {
+        x->agg_st[a] = all[2 * f->aggs[a]];
+        x->agg_end[a] = all[2 * f->aggs[a] + 1];
+    }
+    for (int a = 0; a < na; a++)
+        x->my_cur[a] = x->my_first[a];
+    rc = MPI_SUCCESS;
+out:
+    if (pair != MPI_DATATYPE_NULL)
+        PMPI_Type_free(&pair);
+    free(scnt);
+    free(sdsp);
+    free(rcnt);
+    free(rdsp);
+    free(sbuf);
+    free(rbuf);
+    free(all);
+    return rc;
+}
+
+static int64_t count_cycles(const struct cw_ctx *x, int64_t bc)
+{
+    int64_t n = 0;
+    for (int a = 0; a < x->f->naggs; a++) {
+        int64_t span = x->agg_end[a] - x->agg_st[a];
+        int64_t c = span > 0 ? (span + bc - 1) / bc : 0;
+        if (c > n)
+            n = c;
+    }
+    return n;
+}
+
+/* The shape of each algorithm's schedule. */
+static void set_schedule(struct cw_ctx *x, int alg)
+{
+    static const struct { int nbuf, depth, nwriters; } shapes[] = {
+        [CW_NONE] = {1, 1, 0},       [CW_COMM] = {2, 2, 0},       [CW_WRITE] = {2, 1, 1},
+        [CW_WRITE_COMM] = {2, 2, 1}, [CW_WRITE_COMM_2] = {4, 2, 2},
+    };
+    x->alg = alg;
+    x->nbuf = shapes[alg].nbuf;
+    x->depth = shapes[alg].depth;
+    x->nwriters = shapes[alg].nwriters;
+    x->bc = x->f->hints.cb_buffer_size / x->nbuf;
+    if (x->bc < 1)
+        x->bc = 1;
+    x->ncycles = x->agg_st ? count_cycles(x, x->bc) : 0;
+}
+
+/* auto: one cycle has nothing to overlap; otherwise the measured winner
+ * (docs/collective.md, "Choosing"). */
+static int auto_algorithm(const struct cw_ctx *x)
+{
+    if (count_cycles(x, x->f->hints.cb_buffer_size) <= 1)
+        return CW_NONE;
+    return CW_WRITE_COMM;
+}
+
+/* The aggregator's buffers: in the RMA window, or malloc'd for p2p. */
+static int cycle_buffers(struct cw_ctx *x)
+{
+    struct cw_file *f = x->f;
+    int64_t bytes = x->bc * x->nbuf;
+    if (x->shuf != CW_P2P) {
+        if (f->win == MPI_WIN_NULL && f->buf) {
+            free(f->buf);
+            f->buf = NULL;
+            f->buf_size = 0;
+        }
+        return cw_window_for(x, bytes);
+    }
+    if (f->win != MPI_WIN_NULL) { /* left by an RMA call: every rank decides alike */
+        if (f->win_size >= bytes)
+            return MPI_SUCCESS;
+        free_buffers(f);
+    }
+    if (f->my_agg < 0 || f->buf_size >= bytes)
+        return MPI_SUCCESS;
+    free(f->buf);
+    f->buf = malloc((size_t)bytes);
+    f->buf_size = f->buf ? bytes : 0;
+    return f->buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static struct cw_cycle *slot_of(struct cw_ctx *x, int64_t c) { return &x->cyc[c % x->nbuf]; }
+
+/* Wait until cycle cy's write is done (the buffer is free), moving the
+ * shuffles in flight meanwhile. */
+static void wait_write(struct cw_ctx *x, struct cw_cycle *cy)
+{
+    if (atomic_load_explicit(&cy->write_state, memory_order_acquire) != 1)
+        return;
+    uint64_t t0 = cw_now();
+    while (atomic_load_explicit(&cy->write_state, memory_order_acquire) == 1) {
+        for (int i = 0; i < x->nbuf; i++) {
+            struct cw_cycle *o = &x->cyc[i];
+            int done;
+            if (o->c >= 0 && !o->shuffled && x->shuf != CW_RMA_FENCE)
+                cw_cycle_test(x, o, &done);
+        }
+        sched_yield();
+    }
+    x->t_wait += cw_now() - t0;
+}
+
+static void finish_cycle(struct cw_ctx *x, struct cw_cycle *cy)
+{
+    if (cy->c < 0)
+        return;
+    wait_write(x, cy);
+    if (cy->write_err && !x->err)
+        x->err = cy->write_err;
+    cw_cycle_release(cy);
+}
+
+/* Claim the slot of cycle c (its buffer free) and prepare it. */
+static int start_cycle(struct cw_ctx *x, int64_t c)
+{
+    struct cw_cycle *cy = slot_of(x, c);
+    finish_cycle(x, cy);
+    cy->c = c;
+    cy->slot = (int)(c % x->nbuf);
+    cy->bufp = x->f->buf ? x->f->buf + (int64_t)cy->slot * x->bc : NULL;
+    return cw_cycle_prepare(x, cy);
+}
+
+static void write_cycle(struct cw_ctx *x, struct cw_cycle *cy)
+{
+    if (x->f->my_agg < 0 || !cy->has_data || x->err) {
+        atomic_store(&cy->write_state, 2); /* after an error: keep shuffling, write nothing */
+        return;
+    }
+    if (x->writer)
+        cw_writer_submit(x->writer, x, cy);
+    else
+        cw_write_cycle(x, cy);
+}
+
+/* p2p and rma-lock: messages, in cycle order, 'depth' shuffles in flight. */
+static int run_messages(struct cw_ctx *x)
+{
+    int64_t posted = 0;
+    int rc = MPI_SUCCESS;
+    for (int64_t c = 0; c < x->ncycles && rc == MPI_SUCCESS; c++) {
+        while (posted < x->ncycles && posted < c + x->depth && rc == MPI_SUCCESS) {
+            rc = start_cycle(x, posted);
+            if (rc == MPI_SUCCESS)
+                rc = cw_cycle_post(x, slot_of(x, posted));
+            posted++;
+        }
+        struct cw_cycle *cy = slot_of(x, c);
+        int done = 0;
+        while (rc == MPI_SUCCESS && !done) {
+            rc = cw_cycle_test(x, cy, &done);
+            if (!done)
+                sched_yield(); /* 2 cores, many ranks: let the writers and peers run */
+        }
+        if (rc == MPI_SUCCESS)
+            write_cycle(x, cy);
+    }
+    return rc;
+}
+
+/* rma-fence: one fence per cycle closes its epoch and opens the next's;
+ * with one buffer (none) the write sits between two fences. */
+static int run_fences(struct cw_ctx *x)
+{
+    MPI_Win win = x->f->win;
+    int rc = MPI_SUCCESS;
+    if (x->ncycles == 0)
+        return MPI_SUCCESS;
+    rc = start_cycle(x, 0);
+    uint64_t t0 = cw_now();
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+    x->t_shuffle += cw_now() - t0;
+    if (rc == MPI_SUCCESS)
+        rc = cw_cycle_puts(x, slot_of(x, 0));
+    for (int64_t c = 0; c < x->ncycles && rc == MPI_SUCCESS; c++) {
+        struct cw_cycle *cy = slot_of(x, c);
+        int more = c + 1 < x->ncycles;
+        if (x->nbuf == 1) {
+            t0 = cw_now();
+            rc = PMPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+            x->t_shuffle += cw_now() - t0;
+            cy->shuffled = 1;
+            write_cycle(x, cy);
+            if (more && rc == MPI_SUCCESS) {
+                rc = start_cycle(x, c + 1);
+                t0 = cw_now();
+                if (rc == MPI_SUCCESS)
+                    rc = PMPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+                x->t_shuffle += cw_now() - t0;
+                if (rc == MPI_SUCCESS)
+                    rc = cw_cycle_puts(x, slot_of(x, c + 1));
+            }
+            continue;
+        }
+        if (more)
+            rc = start_cycle(x, c + 1); /* buffer free and holes read before the epoch opens */
+        t0 = cw_now();
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Win_fence(more ? 0 : MPI_MODE_NOSUCCEED, win);
+        x->t_shuffle += cw_now() - t0;
+        cy->shuffled = 1;
+        if (more && rc == MPI_SUCCESS)
+            rc = cw_cycle_puts(x, slot_of(x, c + 1));
+        write_cycle(x, cy);
+    }
+    return rc;
+}
+
+/* errno of a failed read/write -> MPI error class, as ROMIO maps them. */
+static int error_class(int err)
+{
+    switch (err) {
+    case 0:
+        return MPI_SUCCESS;
+    case ENOSPC:
+        return MPI_ERR_NO_SPACE;
+    case EDQUOT:
+        return MPI_ERR_QUOTA;
+    case EACCES:
+    case EPERM:
+        return MPI_ERR_ACCESS;
+    case EBADF:
+        return MPI_ERR_FILE;
+    default:
+        return MPI_ERR_IO;
+    }
+}
+
+/* Local reasons to give the call to the MPI library (alike on every rank). */
+static enum cw_fallback file_fallback(struct cw_file *f, MPI_File fh)
+{
+    int atomic = 0;
+    if (PMPI_File_get_atomicity(fh, &atomic) != MPI_SUCCESS)
+        return CW_FB_OTHER;
+    if (atomic)
+        return CW_FB_ATOMIC;
+    if (f->amode & MPI_MODE_SEQUENTIAL)
+        return CW_FB_SEQUENTIAL;
+    if (f->amode & MPI_MODE_RDONLY)
+        return CW_FB_OTHER; /* the MPI library reports the error */
+    if (!f->view.native)
+        return CW_FB_DATAREP;
+    return CW_FB_NONE;
+}
+
+static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
+                    int count, MPI_Datatype type, int64_t *bytes_out, struct cw_stats *stats)
+{
+    struct cw_file *f = x->f;
+    int rc;
+    int tsize = 0;
+    PMPI_Type_size(type, &tsize);
+    int64_t bytes = count > 0 ? (int64_t)count * tsize : 0;
+    *bytes_out = bytes;
+    /* where the data starts in the view, in bytes of data */
+    MPI_Offset pos = offset;
+    if (!explicit_offset && PMPI_File_get_position(fh, &pos) != MPI_SUCCESS)
+        pos = -1;
+    /* what this rank can do: 0 fine, else a reason (the worst one wins) */
+    int reason = CW_FB_NONE;
+    if (!f->view.usable)
+        reason = CW_FB_DATATYPE;
+    else if (count < 0 || pos < 0 || bytes % f->view.etype_size != 0)
+        reason = CW_FB_OTHER; /* the MPI library reports the error */
+    else if (memory_layout(x, buf, count, type) != 0 ||
+             view_pieces(&f->view, pos * f->view.etype_size, bytes, &x->mine, &x->nmine) != 0)
+        reason = CW_FB_DATATYPE;
+    if (reason == CW_FB_NONE && f->my_agg >= 0 && f->fd < 0 && !f->fd_failed) {
+        f->fd = open(f->path, O_RDWR | O_CLOEXEC);
+        if (f->fd < 0)
+            f->fd_failed = 1;
+    }
+    if (f->my_agg >= 0 && f->fd < 0 && reason == CW_FB_NONE)
+        reason = CW_FB_OTHER;
+    /* extents and agreement in one allgather */
+    int64_t mine[3] = {INT64_MAX, 0, reason}, *all = malloc((size_t)f->nprocs * 3 * sizeof *all);
+    if (!all)
+        return MPI_ERR_NO_MEM;
+    if (x->nmine > 0) {
+        mine[0] = x->mine[0].off;
+        mine[1] = x->mine[x->nmine - 1].off + x->mine[x->nmine - 1].len;
+    }
+    rc = PMPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, f->comm);
+    int64_t min_st = INT64_MAX, max_end = 0, worst = 0;
+    for (int r = 0; rc == MPI_SUCCESS && r < f->nprocs; r++) {
+        if (all[3 * r] < min_st)
+            min_st = all[3 * r];
+        if (all[3 * r + 1] > max_end)
+            max_end = all[3 * r + 1];
+        if (all[3 * r + 2] > worst)
+            worst = all[3 * r + 2];
+    }
+    free(all);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (worst != CW_FB_NONE) {
+        stats->reason = (enum cw_fallback)worst;
+        return MPI_SUCCESS; /* served stays 0: the MPI library writes */
+    }
+    stats->served = 1;
+    if (max_end <= min_st) { /* nobody writes anything */
+        set_schedule(x, f->hints.algorithm == CW_AUTO ? CW_NONE : f->hints.algorithm);
+        return MPI_SUCCESS;
+    }
+    if (file_domains(x, min_st, max_end) != 0 || split_at_domains(x) != 0)
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = exchange_requests(x);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    set_schedule(x, CW_NONE);
+    set_schedule(x, f->hints.algorithm == CW_AUTO ? auto_algorithm(x) : f->hints.algorithm);
+    if ((rc = cycle_buffers(x)) != MPI_SUCCESS)
+        return rc;
+    if (x->nwriters > 0 && f->my_agg >= 0 && x->ncycles > 1)
+        x->writer = cw_writer_start(x->nwriters);
+    rc = x->shuf == CW_RMA_FENCE ? run_fences(x) : run_messages(x);
+    for (int i = 0; i < CW_MAX_SLOTS; i++)
+        finish_cycle(x, &x->cyc[i]);
+    cw_writer_stop(x->writer);
+    x->writer = NULL;
+    return rc;
+}
+
+int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
+             int count, MPI_Datatype type, MPI_Status *status, struct cw_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    stats->comm_rank = f->rank;
+    if (f->hints.algorithm == CW_OFF)
+        return MPI_SUCCESS;
+    if (!f->view.valid && load_view(f, fh) != MPI_SUCCESS) {
+        stats->reason = CW_FB_OTHER;
+        return MPI_SUCCESS;
+    }
+    enum cw_fallback fb = file_fallback(f, fh);
+    if (fb != CW_FB_NONE) {
+        stats->reason = fb;
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_SUCCESS;
+    if (!f->aggs_valid)
+        rc = choose_aggregators(f);
+    if (rc != MPI_SUCCESS) {
+        stats->reason = CW_FB_OTHER;
+        return MPI_SUCCESS;
+    }
+    struct cw_ctx x;
+    memset(&x, 0, sizeof x);
+    x.f = f;
+    x.shuf = f->hints.shuffle;
+    for (int i = 0; i < CW_MAX_SLOTS; i++)
+        x.cyc[i].c = -1;
+    int64_t bytes = 0;
+    rc = run_call(&x, fh, explicit_offset, offset, buf, count, type, &bytes, stats);
+    if (stats->served) {
+        /* every rank returns the same result: the worst error anywhere */
+        int mine = rc != MPI_SUCCESS ? rc : error_class(x.err), worst = mine;
+        if (PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS)
+            worst = mine != MPI_SUCCESS ? mine : MPI_ERR_OTHER;
+        rc = worst;
+        stats->algorithm = x.alg;
+        stats->shuffle = x.shuf;
+        stats->cycles = x.ncycles;
+        stats->aggregators = f->naggs;
+        stats->t_shuffle = x.t_shuffle;
+        stats->t_write = atomic_load(&x.t_write);
+        stats->t_wait = x.t_wait;
+        if (rc == MPI_SUCCESS) {
+            if (!explicit_offset && bytes > 0) {
+                MPI_Offset pos;
+                PMPI_File_get_position(fh, &pos);
+                PMPI_File_seek(fh, pos + bytes / f->view.etype_size, MPI_SEEK_SET);
+            }
+            if (status != MPI_STATUS_IGNORE)
+                PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)bytes);
+        }
+    }
+    free_ctx(&x);
+    return rc;
+}
+
+int cw_write_begin(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
+                   int count, MPI_Datatype type, struct cw_stats *stats)
+{
+    MPI_Status st;
+    int rc = cw_write(f, fh, explicit_offset, offset, buf, count, type, &st, stats);
+    if (stats->served) {
+        f->split_pending = 1;
+        f->split_rc = rc;
+        int tsize = 0;
+        PMPI_Type_size(type, &tsize);
+        f->split_bytes = count > 0 ? (int64_t)count * tsize : 0;
+    }
+    return rc;
+}
+
+int cw_write_end(struct cw_file *f, MPI_Status *status, int *rc)
+{
+    if (!f || !f->split_pending)
+        return 0;
+    f->split_pending = 0;
+    *rc = f->split_rc;
+    if (status != MPI_STATUS_IGNORE && f->split_rc == MPI_SUCCESS)
+        PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)f->split_bytes);
+    return 1;
+}

@@ -1,0 +1,101 @@
+/*
+ * pario's collective-write engine: two-phase I/O (Thakur & Choudhary's
+ * extended two-phase method, as ROMIO does it) with the overlap variants of
+ * Feki & Gabriel, "On Overlapping Communication and File I/O in Collective
+ * Write Operation".  The runtime's MPI-IO layer (src/runtime/mpiio.c) calls
+ * it from MPI_File_write_all, MPI_File_write_at_all and their split forms
+ * when the engine is selected for a file; everything else stays with the
+ * MPI library.
+ *
+ * Selection: PARIO_COLL=ALGO[:SHUFFLE] for every file, or per file the
+ * hints pario_cb_algorithm (an algorithm, or "mpi" for off) and
+ * pario_cb_shuffle.  cb_nodes, cb_buffer_size, cb_config_list and
+ * striping_unit mean what they mean for ROMIO.
+ */
+#ifndef PARIO_ENGINE_H
+#define PARIO_ENGINE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+enum cw_algorithm {
+    CW_OFF = 0,
+    CW_NONE = 1,          /* blocking two-phase */
+    CW_COMM = 2,          /* next cycle's shuffle in flight during this cycle's write */
+    CW_WRITE = 3,         /* writer thread writes one buffer while the next is filled */
+    CW_WRITE_COMM = 4,    /* both */
+    CW_WRITE_COMM_2 = 5,  /* two shuffles and two writes in flight */
+    CW_AUTO = 6,          /* one of the above, picked per call from the pattern */
+};
+
+enum cw_shuffle { CW_P2P = 1, CW_RMA_FENCE = 2, CW_RMA_LOCK = 3 };
+
+/* Why a collective write went to the MPI library. */
+enum cw_fallback {
+    CW_FB_NONE = 0,
+    CW_FB_ATOMIC,      /* MPI_File_set_atomicity(fh, 1) */
+    CW_FB_DATAREP,     /* a view with a data representation other than "native" */
+    CW_FB_SEQUENTIAL,  /* MPI_MODE_SEQUENTIAL */
+    CW_FB_DATATYPE,    /* a datatype or view beyond the engine (segment cap, overlapping tiles) */
+    CW_FB_OTHER,       /* read-only file, own descriptor not opened, an MPI call failed */
+};
+
+/* What one call did, for the profile. Times are in the hooks' clock ticks. */
+struct cw_stats {
+    int served;               /* 1: the engine wrote; 0: the caller must call the MPI library */
+    enum cw_fallback reason;  /* when not served (CW_FB_NONE: engine off for this file) */
+    int comm_rank;            /* rank in the file's communicator (counts are kept once per call) */
+    int algorithm, shuffle;   /* what ran (auto resolved) */
+    int64_t cycles;           /* buffer cycles of the call */
+    int aggregators;
+    uint64_t t_shuffle;       /* posting and completing messages / puts */
+    uint64_t t_write;         /* this rank's pread/pwrite, whichever thread made them */
+    uint64_t t_wait;          /* the caller blocked on writer threads */
+};
+
+/* What the engine needs from the runtime, so that it does not know it. */
+struct cw_hooks {
+    uint64_t (*now)(void);                 /* clock for the stats */
+    void (*writer_thread_started)(void);   /* a writer thread's I/O is the call's, not the rank's */
+    void (*warn)(const char *fmt, ...);    /* one-line warning on stderr */
+};
+void cw_set_hooks(const struct cw_hooks *hooks);
+
+struct cw_file;
+
+/* Engine state for a file just opened by the MPI library, or NULL when the
+ * engine is not selected for it (PARIO_COLL and the hints in 'info').  Local:
+ * collective setup happens at the first write. */
+struct cw_file *cw_file_open(MPI_File fh, MPI_Comm comm, const char *path, int amode, MPI_Info info);
+
+/* The hints of MPI_File_set_info / MPI_File_set_view: cb_* and the algorithm
+ * ("mpi" turns the engine off for the file).  A file opened without the
+ * engine stays without it. */
+void cw_file_set_info(struct cw_file *f, MPI_Info info);
+
+/* The view changed: forget the flattened view. */
+void cw_file_view_changed(struct cw_file *f);
+
+/* Before MPI_File_close (collective): frees the windows, buffers, descriptor. */
+void cw_file_close(struct cw_file *f);
+
+/* A collective write: explicit != 0 for the _at_ forms (offset in etypes
+ * of the view), else at the individual file pointer, which it advances.
+ * Returns an MPI error code; with stats->served == 0 nothing was done and
+ * the caller calls the MPI library. */
+int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
+             int count, MPI_Datatype type, MPI_Status *status, struct cw_stats *stats);
+
+/* Split collectives: begin writes (as cw_write) and keeps the status for end.
+ * end returns 1 and the status if the begin was the engine's, else 0. */
+int cw_write_begin(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
+                   int count, MPI_Datatype type, struct cw_stats *stats);
+int cw_write_end(struct cw_file *f, MPI_Status *status, int *rc);
+
+/* "write-comm" -> CW_WRITE_COMM; -1 if unknown. */
+int cw_algorithm_from_name(const char *name);
+int cw_shuffle_from_name(const char *name);
+const char *cw_algorithm_name(int algorithm);
+const char *cw_shuffle_name(int shuffle);
+
+#endif
