@@ -23,6 +23,8 @@
 #define CW_MAX_BUFFER ((int64_t)1 << 30)   /* cb_buffer_size cap */
 #define CW_MAX_SLOTS 4                      /* buffers in flight (write-comm-2) */
 
+struct cw_writer;
+
 extern struct cw_hooks cw_hooks;
 uint64_t cw_now(void);
 
@@ -70,6 +72,8 @@ struct cw_file {
     int64_t buf_size;
     MPI_Win win;
     int64_t win_size;
+    struct cw_writer *writer; /* writer threads, started at the first call that needs them */
+    int nwriters;
     /* split collective */
     int split_pending;
     int split_rc;
@@ -104,8 +108,6 @@ struct cw_cycle {
     atomic_int write_state;   /* 0 none, 1 queued, 2 done */
     int write_err;            /* errno */
 };
-
-struct cw_writer;
 
 /* Per-call context (the pipeline's state, instead of 30 arguments). */
 struct cw_ctx {

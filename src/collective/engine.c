@@ -257,6 +257,7 @@ void cw_file_close(struct cw_file *f)
     if (!f)
         return;
     free_buffers(f);
+    cw_writer_stop(f->writer);
     if (f->fd >= 0)
         close(f->fd);
     free_view(&f->view);
@@ -959,13 +960,19 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
     set_schedule(x, f->hints.algorithm == CW_AUTO ? auto_algorithm(x) : f->hints.algorithm);
     if ((rc = cycle_buffers(x)) != MPI_SUCCESS)
         return rc;
-    if (x->nwriters > 0 && f->my_agg >= 0 && x->ncycles > 1)
-        x->writer = cw_writer_start(x->nwriters);
+    if (x->nwriters > 0 && f->my_agg >= 0 && x->ncycles > 1) {
+        /* the threads live as long as the file: a call does not pay their start */
+        if (f->writer && f->nwriters < x->nwriters) {
+            cw_writer_stop(f->writer);
+            f->writer = NULL;
+        }
+        if (!f->writer && (f->writer = cw_writer_start(x->nwriters)) != NULL)
+            f->nwriters = x->nwriters;
+        x->writer = f->writer;
+    }
     rc = x->shuf == CW_RMA_FENCE ? run_fences(x) : run_messages(x);
     for (int i = 0; i < CW_MAX_SLOTS; i++)
         finish_cycle(x, &x->cyc[i]);
-    cw_writer_stop(x->writer);
-    x->writer = NULL;
     return rc;
 }
 
