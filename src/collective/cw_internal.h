@@ -97,6 +97,7 @@ struct cw_cycle {
     /* requests and datatypes to free on completion */
     MPI_Request *reqs;
     int nreqs, cap_reqs;
+    int ntested;              /* reqs[0..ntested) are complete */
     MPI_Datatype *types;
     int ntypes, cap_types;
     /* rma-lock: go tokens still awaited from aggregators (sender side) */
