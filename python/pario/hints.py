@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from pario.collective import ALGORITHM_VALUES, ALGORITHMS, OFF, SHUFFLE_VALUES, SHUFFLES
 from pario.errors import ParioError
 
 MAX_KEY = 35
@@ -31,9 +32,21 @@ MAX_HINTS = 64  # what the runtime injects at most
 
 POSITIVE_INT = "a positive integer"
 SWITCH = "enable, disable or automatic"
-_SWITCH_VALUES = frozenset({"enable", "disable", "automatic"})
+TRUE_FALSE = "true or false"
+COLL_ALGORITHM = f"one of {ALGORITHM_VALUES}"
+COLL_SHUFFLE = f"one of {SHUFFLE_VALUES}"
+# the values each kind accepts (POSITIVE_INT is checked as a number); the words of a
+# switch are not case-sensitive for ROMIO, the engine's names are
+_CHOICES: dict[str, frozenset[str]] = {
+    SWITCH: frozenset({"enable", "disable", "automatic"}),
+    TRUE_FALSE: frozenset({"true", "false"}),
+    COLL_ALGORITHM: frozenset([*ALGORITHMS, OFF]),
+    COLL_SHUFFLE: frozenset(SHUFFLES),
+}
+_CASE_SENSITIVE = frozenset({COLL_ALGORITHM, COLL_SHUFFLE})
 
-# Known hints and the type of their value (ROMIO's and the MPI standard's reserved hints).
+# Known hints and the type of their value (ROMIO's and the MPI standard's reserved hints, and
+# the hints that select pario's collective-write engine for a file, pario.collective).
 KNOWN_HINTS: dict[str, str] = {
     "cb_nodes": POSITIVE_INT,
     "cb_buffer_size": POSITIVE_INT,
@@ -45,16 +58,16 @@ KNOWN_HINTS: dict[str, str] = {
     "romio_cb_write": SWITCH,
     "romio_ds_read": SWITCH,
     "romio_ds_write": SWITCH,
-    "romio_no_indep_rw": "true or false",
+    "romio_no_indep_rw": TRUE_FALSE,
+    "pario_cb_algorithm": COLL_ALGORITHM,
+    "pario_cb_shuffle": COLL_SHUFFLE,
 }
 
 
 def _value_ok(kind: str, value: str) -> bool:
     if kind == POSITIVE_INT:
         return value.isdigit() and int(value) > 0
-    if kind == SWITCH:
-        return value.lower() in _SWITCH_VALUES
-    return value.lower() in {"true", "false"}
+    return (value if kind in _CASE_SENSITIVE else value.lower()) in _CHOICES[kind]
 
 
 def _show(text: str, limit: int = 40) -> str:

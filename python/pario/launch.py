@@ -236,10 +236,10 @@ def summary(launch: Launch, since: float) -> list[str]:
 
 #: Variables Open MPI's mpirun forwards to the ranks on other nodes too.
 FORWARDED = ("LD_PRELOAD", "PARIO_LOG", "PARIO_STEPS", "PARIO_PARENT_PID", "PARIO_HINTS", "PARIO_MEM",
-             "PARIO_EXCLUDE")
+             "PARIO_EXCLUDE", "PARIO_COLL")
 
 
-def env_exports(log: str | None, hints: str | None = None) -> list[str]:
+def env_exports(log: str | None, hints: str | None = None, collective: str | None = None) -> list[str]:
     """Shell lines that switch the runtime on inside a job script (``eval "$(pario env)"``).
 
     Every MPI job started after them writes its own log: in the directory
@@ -247,7 +247,9 @@ def env_exports(log: str | None, hints: str | None = None) -> list[str]:
     file name, ``<stem>.step<N>.pario``.  Only MPI ranks write logs
     (``PARIO_PARENT_PID=mpi``); the shell and the tools it runs stay silent.
     ``srun`` and MPICH's ``mpiexec`` pass the environment on; Open MPI's
-    ``mpirun`` is told to with ``OMPI_MCA_mca_base_env_list``.
+    ``mpirun`` is told to with ``OMPI_MCA_mca_base_env_list``.  ``hints`` (a checked
+    hints file) and ``collective`` (a checked ``ALGO[:SHUFFLE]``) become ``PARIO_HINTS`` and
+    ``PARIO_COLL``.
     """
     lib = paths.runtime_library()
     target, as_dir = log_target(log or f"{Path.cwd()}/")
@@ -258,6 +260,8 @@ def env_exports(log: str | None, hints: str | None = None) -> list[str]:
     }
     if hints:
         values["PARIO_HINTS"] = hints
+    if collective:
+        values["PARIO_COLL"] = collective
     forwarded = ";".join(FORWARDED)
     lines = [f'export LD_PRELOAD={shlex.quote(str(lib))}"${{LD_PRELOAD:+:$LD_PRELOAD}}"']
     lines += [f"export {k}={shlex.quote(v)}" for k, v in values.items()]

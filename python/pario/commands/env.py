@@ -10,15 +10,18 @@ example, in a Slurm batch script:
   #!/bin/bash
   #SBATCH -N 2 -n 64
   eval "$(pario env --log $SLURM_SUBMIT_DIR/logs/)"
-  srun ./prepare input.nml        # one log per job step, named <program>-job<id>.<step>-<date>.pario
-  srun ./solver
+  srun ./prepare input.nml   # one log per job step:
+  srun ./solver              #   <program>-job<id>.<step>-<date>.pario
   pario report $SLURM_SUBMIT_DIR/logs/solver-*.pario
 
-With --log FILE.pario the jobs' logs are FILE.step1.pario, FILE.step2.pario, ... in the order
-they start.  Only MPI ranks write logs; the shell and the commands it runs stay silent."""
+With --log FILE.pario the jobs' logs are FILE.step1.pario, FILE.step2.pario,
+... in the order they start.  Only MPI ranks write logs; the shell and the
+commands it runs stay silent."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from pario.collective import help_text
+
     p = sub.add_parser(
         "env",
         help="print the shell lines that profile the MPI jobs of a job script (eval \"$(pario env)\")",
@@ -27,21 +30,26 @@ def register(sub: argparse._SubParsersAction) -> None:
             "them (srun, mpirun, mpiexec), without pario run: LD_PRELOAD, PARIO_LOG, PARIO_STEPS, "
             "PARIO_PARENT_PID, and OMPI_MCA_mca_base_env_list so that Open MPI's mpirun forwards them "
             "to every node (srun and MPICH's mpiexec pass the environment on by themselves).", 79),
-        epilog=_EPILOG,
+        epilog=_EPILOG + "\n\n" + help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--log", metavar="PATH", help="directory for the logs (default: the current directory), "
                    "or a file name FILE.pario for FILE.step<N>.pario")
     p.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open")
+    p.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
+                   help="serve the collective writes by pario's two-phase engine (exports PARIO_COLL; "
+                   "ALGO and SHUFFLE below)")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     from pario import launch
+    from pario.collective import check_setting
     from pario.hints import checked_file
 
-    # a bad file is refused (one error naming file:line) before the job uses it
+    # a bad value or file is refused (one line; a file's error names file:line) before the job uses it
+    collective = check_setting(args.collective) if args.collective is not None else None
     hints = checked_file(args.hints) if args.hints else None
-    for line in launch.env_exports(args.log, hints):
+    for line in launch.env_exports(args.log, hints, collective):
         print(line)
     return 0

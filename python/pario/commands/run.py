@@ -9,6 +9,8 @@ import time
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from pario.collective import help_text
+
     p = sub.add_parser(
         "run",
         help="run a command under the profiler and write one log",
@@ -23,9 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "PARIO_DISABLE=1 (pass-through), PARIO_RUNTIME (a libpario.so built against another MPI library, "
         "to preload instead of the installed one).", 79),
         epilog="examples:\n  pario run --log app.pario -- mpirun -np 4 ./app input.nml\n"
-        "  pario run --log job.pario -- ./job.sh      (logs job.pario, job.step1.pario, ...)\n"
+        "  pario run --log job.pario -- ./job.sh   (job.pario, job.step1.pario, ...)\n"
         "  pario run --log logs/ -- srun -n 64 ./app\n"
-        "Inside a batch script, without pario run: eval \"$(pario env)\" (see pario env --help).",
+        "  pario run --collective write-comm -- mpirun -np 64 ./app\n"
+        "Inside a batch script, without pario run: eval \"$(pario env)\"\n"
+        "(see pario env --help).\n\n"
+        + help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--log", metavar="PATH", help="the log file, or an existing directory in which each "
@@ -34,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open "
                    "('key value' or 'key=value' per line, one value per key, '#' comments; checked "
                    "before launch; sets PARIO_HINTS)")
+    p.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
+                   help="serve the collective writes by pario's two-phase engine (sets PARIO_COLL; "
+                   "checked before launch; ALGO and SHUFFLE below)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
     p.set_defaults(func=_run)
 
@@ -45,6 +53,11 @@ def _run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     extra = {}
+    if args.collective is not None:
+        from pario.collective import check_setting
+
+        # a bad value is refused (one line) before anything is launched
+        extra["PARIO_COLL"] = check_setting(args.collective)
     if args.hints:
         from pario.hints import checked_file
 
