@@ -151,7 +151,7 @@ enum pario_block_kind {
     X(MPIIO_NONCONTIG_VIEW, "1 if a view with a non-contiguous filetype was set") \
     X(MPIIO_FS_TYPE, "statfs f_type magic of the file system")               \
     X(MPIIO_ENGINE_WRITES, "collective writes served by pario's engine (counted once per call)") \
-    X(MPIIO_ENGINE_ALGORITHM, "engine algorithm: 1 none, 2 comm, 3 write, 4 write-comm, 5 write-comm-2") \
+    X(MPIIO_ENGINE_ALGORITHM, "engine algorithm: 1 none, 2 comm, 3 write, 4 write-comm, 5 write-comm-2, 7 direct (auto: each rank wrote its own range)") \
     X(MPIIO_ENGINE_SHUFFLE, "engine shuffle: 1 p2p, 2 rma-fence, 3 rma-lock") \
     X(MPIIO_ENGINE_CYCLES, "buffer cycles of the engine's collective writes (once per call)") \
     X(MPIIO_ENGINE_AGGREGATORS, "aggregators of the engine's last collective write") \

@@ -53,6 +53,7 @@ uint64_t cw_now(void) { return cw_hooks.now(); }
 static const char *const algorithm_names[] = {
     [CW_OFF] = "mpi", [CW_NONE] = "none", [CW_COMM] = "comm", [CW_WRITE] = "write",
     [CW_WRITE_COMM] = "write-comm", [CW_WRITE_COMM_2] = "write-comm-2", [CW_AUTO] = "auto",
+    [CW_DIRECT] = "direct",
 };
 static const char *const shuffle_names[] = {
     [CW_P2P] = "p2p", [CW_RMA_FENCE] = "rma-fence", [CW_RMA_LOCK] = "rma-lock",
@@ -74,7 +75,7 @@ int cw_shuffle_from_name(const char *name)
     return -1;
 }
 
-const char *cw_algorithm_name(int a) { return a >= 0 && a <= CW_AUTO ? algorithm_names[a] : "?"; }
+const char *cw_algorithm_name(int a) { return a >= 0 && a <= CW_DIRECT ? algorithm_names[a] : "?"; }
 const char *cw_shuffle_name(int s) { return s >= CW_P2P && s <= CW_RMA_LOCK ? shuffle_names[s] : "?"; }
 
 /* ---- selection: PARIO_COLL, then the file's hints --------------------------*/
@@ -891,6 +892,74 @@ static enum cw_fallback file_fallback(struct cw_file *f, MPI_File fh)
     return CW_FB_NONE;
 }
 
+/* auto, as ROMIO's romio_cb_write=automatic: when every rank's bytes are
+ * one contiguous range of the file and of memory, and no two ranks' ranges
+ * interleave, two-phase would only add a copy: each rank writes its own. */
+static int direct_capable(struct cw_ctx *x)
+{
+    struct cw_file *f = x->f;
+    if (x->nmine == 0)
+        return 1;
+    if (x->nmine > 1 || !x->mbase)
+        return 0;
+    if (f->fd < 0 && !f->fd_failed) {
+        f->fd = open(f->path, O_RDWR | O_CLOEXEC);
+        f->fd_failed = f->fd < 0;
+    }
+    return f->fd >= 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+/* Do the ranks' [first, last) ranges (4 values a rank in all[]) overlap? */
+static int interleaved(const int64_t *all, int np)
+{
+    int64_t *r = malloc((size_t)np * 2 * sizeof *r);
+    if (!r)
+        return 1;
+    int n = 0;
+    for (int i = 0; i < np; i++)
+        if (all[4 * i + 1] > all[4 * i]) {
+            r[2 * n] = all[4 * i];
+            r[2 * n + 1] = all[4 * i + 1];
+            n++;
+        }
+    qsort(r, (size_t)n, 2 * sizeof *r, cmp_range);
+    int over = 0;
+    for (int i = 1; i < n && !over; i++)
+        over = r[2 * i] < r[2 * i - 1];
+    free(r);
+    return over;
+}
+
+static void write_direct(struct cw_ctx *x)
+{
+    x->alg = CW_DIRECT;
+    x->ncycles = 0;
+    if (x->nmine == 0)
+        return;
+    uint64_t t0 = cw_now();
+    const char *p = x->mbase;
+    int64_t left = x->mine[0].len, off = x->mine[0].off;
+    while (left > 0) {
+        ssize_t n = pwrite(x->f->fd, p, (size_t)left, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            x->err = n < 0 ? errno : ENOSPC;
+            break;
+        }
+        p += n;
+        off += n;
+        left -= n;
+    }
+    atomic_fetch_add(&x->t_write, cw_now() - t0);
+}
+
 static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
                     int count, MPI_Datatype type, int64_t *bytes_out, struct cw_stats *stats)
 {
@@ -920,24 +989,28 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
     }
     if (f->my_agg >= 0 && f->fd < 0 && reason == CW_FB_NONE)
         reason = CW_FB_OTHER;
+    int direct_ok = reason == CW_FB_NONE && f->hints.algorithm == CW_AUTO && direct_capable(x);
     /* extents and agreement in one allgather */
-    int64_t mine[3] = {INT64_MAX, 0, reason}, *all = malloc((size_t)f->nprocs * 3 * sizeof *all);
+    int64_t mine[4] = {INT64_MAX, 0, reason, direct_ok}, *all = malloc((size_t)f->nprocs * 4 * sizeof *all);
     if (!all)
         return MPI_ERR_NO_MEM;
     if (x->nmine > 0) {
         mine[0] = x->mine[0].off;
         mine[1] = x->mine[x->nmine - 1].off + x->mine[x->nmine - 1].len;
     }
-    rc = PMPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, f->comm);
-    int64_t min_st = INT64_MAX, max_end = 0, worst = 0;
+    rc = PMPI_Allgather(mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, f->comm);
+    int64_t min_st = INT64_MAX, max_end = 0, worst = 0, direct = 1;
     for (int r = 0; rc == MPI_SUCCESS && r < f->nprocs; r++) {
-        if (all[3 * r] < min_st)
-            min_st = all[3 * r];
-        if (all[3 * r + 1] > max_end)
-            max_end = all[3 * r + 1];
-        if (all[3 * r + 2] > worst)
-            worst = all[3 * r + 2];
+        if (all[4 * r] < min_st)
+            min_st = all[4 * r];
+        if (all[4 * r + 1] > max_end)
+            max_end = all[4 * r + 1];
+        if (all[4 * r + 2] > worst)
+            worst = all[4 * r + 2];
+        direct &= all[4 * r + 3];
     }
+    if (rc == MPI_SUCCESS && direct)
+        direct = !interleaved(all, f->nprocs);
     free(all);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -946,6 +1019,10 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
         return MPI_SUCCESS; /* served stays 0: the MPI library writes */
     }
     stats->served = 1;
+    if (direct) {
+        write_direct(x);
+        return MPI_SUCCESS;
+    }
     if (max_end <= min_st) { /* nobody writes anything */
         set_schedule(x, f->hints.algorithm == CW_AUTO ? CW_NONE : f->hints.algorithm);
         return MPI_SUCCESS;

@@ -26,6 +26,7 @@ enum cw_algorithm {
     CW_WRITE_COMM = 4,    /* both */
     CW_WRITE_COMM_2 = 5,  /* two shuffles and two writes in flight */
     CW_AUTO = 6,          /* one of the above, picked per call from the pattern */
+    CW_DIRECT = 7,        /* what auto ran: every rank wrote its own contiguous, non-interleaved range */
 };
 
 enum cw_shuffle { CW_P2P = 1, CW_RMA_FENCE = 2, CW_RMA_LOCK = 3 };
