@@ -12,6 +12,7 @@ tests/test_diagnosis_synthetic.py).
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -318,13 +319,18 @@ def test_single_aggregator_uses_the_hint_and_the_measurement(runs):
     assert "cb_nodes" in hint.snippet and "cb_config_list" in hint.snippet
 
 
-def test_cb_cycles_counts_the_cycles_and_points_at_the_future_engine(runs):
-    f = next(f for f in diagnose(_profile(runs, "kernel:agg1")) if f.id == "MPIIO-CB-CYCLES")
+def test_cb_cycles_counts_the_cycles_and_points_at_the_engine(runs):
+    profile = _profile(runs, "kernel:agg1")
+    f = next(f for f in diagnose(profile) if f.id == "MPIIO-CB-CYCLES")
     ev = {m.name: m.value for m in f.evidence}
     # one collective write of 4 x 4 MiB through 1 aggregator with a 1 MiB buffer
     assert ev["cycles"] == 16 and ev["cb_buffer_size"] == 1 << 20 and ev["bytes_per_call"] == 16 << 20
-    future = [r for r in f.recommendations if r.kind == "future"]
-    assert future and "PARIO_COLL" in future[0].text and "not available yet" in future[0].text
+    # the fix: the same command under pario's collective-write engine
+    engine = f.recommendations[0]
+    assert engine.kind == "environment" and "write-comm" in engine.text
+    launch = profile.job.metadata["launch"]
+    assert engine.snippet == "pario run --collective write-comm -- " + shlex.join(launch)
+    assert not [r for r in f.recommendations if r.kind == "future"]
 
 
 def test_cb_disabled_says_the_setting_came_from_pario_hints(runs):

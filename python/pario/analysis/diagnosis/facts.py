@@ -718,24 +718,32 @@ HINTS_FILE = "HINTS_FILE"
 
 
 def tune_command(facts: Facts) -> str:
-    """A trial of this run's own command with a hints file.
+    """A trial of this run's own command with a hints file (:func:`run_command`).
 
-    The command given to ``pario run`` (``job.metadata['launch']``) is repeated exactly,
-    launcher options and program arguments included; for logs without it (older pario logs,
-    Darshan logs) the program's argv under ``mpirun -np N``, or a placeholder when even that
-    is unknown.  The hints file is :data:`HINTS_FILE` until it is written.
+    The hints file is :data:`HINTS_FILE` until it is written.
     The automatic search (``pario tune``) is not in this version; until it is,
     a setting is tried by running the program under ``pario run --hints``
     and comparing the reports.
     """
+    return run_command(facts, f"--hints {HINTS_FILE}")
+
+
+def run_command(facts: Facts, options: str) -> str:
+    """This run's own command again under ``pario run OPTIONS``.
+
+    The command given to ``pario run`` (``job.metadata['launch']``) is repeated exactly,
+    launcher options and program arguments included; for logs without it (older pario logs,
+    Darshan logs) the program's argv under ``mpirun -np N``, or a placeholder when even that
+    is unknown.
+    """
     job = facts.profile.job
     launch = job.metadata.get("launch")
     if isinstance(launch, list) and launch and all(isinstance(a, str) for a in launch):
-        return f"pario run --hints {HINTS_FILE} -- {shlex.join(launch)}"
+        return f"pario run {options} -- {shlex.join(launch)}"
     argv = [a for a in job.argv if a]
     if not argv or job.source == "darshan" and not argv[0].startswith("/"):
         app = "<your program and its arguments>"
     else:
         app = shlex.join(argv)
     launcher = f"mpirun -np {facts.nprocs}" if facts.nprocs > 1 else ""
-    return " ".join(p for p in (f"pario run --hints {HINTS_FILE} --", launcher, app) if p)
+    return " ".join(p for p in (f"pario run {options} --", launcher, app) if p)

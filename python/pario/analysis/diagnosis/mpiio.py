@@ -33,6 +33,7 @@ from pario.analysis.diagnosis.facts import (
     mpiio_files,
     nranks,
     participation,
+    run_command,
     stake,
     tune_command,
 )
@@ -732,14 +733,24 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     ),
 )
 def cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
-    """Each collective write moves many buffer-fulls per aggregator, one after the other."""
+    """Each collective write moves many buffer-fulls per aggregator, one after the other.
+
+    Silent for a file pario's collective-write engine served (its cycles already overlap, or
+    ran as the algorithm asked for): the rule is about the MPI library's two-phase writes.
+    """
     yield from merged(list(_cb_cycles(facts, cfg)), cfg, facts.runtime)
 
 
 def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+    from pario.analysis.engine import engine_files
+
     files = mpiio_files(facts)
+    engine = {e.id: e for e in engine_files(facts.profile)} if len(files) else {}
     for fid, r in files.iterrows() if len(files) else []:
         fid = int(fid)
+        served = engine.get(fid)
+        if served is not None and served.calls:
+            continue
         coll = float(r.coll_writes)
         allw = coll + float(r.indep_writes + r.other_writes)
         if coll <= 0 or r.ranks <= 0 or r.bytes_written <= 0:
@@ -789,18 +800,26 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             ),
         ]
         bigger = min(cycles, 4) * buf
+        if served is not None and served.fallbacks:
+            overlap = Recommendation(
+                "investigate",
+                "pario's collective-write engine, which overlaps the cycles, was selected for this file, "
+                f"but {served.fallback_text()} (docs/collective.md, 'When it falls back'): without that "
+                "cause it would serve them.",
+            )
+        else:
+            overlap = Recommendation(
+                "environment",
+                "Overlap each cycle's shuffle with the previous cycle's write, which hides the shorter of "
+                "the two: pario's collective-write engine does it (write-comm; --collective auto picks "
+                "the algorithm per call):",
+                run_command(facts, "--collective write-comm"),
+            )
         recs = [
-            Recommendation(
-                "future",
-                (
-                    "Overlapping each cycle's shuffle with the previous cycle's write would hide the "
-                    "shorter of the two. pario's collective-write engine will offer this as a PARIO_COLL "
-                    "setting (write-comm overlap); it is not available yet."
-                ),
-            ),
+            overlap,
             Recommendation(
                 "environment" if comp == "ompio" else "hint",
-                f"Meanwhile, fewer and larger cycles (if the aggregators have {fmt.nbytes(bigger)} of "
+                f"Or fewer and larger cycles (if the aggregators have {fmt.nbytes(bigger)} of "
                 "memory to spare), or more aggregators:",
                 f"mpirun --mca io_ompio_bytes_per_agg {bigger} ..."
                 if comp == "ompio"
