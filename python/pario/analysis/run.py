@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from pario.analysis.breakdown import TimeShares, rank_breakdown, time_shares
+from pario.analysis.engine import EngineFile, engine_files
 from pario.analysis.files import file_table
 from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank
 from pario.analysis.memory import MemorySummary, memory_summary
@@ -70,6 +71,9 @@ class RunAnalysis:
     findings: tuple[Any, ...] = ()
     #: the MPI-IO hints in effect, files with the same hints grouped (pario.analysis.mpihints)
     hints: HintsInEffect = HintsInEffect()
+    #: what pario's collective-write engine did, per MPI-IO file it served or gave back
+    #: (pario.analysis.engine)
+    engine: tuple[EngineFile, ...] = ()
 
 
 def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> RunAnalysis:
@@ -97,6 +101,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         notes=_notes(profile, rt),
         findings=tuple(_diagnose(profile, config)) if diagnosis else (),
         hints=hints_in_effect(profile),
+        engine=engine_files(profile),
     )
 
 

@@ -89,6 +89,7 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "ranks": frame_columns(run.ranks),
         "findings": findings_list(run.findings),
         "hints": run.hints.as_dict(),
+        "collective_engine": [e.as_dict() for e in run.engine],
     }
 
 

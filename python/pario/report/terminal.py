@@ -221,7 +221,17 @@ def files_section(run: RunAnalysis, top: int) -> RenderableType:
                   _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
                   _t(fmt.nbytes(row.bytes_written)))
     caption = [Wrapped(f"in {directory}", style="dim")] if directory else []
-    return Group(_heading("Files"), t, *caption)
+    return Group(_heading("Files"), t, *caption, *engine_lines(run, directory))
+
+
+def engine_lines(run: RunAnalysis, directory: str = "") -> list[RenderableType]:
+    """One paragraph per MPI-IO file pario's collective-write engine served or gave back to the
+    MPI library (``pario run --collective``): what it did, and the calls it did not serve."""
+    lines: list[RenderableType] = []
+    for e in run.engine:
+        what = "; ".join(t for t in (e.served_text(), e.fallback_text()) if t)
+        lines.append(Wrapped(f"{relative(e.name, directory)}: {what}", indent=4))
+    return lines
 
 
 def hint_text(hints: Sequence[tuple[str, str]]) -> str:

@@ -1,0 +1,120 @@
+"""What pario's collective-write engine did for each MPI-IO file (``pario run --collective``).
+
+The runtime counts ``engine_writes``, ``engine_cycles``, ``engine_fallbacks`` and the
+``engine_fb_*`` reasons once per collective call (on the file communicator's rank 0), so
+their sum over a file's records is the number of calls; ``engine_algorithm``,
+``engine_shuffle`` and ``engine_aggregators`` are what every rank saw (reduced by max); the
+three times are per-rank sums, summed over the ranks by the reduction (docs/log-format.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pario.collective import ALGORITHM_CODES, FALLBACK_REASONS, SHUFFLE_CODES
+from pario.model import Profile
+from pario.units import count, seconds
+
+_SUMMED = ("engine_writes", "engine_cycles", "engine_fallbacks", "engine_shuffle_time", "engine_write_time",
+           "engine_wait_time", *(c for c, _ in FALLBACK_REASONS))
+_MAXED = ("engine_algorithm", "engine_shuffle", "engine_aggregators")
+
+
+@dataclass(frozen=True)
+class EngineFile:
+    """The engine's work on one file, over all its records."""
+
+    id: int
+    name: str
+    #: the algorithm and shuffle that served the calls ("" when the log has no code for them)
+    algorithm: str
+    shuffle: str
+    #: collective write calls the engine served, and their buffer cycles in all
+    calls: int
+    cycles: int
+    #: aggregators of the last call the engine served
+    aggregators: int
+    #: seconds, summed over ranks
+    shuffle_time: float
+    write_time: float
+    wait_time: float
+    #: collective write calls the engine gave to the MPI library, and why: (reason, calls)
+    fallbacks: int
+    fallback_reasons: tuple[tuple[str, int], ...] = ()
+
+    def served_text(self) -> str:
+        """``collective engine: write-comm/p2p, 8 calls, 8 cycles, 2 aggregators; shuffle 1.2 ms,
+        write 3.4 ms, wait 0.5 ms (summed over ranks)``; '' when the engine served no call."""
+        if not self.calls:
+            return ""
+        how = "/".join(p for p in (self.algorithm or "algorithm unknown", self.shuffle) if p)
+        return (f"collective engine: {how}, {_n(self.calls, 'call')}, {_n(self.cycles, 'cycle')}, "
+                f"{_n(self.aggregators, 'aggregator')}; shuffle {seconds(self.shuffle_time)}, "
+                f"write {seconds(self.write_time)}, wait {seconds(self.wait_time)} (summed over ranks)")
+
+    def fallback_text(self) -> str:
+        """``2 collective writes went to the MPI library: atomic mode``; '' without fallbacks."""
+        if not self.fallbacks:
+            return ""
+        reasons = [(r, n) for r, n in self.fallback_reasons if n]
+        if len(reasons) == 1 and reasons[0][1] == self.fallbacks:
+            why = reasons[0][0]
+        else:
+            named = sum(n for _, n in reasons)
+            parts = [f"{r} ({count(n)})" for r, n in reasons]
+            if named < self.fallbacks:
+                parts.append(f"reason not recorded ({count(self.fallbacks - named)})")
+            why = ", ".join(parts)
+        writes = "collective write went" if self.fallbacks == 1 else "collective writes went"
+        return f"{count(self.fallbacks)} {writes} to the MPI library: {why}"
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON form (docs/report-json.md, ``collective_engine``)."""
+        return {"id": self.id, "name": self.name, "algorithm": self.algorithm or None,
+                "shuffle": self.shuffle or None, "calls": self.calls, "cycles": self.cycles,
+                "aggregators": self.aggregators, "shuffle_time": self.shuffle_time,
+                "write_time": self.write_time, "wait_time": self.wait_time, "fallbacks": self.fallbacks,
+                "fallback_reasons": {c.removeprefix("engine_fb_"): n for (c, _), (_, n)
+                                     in zip(FALLBACK_REASONS, self.fallback_reasons, strict=True)}}
+
+
+def _n(n: int, word: str) -> str:
+    return f"{count(n)} {word}{'' if n == 1 else 's'}"
+
+
+def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in frame:
+        return np.zeros(len(frame))
+    return np.clip(np.nan_to_num(frame[name].to_numpy(dtype=np.float64, na_value=0.0)), 0.0, None)
+
+
+def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
+    """Every MPI-IO file on which the engine served or gave back a collective write, the most
+    calls first (then by name); empty for logs without the engine's counters (Darshan, older
+    pario logs) or when it was not selected."""
+    frame = profile.layer("mpiio")
+    if not len(frame) or not any(c in frame for c in ("engine_writes", "engine_fallbacks")):
+        return ()
+    data = pd.DataFrame({c: _column(frame, c) for c in (*_SUMMED, *_MAXED)})
+    data["id"] = frame["id"].to_numpy()
+    data["name"] = frame["name"].to_numpy()
+    active = (data["engine_writes"] > 0) | (data["engine_fallbacks"] > 0)
+    if not active.any():
+        return ()
+    grouped = data[active.to_numpy()].groupby("id", sort=False).agg(
+        {"name": "first", **{c: "sum" for c in _SUMMED}, **{c: "max" for c in _MAXED}})
+    out = []
+    for fid, r in grouped.iterrows():
+        out.append(EngineFile(
+            id=int(fid), name=str(r["name"]),  # type: ignore[call-overload]
+            algorithm=ALGORITHM_CODES.get(int(r["engine_algorithm"]), ""),
+            shuffle=SHUFFLE_CODES.get(int(r["engine_shuffle"]), ""),
+            calls=int(r["engine_writes"]), cycles=int(r["engine_cycles"]),
+            aggregators=int(r["engine_aggregators"]), shuffle_time=float(r["engine_shuffle_time"]),
+            write_time=float(r["engine_write_time"]), wait_time=float(r["engine_wait_time"]),
+            fallbacks=int(r["engine_fallbacks"]),
+            fallback_reasons=tuple((words, int(r[c])) for c, words in FALLBACK_REASONS)))
+    return tuple(sorted(out, key=lambda e: (-(e.calls + e.fallbacks), e.name)))
