@@ -92,7 +92,7 @@ def test_help_names_every_algorithm_and_shuffle(pario_cmd):
                      "  write         asynchronous write of one buffer while the next is filled",
                      "  write-comm    both: the next shuffle and an asynchronous write overlap",
                      "  write-comm-2  data flow with two shuffles and two writes in flight",
-                     "  auto          picked for each call from its access pattern",
+                     "  auto          picked for each call from its access pattern (direct: each rank",
                      "  p2p           MPI_Isend/MPI_Irecv (the default)",
                      "  rma-fence     MPI_Put into the aggregators' windows, epochs closed by fences",
                      "  rma-lock      MPI_Put with passive-target MPI_Win_lock/MPI_Win_unlock"):
@@ -196,6 +196,19 @@ def test_only_fallbacks_and_one_reason():
     assert e.fallback_text() == "1 collective write went to the MPI library: atomic mode"
     text = render_to_string([analyze(p, diagnosis=False)], width=80)
     assert "atomic.dat: 1 collective write went to the MPI library: atomic mode\n" in text
+
+
+def test_direct_is_shown_without_shuffle_or_cycles():
+    """auto's 'direct' (algorithm 7): each rank wrote its own range; the shuffle code means nothing."""
+    p = engine_profile()
+    p.files["mpiio"].loc[2, ["engine_algorithm", "engine_cycles"]] = [7, 0]
+    e = {f.name: f for f in engine_files(p)}["/scratch/run/rank2.dat"]
+    assert e.served_text() == ("collective engine: direct (auto: each rank wrote its own range), 1 call; "
+                               "shuffle 0 s, write 100 µs, wait 0 s (summed over ranks)")
+    p.files["mpiio"].loc[2, "engine_cycles"] = 3  # other calls of the file cycled: their counts shown
+    (e,) = [f for f in engine_files(p) if f.name.endswith("rank2.dat")]
+    assert e.served_text().startswith("collective engine: direct (auto: each rank wrote its own range), "
+                                      "1 call, 3 cycles, 1 aggregator; ")
 
 
 def test_records_of_one_file_are_added_up():

@@ -25,7 +25,8 @@ ALGORITHMS: dict[str, str] = {
     "write": "asynchronous write of one buffer while the next is filled",
     "write-comm": "both: the next shuffle and an asynchronous write overlap",
     "write-comm-2": "data flow with two shuffles and two writes in flight",
-    "auto": "picked for each call from its access pattern",
+    "auto": "picked for each call from its access pattern (direct: each rank writes its own range; none; "
+            "write-comm)",
 }
 #: The shuffles (engine_shuffle 1..3): how the pieces reach the aggregators.
 SHUFFLES: dict[str, str] = {
@@ -37,7 +38,10 @@ SHUFFLES: dict[str, str] = {
 OFF = "mpi"
 
 #: engine_algorithm / engine_shuffle codes of a log
-ALGORITHM_CODES: dict[int, str] = {1: "none", 2: "comm", 3: "write", 4: "write-comm", 5: "write-comm-2"}
+#: (7, direct: what auto ran when every rank's bytes were one contiguous range of its own)
+ALGORITHM_CODES: dict[int, str] = {1: "none", 2: "comm", 3: "write", 4: "write-comm", 5: "write-comm-2",
+                                   7: "direct"}
+DIRECT = "direct"
 SHUFFLE_CODES: dict[int, str] = {1: "p2p", 2: "rma-fence", 3: "rma-lock"}
 
 #: Why the engine gave a collective write to the MPI library: (counter, words for the report).

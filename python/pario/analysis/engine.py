@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pario.collective import ALGORITHM_CODES, FALLBACK_REASONS, SHUFFLE_CODES
+from pario.collective import ALGORITHM_CODES, DIRECT, FALLBACK_REASONS, SHUFFLE_CODES
 from pario.model import Profile
 from pario.units import count, seconds
 
@@ -29,7 +29,8 @@ class EngineFile:
 
     id: int
     name: str
-    #: the algorithm and shuffle that served the calls ("" when the log has no code for them)
+    #: the algorithm and shuffle of the last call served ("" when the log has no code for them;
+    #: "direct" when auto had each rank write its own range)
     algorithm: str
     shuffle: str
     #: collective write calls the engine served, and their buffer cycles in all
@@ -50,9 +51,15 @@ class EngineFile:
         write 3.4 ms, wait 0.5 ms (summed over ranks)``; '' when the engine served no call."""
         if not self.calls:
             return ""
-        how = "/".join(p for p in (self.algorithm or "algorithm unknown", self.shuffle) if p)
-        return (f"collective engine: {how}, {_n(self.calls, 'call')}, {_n(self.cycles, 'cycle')}, "
-                f"{_n(self.aggregators, 'aggregator')}; shuffle {seconds(self.shuffle_time)}, "
+        counts = [_n(self.calls, "call"), _n(self.cycles, "cycle"), _n(self.aggregators, "aggregator")]
+        if self.algorithm == DIRECT:
+            # auto's choice when each rank wrote one contiguous range of its own: no shuffle, and
+            # (unless other calls of the file cycled) no cycles or aggregators to speak of
+            how = "direct (auto: each rank wrote its own range)"
+            counts = counts if self.cycles else counts[:1]
+        else:
+            how = "/".join(p for p in (self.algorithm or "algorithm unknown", self.shuffle) if p)
+        return (f"collective engine: {how}, {', '.join(counts)}; shuffle {seconds(self.shuffle_time)}, "
                 f"write {seconds(self.write_time)}, wait {seconds(self.wait_time)} (summed over ranks)")
 
     def fallback_text(self) -> str:
