@@ -311,3 +311,22 @@ def test_cb_cycles_is_silent_when_the_engine_served_the_file(tmp_path, pario_cmd
     (e,) = engine_files(profile)
     assert (e.algorithm, e.calls, e.cycles, e.aggregators, e.fallbacks) == ("write-comm", 1, 32, 1, 0)
     assert "MPIIO-CB-CYCLES" not in {f.id for f in diagnose(profile)}
+
+
+def test_atomic_mode_falls_back_and_the_report_says_why(tmp_path, pario_cmd, clean_env, compile_program):
+    """tests/programs/coll_atomic.c: two collective writes in atomic mode (the MPI library's), then
+    one out of it (the engine's); the file holds every rank's bytes either way."""
+    exe = compile_program("coll_atomic.c")
+    out, log = tmp_path / "out", tmp_path / "atomic.pario"
+    out.mkdir()
+    nprocs, block = 3, 4096
+    proc = _pario(pario_cmd, clean_env, "run", "--collective", "write-comm", "--log", str(log), "--",
+                  "mpirun", "-np", str(nprocs), str(exe), str(out))
+    assert proc.returncode == 0, proc.stderr
+    expected = b"".join(bytes([call * 16 + r]) * block for call in range(3) for r in range(nprocs))
+    assert (out / "atomic.dat").read_bytes() == expected
+    report = _pario(pario_cmd, clean_env, "report", str(log))
+    assert report.returncode == 0, report.stderr
+    (line,) = [ln for ln in _unwrapped(report.stdout).splitlines() if "collective engine" in ln]
+    assert line.startswith("atomic.dat: collective engine: write-comm/p2p, 1 call, 1 cycle, 1 aggregator; ")
+    assert line.endswith(" (summed over ranks); 2 collective writes went to the MPI library: atomic mode")
