@@ -92,5 +92,11 @@ test: test-c lint test-py
 bench: install
 	$(PY) bench/overhead.py
 
+# Collective writes: ROMIO, OMPIO and the engine's algorithms on the kernels (~20 min;
+# BENCH_ARGS=--quick for ~3 min).  Tables in build/bench-collective.md, samples beside them.
+.PHONY: bench-collective
+bench-collective: install
+	$(PY) bench/collective.py --out build/bench-collective.md $(BENCH_ARGS)
+
 clean:
 	rm -rf build demo-out $(VENV)
