@@ -155,6 +155,8 @@ int cw_window_for(struct cw_ctx *x, int64_t bytes);              /* collective *
 struct cw_writer *cw_writer_start(int nthreads);
 void cw_writer_submit(struct cw_writer *w, struct cw_ctx *x, struct cw_cycle *cy);
 void cw_writer_stop(struct cw_writer *w);
+/* pwrite all of [p, p + len) at off, retrying short writes; 0 or an errno. */
+int cw_pwrite_all(int fd, const char *p, int64_t len, int64_t off);
 /* Write a cycle's buffer [first, end) with pwrite (the caller or a writer). */
 void cw_write_cycle(struct cw_ctx *x, struct cw_cycle *cy);
 

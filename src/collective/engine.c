@@ -156,21 +156,12 @@ static void parse_hints(struct cw_hints *h, MPI_Info info)
 
 /* ---- open / set_info / close ------------------------------------------------*/
 
-static const char *strip_prefix(const char *name)
-{
-    const char *colon = strchr(name, ':');
-    const char *slash = strchr(name, '/');
-    if (colon && (!slash || colon < slash) && colon - name > 1)
-        return colon + 1;
-    return name;
-}
-
 static struct cw_file *new_file(MPI_Comm comm, const char *path, int amode, const struct cw_hints *h)
 {
     struct cw_file *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    const char *p = strip_prefix(path);
+    const char *p = path; /* without ROMIO's "ufs:" prefix (the caller strips it) */
     /* the MPI library opened it relative to the current directory: keep the
      * absolute path, since the descriptor is opened later */
     if (p[0] != '/') {
@@ -943,20 +934,7 @@ static void write_direct(struct cw_ctx *x)
     if (x->nmine == 0)
         return;
     uint64_t t0 = cw_now();
-    const char *p = x->mbase;
-    int64_t left = x->mine[0].len, off = x->mine[0].off;
-    while (left > 0) {
-        ssize_t n = pwrite(x->f->fd, p, (size_t)left, (off_t)off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            x->err = n < 0 ? errno : ENOSPC;
-            break;
-        }
-        p += n;
-        off += n;
-        left -= n;
-    }
+    x->err = cw_pwrite_all(x->f->fd, x->mbase, x->mine[0].len, x->mine[0].off);
     atomic_fetch_add(&x->t_write, cw_now() - t0);
 }
 

@@ -23,28 +23,28 @@ struct cw_writer {
     int head, tail, stop;
 };
 
+int cw_pwrite_all(int fd, const char *p, int64_t len, int64_t off)
+{
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, (size_t)len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : ENOSPC; /* 0 bytes written: the device is full */
+        p += n;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
 void cw_write_cycle(struct cw_ctx *x, struct cw_cycle *cy)
 {
     uint64_t t0 = cw_now();
     int err = 0;
-    if (cy->has_data && x->f->fd >= 0) {
-        const char *p = cy->bufp + (cy->first - cy->wlo);
-        int64_t left = cy->end - cy->first, off = cy->first;
-        while (left > 0) {
-            ssize_t n = pwrite(x->f->fd, p, (size_t)left, (off_t)off);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                err = n < 0 ? errno : ENOSPC; /* 0 bytes written: the device is full */
-                break;
-            }
-            p += n;
-            off += n;
-            left -= n;
-        }
-    } else if (cy->has_data) {
-        err = EBADF;
-    }
+    if (cy->has_data)
+        err = x->f->fd >= 0 ? cw_pwrite_all(x->f->fd, cy->bufp + (cy->first - cy->wlo), cy->end - cy->first, cy->first)
+                            : EBADF;
     cy->write_err = err;
     atomic_fetch_add(&x->t_write, cw_now() - t0);
     atomic_store_explicit(&cy->write_state, 2, memory_order_release);

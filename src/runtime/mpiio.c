@@ -328,7 +328,7 @@ static struct cw_file *engine_open(MPI_File fh, MPI_Comm comm, const char *filen
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, engine_hooks);
-    return cw_file_open(fh, comm, filename, amode, info);
+    return filename ? cw_file_open(fh, comm, strip_prefix(filename), amode, info) : NULL;
 }
 
 /* Record what the engine did for one call: counts once per call (the file
