@@ -26,7 +26,8 @@ tables give medians.  Usage:
 
     .venv/bin/python bench/collective.py [--quick] [--ranks 4,8,16] [--reps 5]
         [--kernels s3d,bt,tile-small,tile-large,block] [--algorithms none,comm,...]
-        [--dir /tmp --dir /dev/shm] [--out results.md]
+        [--dir /tmp --dir /dev/shm] [--control] [--out results.md]
+    .venv/bin/python bench/collective.py --from-json results.json     # the tables again
 
 bt needs a square number of ranks: each requested count is replaced by the nearest square
 (4, 8, 16 -> 4, 9, 16).  Writes the Markdown tables to --out and every sample to the same
@@ -286,6 +287,14 @@ def ratio(a: float | None, b: float | None) -> str:
     return "–" if a is None or not b else f"{a / b:.2f}"
 
 
+def paired_ratio(cfg: Config, variant: str, base: str) -> float | None:
+    """Median over the repetitions of variant / base within the same repetition."""
+    by_rep = {x["rep"]: x["mib_s"] for x in cfg.samples.get(base, []) if x.get("ok")}
+    vals = [x["mib_s"] / by_rep[x["rep"]] for x in cfg.samples.get(variant, [])
+            if x.get("ok") and by_rep.get(x["rep"])]
+    return statistics.median(vals) if vals else None
+
+
 def engine_variants(cfg: Config) -> list[str]:
     return [v for v in cfg.samples if v not in ("romio", "ompio", "ompio+pario", "pwrite")]
 
@@ -326,7 +335,8 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
                c.rma_algorithm or "–", fmt(median_of(s["pwrite"]))]
         out.append("| " + " | ".join(row) + " |")
 
-    out.append("\n**Best engine variant against the MPI library and the limit** (ratios of medians; "
+    out.append("\n**Best engine variant against the MPI library and the limit** (ratios of medians, "
+               "and in brackets the median of the ratios within each repetition; "
                "targets: non-contiguous kernels ≥ 1.3× ROMIO and ≥ 1.15× OMPIO, "
                "large contiguous requests (block) ≥ 70% of the pwrite limit).\n")
     head = ["fs", "kernel", "ranks", "best engine", "MiB/s", "/ ROMIO", "/ OMPIO", "/ limit", "target"]
@@ -335,19 +345,25 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
     for c in configs:
         v, bw = best_engine(c)
         romio, ompio, limit = (median_of(c.samples[k]) for k in ("romio", "ompio", "pwrite"))
+        pr = {k: paired_ratio(c, v, k) if v else None for k in ("romio", "ompio", "pwrite")}
         out.append("| " + " | ".join([c.fs, c.kernel, str(c.ranks), short(v) if v else "–", fmt(bw),
-                                      ratio(bw, romio), ratio(bw, ompio), ratio(bw, limit),
+                                      f"{ratio(bw, romio)} ({fmt(pr['romio'], 2)})",
+                                      f"{ratio(bw, ompio)} ({fmt(pr['ompio'], 2)})",
+                                      f"{ratio(bw, limit)} ({fmt(pr['pwrite'], 2)})",
                                       target_verdict(c.kernel, bw, romio, ompio, limit)]) + " |")
 
     out.append("\n**Engine phases**, from the pario log of each run: seconds summed over the ranks, "
                "medians, as shuffle / write / wait (write = the aggregators' pread+pwrite, wait = "
-               "callers waiting on writer threads or messages); cycles per run.\n")
+               "callers waiting on writer threads or messages), and in brackets the buffer cycles. "
+               "`in phases` = the three times per rank over the call time (`time_s.write`), median "
+               "over every engine sample of the configuration: the rest is the per-call set-up "
+               "(views flattened, extents and requests exchanged) and the time ranks wait to be scheduled.\n")
     variants = [*algos, "rma-fence", "rma-lock"]
-    head = ["fs", "kernel", "ranks", "cycles", *[short(v) for v in variants]]
+    head = ["fs", "kernel", "ranks", "in phases", *[short(v) for v in variants]]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     for c in configs:
-        cells, cycles = [], "–"
+        cells, share = [], []
         for v in variants:
             name = v if ":" in v else next((x for x in c.samples if x.endswith(":" + v)), "")
             good = [x for x in c.samples.get(name, []) if x.get("ok") and "engine" in x]
@@ -356,10 +372,38 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
                 continue
             med = {k: statistics.median(x["engine"][f"engine_{k}_time"] for x in good)
                    for k in ("shuffle", "write", "wait")}
-            cells.append(f"{med['shuffle']:.2f} / {med['write']:.2f} / {med['wait']:.2f}")
-            if cycles == "–":
-                cycles = str(int(statistics.median(x["engine"]["engine_cycles"] for x in good)))
-        out.append("| " + " | ".join([c.fs, c.kernel, str(c.ranks), cycles, *cells]) + " |")
+            cycles = int(statistics.median(x["engine"]["engine_cycles"] for x in good))
+            cells.append(f"{med['shuffle']:.2f} / {med['write']:.2f} / {med['wait']:.2f} ({cycles})")
+            share += [sum(x["engine"][f"engine_{k}_time"] for k in ("shuffle", "write", "wait"))
+                      / x["engine"]["nranks"] / x["write_s"] for x in good if x["write_s"] > 0]
+        in_phases = f"{statistics.median(share):.2f}" if share else "–"
+        out.append("| " + " | ".join([c.fs, c.kernel, str(c.ranks), in_phases, *cells]) + " |")
+
+    out.append("\n**Each variant over all configurations**: geometric mean of its median over ROMIO's "
+               "and over OMPIO's, and the configurations where it is the fastest engine variant.\n")
+    out.append("| variant | configurations | × ROMIO | × OMPIO | fastest engine variant in |")
+    out.append("|---|---|---|---|---|")
+    rows: dict[str, list[tuple[float, float]]] = {}
+    wins: dict[str, int] = {}
+    for c in configs:
+        romio, ompio = median_of(c.samples["romio"]), median_of(c.samples["ompio"])
+        for v in c.samples:
+            if v in ("romio", "ompio", "pwrite"):
+                continue
+            key = v if v == "ompio+pario" or v.endswith(":p2p") else v.split(":")[1]
+            m = median_of(c.samples[v])
+            if m and romio and ompio:
+                rows.setdefault(key, []).append((m / romio, m / ompio))
+        best, _ = best_engine(c)
+        if best:
+            key = best if best.endswith(":p2p") else best.split(":")[1]
+            wins[key] = wins.get(key, 0) + 1
+    for key, rs in rows.items():
+        gr = math.exp(statistics.fmean(math.log(a) for a, _ in rs))
+        go = math.exp(statistics.fmean(math.log(b) for _, b in rs))
+        label = "OMPIO under libpario (engine off)" if key == "ompio+pario" else short(key)
+        won = "–" if key == "ompio+pario" else str(wins.get(key, 0))
+        out.append(f"| {label} | {len(rs)} | {gr:.2f} | {go:.2f} | {won} |")
     return "\n".join(out) + "\n"
 
 
@@ -402,7 +446,11 @@ def main() -> int:
                    help="cb_buffer_size hint for every variant (default 1m)")
     p.add_argument("--out", type=Path, default=None,
                    help="write the Markdown tables here and every sample to the same path with .json")
+    p.add_argument("--from-json", type=Path, default=None,
+                   help="no run: print (and with --out, write) the tables of a JSON written by --out")
     args = p.parse_args()
+    if args.from_json:
+        return from_json(args.from_json, args)
 
     args.ranks = args.ranks or ([8] if args.quick else [4, 8, 16])
     args.kernels = args.kernels or list(KERNELS)
@@ -502,19 +550,39 @@ def main() -> int:
         for d in made:
             shutil.rmtree(d, ignore_errors=True)
 
-    load_end = os.getloadavg()
-    minutes = (time.time() - started) / 60
-    text = tables(configs, args)
-    check = bench.engine_check
+    data = {
+        "command": sys.argv, "git": git_state(), "started": started, "minutes": (time.time() - started) / 60,
+        "load_start": load_start, "load_end": os.getloadavg(), "cores": os.cpu_count(),
+        "filesystems": fs_info, "cb_buffer_size": args.cb_buffer_size, "size": args.size, "reps": args.reps,
+        "engine_check": bench.engine_check,
+        "configs": [{"fs": c.fs, "dir": str(c.dir), "kernel": c.kernel, "ranks": c.ranks,
+                     "program": c.program, "args": c.args, "file_bytes": c.file_bytes,
+                     "ompio_fcoll": c.fcoll, "rma_algorithm": c.rma_algorithm, "pilot_mib_s": c.pilot,
+                     "medians_mib_s": {v: median_of(ss) for v, ss in c.samples.items()},
+                     "samples": c.samples} for c in configs],
+    }
+    report, failed = render(data, configs, args)
+    print(report)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(report)
+        args.out.with_suffix(".json").write_text(json.dumps(data, indent=1))
+        say(f"wrote {args.out} and {args.out.with_suffix('.json')}")
+    return 1 if failed else 0
+
+
+def render(data: dict, configs: list[Config], args: argparse.Namespace) -> tuple[str, int]:
+    """The report: conditions of the run, then the tables; and the number of failed samples."""
+    check = data["engine_check"]
     notes = [
-        f"Run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, {minutes:.1f} min; "
-        f"load average {load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end; "
-        f"{os.cpu_count()} cores.",
-        f"{args.reps} interleaved repetitions after one pilot round; cb_buffer_size "
-        f"{args.cb_buffer_size} for every variant; kernels of about {args.size / MIB:.0f} MiB.",
+        f"Run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(data['started']))}, "
+        f"{data['minutes']:.1f} min; load average {data['load_start'][0]:.2f} at the start, "
+        f"{data['load_end'][0]:.2f} at the end; {data.get('cores')} cores; checkout {data.get('git')}.",
+        f"{data['reps']} interleaved repetitions after one pilot round; cb_buffer_size "
+        f"{data['cb_buffer_size']} for every variant; kernels of about {data['size'] / MIB:.0f} MiB.",
         *[f"`{d['dir']}`: {d['type']} (`df -hT`: {d['df']})"
           + (f", written through the symlink `{d['through']}`: libpario records no file under "
-             f"{d['dir'].split('/')[1]}/" if "through" in d else "") for d in fs_info],
+             f"/{d['dir'].split('/')[1]}/" if "through" in d else "") for d in data["filesystems"]],
     ]
     if check:
         notes.append(f"Engine check ({check['config']}, {check['variant']}): engine_writes "
@@ -523,25 +591,40 @@ def main() -> int:
                      "(every engine sample is checked the same way; a failed check is a failed sample).")
     failed = sum(1 for c in configs for ss in c.samples.values() for s in ss if not s["ok"])
     notes.append(f"Failed samples: {failed}.")
-    report = "\n".join(f"- {n}" for n in notes) + "\n\n" + text
+    return "\n".join(f"- {n}" for n in notes) + "\n\n" + tables(configs, args), failed
+
+
+def from_json(path: Path, args: argparse.Namespace) -> int:
+    """Render the tables again from a JSON written by --out (no run)."""
+    data = json.loads(path.read_text())
+    configs = []
+    for c in data["configs"]:
+        cfg = Config(c["fs"], Path(c["dir"]), c["kernel"], c["ranks"], c["program"], c["args"],
+                     c["file_bytes"], c["ompio_fcoll"], c["rma_algorithm"], c["pilot_mib_s"], c["samples"])
+        configs.append(cfg)
+    variants = [v for c in configs for v in c.samples]
+    args.algorithms = list(dict.fromkeys(v[:-4] for v in variants if v.endswith(":p2p")))
+    args.control = "ompio+pario" in variants
+    report, failed = render(data, configs, args)
     print(report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(report)
-        data = {
-            "command": sys.argv, "started": started, "minutes": minutes,
-            "load_start": load_start, "load_end": load_end, "filesystems": fs_info,
-            "cb_buffer_size": args.cb_buffer_size, "size": args.size, "reps": args.reps,
-            "engine_check": check,
-            "configs": [{"fs": c.fs, "dir": str(c.dir), "kernel": c.kernel, "ranks": c.ranks,
-                         "program": c.program, "args": c.args, "file_bytes": c.file_bytes,
-                         "ompio_fcoll": c.fcoll, "rma_algorithm": c.rma_algorithm, "pilot_mib_s": c.pilot,
-                         "medians_mib_s": {v: median_of(ss) for v, ss in c.samples.items()},
-                         "samples": c.samples} for c in configs],
-        }
-        args.out.with_suffix(".json").write_text(json.dumps(data, indent=1))
-        say(f"wrote {args.out} and {args.out.with_suffix('.json')}")
     return 1 if failed else 0
+
+
+def git_state() -> str | None:
+    """HEAD of the checkout this script lies in, and whether src/ has uncommitted changes
+    (the installed package is whatever was last installed; this is a hint, not a proof)."""
+    here = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "src"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + (" (src/ modified)" if dirty else "")
 
 
 def say(msg: str) -> None:
