@@ -173,9 +173,10 @@ enum pario_block_kind {
     X(MPIIO_F_META_TIME, "time in open/close/set_view/sync/set_size/...")    \
     X(MPIIO_F_MAX_READ_TIME, "longest single read")                           \
     X(MPIIO_F_MAX_WRITE_TIME, "longest single write")                         \
+    X(MPIIO_F_ENGINE_SETUP_TIME, "engine: seconds agreeing on the call and exchanging requests") \
     X(MPIIO_F_ENGINE_SHUFFLE_TIME, "engine: seconds posting and completing the shuffle") \
     X(MPIIO_F_ENGINE_WRITE_TIME, "engine: seconds in the aggregators' pread/pwrite") \
-    X(MPIIO_F_ENGINE_WAIT_TIME, "engine: seconds the caller waited on writes or messages") \
+    X(MPIIO_F_ENGINE_WAIT_TIME, "engine: seconds the caller waited on writer threads") \
     PARIO_SHARED_FCOUNTERS(MPIIO)
 
 /* ---- Per-rank summary (all doubles; seconds, bytes or counts) ---------- */

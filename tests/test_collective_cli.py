@@ -153,6 +153,7 @@ def engine_profile() -> Profile:
         "coll_writes": [32, 12, 1, 4],
         "engine_writes": [8, 1, 1, 0], "engine_algorithm": [4, 1, 5, 0], "engine_shuffle": [1, 2, 3, 0],
         "engine_cycles": [16, 1, 1, 0], "engine_aggregators": [2, 1, 1, 0],
+        "engine_setup_time": [0.5, 0.0, 0.0, 0.0],
         "engine_shuffle_time": [0.25, 0.001, 0.0, 0.0], "engine_write_time": [1.5, 0.002, 0.0001, 0.0],
         "engine_wait_time": [0.0123, 0.0, 0.0, 0.0],
         "engine_fallbacks": [0, 3, 0, 0], "engine_fb_atomic": [0, 2, 0, 0],
@@ -163,13 +164,14 @@ def engine_profile() -> Profile:
     return Profile(job=job, ranks=add_derived_rank_columns(ranks), files={"mpiio": mpiio})
 
 
-BLOCK = ("block.dat: collective engine: write-comm/p2p, 8 calls, 16 cycles, 2 aggregators; shuffle 250 ms, "
+BLOCK = ("block.dat: collective engine: write-comm/p2p, 8 calls, 16 cycles, 2 aggregators; setup 500 ms, "
+         "shuffle 250 ms, "
          "write 1.5 s, wait 12.3 ms (summed over ranks)")
-ATOMIC = ("atomic.dat: collective engine: none/rma-fence, 1 call, 1 cycle, 1 aggregator; shuffle 1 ms, "
-          "write 2 ms, wait 0 s (summed over ranks); 3 collective writes went to the MPI library: "
-          "atomic mode (2), datatype or view beyond the engine's limits (1)")
-RANK2 = ("rank2.dat: collective engine: write-comm-2/rma-lock, 1 call, 1 cycle, 1 aggregator; shuffle 0 s, "
-         "write 100 µs, wait 0 s (summed over ranks)")
+ATOMIC = ("atomic.dat: collective engine: none/rma-fence, 1 call, 1 cycle, 1 aggregator; setup 0 s, "
+          "shuffle 1 ms, write 2 ms, wait 0 s (summed over ranks); 3 collective writes went to the MPI "
+          "library: atomic mode (2), datatype or view beyond the engine's limits (1)")
+RANK2 = ("rank2.dat: collective engine: write-comm-2/rma-lock, 1 call, 1 cycle, 1 aggregator; setup 0 s, "
+         "shuffle 0 s, write 100 µs, wait 0 s (summed over ranks)")
 
 
 def _unwrapped(text: str) -> str:
@@ -204,7 +206,7 @@ def test_direct_is_shown_without_shuffle_or_cycles():
     p.files["mpiio"].loc[2, ["engine_algorithm", "engine_cycles"]] = [7, 0]
     e = {f.name: f for f in engine_files(p)}["/scratch/run/rank2.dat"]
     assert e.served_text() == ("collective engine: direct (auto: each rank wrote its own range), 1 call; "
-                               "shuffle 0 s, write 100 µs, wait 0 s (summed over ranks)")
+                               "setup 0 s, shuffle 0 s, write 100 µs, wait 0 s (summed over ranks)")
     p.files["mpiio"].loc[2, "engine_cycles"] = 3  # other calls of the file cycled: their counts shown
     (e,) = [f for f in engine_files(p) if f.name.endswith("rank2.dat")]
     assert e.served_text().startswith("collective engine: direct (auto: each rank wrote its own range), "
@@ -231,7 +233,8 @@ def test_json_and_html():
                                          "/scratch/run/rank2.dat"]
     assert data[1] == {"id": 12, "name": "/scratch/run/atomic.dat", "algorithm": "none",
                        "shuffle": "rma-fence", "calls": 1, "cycles": 1, "aggregators": 1,
-                       "shuffle_time": 0.001, "write_time": 0.002, "wait_time": 0.0, "fallbacks": 3,
+                       "setup_time": 0.0, "shuffle_time": 0.001, "write_time": 0.002, "wait_time": 0.0,
+                       "fallbacks": 3,
                        "fallback_reasons": {"atomic": 2, "datarep": 0, "sequential": 0, "datatype": 1,
                                             "other": 0}}
     html = render_html([run], plotly_js="")
@@ -284,7 +287,8 @@ def test_block_kernel_through_the_engine_and_its_report(tmp_path, pario_cmd, cle
     assert max(len(line) for line in report.stdout.splitlines()) <= 80
     (line,) = [ln for ln in _unwrapped(report.stdout).splitlines() if "collective engine" in ln]
     assert re.fullmatch(rf"block\.dat: collective engine: write-comm/p2p, {calls} calls, {calls} cycles, "
-                        r"1 aggregator; shuffle [\d.]+ [nµm]?s, write [\d.]+ [nµm]?s, wait [\d.]+ [nµm]?s "
+                        r"1 aggregator; setup [\d.]+ [nµm]?s, shuffle [\d.]+ [nµm]?s, write [\d.]+ [nµm]?s, "
+                        r"wait [\d.]+ [nµm]?s "
                         r"\(summed over ranks\)", line), line
 
     out = _pario(pario_cmd, clean_env, "report", str(log), "--json", "-")
@@ -293,7 +297,7 @@ def test_block_kernel_through_the_engine_and_its_report(tmp_path, pario_cmd, cle
                                    "fallbacks")} == {"name": str(data), "algorithm": "write-comm",
                                                      "shuffle": "p2p", "calls": calls, "cycles": calls,
                                                      "aggregators": 1, "fallbacks": 0}
-    assert engine["write_time"] > 0 and engine["shuffle_time"] > 0
+    assert engine["write_time"] > 0 and engine["shuffle_time"] > 0 and engine["setup_time"] > 0
 
 
 def test_cb_cycles_is_silent_when_the_engine_served_the_file(tmp_path, pario_cmd, clean_env):

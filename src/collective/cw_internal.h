@@ -140,7 +140,7 @@ struct cw_ctx {
     int err;                          /* first errno of my reads/writes */
     int mpi_err;                      /* first failed MPI call's code */
     _Atomic uint64_t t_write;
-    uint64_t t_shuffle, t_wait;
+    uint64_t t_setup, t_shuffle, t_wait;
 };
 
 /* shuffle.c */

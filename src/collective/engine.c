@@ -786,11 +786,13 @@ static int run_messages(struct cw_ctx *x)
         }
         struct cw_cycle *cy = slot_of(x, c);
         int done = 0;
+        uint64_t t0 = cw_now();
         while (rc == MPI_SUCCESS && !done) {
             rc = cw_cycle_test(x, cy, &done);
             if (!done)
                 sched_yield(); /* 2 cores, many ranks: let the writers and peers run */
         }
+        x->t_shuffle += cw_now() - t0; /* waiting for the peers is the shuffle's time */
         if (rc == MPI_SUCCESS)
             write_cycle(x, cy);
     }
@@ -943,6 +945,7 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
 {
     struct cw_file *f = x->f;
     int rc;
+    uint64_t t0 = cw_now();
     int tsize = 0;
     PMPI_Type_size(type, &tsize);
     int64_t bytes = count > 0 ? (int64_t)count * tsize : 0;
@@ -997,6 +1000,7 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
         return MPI_SUCCESS; /* served stays 0: the MPI library writes */
     }
     stats->served = 1;
+    x->t_setup = cw_now() - t0;
     if (direct) {
         write_direct(x);
         return MPI_SUCCESS;
@@ -1013,7 +1017,9 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
         return rc;
     set_schedule(x, CW_NONE);
     set_schedule(x, f->hints.algorithm == CW_AUTO ? auto_algorithm(x) : f->hints.algorithm);
-    if ((rc = cycle_buffers(x)) != MPI_SUCCESS)
+    rc = cycle_buffers(x);
+    x->t_setup = cw_now() - t0;
+    if (rc != MPI_SUCCESS)
         return rc;
     if (x->nwriters > 0 && f->my_agg >= 0 && x->ncycles > 1) {
         /* the threads live as long as the file: a call does not pay their start */
@@ -1072,6 +1078,7 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
         stats->shuffle = x.shuf;
         stats->cycles = x.ncycles;
         stats->aggregators = f->naggs;
+        stats->t_setup = x.t_setup;
         stats->t_shuffle = x.t_shuffle;
         stats->t_write = atomic_load(&x.t_write);
         stats->t_wait = x.t_wait;

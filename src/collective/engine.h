@@ -49,7 +49,8 @@ struct cw_stats {
     int algorithm, shuffle;   /* what ran (auto resolved) */
     int64_t cycles;           /* buffer cycles of the call */
     int aggregators;
-    uint64_t t_shuffle;       /* posting and completing messages / puts */
+    uint64_t t_setup;         /* views, extents, domains, the exchange of requests, buffers */
+    uint64_t t_shuffle;       /* posting messages / puts and waiting for them */
     uint64_t t_write;         /* this rank's pread/pwrite, whichever thread made them */
     uint64_t t_wait;          /* the caller blocked on writer threads */
 };

@@ -347,6 +347,7 @@ static void engine_record(MPI_File fh, const struct cw_stats *s)
         r->c[MPIIO_ENGINE_ALGORITHM] = s->algorithm;
         r->c[MPIIO_ENGINE_SHUFFLE] = s->shuffle;
         r->c[MPIIO_ENGINE_AGGREGATORS] = s->aggregators;
+        r->f[MPIIO_F_ENGINE_SETUP_TIME] += (double)s->t_setup;
         r->f[MPIIO_F_ENGINE_SHUFFLE_TIME] += (double)s->t_shuffle;
         r->f[MPIIO_F_ENGINE_WRITE_TIME] += (double)s->t_write;
         r->f[MPIIO_F_ENGINE_WAIT_TIME] += (double)s->t_wait;

@@ -4,7 +4,7 @@ The runtime counts ``engine_writes``, ``engine_cycles``, ``engine_fallbacks`` an
 ``engine_fb_*`` reasons once per collective call (on the file communicator's rank 0), so
 their sum over a file's records is the number of calls; ``engine_algorithm``,
 ``engine_shuffle`` and ``engine_aggregators`` are what every rank saw (reduced by max); the
-three times are per-rank sums, summed over the ranks by the reduction (docs/log-format.md).
+four times are per-rank sums, summed over the ranks by the reduction (docs/log-format.md).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pario.collective import ALGORITHM_CODES, DIRECT, FALLBACK_REASONS, SHUFFLE_
 from pario.model import Profile
 from pario.units import count, seconds
 
-_SUMMED = ("engine_writes", "engine_cycles", "engine_fallbacks", "engine_shuffle_time", "engine_write_time",
-           "engine_wait_time", *(c for c, _ in FALLBACK_REASONS))
+_SUMMED = ("engine_writes", "engine_cycles", "engine_fallbacks", "engine_setup_time", "engine_shuffle_time",
+           "engine_write_time", "engine_wait_time", *(c for c, _ in FALLBACK_REASONS))
 _MAXED = ("engine_algorithm", "engine_shuffle", "engine_aggregators")
 
 
@@ -38,7 +38,9 @@ class EngineFile:
     cycles: int
     #: aggregators of the last call the engine served
     aggregators: int
-    #: seconds, summed over ranks
+    #: seconds, summed over ranks: agreeing and exchanging requests, moving the pieces (and
+    #: waiting for them), the aggregators' pread/pwrite, waiting on writer threads
+    setup_time: float
     shuffle_time: float
     write_time: float
     wait_time: float
@@ -59,7 +61,8 @@ class EngineFile:
             counts = counts if self.cycles else counts[:1]
         else:
             how = "/".join(p for p in (self.algorithm or "algorithm unknown", self.shuffle) if p)
-        return (f"collective engine: {how}, {', '.join(counts)}; shuffle {seconds(self.shuffle_time)}, "
+        return (f"collective engine: {how}, {', '.join(counts)}; setup {seconds(self.setup_time)}, "
+                f"shuffle {seconds(self.shuffle_time)}, "
                 f"write {seconds(self.write_time)}, wait {seconds(self.wait_time)} (summed over ranks)")
 
     def fallback_text(self) -> str:
@@ -82,7 +85,8 @@ class EngineFile:
         """The JSON form (docs/report-json.md, ``collective_engine``)."""
         return {"id": self.id, "name": self.name, "algorithm": self.algorithm or None,
                 "shuffle": self.shuffle or None, "calls": self.calls, "cycles": self.cycles,
-                "aggregators": self.aggregators, "shuffle_time": self.shuffle_time,
+                "aggregators": self.aggregators, "setup_time": self.setup_time,
+                "shuffle_time": self.shuffle_time,
                 "write_time": self.write_time, "wait_time": self.wait_time, "fallbacks": self.fallbacks,
                 "fallback_reasons": {c.removeprefix("engine_fb_"): n for (c, _), (_, n)
                                      in zip(FALLBACK_REASONS, self.fallback_reasons, strict=True)}}
@@ -120,7 +124,8 @@ def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
             algorithm=ALGORITHM_CODES.get(int(r["engine_algorithm"]), ""),
             shuffle=SHUFFLE_CODES.get(int(r["engine_shuffle"]), ""),
             calls=int(r["engine_writes"]), cycles=int(r["engine_cycles"]),
-            aggregators=int(r["engine_aggregators"]), shuffle_time=float(r["engine_shuffle_time"]),
+            aggregators=int(r["engine_aggregators"]), setup_time=float(r["engine_setup_time"]),
+            shuffle_time=float(r["engine_shuffle_time"]),
             write_time=float(r["engine_write_time"]), wait_time=float(r["engine_wait_time"]),
             fallbacks=int(r["engine_fallbacks"]),
             fallback_reasons=tuple((words, int(r[c])) for c, words in FALLBACK_REASONS)))
