@@ -54,6 +54,7 @@ from pathlib import Path
 from pario import paths
 
 MIB = 1 << 20
+PHASES = ("setup", "shuffle", "write", "wait")  # the engine's times in the log, engine_<phase>_time
 ALGORITHMS = ("none", "comm", "write", "write-comm", "write-comm-2")
 ALGORITHM_CODES = {1: "none", 2: "comm", 3: "write", 4: "write-comm", 5: "write-comm-2", 7: "direct"}
 SHUFFLE_CODES = {1: "p2p", 2: "rma-fence", 3: "rma-lock"}
@@ -196,7 +197,8 @@ class Bench:
             return
         eng = {k: (float(rec[k]) if k.endswith("_time") else int(rec[k])) for k in (
             "engine_writes", "engine_fallbacks", "engine_algorithm", "engine_shuffle", "engine_cycles",
-            "engine_aggregators", "engine_shuffle_time", "engine_write_time", "engine_wait_time",
+            "engine_aggregators", "engine_setup_time", "engine_shuffle_time", "engine_write_time",
+            "engine_wait_time",
             "coll_writes", "nranks")}
         sample["engine"] = eng
         if variant == "ompio+pario":
@@ -353,11 +355,11 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
                                       target_verdict(c.kernel, bw, romio, ompio, limit)]) + " |")
 
     out.append("\n**Engine phases**, from the pario log of each run: seconds summed over the ranks, "
-               "medians, as shuffle / write / wait (write = the aggregators' pread+pwrite, wait = "
-               "callers waiting on writer threads or messages), and in brackets the buffer cycles. "
-               "`in phases` = the three times per rank over the call time (`time_s.write`), median "
-               "over every engine sample of the configuration: the rest is the per-call set-up "
-               "(views flattened, extents and requests exchanged) and the time ranks wait to be scheduled.\n")
+               "medians, as setup / shuffle / write / wait (setup = views flattened, extents and "
+               "requests exchanged, buffers; shuffle = posting the pieces and waiting for the peers; "
+               "write = the aggregators' pread+pwrite; wait = callers waiting on writer threads), and "
+               "in brackets the buffer cycles. `in phases` = the four times per rank over the call "
+               "time (`time_s.write`), median over every engine sample of the configuration.\n")
     variants = [*algos, "rma-fence", "rma-lock"]
     head = ["fs", "kernel", "ranks", "in phases", *[short(v) for v in variants]]
     out.append("| " + " | ".join(head) + " |")
@@ -370,11 +372,11 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
             if not good:
                 cells.append("–")
                 continue
-            med = {k: statistics.median(x["engine"][f"engine_{k}_time"] for x in good)
-                   for k in ("shuffle", "write", "wait")}
+            med = {k: statistics.median(x["engine"].get(f"engine_{k}_time", 0.0) for x in good)
+                   for k in PHASES}
             cycles = int(statistics.median(x["engine"]["engine_cycles"] for x in good))
-            cells.append(f"{med['shuffle']:.2f} / {med['write']:.2f} / {med['wait']:.2f} ({cycles})")
-            share += [sum(x["engine"][f"engine_{k}_time"] for k in ("shuffle", "write", "wait"))
+            cells.append(" / ".join(f"{med[k]:.2f}" for k in PHASES) + f" ({cycles})")
+            share += [sum(x["engine"].get(f"engine_{k}_time", 0.0) for k in PHASES)
                       / x["engine"]["nranks"] / x["write_s"] for x in good if x["write_s"] > 0]
         in_phases = f"{statistics.median(share):.2f}" if share else "–"
         out.append("| " + " | ".join([c.fs, c.kernel, str(c.ranks), in_phases, *cells]) + " |")
