@@ -7,6 +7,7 @@ source (tests/programs/*.c) states exactly what it does.
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import numpy as np
 
@@ -116,6 +117,28 @@ def test_no_mpi_library_files(known_run):
     names = set(profile.layer("posix")["name"])
     assert not any(n.startswith(("/proc", "/sys", "/dev", "/usr", "/etc")) or n == "/" for n in names)
     assert not any(".pmix" in n or "/ompi." in n for n in names)
+
+
+def test_dev_shm_is_recorded_without_the_mpi_segments(tmp_path, compile_program, run_under_pario):
+    """/dev/shm is where users put files on tmpfs: recorded, while the MPI libraries' own
+    segments there (Open MPI's BTL and RMA windows, which the engine's rma-fence creates) are not."""
+    import shutil
+    import tempfile
+
+    exe = compile_program("io_known.c")
+    out = Path(tempfile.mkdtemp(prefix="pario-test-", dir="/dev/shm"))
+    try:
+        log = tmp_path / "shm.pario"
+        proc = run_under_pario(log, ["mpirun", "-np", str(NP), str(exe), str(out), str(K), str(S)],
+                               extra=["--collective", "write-comm:rma-fence"])
+        assert proc.returncode == 0, proc.stderr
+        profile = read_log(log)
+        check_io_known(profile, out)
+        assert one_record(profile.layer("mpiio"), str(out / "shared.dat"))["engine_writes"] == K
+        names = set(profile.layer("posix")["name"])
+        assert not any(("osc_" in n or "vader" in n or "segment" in n) for n in names), names
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def test_hints_recorded_romio(tmp_path, compile_program, run_under_pario, mpi_env):

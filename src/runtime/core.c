@@ -123,16 +123,21 @@ static int path_excluded(const char *abs)
 {
     if (strcmp(abs, "/") == 0)
         return 1;
+    /* /dev/shm is a file system users write data to (tmpfs); the MPI
+     * libraries' own segments there are caught by name below */
+    int shm = under(abs, "/dev/shm/") && strcmp(abs, "/dev/shm") != 0;
     for (int i = 0; default_excludes[i]; i++)
-        if (under(abs, default_excludes[i]))
+        if (under(abs, default_excludes[i]) && !shm)
             return 1;
     for (int i = 0; user_excludes[i]; i++)
         if (under(abs, user_excludes[i]))
             return 1;
-    /* Open MPI / PMIx / PRRTE session directories and shared-memory segments. */
+    /* Open MPI / PMIx / PRRTE session directories and shared-memory segments
+     * (of the BTL and of RMA windows), MPICH's shared-memory segments. */
     if (strstr(abs, "/ompi.") || strstr(abs, "/prte.") || strstr(abs, "/openmpi-sessions") ||
         strstr(abs, "/.pmix") || strstr(abs, "/pmix-") ||
-        strstr(abs, "/vader_segment") || strstr(abs, "/sm_segment"))
+        strstr(abs, "/vader_segment") || strstr(abs, "/sm_segment") || strstr(abs, "/osc_rdma.") ||
+        strstr(abs, "/osc_sm.") || strstr(abs, "/mpich_shar_tmp"))
         return 1;
     return 0;
 }
