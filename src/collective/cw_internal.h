@@ -26,6 +26,21 @@
 struct cw_writer;
 
 extern struct cw_hooks cw_hooks;
+
+/* The last i in [0, n) with prefix[i] <= pos: the segment holding byte pos
+ * of a stream whose segments start at the ascending positions prefix[]. */
+static inline int64_t cw_segment_at(const int64_t *prefix, int64_t n, int64_t pos)
+{
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (prefix[mid] <= pos)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
 uint64_t cw_now(void);
 
 /* Hints, parsed once per open / set_info into a typed struct. */
@@ -139,6 +154,7 @@ struct cw_ctx {
     struct cw_writer *writer;
     int err;                          /* first errno of my reads/writes */
     int mpi_err;                      /* first failed MPI call's code */
+    int agreed, agreed_rc;            /* direct: the allgather already agreed on the result */
     _Atomic uint64_t t_write;
     uint64_t t_setup, t_shuffle, t_wait;
 };

@@ -408,14 +408,7 @@ static int view_pieces(const struct cw_view *v, int64_t p0, int64_t nbytes, stru
     }
     /* count first, bounded */
     int64_t t = p0 / ft->size, r = p0 % ft->size;
-    int64_t lo = 0, hi = ft->nseg - 1;
-    while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (v->prefix[mid] <= r)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
+    int64_t lo = cw_segment_at(v->prefix, ft->nseg, r);
     int64_t cap = 16, cnt = 0, left = nbytes, j = lo, skip = r - v->prefix[lo], pos = 0;
     struct cw_piece *p = malloc((size_t)cap * sizeof *p);
     if (!p)
@@ -887,7 +880,13 @@ static enum cw_fallback file_fallback(struct cw_file *f, MPI_File fh)
 
 /* auto, as ROMIO's romio_cb_write=automatic: when every rank's bytes are
  * one contiguous range of the file and of memory, and no two ranks' ranges
- * interleave, two-phase would only add a copy: each rank writes its own. */
+ * interleave, two-phase would only add a copy: each rank writes its own.
+ * A rank that can writes before the allgather, which then carries its
+ * result: one collective per call, as ROMIO's independent path.  If another
+ * rank cannot (two-phase or the MPI library then writes everything), the
+ * same bytes are written again: correct, and the rare case.  Two single
+ * ranges that overlap are writes to the same bytes, which MPI leaves
+ * undefined outside atomic mode. */
 static int direct_capable(struct cw_ctx *x)
 {
     struct cw_file *f = x->f;
@@ -908,17 +907,18 @@ static int cmp_range(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Do the ranks' [first, last) ranges (4 values a rank in all[]) overlap? */
-static int interleaved(const int64_t *all, int np)
+/* Do the ranks' [first, last) ranges (the first two of 'stride' values a
+ * rank in all[]) overlap? */
+static int interleaved(const int64_t *all, int stride, int np)
 {
     int64_t *r = malloc((size_t)np * 2 * sizeof *r);
     if (!r)
         return 1;
     int n = 0;
     for (int i = 0; i < np; i++)
-        if (all[4 * i + 1] > all[4 * i]) {
-            r[2 * n] = all[4 * i];
-            r[2 * n + 1] = all[4 * i + 1];
+        if (all[stride * i + 1] > all[stride * i]) {
+            r[2 * n] = all[stride * i];
+            r[2 * n + 1] = all[stride * i + 1];
             n++;
         }
     qsort(r, (size_t)n, 2 * sizeof *r, cmp_range);
@@ -931,8 +931,6 @@ static int interleaved(const int64_t *all, int np)
 
 static void write_direct(struct cw_ctx *x)
 {
-    x->alg = CW_DIRECT;
-    x->ncycles = 0;
     if (x->nmine == 0)
         return;
     uint64_t t0 = cw_now();
@@ -971,27 +969,29 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
     if (f->my_agg >= 0 && f->fd < 0 && reason == CW_FB_NONE)
         reason = CW_FB_OTHER;
     int direct_ok = reason == CW_FB_NONE && f->hints.algorithm == CW_AUTO && direct_capable(x);
-    /* extents and agreement in one allgather */
-    int64_t mine[4] = {INT64_MAX, 0, reason, direct_ok}, *all = malloc((size_t)f->nprocs * 4 * sizeof *all);
+    if (direct_ok)
+        write_direct(x);
+    /* extents, agreement and the direct writes' results in one allgather */
+    int64_t mine[5] = {INT64_MAX, 0, reason, direct_ok, error_class(x->err)};
+    int64_t *all = malloc((size_t)f->nprocs * 5 * sizeof *all);
     if (!all)
         return MPI_ERR_NO_MEM;
     if (x->nmine > 0) {
         mine[0] = x->mine[0].off;
         mine[1] = x->mine[x->nmine - 1].off + x->mine[x->nmine - 1].len;
     }
-    rc = PMPI_Allgather(mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, f->comm);
-    int64_t min_st = INT64_MAX, max_end = 0, worst = 0, direct = 1;
+    rc = PMPI_Allgather(mine, 5, MPI_INT64_T, all, 5, MPI_INT64_T, f->comm);
+    int64_t min_st = INT64_MAX, max_end = 0, worst = 0, direct = 1, direct_rc = MPI_SUCCESS;
     for (int r = 0; rc == MPI_SUCCESS && r < f->nprocs; r++) {
-        if (all[4 * r] < min_st)
-            min_st = all[4 * r];
-        if (all[4 * r + 1] > max_end)
-            max_end = all[4 * r + 1];
-        if (all[4 * r + 2] > worst)
-            worst = all[4 * r + 2];
-        direct &= all[4 * r + 3];
+        const int64_t *a = all + 5 * r;
+        min_st = a[0] < min_st ? a[0] : min_st;
+        max_end = a[1] > max_end ? a[1] : max_end;
+        worst = a[2] > worst ? a[2] : worst;
+        direct &= a[3];
+        direct_rc = a[4] > direct_rc ? a[4] : direct_rc;
     }
     if (rc == MPI_SUCCESS && direct)
-        direct = !interleaved(all, f->nprocs);
+        direct = !interleaved(all, 5, f->nprocs);
     free(all);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -1002,7 +1002,10 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
     stats->served = 1;
     x->t_setup = cw_now() - t0;
     if (direct) {
-        write_direct(x);
+        x->alg = CW_DIRECT;
+        x->ncycles = 0;
+        x->agreed = 1;
+        x->agreed_rc = (int)direct_rc;
         return MPI_SUCCESS;
     }
     if (max_end <= min_st) { /* nobody writes anything */
@@ -1071,7 +1074,9 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
     if (stats->served) {
         /* every rank returns the same result: the worst error anywhere */
         int mine = rc != MPI_SUCCESS ? rc : error_class(x.err), worst = mine;
-        if (PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS)
+        if (x.agreed)
+            worst = x.agreed_rc; /* the allgather carried every rank's result */
+        else if (PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS)
             worst = mine != MPI_SUCCESS ? mine : MPI_ERR_OTHER;
         rc = worst;
         stats->algorithm = x.alg;

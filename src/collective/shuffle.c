@@ -222,6 +222,23 @@ static int keep_type(struct cw_cycle *cy, MPI_Datatype t)
     return MPI_SUCCESS;
 }
 
+/* An hindexed type of n byte blocks, committed and kept on the cycle (freed
+ * with it); frees lens and disps, which may be NULL (malloc failed). */
+static int kept_hindexed(struct cw_cycle *cy, int64_t n, int *lens, MPI_Aint *disps, MPI_Datatype *type)
+{
+    int rc = MPI_ERR_NO_MEM;
+    if (lens && disps) {
+        rc = PMPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Type_commit(type);
+        if (rc == MPI_SUCCESS)
+            rc = keep_type(cy, *type);
+    }
+    free(lens);
+    free(disps);
+    return rc;
+}
+
 /* An hindexed type of pieces at (off - base) bytes, or count bytes when one
  * piece (*type = MPI_BYTE, *disp0 = its displacement). */
 static int pieces_type(struct cw_cycle *cy, const struct cw_piece *p, int64_t n, int64_t base,
@@ -235,23 +252,13 @@ static int pieces_type(struct cw_cycle *cy, const struct cw_piece *p, int64_t n,
     }
     int *lens = malloc((size_t)n * sizeof *lens);
     MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
-    int rc = MPI_ERR_NO_MEM;
-    if (lens && disps) {
-        for (int64_t i = 0; i < n; i++) {
-            lens[i] = (int)p[i].len;
-            disps[i] = (MPI_Aint)(p[i].off - base);
-        }
-        rc = PMPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type);
-        if (rc == MPI_SUCCESS)
-            rc = PMPI_Type_commit(type);
-        if (rc == MPI_SUCCESS)
-            rc = keep_type(cy, *type);
-        *count = 1;
-        *disp0 = 0;
+    for (int64_t i = 0; lens && disps && i < n; i++) {
+        lens[i] = (int)p[i].len;
+        disps[i] = (MPI_Aint)(p[i].off - base);
     }
-    free(lens);
-    free(disps);
-    return rc;
+    *count = 1;
+    *disp0 = 0;
+    return kept_hindexed(cy, n, lens, disps, type);
 }
 
 /* The caller's bytes [s_lo, s_hi) of its data stream, as (addr, count, type). */
@@ -264,41 +271,22 @@ static int stream_type(struct cw_ctx *x, struct cw_cycle *cy, int64_t s_lo, int6
         *type = MPI_BYTE;
         return MPI_SUCCESS;
     }
-    /* the memory segment holding s_lo: binary search on the stream positions */
-    int64_t lo = 0, hi = x->mem.nseg - 1;
-    while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (x->mpos[mid] <= s_lo)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    int64_t n = 0;
+    int64_t lo = cw_segment_at(x->mpos, x->mem.nseg, s_lo), n = 0;
     for (int64_t i = lo; i < x->mem.nseg && x->mpos[i] < s_hi; i++)
         n++;
     int *lens = malloc((size_t)n * sizeof *lens);
     MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
-    int rc = MPI_ERR_NO_MEM;
-    if (lens && disps) {
-        MPI_Aint base;
-        PMPI_Get_address(x->buf, &base);
-        for (int64_t k = 0, i = lo; k < n; k++, i++) {
-            int64_t a = x->mpos[i] > s_lo ? x->mpos[i] : s_lo;
-            int64_t b = x->mpos[i] + x->mem.len[i] < s_hi ? x->mpos[i] + x->mem.len[i] : s_hi;
-            disps[k] = MPI_Aint_add(base, (MPI_Aint)(x->mem.off[i] + (a - x->mpos[i])));
-            lens[k] = (int)(b - a);
-        }
-        rc = PMPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type);
-        if (rc == MPI_SUCCESS)
-            rc = PMPI_Type_commit(type);
-        if (rc == MPI_SUCCESS)
-            rc = keep_type(cy, *type);
-        *addr = MPI_BOTTOM;
-        *count = 1;
+    MPI_Aint base;
+    PMPI_Get_address(x->buf, &base);
+    for (int64_t k = 0, i = lo; lens && disps && k < n; k++, i++) {
+        int64_t a = x->mpos[i] > s_lo ? x->mpos[i] : s_lo;
+        int64_t b = x->mpos[i] + x->mem.len[i] < s_hi ? x->mpos[i] + x->mem.len[i] : s_hi;
+        disps[k] = MPI_Aint_add(base, (MPI_Aint)(x->mem.off[i] + (a - x->mpos[i])));
+        lens[k] = (int)(b - a);
     }
-    free(lens);
-    free(disps);
-    return rc;
+    *addr = MPI_BOTTOM;
+    *count = 1;
+    return kept_hindexed(cy, n, lens, disps, type);
 }
 
 /* My pieces for aggregator a this cycle: origin (addr, count, type). */
