@@ -334,3 +334,18 @@ def test_atomic_mode_falls_back_and_the_report_says_why(tmp_path, pario_cmd, cle
     (line,) = [ln for ln in _unwrapped(report.stdout).splitlines() if "collective engine" in ln]
     assert line.startswith("atomic.dat: collective engine: write-comm/p2p, 1 call, 1 cycle, 1 aggregator; ")
     assert line.endswith(" (summed over ranks); 2 collective writes went to the MPI library: atomic mode")
+
+
+def test_default_hints_is_silent_when_the_engine_served_the_file(tmp_path, pario_cmd, clean_env):
+    """test_diagnosis's 'defaults' run (OMPIO defaults, 1024 collective writes of 8 KiB per rank, where
+    MPIIO-DEFAULT-HINTS fires) under the engine: those writes no longer ran on the library's defaults."""
+    data, log = tmp_path / "defaults.dat", tmp_path / "defaults.pario"
+    proc = _pario(pario_cmd, clean_env, "run", "--collective", "auto", "--log", str(log), "--",
+                  "mpirun", "-np", "4", str(kernel_exe("block")), "--path", str(data), "--block-size", "16k",
+                  "--transfer-size", "8k", "--segments", "256", "--collective")
+    assert proc.returncode == 0, proc.stderr
+    assert_file_is_pattern(data, 4 * 256 * (16 << 10))
+    profile = read_log(log)
+    (e,) = engine_files(profile)
+    assert (e.algorithm, e.calls, e.fallbacks) == ("direct", 512, 0)
+    assert "MPIIO-DEFAULT-HINTS" not in {f.id for f in diagnose(profile)}

@@ -998,13 +998,19 @@ def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     config=("default_hints_min_share",),
 )
 def default_hints(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
-    """MPI-IO takes a noticeable share of the run and no MPI-IO setting was chosen."""
+    """MPI-IO takes a noticeable share of the run and no MPI-IO setting was chosen.  Files whose
+    collective writes pario's engine served are not on the library's defaults: left out."""
     if facts.source != "pario":
         return  # Darshan does not record the hints in effect: nothing to say about them
+    from pario.analysis.engine import engine_files
+
     files = mpiio_files(facts)
+    served = {e.id for e in engine_files(facts.profile) if e.calls} if len(files) else set()
+    files = files[~files.index.isin(served)]
     if not len(files):
         return
     m = facts.layer("mpiio")
+    m = m[~m["id"].isin(served)]
     st = stake(facts, "mpiio", m, {"read": 1.0, "write": 1.0})
     share = st.max / facts.runtime if facts.runtime > 0 else 0.0
     if share < cfg.default_hints_min_share:
@@ -1029,9 +1035,10 @@ def default_hints(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         Recommendation(
             "tune",
             (
-                "Compare the I/O component (OMPI_MCA_io=ompio or romio321 in the environment) and the hints "
-                "cb_nodes, cb_buffer_size and romio_cb_write on this run, one setting per trial, and keep "
-                "the fastest hints file (an automatic search, pario tune, is planned):"
+                "Compare the I/O component (OMPI_MCA_io=ompio or romio321 in the environment), the hints "
+                "cb_nodes, cb_buffer_size and romio_cb_write, and pario's own collective writes (pario run "
+                "--collective auto) on this run, one setting per trial, and keep the fastest (an automatic "
+                "search, pario tune, is planned):"
             ),
             tune_command(facts),
         )
