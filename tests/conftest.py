@@ -109,6 +109,22 @@ def known_run(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: i
 
 
 @pytest.fixture(scope="session")
+def mpich_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """libpario.so built against MPICH (Debian's mpicc.mpich) from this source tree."""
+    mpicc = shutil.which("mpicc.mpich")
+    assert mpicc, "mpicc.mpich not found: Debian's mpich and libmpich-dev are needed (make deps-test)"
+    build = tmp_path_factory.mktemp("build-mpich")
+    configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", f"-DMPI_C_COMPILER={mpicc}"]
+    for cmd in (configure, ["cmake", "--build", str(build), "--target", "pario"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lib = build / "libpario.so"
+    linked = subprocess.run(["ldd", str(lib)], capture_output=True, text=True).stdout
+    assert "libmpich" in linked and "libmpi.so" not in linked
+    return lib
+
+
+@pytest.fixture(scope="session")
 def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """A one-node Slurm cluster (tests/slurm_cluster.py) started for this session and stopped after it."""
     from slurm_cluster import local_slurm

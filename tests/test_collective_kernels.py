@@ -255,3 +255,27 @@ def test_mpich_romio_writes_the_same_bytes(tmp_path, reference, mpich_kernels, k
     # MPICH's ROMIO reports the hints in effect: two aggregators, as asked
     assert result["hints"]["cb_nodes"] == "2" and result["hints"]["cb_buffer_size"] == str(CB_BUFFER)
     assert sha256(path) == reference(kernel, 4)[0]
+
+
+MPICH_ENGINE = [("s3d", "write-comm-2", "rma-lock"), ("tile", "write-comm", "p2p"),
+                ("bt", "none", "rma-fence"), ("vpic", "auto", "p2p")]
+
+
+@pytest.mark.parametrize("kernel,algo,shuffle", MPICH_ENGINE,
+                         ids=[f"{k}-{a}:{s}" for k, a, s in MPICH_ENGINE])
+def test_engine_under_mpich(tmp_path, reference, mpich_kernels, mpich_runtime, pario_cmd, kernel, algo,
+                            shuffle):
+    """The engine built against MPICH (libpario for MPICH, through pario run and Hydra's mpiexec)
+    writes the bytes ROMIO writes, with every call served."""
+    path, log = tmp_path / f"{kernel}.dat", tmp_path / "run.pario"
+    cmd = [*pario_cmd, "run", "--collective", f"{algo}:{shuffle}", "--log", str(log), "--",
+           shutil.which("mpiexec.mpich") or "mpiexec.mpich", "-n", "4", str(mpich_kernels[kernel]),
+           *args_of(kernel, 4), *hints(2), "--path", str(path)]
+    proc = subprocess.run(cmd, env=mpi_env({"PARIO_RUNTIME": str(mpich_runtime)}), capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sha256(path) == reference(kernel, 4)[0]
+    rec = one_record(read_log(log).layer("mpiio"), str(path))
+    calls = len(call_bytes(kernel, 4))
+    assert (int(rec["engine_writes"]), int(rec["engine_fallbacks"])) == (calls, 0)
+    assert int(rec["engine_algorithm"]) == expected_algorithm(kernel, 4, algo, 2)

@@ -19,7 +19,6 @@ from pario import launch
 from pario.log import read_log
 from record_helpers import check_io_known
 
-ROOT = Path(__file__).resolve().parents[1]
 NP = 4
 K, S = 8, 4096
 TIMEOUT = 120
@@ -29,21 +28,6 @@ def _need(program: str) -> str:
     path = shutil.which(program)
     assert path, f"{program} not found: Debian's mpich and libmpich-dev are needed (make deps installs them)"
     return path
-
-
-@pytest.fixture(scope="session")
-def mpich_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """libpario.so built against MPICH from this source tree."""
-    build = tmp_path_factory.mktemp("build-mpich")
-    configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja",
-                 f"-DMPI_C_COMPILER={_need('mpicc.mpich')}"]
-    for cmd in (configure, ["cmake", "--build", str(build), "--target", "pario"]):
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    lib = build / "libpario.so"
-    linked = subprocess.run(["ldd", str(lib)], capture_output=True, text=True).stdout
-    assert "libmpich" in linked and "libmpi.so" not in linked
-    return lib
 
 
 @pytest.fixture(scope="session")
