@@ -79,6 +79,7 @@ struct cw_file {
     int naggs, my_agg;        /* my_agg: my index among the aggregators, or -1 */
     int *aggs;                /* [naggs] ranks, domain order */
     int fd;                   /* own descriptor (aggregators), -1 */
+    int64_t fs_block;         /* the file system's block size: domains align to it without striping_unit */
     int fd_failed;
     struct cw_view view;
     /* the aggregator's cycle buffers and the RMA window over them, kept

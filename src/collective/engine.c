@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -176,6 +177,8 @@ static struct cw_file *new_file(MPI_Comm comm, const char *path, int amode, cons
     f->amode = amode;
     f->hints = *h;
     f->fd = -1;
+    struct stat st;
+    f->fs_block = stat(f->path, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 0;
     f->win = MPI_WIN_NULL;
     f->comm = MPI_COMM_NULL;
     if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS) {
@@ -199,9 +202,16 @@ static void default_hints(struct cw_hints *h)
 
 struct cw_file *cw_file_open(MPI_File fh, MPI_Comm comm, const char *path, int amode, MPI_Info info)
 {
-    (void)fh;
     struct cw_hints h;
     default_hints(&h);
+    /* what the MPI library found (striping_unit on Lustre/GPFS), then what the caller asked */
+    MPI_Info effect = MPI_INFO_NULL;
+    if (PMPI_File_get_info(fh, &effect) == MPI_SUCCESS && effect != MPI_INFO_NULL) {
+        char v[64];
+        if (info_get(effect, "striping_unit", v, sizeof v))
+            h.striping_unit = parse_bytes(v, 0);
+        PMPI_Info_free(&effect);
+    }
     parse_hints(&h, info);
     /* The decision depends on values every rank has alike (environment,
      * hints of a collective open), so all ranks agree without a message. */
@@ -506,7 +516,10 @@ static int file_domains(struct cw_ctx *x, int64_t min_st, int64_t max_end)
     x->fd_hi = malloc((size_t)na * sizeof *x->fd_hi);
     if (!x->fd_lo || !x->fd_hi)
         return -1;
-    int64_t span = max_end - min_st, size = (span + na - 1) / na, su = x->f->hints.striping_unit;
+    int64_t span = max_end - min_st, size = (span + na - 1) / na;
+    /* the stripe (hint, or what the MPI library reports on Lustre/GPFS), else the block
+     * size: no two aggregators write into one stripe or file-system block */
+    int64_t su = x->f->hints.striping_unit > 0 ? x->f->hints.striping_unit : x->f->fs_block;
     int64_t base = min_st;
     if (su > 0) {
         size = (size + su - 1) / su * su;
