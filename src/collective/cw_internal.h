@@ -93,7 +93,7 @@ struct cw_file {
     /* split collective */
     int split_pending;
     int split_rc;
-    int64_t split_bytes;
+    MPI_Status split_status;
 };
 
 /* One cycle in flight: its window, pieces and requests. */
@@ -144,7 +144,7 @@ struct cw_ctx {
     int64_t *mpos;                    /* [mem.nseg + 1] stream position of each segment */
     const void *buf;
     /* domains and each aggregator's data range */
-    int64_t *fd_lo, *fd_hi;           /* [naggs] */
+    int64_t *fd_hi;                   /* [naggs] end of each file domain (the next one's start) */
     int64_t *agg_st, *agg_end;        /* [naggs] */
     int64_t ncycles;
     /* aggregator: the pieces of every source in my domain */
@@ -154,7 +154,6 @@ struct cw_ctx {
     struct cw_cycle cyc[CW_MAX_SLOTS];
     struct cw_writer *writer;
     int err;                          /* first errno of my reads/writes */
-    int mpi_err;                      /* first failed MPI call's code */
     int agreed, agreed_rc;            /* direct: the allgather already agreed on the result */
     _Atomic uint64_t t_write;
     uint64_t t_setup, t_shuffle, t_wait;

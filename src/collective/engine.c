@@ -470,7 +470,6 @@ static void free_ctx(struct cw_ctx *x)
     free(x->my_skip);
     pario_flat_free(&x->mem);
     free(x->mpos);
-    free(x->fd_lo);
     free(x->fd_hi);
     free(x->agg_st);
     free(x->agg_end);
@@ -512,9 +511,8 @@ static int memory_layout(struct cw_ctx *x, const void *buf, int count, MPI_Datat
 static int file_domains(struct cw_ctx *x, int64_t min_st, int64_t max_end)
 {
     int na = x->f->naggs;
-    x->fd_lo = malloc((size_t)na * sizeof *x->fd_lo);
     x->fd_hi = malloc((size_t)na * sizeof *x->fd_hi);
-    if (!x->fd_lo || !x->fd_hi)
+    if (!x->fd_hi)
         return -1;
     int64_t span = max_end - min_st, size = (span + na - 1) / na;
     /* the stripe (hint, or what the MPI library reports on Lustre/GPFS), else the block
@@ -526,8 +524,7 @@ static int file_domains(struct cw_ctx *x, int64_t min_st, int64_t max_end)
         base = min_st / su * su;
     }
     for (int a = 0; a < na; a++) {
-        int64_t lo = base + a * size, hi = lo + size;
-        x->fd_lo[a] = lo < min_st ? min_st : (lo > max_end ? max_end : lo);
+        int64_t hi = base + (a + 1) * size; /* domain a ends here, the next starts here */
         x->fd_hi[a] = hi > max_end ? max_end : (hi < min_st ? min_st : hi);
     }
     x->fd_hi[na - 1] = max_end;
@@ -1021,8 +1018,8 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
         x->agreed_rc = (int)direct_rc;
         return MPI_SUCCESS;
     }
-    if (max_end <= min_st) { /* nobody writes anything */
-        set_schedule(x, f->hints.algorithm == CW_AUTO ? CW_NONE : f->hints.algorithm);
+    if (max_end <= min_st) { /* nobody writes anything (under auto, direct took it) */
+        set_schedule(x, f->hints.algorithm);
         return MPI_SUCCESS;
     }
     if (file_domains(x, min_st, max_end) != 0 || split_at_domains(x) != 0)
@@ -1031,7 +1028,6 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
         rc = exchange_requests(x);
     if (rc != MPI_SUCCESS)
         return rc;
-    set_schedule(x, CW_NONE);
     set_schedule(x, f->hints.algorithm == CW_AUTO ? auto_algorithm(x) : f->hints.algorithm);
     rc = cycle_buffers(x);
     x->t_setup = cw_now() - t0;
@@ -1117,14 +1113,10 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
 int cw_write_begin(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
                    int count, MPI_Datatype type, struct cw_stats *stats)
 {
-    MPI_Status st;
-    int rc = cw_write(f, fh, explicit_offset, offset, buf, count, type, &st, stats);
+    int rc = cw_write(f, fh, explicit_offset, offset, buf, count, type, &f->split_status, stats);
     if (stats->served) {
         f->split_pending = 1;
         f->split_rc = rc;
-        int tsize = 0;
-        PMPI_Type_size(type, &tsize);
-        f->split_bytes = count > 0 ? (int64_t)count * tsize : 0;
     }
     return rc;
 }
@@ -1136,6 +1128,6 @@ int cw_write_end(struct cw_file *f, MPI_Status *status, int *rc)
     f->split_pending = 0;
     *rc = f->split_rc;
     if (status != MPI_STATUS_IGNORE && f->split_rc == MPI_SUCCESS)
-        PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)f->split_bytes);
+        *status = f->split_status; /* what the write at _begin set */
     return 1;
 }

@@ -89,7 +89,7 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
              int count, MPI_Datatype type, MPI_Status *status, struct cw_stats *stats);
 
 /* Split collectives: begin writes (as cw_write) and keeps the status for end.
- * end returns 1 and the status if the begin was the engine's, else 0. */
+ * end returns 1 and the status if the begin was the engine's, else 0 (also for f NULL). */
 int cw_write_begin(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
                    int count, MPI_Datatype type, struct cw_stats *stats);
 int cw_write_end(struct cw_file *f, MPI_Status *status, int *rc);

@@ -365,10 +365,9 @@ static void engine_record(MPI_File fh, const struct cw_stats *s)
 
 /* A collective write through the engine, or through the MPI library when
  * the engine gives it back (then the log says why). */
-static int engine_write(MPI_File fh, int explicit_offset, MPI_Offset off, const void *buf, int count,
-                        MPI_Datatype dt, MPI_Status *st, int op, int split)
+static int engine_write(struct cw_file *engine, MPI_File fh, int explicit_offset, MPI_Offset off,
+                        const void *buf, int count, MPI_Datatype dt, MPI_Status *st, int op, int split)
 {
-    struct cw_file *engine = fh_engine(fh);
     struct cw_stats stats;
     struct pario_thread *th = pario_thread();
     th->depth++;
@@ -394,14 +393,8 @@ static int engine_write(MPI_File fh, int explicit_offset, MPI_Offset off, const 
     return rc;
 }
 
-/* The end of a split write the engine did at _begin; 0 if it was not. */
-static int engine_split_end(MPI_File fh, MPI_Status *st, int *rc)
-{
-    struct cw_file *engine = fh_engine(fh);
-    if (!engine || !cw_write_end(engine, st, rc))
-        return 0;
-    return 1;
-}
+/* The engine of fh when pario is on, else NULL: the collective writes' one lookup. */
+static struct cw_file *active_engine(MPI_File fh) { return pario_active() ? fh_engine(fh) : NULL; }
 
 /* ---- open / close ------------------------------------------------------------*/
 
@@ -603,8 +596,9 @@ int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                           MPI_Status *st)
 {
-    if (pario_active() && fh_engine(fh))
-        return engine_write(fh, 1, off, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
+    struct cw_file *engine = active_engine(fh);
+    if (engine)
+        return engine_write(engine, fh, 1, off, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
     DATA(PMPI_File_write_at_all(fh, off, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL);
 }
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
@@ -613,8 +607,9 @@ int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_St
 }
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    if (pario_active() && fh_engine(fh))
-        return engine_write(fh, 0, 0, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
+    struct cw_file *engine = active_engine(fh);
+    if (engine)
+        return engine_write(engine, fh, 0, 0, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
     DATA(PMPI_File_write_all(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL);
 }
 
@@ -705,15 +700,16 @@ int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *st)
 }
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt)
 {
-    if (pario_active() && fh_engine(fh))
-        return engine_write(fh, 1, off, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
+    struct cw_file *engine = active_engine(fh);
+    if (engine)
+        return engine_write(engine, fh, 1, off, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
     DATA(PMPI_File_write_at_all_begin(fh, off, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt,
          NULL);
 }
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
     int erc;
-    if (pario_active() && engine_split_end(fh, st, &erc))
+    if (cw_write_end(active_engine(fh), st, &erc)) /* the engine wrote at _begin */
         return erc;
     SPLIT_END(PMPI_File_write_at_all_end(fh, buf, st), fh, 1);
 }
@@ -727,14 +723,15 @@ int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *st)
 }
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
 {
-    if (pario_active() && fh_engine(fh))
-        return engine_write(fh, 0, 0, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
+    struct cw_file *engine = active_engine(fh);
+    if (engine)
+        return engine_write(engine, fh, 0, 0, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
     DATA(PMPI_File_write_all_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt, NULL);
 }
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
     int erc;
-    if (pario_active() && engine_split_end(fh, st, &erc))
+    if (cw_write_end(active_engine(fh), st, &erc)) /* the engine wrote at _begin */
         return erc;
     SPLIT_END(PMPI_File_write_all_end(fh, buf, st), fh, 1);
 }
