@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
+from pario.analysis.rankio import counter_column
 from pario.collective import ALGORITHM_CODES, DIRECT, FALLBACK_REASONS, SHUFFLE_CODES
 from pario.model import Profile
 from pario.units import count, seconds
@@ -96,12 +96,6 @@ def _n(n: int, word: str) -> str:
     return f"{count(n)} {word}{'' if n == 1 else 's'}"
 
 
-def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    if name not in frame:
-        return np.zeros(len(frame))
-    return np.clip(np.nan_to_num(frame[name].to_numpy(dtype=np.float64, na_value=0.0)), 0.0, None)
-
-
 def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
     """Every MPI-IO file on which the engine served or gave back a collective write, the most
     calls first (then by name); empty for logs without the engine's counters (Darshan, older
@@ -109,7 +103,7 @@ def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
     frame = profile.layer("mpiio")
     if not len(frame) or not any(c in frame for c in ("engine_writes", "engine_fallbacks")):
         return ()
-    data = pd.DataFrame({c: _column(frame, c) for c in (*_SUMMED, *_MAXED)})
+    data = pd.DataFrame({c: counter_column(frame, c) for c in (*_SUMMED, *_MAXED)})
     data["id"] = frame["id"].to_numpy()
     data["name"] = frame["name"].to_numpy()
     active = (data["engine_writes"] > 0) | (data["engine_fallbacks"] > 0)

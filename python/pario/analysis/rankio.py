@@ -57,7 +57,9 @@ class RankIO:
     contributors: dict[str, int]
 
 
-def _column(records: pd.DataFrame, name: str) -> np.ndarray:
+def counter_column(records: pd.DataFrame, name: str) -> np.ndarray:
+    """A counter of ``records`` as floats, 0 where the column is missing or a value is missing,
+    not finite or negative (Darshan's -1 for 'not recorded')."""
     if name not in records:
         return np.zeros(len(records))
     v = records[name].to_numpy(dtype=np.float64, na_value=0.0)
@@ -74,7 +76,7 @@ def rank_io(records: pd.DataFrame, nprocs: int,
             members: Mapping[int, np.ndarray] | None = None) -> RankIO:
     """Per-rank read/write/metadata time and bytes of ``records`` (one layer)."""
     nprocs = max(int(nprocs), 0)
-    vals = {c: _column(records, c) for c in (*TIME_COLS, *BYTE_COLS)}
+    vals = {c: counter_column(records, c) for c in (*TIME_COLS, *BYTE_COLS)}
     rank = _int_column(records, "rank")
     out = {c: np.zeros(nprocs) for c in (*TIME_COLS, *BYTE_COLS)}
     own = (rank >= 0) & (rank < nprocs)
@@ -157,9 +159,9 @@ def _extremes(sub: pd.DataFrame, prefix: str) -> tuple[np.ndarray, np.ndarray, n
     fast = _int_column(sub, "fastest_rank")
     slow = _int_column(sub, "slowest_rank")
     if prefix == "time":
-        v_fast, v_slow = _column(sub, "fastest_rank_time"), _column(sub, "slowest_rank_time")
+        v_fast, v_slow = counter_column(sub, "fastest_rank_time"), counter_column(sub, "slowest_rank_time")
     else:
-        v_fast, v_slow = _column(sub, "fastest_rank_bytes"), _column(sub, "slowest_rank_bytes")
+        v_fast, v_slow = counter_column(sub, "fastest_rank_bytes"), counter_column(sub, "slowest_rank_bytes")
     has = ("fastest_rank" in sub) and ("slowest_rank" in sub)
     if not has:
         fast = np.full(len(sub), -1, dtype=np.int64)
