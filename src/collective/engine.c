@@ -204,19 +204,22 @@ struct cw_file *cw_file_open(MPI_File fh, MPI_Comm comm, const char *path, int a
 {
     struct cw_hints h;
     default_hints(&h);
-    /* what the MPI library found (striping_unit on Lustre/GPFS), then what the caller asked */
-    MPI_Info effect = MPI_INFO_NULL;
-    if (PMPI_File_get_info(fh, &effect) == MPI_SUCCESS && effect != MPI_INFO_NULL) {
-        char v[64];
-        if (info_get(effect, "striping_unit", v, sizeof v))
-            h.striping_unit = parse_bytes(v, 0);
-        PMPI_Info_free(&effect);
-    }
     parse_hints(&h, info);
     /* The decision depends on values every rank has alike (environment,
      * hints of a collective open), so all ranks agree without a message. */
     if (h.algorithm == CW_OFF || !path)
         return NULL;
+    /* the stripe the MPI library found (Lustre/GPFS) as the default; the
+     * caller's hints, parsed again, still win */
+    MPI_Info effect = MPI_INFO_NULL;
+    if (PMPI_File_get_info(fh, &effect) == MPI_SUCCESS && effect != MPI_INFO_NULL) {
+        char v[64];
+        if (info_get(effect, "striping_unit", v, sizeof v)) {
+            h.striping_unit = parse_bytes(v, 0);
+            parse_hints(&h, info);
+        }
+        PMPI_Info_free(&effect);
+    }
     return new_file(comm, path, amode, &h);
 }
 
