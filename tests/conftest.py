@@ -134,6 +134,16 @@ def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 
 
 @pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """A private PostgreSQL server (tests/postgres_server.py) with the database ``pario``, for this session;
+    ``postgres.url`` is the SQLAlchemy URL (Optuna's RDBStorage)."""
+    from postgres_server import local_postgres
+
+    with local_postgres(tmp_path_factory.mktemp("postgres")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def slurm_env(slurm, mpi_env: dict[str, str]) -> dict[str, str]:
     """mpi_env (root allowed for Open MPI) with the local cluster's SLURM_* variables only."""
     env = {k: v for k, v in mpi_env.items() if not k.startswith("SLURM_")}
