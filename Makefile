@@ -32,17 +32,19 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-# What only the tests need: Slurm's daemons and munge (the tests start private
-# ones in a temporary directory) and MPICH beside Open MPI.  Installed without
-# recommends, not started (policy-rc.d) and not enabled at boot: a developer's
-# machine gets no new services.
-TEST_SERVICES := munge.service slurmctld.service slurmd.service
+# What only the tests need: Slurm's daemons and munge, PostgreSQL's server (the
+# tests start private ones in a temporary directory) and MPICH beside Open MPI.
+# Installed without recommends, not started (policy-rc.d) and not enabled at
+# boot: a developer's machine gets no new services.  (Debian's postgresql also
+# initialises a "main" cluster in /var/lib/postgresql; it stays stopped.)
+TEST_SERVICES := munge.service slurmctld.service slurmd.service postgresql.service
 deps-test: deps
 	@set -e; extra=""; \
 	[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && command -v srun >/dev/null 2>&1 || \
 	  extra="slurmctld slurmd slurm-client"; \
 	[ -x /usr/sbin/munged ] || extra="$$extra munge"; \
 	command -v mpicc.mpich >/dev/null 2>&1 || extra="$$extra mpich libmpich-dev"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || extra="$$extra postgresql"; \
 	if [ -n "$$extra" ]; then \
 	  echo "installing for the tests:$$extra"; \
 	  $(SUDO) apt-get update -qq; \
@@ -54,7 +56,8 @@ deps-test: deps
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$extra || \
 	    { [ -z "$$own_policy" ] || $(SUDO) rm -f $$policy; exit 1; }; \
 	  [ -z "$$own_policy" ] || $(SUDO) rm -f $$policy; \
-	  for unit in $(TEST_SERVICES); do \
+	  instances=$$(ls /etc/systemd/system/*.wants/ 2>/dev/null | grep '^postgresql@.*\.service$$' | sort -u); \
+	  for unit in $(TEST_SERVICES) $$instances; do \
 	    case " $$before " in *" $$unit "*) continue;; esac; \
 	    if command -v systemctl >/dev/null 2>&1; then $(SUDO) systemctl disable -q $$unit 2>/dev/null || true; \
 	    else $(SUDO) rm -f /etc/systemd/system/*.wants/$$unit; fi; \
