@@ -113,7 +113,8 @@ def test_report_shows_the_hints_in_effect(block_log: Path, pario_cmd, mpi_env) -
     hints = json.loads(proc.stdout)["runs"][0]["hints"]
     shared = str(block_log.parent / "shared.dat")
     expected = read_log(str(block_log)).hints
-    assert hints == {"files": [{"files": [shared], "hints": next(iter(expected.values()))}], "injected": {}}
+    assert hints == {"files": [{"files": [shared], "hints": next(iter(expected.values()))}], "injected": {},
+                     "sections": [], "per_file": []}
     text = subprocess.run(
         [*pario_cmd, "report", str(block_log)],
         env={**mpi_env, "COLUMNS": "200"},

@@ -15,11 +15,34 @@ refused with one error naming ``file:line`` when a line would make ``MPI_Info_se
 - a known hint whose value has the wrong type (:data:`KNOWN_HINTS`).
 
 Unknown keys are allowed: MPI libraries ignore the hints they do not know.
+
+Per-file hints: a line ``[GLOB]`` (a ``#`` comment may follow) starts a section; the lines
+under it apply only to the files whose name matches GLOB, the lines before the first section
+to every file::
+
+    cb_buffer_size 16777216      # every file
+    [*.h5]                       # files whose base name matches *.h5
+    striping_factor 8
+    [/scratch/*/ckpt_*]          # a glob with '/' is matched against the whole path
+    romio_cb_write disable
+
+Matching is fnmatch(3) without FNM_PATHNAME (``*`` crosses ``/``): a glob containing ``/`` is
+matched against the path exactly as the program gives it to ``MPI_File_open``, a glob without
+``/`` against the file's base name.  A file gets the global hints, then the hints of every
+matching section in file order, a later section overriding an earlier one (or a global hint)
+for the same key (:func:`hints_for`).  A key given twice in one section (or twice before the
+first section) is refused; the same key in two sections is fine.  Also refused: an empty glob
+``[]``, a header not closed by ``]``, a glob over :data:`MAX_GLOB` characters, more than
+:data:`MAX_SECTIONS` sections, and more than :data:`MAX_HINTS` hints in all (globals and
+sections).  The runtime (``src/runtime/core.c``) skips the same lines and records them as
+``rejected_hints``, and with a rejected header it skips the lines under it too.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pario.collective import ALGORITHM_VALUES, ALGORITHMS, OFF, SHUFFLE_VALUES, SHUFFLES
@@ -28,7 +51,9 @@ from pario.errors import ParioError
 MAX_KEY = 35
 MAX_VALUE = 255
 MAX_FILE_BYTES = 1 << 20
-MAX_HINTS = 64  # what the runtime injects at most
+MAX_HINTS = 64  # what the runtime injects at most (globals and sections together)
+MAX_SECTIONS = 16
+MAX_GLOB = 255
 
 POSITIVE_INT = "a positive integer"
 SWITCH = "enable, disable or automatic"
@@ -132,32 +157,107 @@ def parse_line(raw: bytes) -> tuple[str, str] | None:
     return key, rest
 
 
-def parse_hints(data: bytes, name: str) -> list[tuple[str, str]]:
-    """The (key, value) pairs of a hints file's contents, in order; ParioError naming
-    ``name:line`` at the first bad line."""
+@dataclass(frozen=True)
+class HintSection:
+    """The hints under one ``[GLOB]`` header of a hints file."""
+
+    glob: str
+    hints: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class HintsFile:
+    """A parsed hints file: the hints for every file, then the per-file sections in file order."""
+
+    global_hints: tuple[tuple[str, str], ...]
+    sections: tuple[HintSection, ...] = ()
+
+
+def parse_section_header(raw: bytes) -> str | None:
+    """The glob of a ``[GLOB]`` header line, None when the line is not a header (its first
+    non-blank character is not ``[``).  Raises ValueError saying what is wrong."""
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if not raw.lstrip(b" \t").startswith(b"["):
+        return None
+    bad = _bad_byte(raw)
+    if bad is not None:
+        what = "a NUL byte" if bad == 0 else f"byte 0x{bad:02x}"
+        raise ValueError(f"not a text line: {what} (hints are printable ASCII)")
+    text = _strip_comment(raw.decode("ascii"))
+    if len(text) < 2 or not text.endswith("]"):
+        raise ValueError(f"section header {_show(text)} not closed by ']' "
+                         "(expected [GLOB] alone on its line)")
+    glob = text[1:-1]
+    if not glob:
+        raise ValueError("empty glob in section header []")
+    if len(glob) > MAX_GLOB:
+        raise ValueError(f"glob of {len(glob)} characters, at most {MAX_GLOB} allowed")
+    return glob
+
+
+def parse_hints_file(data: bytes, name: str) -> HintsFile:
+    """The global hints and the ``[GLOB]`` sections of a hints file's contents, in order;
+    ParioError naming ``name:line`` at the first bad line."""
     if len(data) > MAX_FILE_BYTES:
         raise ParioError(f"hints file {name}: larger than {MAX_FILE_BYTES} bytes (not a hints file?)")
-    pairs: list[tuple[str, str]] = []
-    first_line: dict[str, int] = {}
+    global_pairs: list[tuple[str, str]] = []
+    sections: list[tuple[str, list[tuple[str, str]]]] = []
+    first_line: dict[str, int] = {}  # of the keys of the current scope
+    total = 0
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         try:
-            pair = parse_line(raw)
+            glob = parse_section_header(raw)
+            pair = None if glob is not None else parse_line(raw)
         except ValueError as exc:
             raise ParioError(f"hints file {name}:{lineno}: {exc}") from None
+        if glob is not None:
+            if len(sections) >= MAX_SECTIONS:
+                raise ParioError(f"hints file {name}:{lineno}: more than {MAX_SECTIONS} sections")
+            sections.append((glob, []))
+            first_line = {}
+            continue
         if pair is None:
             continue
         key = pair[0]
         if key in first_line:
-            raise ParioError(f"hints file {name}:{lineno}: duplicate key {key} "
+            where = f" in section [{sections[-1][0]}]" if sections else ""
+            raise ParioError(f"hints file {name}:{lineno}: duplicate key {key}{where} "
                              f"(first on line {first_line[key]})")
         first_line[key] = lineno
-        pairs.append(pair)
-    if len(pairs) > MAX_HINTS:
-        raise ParioError(f"hints file {name}: {len(pairs)} hints, at most {MAX_HINTS} are injected")
-    return pairs
+        total += 1
+        (sections[-1][1] if sections else global_pairs).append(pair)
+    if total > MAX_HINTS:
+        raise ParioError(f"hints file {name}: {total} hints, at most {MAX_HINTS} are injected")
+    return HintsFile(tuple(global_pairs), tuple(HintSection(g, tuple(h)) for g, h in sections))
 
 
-def read_hints(path: Path) -> list[tuple[str, str]]:
+def parse_hints(data: bytes, name: str) -> list[tuple[str, str]]:
+    """The global (key, value) pairs of a hints file's contents, in order (the whole file is
+    checked, sections included: :func:`parse_hints_file`); ParioError naming ``name:line`` at
+    the first bad line."""
+    return list(parse_hints_file(data, name).global_hints)
+
+
+def section_matches(glob: str, path: str) -> bool:
+    """Whether a section's glob applies to a file opened as ``path`` (as given to
+    MPI_File_open): fnmatch(3) without FNM_PATHNAME, on the whole path when the glob has a
+    '/', else on the base name.  Case-sensitive, as the runtime's."""
+    name = path if "/" in glob else path.rsplit("/", 1)[-1]
+    return fnmatch.fnmatchcase(name, glob)
+
+
+def hints_for(hints: HintsFile, path: str) -> dict[str, str]:
+    """The hints pario injects for a file opened as ``path``: the global ones, then those of
+    every matching section in file order (a later value replaces an earlier one)."""
+    out = dict(hints.global_hints)
+    for section in hints.sections:
+        if section_matches(section.glob, path):
+            out.update(section.hints)
+    return out
+
+
+def read_hints_file(path: Path) -> HintsFile:
     """Read and validate a hints file; ParioError (one line) if it cannot be used."""
     try:
         if not path.is_file():
@@ -166,7 +266,12 @@ def read_hints(path: Path) -> list[tuple[str, str]]:
             data = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ParioError(f"hints file {path}: cannot read: {exc.strerror}") from None
-    return parse_hints(data, str(path))
+    return parse_hints_file(data, str(path))
+
+
+def read_hints(path: Path) -> list[tuple[str, str]]:
+    """The global hints of a validated hints file (:func:`read_hints_file` for the sections)."""
+    return list(read_hints_file(path).global_hints)
 
 
 def checked_file(path: str) -> str:

@@ -96,6 +96,9 @@ class Profile:
     files: dict[str, pd.DataFrame]
     #: file id -> MPI-IO hints in effect after open (key -> value)
     hints: dict[int, dict[str, str]] = field(default_factory=dict)
+    #: file id -> MPI-IO hints pario injected at its open (PARIO_HINTS: the global hints
+    #: and the matching sections'); files without any are absent
+    injected_hints: dict[int, dict[str, str]] = field(default_factory=dict)
     #: (layer, file id) -> sorted array of the ranks that touched a shared file
     file_ranks: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 

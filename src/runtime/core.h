@@ -72,6 +72,7 @@ struct pario_record {
     atomic_flag busy;
     const char *name;            /* in the arena; NULL for overflow */
     char *hints;                 /* MPI-IO: "key=value\n..." (arena), or NULL */
+    char *injected;              /* MPI-IO: the PARIO_HINTS hints given to its last open, same form */
     int64_t c[PARIO_MAX_COUNTERS];
     double f[PARIO_MAX_FCOUNTERS];  /* ticks while running, seconds in the log */
     /* run-time state, not written */
@@ -216,8 +217,18 @@ void pario_mpi_finalizing(void);
 int pario_mpi_rank(void);
 extern const char *pario_mpi_library;        /* MPI_Get_library_version */
 
-/* Hint injection (PARIO_HINTS): NULL-terminated key/value list read once. */
+/* Hint injection (PARIO_HINTS): NULL-terminated key/value list read once: the
+ * global hints (the lines before any "[GLOB]" section). */
 extern const char *const *pario_inject_hints;
+#define PARIO_MAX_HINTS 64          /* hints kept in all, globals and sections */
+#define PARIO_MAX_HINT_SECTIONS 16
+#define PARIO_MAX_HINT_GLOB 255     /* characters of a section's glob */
+/* The hints for a file opened as `filename` (as given to MPI_File_open): the
+ * global hints, then those of every section whose glob matches, in file order,
+ * a later one overriding an earlier one's value for the same key.  Fills kv
+ * (room for 2 * PARIO_MAX_HINTS pointers) with key, value, ...; returns the
+ * number of hints.  Lock-free: the lists are read-only after start-up. */
+int pario_file_hints(const char *filename, const char **kv);
 /* MPI_File_open calls that failed with the injected hints and succeeded without them. */
 extern atomic_int pario_hints_fallback_opens;
 

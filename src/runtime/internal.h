@@ -36,6 +36,18 @@ struct pario_rejected_hint {
 };
 extern struct pario_rejected_hint pario_rejected_hints[PARIO_MAX_REJECTED];
 extern int pario_nrejected_hints, pario_rejected_hints_total;
+/* The "[GLOB]" sections of PARIO_HINTS (core.c), written by log.c as
+ * injected_hint_sections: hints first..first+n-1 of the sections' list. */
+struct pario_hint_section {
+    const char *glob;
+    int first, n;
+};
+extern struct pario_hint_section pario_hint_sections[PARIO_MAX_HINT_SECTIONS];
+extern int pario_nhint_sections;
+/* The i-th key (value = 0) or value (value = 1) of a section. */
+const char *pario_hint_section_kv(const struct pario_hint_section *s, int i, int value);
+/* A "[GLOB]" header line parsed in place: 0 not a header, 1 *glob set, -1 why. */
+int pario_parse_section_header(char *s, size_t len, char **glob, char *why, size_t whysz);
 /* pario_parse_hint_line, shared with the kernels */
 #include "pario-hint-line.h"
 

@@ -407,7 +407,7 @@ static void put_record(struct buf *b, const struct pario_record *r, int64_t rank
  * hints are columnar (all ids, then all lengths, then the bytes) so that a
  * reader decodes a million of them with array operations. */
 enum section { SEC_RECORDS, SEC_NAME_IDS, SEC_NAME_LENS, SEC_NAME_BYTES, SEC_HINT_LAYERS, SEC_HINT_IDS,
-               SEC_HINT_LENS, SEC_HINT_BYTES };
+               SEC_HINT_LENS, SEC_HINT_BYTES, SEC_INJ_LAYERS, SEC_INJ_IDS, SEC_INJ_LENS, SEC_INJ_BYTES };
 
 struct rank_ctx {
     struct buf *b;
@@ -434,8 +434,11 @@ static void rank_record(struct pario_record *r, void *arg)
     case SEC_NAME_IDS: case SEC_NAME_LENS: case SEC_NAME_BYTES:
         text = r->name;
         break;
-    default:
+    case SEC_HINT_LAYERS: case SEC_HINT_IDS: case SEC_HINT_LENS: case SEC_HINT_BYTES:
         text = r->hints;
+        break;
+    default:
+        text = r->injected;
         break;
     }
     if (!owner || !text)
@@ -444,9 +447,9 @@ static void rank_record(struct pario_record *r, void *arg)
     if (rc->count_only)
         return;
     switch (rc->what) {
-    case SEC_HINT_LAYERS: put_u32(rc->b, (uint32_t)r->layer); break;
-    case SEC_NAME_IDS: case SEC_HINT_IDS: put_u64(rc->b, r->id); break;
-    case SEC_NAME_LENS: case SEC_HINT_LENS: put_u32(rc->b, (uint32_t)strlen(text)); break;
+    case SEC_HINT_LAYERS: case SEC_INJ_LAYERS: put_u32(rc->b, (uint32_t)r->layer); break;
+    case SEC_NAME_IDS: case SEC_HINT_IDS: case SEC_INJ_IDS: put_u64(rc->b, r->id); break;
+    case SEC_NAME_LENS: case SEC_HINT_LENS: case SEC_INJ_LENS: put_u32(rc->b, (uint32_t)strlen(text)); break;
     default: put_text(rc->b, text); break;
     }
 }
@@ -478,6 +481,7 @@ static void build_rank_payload(struct buf *b, const double *row)
         put_section(b, SEC_RECORDS, SEC_RECORDS, l);
     put_section(b, SEC_NAME_IDS, SEC_NAME_BYTES, -1);
     put_section(b, SEC_HINT_LAYERS, SEC_HINT_BYTES, -1);
+    put_section(b, SEC_INJ_LAYERS, SEC_INJ_BYTES, -1);
 }
 
 static void build_shared_payload(struct buf *b, struct shared_elem *elems, const unsigned char *bitmap,
@@ -603,7 +607,22 @@ static void build_meta(struct buf *b, int nprocs, int complete, const char *rank
         put_text(b, ":");
         put_json_string(b, pario_inject_hints[i + 1]);
     }
-    put_text(b, "}");
+    put_text(b, "},\"injected_hint_sections\":[");
+    for (int s = 0; s < pario_nhint_sections; s++) {
+        const struct pario_hint_section *sec = &pario_hint_sections[s];
+        put_text(b, s ? ",{\"glob\":" : "{\"glob\":");
+        put_json_string(b, sec->glob);
+        put_text(b, ",\"hints\":{");
+        for (int i = 0; i < sec->n; i++) {
+            if (i)
+                put_text(b, ",");
+            put_json_string(b, pario_hint_section_kv(sec, i, 0));
+            put_text(b, ":");
+            put_json_string(b, pario_hint_section_kv(sec, i, 1));
+        }
+        put_text(b, "}}");
+    }
+    put_text(b, "]");
     /* The command given to `pario run` (a JSON list it passes as PARIO_LAUNCH),
      * kept as a string so that a hand-set value cannot break the metadata;
      * suggestions repeat the user's own launcher options from it. */

@@ -164,6 +164,34 @@ static const char *strip_prefix(const char *name)
     return name;
 }
 
+/* Store "key=value\n..." of the n hints pario injected at the file's open (kv:
+ * key, value, ...), if they changed; nothing while no open injected any. */
+static void record_injected(struct pario_record *r, const char *const *kv, int n)
+{
+    if (!kv)
+        n = 0;
+    char text[8192];
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(text + len, sizeof text - len, "%s=%s\n", kv[2 * i], kv[2 * i + 1]);
+        if (w < 0 || (size_t)w >= sizeof text - len)
+            break; /* bounded: the rest does not fit */
+        len += (size_t)w;
+    }
+    text[len] = '\0';
+    pario_rec_lock(r);
+    int same = r->injected ? strcmp(r->injected, text) == 0 : n == 0;
+    pario_rec_unlock(r);
+    if (same)
+        return;
+    char *copy = pario_arena_strdup(text, sizeof text);
+    if (copy) {
+        pario_rec_lock(r);
+        r->injected = copy;
+        pario_rec_unlock(r);
+    }
+}
+
 /* Store "key=value\n..." of the hints in effect, if they changed. */
 static void record_hints(struct pario_record *r, MPI_File fh)
 {
@@ -418,13 +446,17 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 {
     if (!pario_active())
         return PMPI_File_open(comm, filename, amode, info, fh);
-    /* PARIO_HINTS: the user's info plus (overriding) the injected hints. */
+    /* PARIO_HINTS: the user's info plus (overriding) the hints for this file
+     * (the global ones and those of the sections matching its name), built
+     * before the engine reads its own hints from the info. */
     MPI_Info use = info, mine = MPI_INFO_NULL;
-    if (pario_inject_hints && pario_inject_hints[0]) {
+    const char *kv[2 * PARIO_MAX_HINTS];
+    int nkv = pario_file_hints(filename, kv);
+    if (nkv > 0) {
         int ok = info == MPI_INFO_NULL ? PMPI_Info_create(&mine) : PMPI_Info_dup(info, &mine);
         if (ok == MPI_SUCCESS) {
-            for (int i = 0; pario_inject_hints[i]; i += 2)
-                PMPI_Info_set(mine, pario_inject_hints[i], pario_inject_hints[i + 1]);
+            for (int i = 0; i < nkv; i++)
+                PMPI_Info_set(mine, kv[2 * i], kv[2 * i + 1]);
             use = mine;
         }
     }
@@ -438,6 +470,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     struct cw_file *engine = NULL;
     if (rc == MPI_SUCCESS)
         engine = engine_open(*fh, comm, filename, amode, use);
+    int first_rc = rc, mine_used = mine != MPI_INFO_NULL;
     if (mine != MPI_INFO_NULL) {
         PMPI_Info_free(&mine);
         int first = rc;
@@ -464,6 +497,8 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         th->depth++;
         record_hints(r, *fh);
         th->depth--;
+        /* what pario injected: nothing when the open only worked without it */
+        record_injected(r, first_rc == MPI_SUCCESS ? kv : NULL, mine_used ? nkv : 0);
         pario_rec_lock(r);
         if (r->c[MPIIO_FS_TYPE] == 0 && !r->is_overflow)
             r->c[MPIIO_FS_TYPE] = fs_type_of(strip_prefix(filename));

@@ -1,6 +1,8 @@
 """The MPI-IO hints in effect: what the MPI library reported after each file's open
 (``profile.hints``), files with identical hint sets grouped, and the hints pario injected
-(``pario run --hints``, ``job.metadata['injected_hints']``)."""
+(``pario run --hints``: ``job.metadata['injected_hints']`` for every file, and per file
+``profile.injected_hints``), with the injected hints the library did not take
+(:func:`ignored_hints`)."""
 
 from __future__ import annotations
 
@@ -18,19 +20,71 @@ class HintGroup:
     hints: tuple[tuple[str, str], ...]
 
 
+#: An injected hint the MPI library did not take: (key, value asked, value in effect or None
+#: when the library does not report the key).
+Ignored = tuple[str, str, str | None]
+
+_WORDS = frozenset({"enable", "disable", "automatic", "true", "false"})
+
+
+def _same_value(asked: str, effective: str) -> bool:
+    """Whether a reported value is the one asked: numbers as integers, the switch and boolean
+    words (enable/disable/automatic, true/false) without regard to case, the rest exactly."""
+    a, e = asked.strip(), effective.strip()
+    if a.isdigit() and e.isdigit():
+        return int(a) == int(e)
+    if a.lower() in _WORDS and e.lower() in _WORDS:
+        return a.lower() == e.lower()
+    return a == e
+
+
+def ignored_hints(injected: Mapping[str, str], effective: Mapping[str, str]) -> list[Ignored]:
+    """The injected hints the MPI library ignored, in injection order: absent from what it
+    reports after the open (effective value None), or reported with another value.  pario's
+    own hints (``pario_*``, read by its collective-write engine, not by the library) are
+    never counted as ignored."""
+    out: list[Ignored] = []
+    for key, asked in injected.items():
+        if key.startswith("pario_"):
+            continue
+        got = effective.get(key)
+        if got is None or not _same_value(asked, got):
+            out.append((key, asked, got))
+    return out
+
+
+@dataclass(frozen=True)
+class FileInjection:
+    """The hints pario injected at one file's open and those the MPI library ignored."""
+
+    file: str
+    injected: tuple[tuple[str, str], ...]
+    ignored: tuple[Ignored, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.file, "injected": dict(self.injected),
+                "ignored": [{"key": k, "asked": a, "in_effect": e} for k, a, e in self.ignored]}
+
+
 @dataclass(frozen=True)
 class HintsInEffect:
     groups: tuple[HintGroup, ...] = ()
     injected: tuple[tuple[str, str], ...] = ()
+    #: per MPI-IO file that got injected hints, by name
+    per_file: tuple[FileInjection, ...] = ()
+    #: the ``[GLOB]`` sections of PARIO_HINTS: (glob, hints)
+    sections: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.groups and not self.injected
+        return not self.groups and not self.injected and not self.per_file
 
     def as_dict(self) -> dict[str, object]:
         """The JSON form (docs/report-json.md, ``hints``)."""
         return {"files": [{"files": list(g.files), "hints": dict(g.hints)} for g in self.groups],
-                "injected": dict(self.injected)}
+                "injected": dict(self.injected),
+                "sections": [{"glob": g, "hints": dict(h)} for g, h in self.sections],
+                "per_file": [f.as_dict() for f in self.per_file]}
 
 
 def _names(profile: Profile) -> dict[int, str]:
@@ -49,6 +103,27 @@ def injected_hints(profile: Profile) -> dict[str, str]:
     return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
 
 
+def hint_sections(profile: Profile) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """The ``[GLOB]`` sections of PARIO_HINTS from the job metadata; () when none or damaged."""
+    raw = profile.job.metadata.get("injected_hint_sections")
+    if not isinstance(raw, list):
+        return ()
+    return tuple((str(s.get("glob", "")), tuple((str(k), str(v)) for k, v in s["hints"].items()))
+                 for s in raw if isinstance(s, Mapping) and isinstance(s.get("hints"), Mapping))
+
+
+def file_injections(profile: Profile) -> tuple[FileInjection, ...]:
+    """Per MPI-IO file with injected hints: what pario injected and what the MPI library
+    ignored of it (against the hints it reported after the open), by file name."""
+    names = _names(profile)
+    out = []
+    for fid, injected in profile.injected_hints.items():
+        effective = profile.hints.get(fid, {})
+        out.append(FileInjection(names.get(int(fid), f"file {int(fid):016x}"), tuple(injected.items()),
+                                 tuple(ignored_hints(injected, effective))))
+    return tuple(sorted(out, key=lambda f: f.file))
+
+
 def hints_in_effect(profile: Profile) -> HintsInEffect:
     """Hint sets in effect, largest group of files first (then by name)."""
     names = _names(profile)
@@ -58,4 +133,5 @@ def hints_in_effect(profile: Profile) -> HintsInEffect:
         groups.setdefault(key, []).append(names.get(int(fid), f"file {int(fid):016x}"))
     ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), sorted(kv[1])))
     injected = tuple(sorted(injected_hints(profile).items()))
-    return HintsInEffect(tuple(HintGroup(tuple(sorted(f)), h) for h, f in ordered), injected)
+    return HintsInEffect(tuple(HintGroup(tuple(sorted(f)), h) for h, f in ordered), injected,
+                         file_injections(profile), hint_sections(profile))

@@ -41,6 +41,7 @@ class _Parts:
     name_lens: list[np.ndarray] = field(default_factory=list)
     name_blobs: list[bytes] = field(default_factory=list)
     hints: dict[int, dict[str, str]] = field(default_factory=dict)
+    injected: dict[int, dict[str, str]] = field(default_factory=dict)
     shared: dict[str, np.ndarray] = field(default_factory=dict)
     bitmaps: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -231,7 +232,15 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
         parts.name_ids.append(ids)
         parts.name_lens.append(lens)
         parts.name_blobs.append(bytes(cur.take(int(lens.sum(dtype=np.int64)))))
-    # hints: u32 n, u32 layers[n], u64 ids[n], u32 lens[n], bytes
+    # hints in effect: u32 n, u32 layers[n], u64 ids[n], u32 lens[n], bytes
+    _read_hint_texts(cur, parts.hints)
+    # hints injected (absent from logs written before the runtime recorded them)
+    if cur.pos < len(cur.data):
+        _read_hint_texts(cur, parts.injected)
+
+
+def _read_hint_texts(cur: _Cursor, out: dict[int, dict[str, str]]) -> None:
+    """One columnar hints section: u32 n, u32 layers[n], u64 ids[n], u32 lens[n], bytes."""
     n = cur.u32()
     if n:
         cur.array(np.dtype("<u4"), n)
@@ -239,7 +248,7 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
         lens = cur.array(np.dtype("<u4"), n)
         blob = bytes(cur.take(int(lens.sum(dtype=np.int64))))
         for rid, text in zip(ids.tolist(), _split(blob, lens), strict=True):
-            parts.hints[rid] = _parse_hints(text)
+            out[rid] = _parse_hints(text)
 
 
 def _split(blob: bytes, lens: np.ndarray) -> list[str]:
@@ -355,13 +364,29 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
             **{k: meta[k] for k in ("timer", "mem_cap", "injected_hints", "version", "mpi_init_time")
                if k in meta},
             **rejected_hints(meta),
+            **hint_sections(meta),
             # the counter lists, so that pario_writer can write the profile back
             "schema": {"layers": meta["layers"], "rank_fields": rank_fields},
             "lustre_striping": lustre_striping(files.get("posix")),
             "launch": launch_command(meta.get("launch")),
         },
     )
-    return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks)
+    injected = {fid: h for fid, h in parts.injected.items() if h}
+    return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks,
+                   injected_hints=injected)
+
+
+def hint_sections(meta: dict) -> dict:
+    """The ``[GLOB]`` sections of PARIO_HINTS (``injected_hint_sections``: glob and hints, in
+    file order); empty for older logs and for a damaged entry."""
+    raw = meta.get("injected_hint_sections")
+    if not isinstance(raw, list):
+        return {}
+    sections = [{"glob": str(s.get("glob", "")),
+                 "hints": {str(k): str(v) for k, v in s["hints"].items()} if isinstance(s.get("hints"), dict)
+                 else {}}
+                for s in raw if isinstance(s, dict)]
+    return {"injected_hint_sections": sections}
 
 
 def launch_command(text: object) -> list[str] | None:
@@ -408,8 +433,10 @@ def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
     files = {layer: pd.concat([p.files[layer] for p in profiles], ignore_index=True)
              for layer in profiles[0].files}
     hints: dict[int, dict[str, str]] = {}
+    injected: dict[int, dict[str, str]] = {}
     for p in profiles:
         hints.update(p.hints)
+        injected.update(p.injected_hints)
     present = rank_ranges(np.asarray(ranks.index))
     reason = (f"only ranks {present} of {first.nprocs} left data: the job did not reach MPI_Finalize "
               "(merged from its per-rank logs; files several ranks touched are not reduced)")
@@ -418,5 +445,5 @@ def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
         partial_reasons=(reason,), end_time=max(p.job.end_time for p in profiles),
         metadata={**first.metadata, "lustre_striping": lustre_striping(files.get("posix"))},
     )
-    return Profile(job=job, ranks=ranks, files=files, hints=hints, file_ranks={})
+    return Profile(job=job, ranks=ranks, files=files, hints=hints, file_ranks={}, injected_hints=injected)
 

@@ -90,6 +90,9 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
         mpiio = next((k for k, lay in enumerate(layers) if lay["name"] == "mpiio"), 0)
         hint_ids = list(profile.hints)
         hint_texts = ["".join(f"{k}={v}\n" for k, v in profile.hints[i].items()) for i in hint_ids]
+        injected_ids = list(profile.injected_hints)
+        injected_texts = ["".join(f"{k}={v}\n" for k, v in profile.injected_hints[i].items())
+                          for i in injected_ids]
         row_values = rows.to_numpy(dtype=np.float64)
         count = 2
         for i, rank in enumerate(rank_ids.tolist()):
@@ -100,8 +103,9 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
             if i == 0:  # all names and hints travel in the first rank's block
                 parts.append(_columnar_strings(list(names), list(names.values())))
                 parts.append(_columnar_strings(hint_ids, hint_texts, [mpiio] * len(hint_ids)))
+                parts.append(_columnar_strings(injected_ids, injected_texts, [mpiio] * len(injected_ids)))
             else:
-                parts.append(empty + empty)
+                parts.append(empty + empty + empty)
             out.write(_block(fmt.BLOCK_RANK, int(rank), b"".join(parts)))
             count += 1
         out.write(_block(fmt.BLOCK_END, -1, struct.pack("<Q", count)))

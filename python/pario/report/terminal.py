@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pario.analysis.io import LAYER_LABELS, KindIO
+from pario.analysis.mpihints import FileInjection
 from pario.analysis.pop import efficiency_level
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
@@ -238,7 +239,7 @@ def hint_text(hints: Sequence[tuple[str, str]]) -> str:
     return ", ".join(f"{k} {v}" for k, v in hints) if hints else "none reported by the MPI library"
 
 
-def hints_section(run: RunAnalysis, shown_files: int = 3) -> RenderableType:
+def hints_section(run: RunAnalysis, shown_files: int = 3, shown_injected: int = 10) -> RenderableType:
     """The MPI-IO hints in effect after open, one line per group of files with the same hints."""
     h = run.hints
     if h.empty:
@@ -252,7 +253,25 @@ def hints_section(run: RunAnalysis, shown_files: int = 3) -> RenderableType:
     if h.injected:
         injected = hint_text(h.injected)
         parts.append(Wrapped(f"Injected at every open (pario run --hints): {injected}", indent=4))
+    for glob, hints in h.sections:
+        parts.append(Wrapped(f"Injected at the open of [{glob}]: {hint_text(hints)}", indent=4))
+    if h.per_file:
+        parts.append(_t("Per file, injected and ignored by the MPI library:"))
+    for f in h.per_file[:shown_injected]:
+        parts.append(Wrapped(f"{f.file}: {injection_text(f)}", indent=4))
+    if len(h.per_file) > shown_injected:
+        parts.append(Wrapped(f"and {len(h.per_file) - shown_injected:,} more files (pario report --json)",
+                             indent=4))
     return Group(*parts, _t(""))
+
+
+def injection_text(f: FileInjection) -> str:
+    """``injected: k=v ...; ignored by the MPI library: k (asked v, in effect w|not reported)``."""
+    text = "injected: " + " ".join(f"{k}={v}" for k, v in f.injected)
+    if f.ignored:
+        text += "; ignored by the MPI library: " + ", ".join(
+            f"{k} (asked {a}, {'not reported' if e is None else 'in effect ' + e})" for k, a, e in f.ignored)
+    return text
 
 
 def notes_section(notes: Sequence[str]) -> RenderableType:
