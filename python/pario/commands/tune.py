@@ -1,0 +1,203 @@
+"""``pario tune [options] -- <launch command>`` and ``pario tune report STUDY``: autotune the I/O settings."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from pario.errors import ParioError
+
+_EPILOG = """\
+examples:
+  pario tune --budget 20 -- mpirun -np 16 ./app input.nml
+  pario tune --objective write-bw --files '*.h5' --repeat 3 -- srun -n 64 ./app
+  pario tune --show-space -- mpirun -np 16 ./app
+  pario tune --strategy pract --study app-16 --storage postgresql://me@db/pario -- mpirun -np 16 ./app
+  pario tune --launcher slurm --jobs 4 --sbatch-args "-N 2 -n 64 -t 10" -- srun ./app
+  pario tune report app-16 --html app-16.html
+
+Each trial is a `pario run` of the command with one configuration (MPI-IO hints through
+PARIO_HINTS, Open MPI MCA variables, pario's collective engine, Lustre striping). The default
+configuration is measured first, the same way; at the end the best and the default are run until
+each has 3 samples and the best is only called better when the difference is outside the noise.
+Studies are stored (default: SQLite in .pario/tune.db) and resume with --study NAME.
+Files: .pario/tune/<study>/ (each run's log, stdout and stderr; best.hints). See docs/tune.md."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from pario.tune.objective import OBJECTIVES
+    from pario.tune.study import STRATEGIES
+
+    p = sub.add_parser(
+        "tune",
+        help="autotune MPI-IO hints, MPI-IO components, collective algorithms and striping for a program",
+        description="Run a program again and again under pario with different I/O settings, read the "
+        "objective from each run's log, search (Bayesian optimisation, an XGBoost prediction model, random "
+        "or grid), and hand back a hints file usable without recompiling. "
+        "'pario tune report STUDY [--html FILE] [--json FILE]' reports on a stored study.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    p.add_argument("--budget", type=_positive, default=20, metavar="N",
+                   help="configurations to measure, the default included (default 20)")
+    p.add_argument("--objective", choices=list(OBJECTIVES), default="write-bw",
+                   help="what to optimise (default write-bw): " +
+                   "; ".join(f"{k}: {v}" for k, v in OBJECTIVES.items()))
+    p.add_argument("--files", metavar="GLOB", help="measure (and set hints for) only the files matching GLOB "
+                   "(with a '/': the whole path, else the base name)")
+    p.add_argument("--space", metavar="FILE", type=Path,
+                   help="TOML file that narrows or extends the detected "
+                   "space (docs/tune.md)")
+    p.add_argument("--show-space", action="store_true", help="print the space for this command and exit")
+    p.add_argument("--strategy", choices=list(STRATEGIES), default="exact",
+                   help="exact: Optuna's multivariate TPE over real runs (default); pract: XGBoost model, "
+                   "its top predictions run for real; random; grid")
+    p.add_argument("--repeat", type=_positive, default=1, metavar="R", help="runs per configuration (the "
+                   "median counts; default 1)")
+    p.add_argument("--study", metavar="NAME",
+                   help="study name; an existing study of the same command resumes "
+                   "(default: <program>-<objective>-<date>)")
+    p.add_argument("--storage", metavar="URL", help="Optuna storage: sqlite:///PATH (default "
+                   "sqlite:///.pario/tune.db), postgresql://USER@HOST/DB, journal:PATH")
+    p.add_argument("--jobs", type=_positive, default=1, metavar="J", help="trials at once (default 1)")
+    p.add_argument("--launcher", choices=("local", "slurm"), default="local",
+                   help="local: run here (default); slurm: each run is an sbatch job")
+    p.add_argument("--sbatch-args", metavar="ARGS", default="",
+                   help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
+    p.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
+                   help="seconds before a run is killed and counted failed (default 600)")
+    p.add_argument("--seed", type=int, metavar="N", help="seed of the strategy")
+    p.add_argument("--no-verify", action="store_true", help="skip the final re-measurement of the best and "
+                   "the default (no winner is then declared)")
+    p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-': standard output)")
+    p.add_argument("--out", metavar="DIR", type=Path, help="where the best hints files go (default "
+                   ".pario/tune/<study>/)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
+    p.set_defaults(func=_run)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def _seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not x > 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return x
+
+
+def _report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pario tune report", description="Report on a stored tuning study.")
+    p.add_argument("study", metavar="STUDY")
+    p.add_argument("--storage", metavar="URL", help="the study's storage (default sqlite:///.pario/tune.db)")
+    p.add_argument("--html", metavar="FILE",
+                   help="also write an HTML report (convergence, importances, trials)")
+    p.add_argument("--json", metavar="FILE", help="write the summary as JSON ('-': standard output)")
+    return p
+
+
+def _run(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "report":
+        return _report(_report_parser().parse_args(command[1:]))
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise ParioError("no command to tune: pario tune [options] -- mpirun -np N ./app")
+    from pario import tune
+    from pario.tune.study import Settings
+
+    settings = Settings(command=command, objective=args.objective, files=args.files, strategy=args.strategy,
+                        budget=args.budget, repeat=args.repeat, jobs=args.jobs, launcher=args.launcher,
+                        timeout=args.timeout, seed=args.seed, verify=not args.no_verify,
+                        sbatch_args=_split(args.sbatch_args))
+    if args.launcher == "slurm":
+        import shutil
+
+        if shutil.which("sbatch") is None:
+            raise ParioError("--launcher slurm: sbatch not found on PATH")
+    space = tune.make_space(settings, args.space)
+    if args.show_space:
+        from pario.tune.space import render
+
+        print("\n".join(render(space)))
+        return 0
+    name = args.study or tune.default_study_name(command, args.objective)
+    if "/" in name or not name.strip():
+        raise ParioError(f"--study {name!r}: a name without '/'")
+    with _progress(args.budget, args.objective) as progress:
+        study, summary = tune.tune(settings, space, name, args.storage, progress)
+    return _finish(study, summary, args)
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise ParioError(f"--sbatch-args {text!r}: {exc}") from None
+
+
+class _progress:
+    """Rich progress on stderr: trial n/N, the best so far, the time left."""
+
+    def __init__(self, budget: int, objective: str) -> None:
+        self.budget = budget
+        self.objective = objective
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeRemainingColumn(), TextColumn("{task.fields[best]}"),
+                            console=Console(stderr=True), transient=False)
+        self.bar.__enter__()
+        self.task = self.bar.add_task("tuning", total=self.budget, best="")
+        return self.update
+
+    def update(self, state) -> None:  # type: ignore[no-untyped-def]
+        from pario.tune.output import show_value
+
+        best = f"best {show_value(self.objective, state.best)} ({state.best_config})" if state.best else ""
+        self.bar.update(self.task, completed=min(state.done, self.budget), best=best,
+                        description="verifying" if state.phase == "verify" else "tuning")
+        self.bar.console.print(f"  {state.last}", highlight=False)
+
+    def __exit__(self, *exc) -> None:  # type: ignore[no-untyped-def]
+        self.bar.__exit__(*exc)
+
+
+def _finish(study, summary, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    from pario.tune import output
+    from pario.tune.results import dumps
+
+    written = output.best_files(summary, study.space, args.out or study.dir, study.s.files)
+    for line in output.lines(summary, study.space, written, study.s.command):
+        print(line)
+    if args.json:
+        data = dumps(summary)
+        if args.json == "-":
+            print(data)
+        else:
+            Path(args.json).write_text(data + "\n")
+    return 0 if summary.verdict != "no-result" else 1
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pario.tune.report import report
+
+    report(args.study, args.storage, html=args.html, json_path=args.json, out=sys.stdout)
+    return 0

@@ -1,0 +1,74 @@
+"""``pario tune``: execution-based and prediction-based I/O autotuning (docs/tune.md).
+
+Stages, one module each: :mod:`~pario.tune.space` (what can be set, from what is detected),
+:mod:`~pario.tune.config` (applying a configuration without recompiling),
+:mod:`~pario.tune.runner` (one run, locally or as a Slurm job),
+:mod:`~pario.tune.objective` (the value, from the run's pario log),
+:mod:`~pario.tune.study` (the search loop over Optuna's storage),
+:mod:`~pario.tune.pract` (the XGBoost prediction model),
+:mod:`~pario.tune.results` and :mod:`~pario.tune.output` (the verdict and what to use).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pario.errors import ParioError
+from pario.tune.results import Summary, summarise
+from pario.tune.space import Space, apply_space_file, build_space, detect
+from pario.tune.storage import open_storage
+from pario.tune.study import (
+    STRATEGIES,
+    Progress,
+    Runner,
+    Settings,
+    Study,
+    grid_proposer,
+    open_study,
+    sampler_proposer,
+)
+
+__all__ = ["STRATEGIES", "Settings", "tune", "make_space", "default_study_name"]
+
+
+def make_space(settings: Settings, space_file: Path | None, directory: Path | None = None,
+               engine: bool = True) -> Space:
+    det = detect(settings.command, directory or settings.workdir)
+    if not engine:
+        from dataclasses import replace
+
+        det = replace(det, engine=False)
+    space = build_space(det, settings.objective)
+    return apply_space_file(space, space_file) if space_file else space
+
+
+def default_study_name(command: list[str], objective: str) -> str:
+    from pario.launch import _guess_program
+
+    program = re.sub(r"[^A-Za-z0-9_.-]", "_", _guess_program(command)) or "job"
+    return f"{program}-{objective}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def proposer_for(settings: Settings) -> Callable:
+    if settings.strategy == "grid":
+        return grid_proposer(settings.seed)
+    if settings.strategy == "pract":
+        from pario.tune.pract import pract_proposer
+
+        return pract_proposer(settings.seed)
+    return sampler_proposer
+
+
+def tune(settings: Settings, space: Space, study_name: str, storage_url: str | None,
+         progress: Callable[[Progress], None] | None = None) -> tuple[Study, Summary]:
+    """Create or resume a study, run it to its budget, and summarise it."""
+    if settings.strategy not in STRATEGIES:
+        raise ParioError(f"unknown strategy {settings.strategy!r}: one of {', '.join(STRATEGIES)}")
+    storage = open_storage(storage_url)
+    study = open_study(storage, study_name, settings, space)
+    runner = Runner(study.s, study.space, study.dir)
+    study.run(proposer_for(study.s), runner, progress)
+    return study, summarise(study.study)

@@ -1,0 +1,123 @@
+"""Applying a configuration to a run, without recompiling, and saying how to reuse it.
+
+A configuration maps dimension names (:mod:`pario.tune.space`) to choices.  For a trial it
+becomes: a hints file for ``pario run --hints`` (``PARIO_HINTS``; under a ``[GLOB]`` section
+when the study tunes only some files), ``OMPI_MCA_*`` variables in the launch's environment,
+``pario run --collective`` for the engine, and ``lfs setstripe`` of the output directory.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pario.tune.space import DEFAULT, Space
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What a configuration changes in a trial."""
+
+    hints: dict[str, str] = field(default_factory=dict)
+    mca: dict[str, str] = field(default_factory=dict)  # MCA variable name (no prefix) -> value
+    collective: str | None = None  # ALGO[:SHUFFLE] for pario run --collective
+    stripe: dict[str, str] = field(default_factory=dict)  # "count"/"size" -> value
+
+    def env(self) -> dict[str, str]:
+        return {f"OMPI_MCA_{k}": v for k, v in self.mca.items()}
+
+
+def applied(space: Space, config: Mapping[str, str]) -> Applied:
+    """The settings a configuration makes (dimensions at ``default`` or not applying change nothing)."""
+    config = space.normalise(config)
+    hints: dict[str, str] = {}
+    mca: dict[str, str] = {}
+    stripe: dict[str, str] = {}
+    algorithm = shuffle = None
+    for d in space.dimensions:
+        value = config[d.name]
+        if value == DEFAULT:
+            continue
+        if d.kind == "hint":
+            hints[d.name] = value
+        elif d.kind == "mca":
+            mca[d.name.removeprefix("mca.")] = value
+        elif d.name == "pario.collective":
+            algorithm = value
+        elif d.name == "pario.shuffle":
+            shuffle = value
+        elif d.kind == "stripe":
+            stripe[d.name.removeprefix("lfs.stripe_")] = value
+    collective = None if algorithm is None else algorithm + (f":{shuffle}" if shuffle else "")
+    return Applied(hints, mca, collective, stripe)
+
+
+def hints_text(hints: Mapping[str, str], files: str | None) -> str:
+    """A PARIO_HINTS file: the hints for every file, or under a ``[files]`` section."""
+    lines = ["# written by pario tune"]
+    if files:
+        lines.append(f"[{files}]")
+    lines += [f"{k} {v}" for k, v in hints.items()]
+    return "\n".join(lines) + "\n"
+
+
+def romio_hints_text(hints: Mapping[str, str]) -> str:
+    """A ROMIO_HINTS file (ROMIO applies it to every file; pario's own hints left out)."""
+    return "".join(f"{k} {v}\n" for k, v in hints.items() if not k.startswith("pario_"))
+
+
+def stripe_command(directory: Path, stripe: Mapping[str, str]) -> list[str] | None:
+    """``lfs setstripe`` of the output directory for a trial, or None when nothing is set."""
+    if not stripe:
+        return None
+    argv = ["lfs", "setstripe"]
+    if "count" in stripe:
+        argv += ["-c", stripe["count"]]
+    if "size" in stripe:
+        argv += ["-S", stripe["size"]]
+    return [*argv, str(directory)]
+
+
+def pario_run_args(a: Applied, hints_file: Path | None) -> list[str]:
+    """The ``pario run`` options of a trial (before ``--``)."""
+    args: list[str] = []
+    if hints_file is not None:
+        args += ["--hints", str(hints_file)]
+    if a.collective:
+        args += ["--collective", a.collective]
+    return args
+
+
+def describe(space: Space, config: Mapping[str, str]) -> str:
+    """``cb_nodes=2 mca.io=romio321`` (the settings that differ from the default), or ``default``."""
+    config = space.normalise(config)
+    parts = [f"{k}={v}" for k, v in config.items() if v != DEFAULT]
+    return " ".join(parts) if parts else DEFAULT
+
+
+def job_script_lines(a: Applied, hints_file: Path, command: list[str], directory: Path) -> list[str]:
+    """The exact lines that use a configuration in a job script."""
+    lines: list[str] = []
+    for k, v in a.mca.items():
+        lines.append(f"export OMPI_MCA_{k}={shlex.quote(v)}")
+    stripe = stripe_command(directory, a.stripe)
+    if stripe:
+        lines.append(shlex.join(stripe))
+    run = ["pario", "run"]
+    if a.hints:
+        run += ["--hints", str(hints_file)]
+    if a.collective:
+        run += ["--collective", a.collective]
+    lines.append(shlex.join([*run, "--", *command]))
+    return lines
+
+
+def without_pario_lines(a: Applied, romio_file: Path) -> list[str]:
+    """How to apply what the MPI library itself understands, without pario in the job."""
+    lines = [f"export OMPI_MCA_{k}={shlex.quote(v)}" for k, v in a.mca.items()]
+    if any(not k.startswith("pario_") for k in a.hints):
+        lines.append(f"export ROMIO_HINTS={shlex.quote(str(romio_file))}   # ROMIO (MPICH, Open MPI's romio) "
+                     "applies it to every file")
+    return lines

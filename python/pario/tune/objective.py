@@ -1,0 +1,147 @@
+"""The objective of a trial, read from its pario log, and the workload it describes.
+
+* ``write-bw`` (maximised): bytes written to the selected files over the slowest rank's write
+  plus metadata time on them, outermost layer only (MPI-IO if the file was opened with
+  MPI-IO, else POSIX or STDIO), so that open, set_view, sync and close count;
+* ``read-bw`` (maximised): the same for reads;
+* ``io-time`` (minimised): the slowest rank's I/O time on the selected files;
+* ``wall-time`` (minimised): the job's run time (the longest rank's wall time).
+
+The selected files are those whose path matches ``--files`` (a glob with a '/' is matched
+against the whole path, one without against the base name; default: every file written or
+read by the program, except the runtime's lock-test and /dev files).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+import numpy as np
+import pandas as pd
+
+from pario.analysis.rankio import outermost_rank_io
+from pario.model import LAYERS, Profile
+
+OBJECTIVES: dict[str, str] = {
+    "write-bw": "write bandwidth of the selected files (bytes / slowest rank's write+metadata time), "
+                "maximised",
+    "read-bw": "read bandwidth of the selected files (bytes / slowest rank's read+metadata time), maximised",
+    "io-time": "I/O time of the slowest rank on the selected files, minimised",
+    "wall-time": "run time of the job (longest rank), minimised",
+}
+MAXIMISE = frozenset({"write-bw", "read-bw"})
+
+
+class NoObjective(Exception):
+    """The log has nothing to measure (no bytes on the selected files): the trial failed."""
+
+
+def direction(objective: str) -> str:
+    return "maximize" if objective in MAXIMISE else "minimize"
+
+
+def better(objective: str, a: float, b: float) -> bool:
+    """True when value ``a`` is better than ``b`` for ``objective``."""
+    return a > b if objective in MAXIMISE else a < b
+
+
+def matches(path: str, glob: str | None) -> bool:
+    if glob is None:
+        return True
+    target = path if "/" in glob else PurePosixPath(path).name
+    return fnmatch.fnmatchcase(target, glob)
+
+
+def _ignored_by_default(path: str) -> bool:
+    return (path.startswith(("/dev/", "/proc/", "/sys/")) or ".locktest." in path
+            or path in ("<STDOUT>", "<STDERR>", "<STDIN>"))
+
+
+def selected_files(profile: Profile, glob: str | None) -> dict[str, pd.DataFrame]:
+    """Each layer's records of the files the objective measures."""
+    out = {}
+    for layer in LAYERS:
+        frame = profile.layer(layer)
+        if not len(frame):
+            out[layer] = frame
+            continue
+        names = frame["name"].astype(str)
+        keep = names.map(lambda n: matches(n, glob) and (glob is not None or not _ignored_by_default(n)))
+        out[layer] = frame[keep.to_numpy(dtype=bool)]
+    return out
+
+
+@dataclass(frozen=True)
+class Measurement:
+    objective: str
+    value: float  # bytes/s for the bandwidths, seconds for the times
+    bytes: float  # bytes read + written on the selected files
+    seconds: float  # the time the value divides by (or the value itself for the times)
+    files: tuple[str, ...]
+
+
+def measure(profile: Profile, objective: str, glob: str | None = None) -> Measurement:
+    """The objective of one run.  Raises NoObjective when there is nothing to measure."""
+    files = selected_files(profile, glob)
+    names = sorted({str(n) for f in files.values() for n in f["name"]} if files else set())
+    if objective == "wall-time":
+        t = float(profile.job.runtime)
+        if not (t > 0 and math.isfinite(t)):
+            raise NoObjective("the log has no run time")
+        return Measurement(objective, t, 0.0, t, tuple(names))
+    if not names:
+        what = f"no file matches --files {glob}" if glob else "the program did no file I/O"
+        raise NoObjective(what)
+    _, total = outermost_rank_io(files, profile.job.nprocs, profile.file_ranks)
+    table = total.table
+    if objective == "io-time":
+        t = float(table["time"].max())
+        if not t > 0:
+            raise NoObjective("no I/O time on the selected files")
+        return Measurement(objective, t, float(table["bytes"].sum()), t, tuple(names))
+    kind = "write" if objective == "write-bw" else "read"
+    column = "bytes_written" if kind == "write" else "bytes_read"
+    nbytes = float(table[column].sum())
+    seconds = float((table[f"{kind}_time"] + table["meta_time"]).max())
+    if nbytes <= 0:
+        raise NoObjective(f"no bytes {'written to' if kind == 'write' else 'read from'} the selected files")
+    if seconds <= 0:
+        raise NoObjective(f"no {kind} time on the selected files")
+    return Measurement(objective, nbytes / seconds, nbytes, seconds, tuple(names))
+
+
+def workload_features(profile: Profile, glob: str | None = None) -> dict[str, float]:
+    """What the prediction model knows of the workload: ranks, bytes, request sizes, access pattern."""
+    files = selected_files(profile, glob)
+    mpiio, posix = files["mpiio"], files["posix"]
+    outer = mpiio if len(mpiio) else posix
+
+    def total(frame: pd.DataFrame, col: str) -> float:
+        return float(frame[col].clip(lower=0).sum()) if col in frame and len(frame) else 0.0
+
+    written, read = total(outer, "bytes_written"), total(outer, "bytes_read")
+    if len(mpiio):
+        ops = sum(total(mpiio, c) for c in ("indep_writes", "coll_writes", "split_writes", "nb_writes",
+                                             "indep_reads", "coll_reads", "split_reads", "nb_reads"))
+        coll = sum(total(mpiio, c) for c in ("coll_writes", "coll_reads", "split_writes", "split_reads"))
+        noncontig = total(mpiio, "noncontig_view")
+    else:
+        ops = total(posix, "writes") + total(posix, "reads")
+        coll, noncontig = 0.0, 0.0
+    pops = total(posix, "writes") + total(posix, "reads")
+    seq = total(posix, "seq_writes") + total(posix, "seq_reads")
+    return {
+        "w_ranks": float(profile.job.nprocs),
+        "w_log2_bytes": math.log2(max(written + read, 1.0)),
+        "w_write_share": written / max(written + read, 1.0),
+        "w_log2_request": math.log2(max((written + read) / max(ops, 1.0), 1.0)),
+        "w_log2_posix_request": math.log2(max((written + read) / max(pops, 1.0), 1.0)),
+        "w_collective_share": coll / max(ops, 1.0),
+        "w_noncontig_view": float(noncontig > 0),
+        "w_sequential_share": seq / max(pops, 1.0),
+        "w_files": float(len(set(outer["name"])) if len(outer) else 0),
+        "w_shared": float((np.asarray(outer["rank"]) < 0).any()) if len(outer) else 0.0,
+    }

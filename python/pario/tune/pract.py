@@ -1,0 +1,209 @@
+"""Prediction-based tuning (after PrAct): an XGBoost model of the objective, searched instead of run.
+
+The model is trained on every finished trial of every study in the storage that has the same
+objective (earlier studies of other programs teach it too), with two kinds of features:
+
+* the configuration: a numeric dimension (counts, byte sizes) as log2 of its value, a word
+  (``enable``, ``romio321``) one-hot, ``default`` as missing (XGBoost learns where missing
+  values go);
+* the workload, from the trial's log (:func:`pario.tune.objective.workload_features`): ranks,
+  bytes, mean request size, share of collective calls, access pattern, file count.
+
+The target is log(value), so that the model's error is relative.  Each step predicts every
+configuration not yet run (a random sample of them when the space is too large) and runs the
+best ``k`` for real; the prediction made before a trial ran is stored with it, so the model's
+error on trials it had not seen (MdAPE) is measured, not assumed.  Until the study has
+:func:`startup` trials of its own, configurations are drawn at random.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pario.tune.objective import MAXIMISE
+from pario.tune.space import DEFAULT, Space, enumerate_configs
+from pario.tune.study import Study, config_key
+
+CANDIDATES = 20_000  # configurations scored per step when the space is larger
+TOP_K = 1  # run per model step (then refit)
+XGB_PARAMS = {"objective": "reg:squarederror", "max_depth": 4, "eta": 0.15, "subsample": 0.9,
+              "min_child_weight": 1.0, "lambda": 1.0, "nthread": 1, "verbosity": 0}
+XGB_ROUNDS = 150
+
+
+def startup(budget: int) -> int:
+    """Random trials before the model is trusted (the default not counted)."""
+    return max(4, min(10, budget // 4))
+
+
+def config_features(config: Mapping[str, str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, value in config.items():
+        if value == DEFAULT:
+            out[f"{name}"] = math.nan
+            continue
+        if value.isdigit():
+            out[name] = math.log2(max(int(value), 1))
+        else:
+            out[name] = math.nan
+            out[f"{name}={value}"] = 1.0
+    return out
+
+
+def row(config: Mapping[str, str], workload: Mapping[str, float] | None) -> dict[str, float]:
+    return {**config_features(config), **(workload or {})}
+
+
+def frame(rows: Sequence[Mapping[str, float]], columns: Sequence[str] | None = None) -> pd.DataFrame:
+    df = pd.DataFrame(list(rows), dtype=np.float64)
+    if columns is not None:
+        df = df.reindex(columns=list(columns))
+    # a one-hot column absent from a row means "not this value" when the dimension is set
+    for col in df.columns:
+        if "=" in col:
+            df[col] = df[col].fillna(0.0)
+    return df
+
+
+def fit(x: pd.DataFrame, y: np.ndarray, seed: int = 0):  # type: ignore[no-untyped-def]
+    import xgboost
+
+    data = xgboost.DMatrix(x.to_numpy(dtype=np.float64), label=y, missing=np.nan,
+                           feature_names=[c.replace("[", "(").replace("]", ")").replace("<", "lt")
+                                          for c in x.columns])
+    return xgboost.train({**XGB_PARAMS, "seed": seed}, data, num_boost_round=XGB_ROUNDS)
+
+
+def predict(model, x: pd.DataFrame) -> np.ndarray:  # type: ignore[no-untyped-def]
+    import xgboost
+
+    data = xgboost.DMatrix(x.to_numpy(dtype=np.float64), missing=np.nan,
+                           feature_names=[c.replace("[", "(").replace("]", ")").replace("<", "lt")
+                                          for c in x.columns])
+    return np.asarray(model.predict(data), dtype=np.float64)
+
+
+def training_rows(storage, objective: str) -> tuple[list[dict[str, float]], np.ndarray]:  # type: ignore[no-untyped-def]
+    """Every finished trial with a value of every pario study of this objective in the storage."""
+    import optuna
+    from optuna.trial import TrialState
+
+    rows: list[dict[str, float]] = []
+    values: list[float] = []
+    for summary in optuna.get_all_study_summaries(storage, include_best_trial=False):
+        info = summary.user_attrs.get("pario") if summary.user_attrs else None
+        if not info or info.get("objective") != objective:
+            continue
+        study = optuna.load_study(study_name=summary.study_name, storage=storage)
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+            vals = [v for v in t.user_attrs.get("values", []) if v and v > 0]
+            if not vals:
+                continue
+            rows.append(row(t.user_attrs.get("config", {}), t.user_attrs.get("workload")))
+            values.append(float(statistics.median(vals)))
+    return rows, np.asarray(values, dtype=np.float64)
+
+
+def random_config(space: Space, rng: random.Random) -> dict[str, str]:
+    config: dict[str, str] = {}
+    for d in space.dimensions:
+        config[d.name] = rng.choice(d.choices) if d.active(config) else DEFAULT
+    return space.normalise(config)
+
+
+def candidates(space: Space, tried: set[str], rng: random.Random) -> list[dict[str, str]]:
+    """Configurations not yet run: all of them, or a random sample when there are too many."""
+    try:
+        pool = enumerate_configs(space, limit=CANDIDATES)
+    except Exception:  # noqa: BLE001 - too many: sample instead
+        pool = [random_config(space, rng) for _ in range(CANDIDATES)]
+    seen: set[str] = set()
+    out = []
+    for c in pool:
+        key = config_key(c)
+        if key not in tried and key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def mdape(predicted: Sequence[float], actual: Sequence[float]) -> float | None:
+    """Median absolute percentage error, None without pairs."""
+    pairs = [(p, a) for p, a in zip(predicted, actual, strict=True) if a and a > 0 and p is not None]
+    if not pairs:
+        return None
+    return float(statistics.median(abs(p - a) / a for p, a in pairs))
+
+
+def cross_validated_mdape(rows: Sequence[Mapping[str, float]], values: np.ndarray, folds: int = 5,
+                          seed: int = 0) -> float | None:
+    """MdAPE of the model on held-out trials (k-fold), None with fewer than 2 folds' worth of trials."""
+    n = len(rows)
+    if n < 2 * folds:
+        return None
+    x = frame(rows)
+    order = np.random.default_rng(seed).permutation(n)
+    predicted = np.empty(n)
+    for k in range(folds):
+        test = order[k::folds]
+        train = np.setdiff1d(order, test)
+        model = fit(x.iloc[train], np.log(values[train]), seed)
+        predicted[test] = np.exp(predict(model, x.iloc[test]))
+    return mdape(list(predicted), list(values))
+
+
+def pract_proposer(seed: int | None) -> Callable[[Study, int], list]:
+    """The proposer of ``--strategy pract``: random until :func:`startup` trials, then the model's top-k."""
+    rng = random.Random(seed)
+
+    def propose(study: Study, n: int) -> list:
+        tried = set(study.samples()) | {config_key(t.user_attrs.get("config", {}))
+                                        for t in study.study.get_trials(deepcopy=False)}
+        own = len(study.samples())
+        pool = candidates(study.space, tried, rng)
+        if not pool:
+            return []
+        if own < 1 + startup(study.s.budget):
+            return [(c, None) for c in rng.sample(pool, min(n, len(pool)))]
+        rows, values = training_rows(study.study._storage, study.s.objective)
+        if len(rows) < 3:
+            return [(c, None) for c in rng.sample(pool, min(n, len(pool)))]
+        x = frame(rows)
+        model = fit(x, np.log(values), seed or 0)
+        workload = _workload_of(study)
+        scored = predict(model, frame([row(c, workload) for c in pool], columns=list(x.columns)))
+        order = np.argsort(-scored if study.s.objective in MAXIMISE else scored)
+        picks = [int(i) for i in order[: max(n, TOP_K)]]
+        return [(pool[i], float(math.exp(scored[i]))) for i in picks][:n]
+
+    return propose
+
+
+def _workload_of(study: Study) -> dict[str, float] | None:
+    """The workload features of this study (from its default run, else any run)."""
+    trials = study.outcomes()
+    for t in sorted(trials, key=lambda t: t.user_attrs.get("role") != "default"):
+        if t.user_attrs.get("workload"):
+            return dict(t.user_attrs["workload"])
+    return None
+
+
+def held_out_error(study) -> float | None:  # type: ignore[no-untyped-def]
+    """MdAPE of the predictions stored with trials, against what they then measured."""
+    from optuna.trial import TrialState
+
+    pairs = [(t.user_attrs["predicted"], float(statistics.median(t.user_attrs["values"])))
+             for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+             if t.user_attrs.get("predicted") is not None and t.user_attrs.get("values")]
+    return mdape([p for p, _ in pairs], [a for _, a in pairs])
+
+
+def dumps_features(config: Mapping[str, str]) -> str:
+    return json.dumps(config_features(config))

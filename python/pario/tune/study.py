@@ -1,0 +1,486 @@
+"""A tuning study: measure the default, search, re-measure, and say what won.
+
+Every trial is a configuration run ``repeat`` times (its value is the median of the runs)
+and stored in an Optuna study: its parameters are the dimensions that apply, its user
+attributes the whole configuration, every run's value, the logs, the hints the MPI library
+ignored and, for failures, the tail of stderr.  Trials have a role:
+
+* ``default``: the default configuration, measured first, the same way;
+* ``search``: proposed by the strategy (these and the default make the budget);
+* ``remeasure``: a configuration that just became the best is run again at once, so that one
+  lucky run does not make an incumbent;
+* ``verify``: at the end the best and the default are run until each has at least
+  :data:`VERIFY_SAMPLES` samples, and the best is called better only if a one-sided
+  Mann-Whitney U test on all their samples gives p <= :data:`ALPHA`.
+
+Studies resume: ``--study NAME`` with the same storage continues where a killed run stopped
+(trials left RUNNING by a killed process are marked failed and their configuration run
+again); no finished trial is lost, as each is stored when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pario.errors import ParioError
+from pario.tune import config as cfg
+from pario.tune.objective import NoObjective, better, direction, measure, workload_features
+from pario.tune.runner import RunResult, pario_run_argv, run_local, run_slurm
+from pario.tune.space import DEFAULT, Detected, Dimension, Space, enumerate_configs
+
+STRATEGIES = ("exact", "pract", "random", "grid")
+ROLES_IN_BUDGET = ("default", "search")
+VERIFY_SAMPLES = 3
+ALPHA = 0.05
+SCHEMA = 1
+
+
+@dataclass
+class Settings:
+    """What ``pario tune`` was asked to do."""
+
+    command: list[str]
+    objective: str = "write-bw"
+    files: str | None = None
+    strategy: str = "exact"
+    budget: int = 20
+    repeat: int = 1
+    jobs: int = 1
+    launcher: str = "local"
+    timeout: float | None = 600.0
+    seed: int | None = None
+    sbatch_args: list[str] = field(default_factory=list)
+    workdir: Path = field(default_factory=Path.cwd)
+    out_root: Path = field(default_factory=lambda: Path.cwd() / ".pario" / "tune")
+    verify: bool = True
+    #: extra environment of every run (tests and benchmarks)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+# ---- the space, stored with the study ---------------------------------------------------
+
+def space_to_json(space: Space) -> dict:
+    return {"dimensions": [asdict(d) for d in space.dimensions], "detected": asdict(space.detected),
+            "notes": list(space.notes)}
+
+
+def space_from_json(data: Mapping) -> Space:
+    dims = []
+    for d in data["dimensions"]:
+        when = d.get("when")
+        dims.append(Dimension(d["name"], d["kind"], tuple(d["choices"]),
+                              (when[0], tuple(when[1])) if when else None, d.get("help", "")))
+    return Space(tuple(dims), Detected(**data["detected"]), tuple(data.get("notes", ())))
+
+
+# ---- trials ------------------------------------------------------------------------------
+
+def config_key(config: Mapping[str, str]) -> str:
+    return json.dumps(dict(sorted(config.items())), separators=(",", ":"))
+
+
+def suggest(trial, space: Space) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Ask Optuna's trial for every dimension that applies, in order (define-by-run)."""
+    config: dict[str, str] = {}
+    for d in space.dimensions:
+        config[d.name] = trial.suggest_categorical(d.name, list(d.choices)) if d.active(config) else DEFAULT
+    return space.normalise(config)
+
+
+def params_of(space: Space, config: Mapping[str, str]) -> dict[str, str]:
+    """The Optuna parameters of a configuration: its dimensions that apply."""
+    config = space.normalise(config)
+    out: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for d in space.dimensions:
+        if d.active(seen):
+            out[d.name] = config[d.name]
+        seen[d.name] = config[d.name]
+    return out
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    config: dict[str, str]
+    role: str
+    values: list[float]
+    runs: list[dict]
+    workload: dict[str, float] | None
+    ignored: list[list]
+    predicted: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.values) and len(self.values) == len(self.runs)
+
+    @property
+    def value(self) -> float:
+        return float(statistics.median(self.values))
+
+
+def _ignored_hints(profile, injected: Mapping[str, str], glob: str | None) -> list[list]:  # type: ignore[no-untyped-def]
+    """Hints injected but not in effect in the files measured: [file, key, asked, in effect or None]."""
+    if not injected:
+        return []
+    try:
+        from pario.analysis.mpihints import ignored_hints
+    except ImportError:  # the per-file comparison is not in this version of the analysis
+        return []
+    from pario.tune.objective import matches
+
+    out = []
+    mpiio = profile.layer("mpiio")
+    for fid, name in zip(mpiio["id"], mpiio["name"], strict=False):
+        if not matches(str(name), glob) or ".locktest." in str(name):
+            continue
+        effective = profile.hints.get(int(fid), {})
+        for key, asked, got in ignored_hints(dict(injected), effective):
+            out.append([str(name), key, asked, got])
+    return out
+
+
+class Runner:
+    """Runs configurations: applies them, launches, reads the objective from the logs."""
+
+    def __init__(self, settings: Settings, space: Space, study_dir: Path) -> None:
+        self.s = settings
+        self.space = space
+        self.dir = study_dir
+
+    def run_trial(self, number: int, config: Mapping[str, str], role: str) -> TrialOutcome:
+        from pario.log import read_log
+
+        a = cfg.applied(self.space, config)
+        tdir = self.dir / f"trial-{number:04d}"
+        tdir.mkdir(parents=True, exist_ok=True)
+        hints_file = None
+        if a.hints:
+            hints_file = tdir / "hints.txt"
+            hints_file.write_text(cfg.hints_text(a.hints, self.s.files))
+        env = {**os.environ, **self.s.env, **a.env()}
+        values: list[float] = []
+        runs: list[dict] = []
+        workload = None
+        ignored: list[list] = []
+        for k in range(self.s.repeat):
+            rdir = tdir / f"run-{k + 1}"
+            log = rdir / "trial.pario"
+            if log.exists():
+                log.unlink()
+            stripe = cfg.stripe_command(Path(self.space.detected.directory), a.stripe)
+            if stripe:
+                import subprocess
+
+                done = subprocess.run(stripe, capture_output=True, text=True, timeout=60)
+                if done.returncode != 0:
+                    error = f"{' '.join(stripe)}: {done.stderr.strip()[:300]}"
+                    runs.append({"status": "failed", "error": error})
+                    break
+            argv = pario_run_argv(log, cfg.pario_run_args(a, hints_file), self.s.command)
+            if self.s.launcher == "slurm":
+                res = run_slurm(argv, env, self.s.workdir, rdir, log, self.s.timeout, self.s.sbatch_args,
+                                f"pario-tune-{number}")
+            else:
+                res = run_local(argv, env, self.s.workdir, rdir, log, self.s.timeout)
+            entry = self._read(res, log, read_log)
+            runs.append(entry["run"])
+            if entry["run"]["status"] != "ok":
+                break
+            values.append(entry["value"])
+            if workload is None:
+                workload = entry["workload"]
+                ignored = _ignored_hints(entry["profile"], a.hints, self.s.files)
+        return TrialOutcome(self.space.normalise(config), role, values, runs, workload, ignored)
+
+    def _read(self, res: RunResult, log: Path, read_log: Callable) -> dict:
+        run = {"status": res.status, "seconds": round(res.seconds, 3), "log": str(log)}
+        if res.status != "ok":
+            run["error"] = res.stderr_tail
+            return {"run": run}
+        try:
+            profile = read_log(log)
+            m = measure(profile, self.s.objective, self.s.files)
+        except (NoObjective, ParioError) as exc:
+            run["status"] = "failed"
+            run["error"] = f"{exc}"
+            return {"run": run}
+        run.update(value=m.value, bytes=m.bytes, time=m.seconds)
+        return {"run": run, "value": m.value, "profile": profile,
+                "workload": workload_features(profile, self.s.files)}
+
+
+# ---- the loop ---------------------------------------------------------------------------
+
+@dataclass
+class Progress:
+    """What the loop reports as it goes (the CLI draws it)."""
+
+    done: int = 0
+    budget: int = 0
+    best: float | None = None
+    best_config: str = ""
+    last: str = ""
+    seconds_per_trial: float = 0.0
+    phase: str = "search"
+
+
+class Study:
+    """An Optuna study with pario's settings, space and trials."""
+
+    def __init__(self, optuna_study, settings: Settings, space: Space, directory: Path) -> None:  # type: ignore[no-untyped-def]
+        self.study = optuna_study
+        self.s = settings
+        self.space = space
+        self.dir = directory
+
+    # -- what is stored --
+    def outcomes(self) -> list:  # the finished trials, oldest first
+        from optuna.trial import TrialState
+
+        return [t for t in self.study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
+
+    def budget_used(self) -> int:
+        from optuna.trial import TrialState
+
+        return sum(1 for t in self.study.get_trials(deepcopy=False)
+                   if t.user_attrs.get("role") in ROLES_IN_BUDGET and t.state in (TrialState.COMPLETE,
+                                                                                   TrialState.FAIL))
+
+    def samples(self) -> dict[str, list[float]]:
+        """Every run's value of every configuration, over all its trials."""
+        out: dict[str, list[float]] = {}
+        for t in self.outcomes():
+            out.setdefault(config_key(t.user_attrs["config"]), []).extend(t.user_attrs.get("values", []))
+        return out
+
+    def default_key(self) -> str:
+        return config_key(self.space.default())
+
+    def incumbent(self) -> str | None:
+        """The configuration with the best median over all its runs."""
+        best = None
+        for key, vals in self.samples().items():
+            if vals and (best is None or better(self.s.objective, statistics.median(vals),
+                                                statistics.median(self.samples()[best]))):
+                best = key
+        return best
+
+    # -- running --
+    def _record(self, trial, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
+        from optuna.trial import TrialState
+
+        attrs = {"config": outcome.config, "role": outcome.role, "values": outcome.values,
+                 "runs": outcome.runs, "workload": outcome.workload, "ignored_hints": outcome.ignored}
+        if outcome.predicted is not None:
+            attrs["predicted"] = outcome.predicted
+        for k, v in attrs.items():
+            trial.set_user_attr(k, v)
+        if outcome.ok:
+            self.study.tell(trial, outcome.value)
+        else:
+            self.study.tell(trial, state=TrialState.FAIL)
+
+    def fail_stale(self) -> int:
+        """Trials a killed run left RUNNING are failed (their configuration will run again)."""
+        from optuna.trial import TrialState
+
+        n = 0
+        for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            self.study._storage.set_trial_user_attr(t._trial_id, "error",
+                                                    "interrupted: pario tune was stopped")
+            self.study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+            n += 1
+        return n
+
+    def run(self, propose: Callable[[Study, int], list[tuple[dict[str, str] | None, float | None]]],
+            runner: Runner, progress: Callable[[Progress], None] | None = None) -> None:
+        """Measure the default, then search until the budget is used, then verify."""
+        self.fail_stale()
+        has_default = any(config_key(t.user_attrs.get("config", {})) == self.default_key()
+                          and t.user_attrs.get("role") == "default" for t in self.outcomes())
+        queue: list[tuple[dict[str, str] | None, str, float | None]] = []
+        if not has_default:
+            queue.append((self.space.default(), "default", None))
+        state = Progress(budget=self.s.budget)
+        started = time.monotonic()
+        remeasured: set[str] = set()
+        with ThreadPoolExecutor(max_workers=max(self.s.jobs, 1)) as pool:
+            running: dict[Future, tuple] = {}
+            while True:
+                in_budget = self.budget_used() + sum(1 for _, (_, role, _) in running.items()
+                                                     if role in ROLES_IN_BUDGET)
+                while len(running) < max(self.s.jobs, 1):
+                    if not queue and in_budget < self.s.budget:
+                        # a new default/search trial: ask the strategy (None: the sampler decides)
+                        batch = propose(self, 1) if not (self.s.jobs > 1 and not has_default
+                                                         and running) else []
+                        queue += [(c, "search", p) for c, p in batch]
+                    if not queue:
+                        break
+                    config, role, predicted = queue.pop(0)
+                    if role in ROLES_IN_BUDGET and in_budget >= self.s.budget:
+                        continue
+                    if config is not None:
+                        self.study.enqueue_trial(params_of(self.space, config), skip_if_exists=False)
+                    trial = self.study.ask()
+                    chosen = suggest(trial, self.space)
+                    fut = pool.submit(runner.run_trial, trial.number, chosen, role)
+                    running[fut] = (trial, role, predicted)
+                    if role in ROLES_IN_BUDGET:
+                        in_budget += 1
+                if not running:
+                    break
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    trial, role, predicted = running.pop(fut)
+                    outcome = fut.result()
+                    if predicted is not None:
+                        outcome = TrialOutcome(outcome.config, outcome.role, outcome.values, outcome.runs,
+                                               outcome.workload, outcome.ignored, predicted)
+                    self._record(trial, outcome)
+                    if role == "default":
+                        has_default = True
+                    key = config_key(outcome.config)
+                    if (outcome.ok and role == "search" and key == self.incumbent() and key not in remeasured
+                            and key != self.default_key()):
+                        remeasured.add(key)
+                        queue.insert(0, (outcome.config, "remeasure", None))
+                    self._report(state, progress, started, outcome)
+        if self.s.verify:
+            self.verify(runner, progress, state, started)
+
+    def _report(self, state: Progress, progress, started: float, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
+        state.done = self.budget_used()
+        inc = self.incumbent()
+        if inc is not None:
+            state.best = statistics.median(self.samples()[inc])
+            state.best_config = cfg.describe(self.space, json.loads(inc))
+        from pario.tune.output import show_value
+
+        shown = show_value(self.s.objective, outcome.value) if outcome.ok else "failed"
+        state.last = f"trial {outcome.role}: {shown}  {cfg.describe(self.space, outcome.config)}"
+        trials = len(self.study.get_trials(deepcopy=False))
+        state.seconds_per_trial = (time.monotonic() - started) / max(trials, 1)
+        if progress:
+            progress(state)
+
+    def verify(self, runner: Runner, progress, state: Progress, started: float) -> None:  # type: ignore[no-untyped-def]
+        """Run the incumbent and the default until each has VERIFY_SAMPLES samples."""
+        state.phase = "verify"
+        for _ in range(2 * VERIFY_SAMPLES):
+            inc = self.incumbent()
+            if inc is None:
+                return
+            samples = self.samples()
+            todo = [k for k in dict.fromkeys([inc, self.default_key()])
+                    if len(samples.get(k, [])) < VERIFY_SAMPLES]
+            if not todo:
+                return
+            for key in todo:
+                config = json.loads(key)
+                self.study.enqueue_trial(params_of(self.space, config))
+                trial = self.study.ask()
+                outcome = runner.run_trial(trial.number, suggest(trial, self.space), "verify")
+                self._record(trial, outcome)
+                self._report(state, progress, started, outcome)
+                if not outcome.ok:
+                    return
+
+
+# ---- proposers (strategies that are not a plain Optuna sampler) ----------------------------
+
+def sampler_proposer(study: Study, n: int) -> list[tuple[dict[str, str] | None, float | None]]:
+    """Leave the choice to the study's Optuna sampler."""
+    return [(None, None)] * n
+
+
+def grid_proposer(seed: int | None) -> Callable[[Study, int], list]:
+    """Every configuration of the space once, in a random order fixed by the seed."""
+    order: list[dict[str, str]] = []
+
+    def propose(study: Study, n: int) -> list:
+        if not order:
+            configs = enumerate_configs(study.space)
+            random.Random(seed).shuffle(configs)
+            order.extend(configs)
+        tried = set(study.samples()) | {config_key(t.user_attrs.get("config", {}))
+                                        for t in study.study.get_trials(deepcopy=False)}
+        fresh = [c for c in order if config_key(study.space.normalise(c)) not in tried]
+        return [(c, None) for c in fresh[:n]]
+
+    return propose
+
+
+def make_sampler(strategy: str, seed: int | None, budget: int):  # type: ignore[no-untyped-def]
+    import optuna
+
+    if strategy == "exact":
+        # multivariate TPE with groups: the space is conditional (ROMIO's hints only under ROMIO);
+        # docs/performance.md ("Tuning") compares it with independent TPE and random search
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True,
+                                          n_startup_trials=max(3, min(10, budget // 4)),
+                                          warn_independent_sampling=False, constant_liar=True)
+    return optuna.samplers.RandomSampler(seed=seed)
+
+
+# ---- creating and resuming ---------------------------------------------------------------
+
+def settings_json(s: Settings) -> dict:
+    return {"schema": SCHEMA, "command": s.command, "objective": s.objective, "files": s.files,
+            "strategy": s.strategy, "repeat": s.repeat, "workdir": str(s.workdir),
+            "launcher": s.launcher, "sbatch_args": s.sbatch_args}
+
+
+def open_study(storage, name: str, settings: Settings, space: Space, resume_only: bool = False) -> Study:  # type: ignore[no-untyped-def]
+    """Create the study ``name``, or resume it when it exists with the same command and objective."""
+    import optuna
+
+    sampler = make_sampler(settings.strategy, settings.seed, settings.budget)
+    try:
+        existing = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
+    except KeyError:
+        existing = None
+    if existing is not None:
+        stored = existing.user_attrs.get("pario")
+        if not stored:
+            raise ParioError(f"study {name} in this storage was not made by pario tune")
+        for key in ("command", "objective", "files"):
+            if stored.get(key) != settings_json(settings).get(key):
+                raise ParioError(f"study {name} exists with another {key} ({stored.get(key)!r}); "
+                                 "choose another --study name")
+        space = space_from_json(existing.user_attrs["pario_space"])
+        settings.strategy = stored.get("strategy", settings.strategy)
+        existing.sampler = make_sampler(settings.strategy, settings.seed, settings.budget)
+        return Study(existing, settings, space, settings.out_root / name)
+    if resume_only:
+        raise ParioError(f"no study {name} in this storage")
+    created = optuna.create_study(study_name=name, storage=storage, sampler=sampler,
+                                  direction=direction(settings.objective))
+    created.set_user_attr("pario", settings_json(settings))
+    created.set_user_attr("pario_space", space_to_json(space))
+    return Study(created, settings, space, settings.out_root / name)
+
+
+def load_study(storage, name: str):  # type: ignore[no-untyped-def]
+    """A stored study for reporting (ParioError if it is missing or not pario's)."""
+    import optuna
+
+    try:
+        study = optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        names = [s.study_name for s in optuna.get_all_study_summaries(storage)]
+        known = f" (studies here: {', '.join(names[:10])})" if names else " (no study in this storage)"
+        raise ParioError(f"no study {name}{known}") from None
+    if "pario" not in study.user_attrs:
+        raise ParioError(f"study {name} was not made by pario tune")
+    return study
+
+
