@@ -187,3 +187,65 @@ def test_runtime_skips_a_binary_file(tmp_path, compile_program, libpario, mpi_en
     assert meta["rejected_hints"][0]["line"] == 1
     assert meta["rejected_hints"][0]["reason"] == "not a text line: byte 0x7f"
     assert meta["rejected_hints_total"] == len(meta["rejected_hints"])
+
+
+# ---- per-file sections ([GLOB]) -------------------------------------------------------------------
+
+
+def test_sections_apply_in_file_order():
+    from pario.hints import HintSection, hints_for, parse_hints_file
+
+    data = (b"cb_nodes 2\n[*.h5]   # hdf5 files\nstriping_factor 8\ncb_nodes 4\n"
+            b"[/scratch/*/ckpt_*]\nromio_cb_write disable\n[ckpt_*.h5]\ncb_nodes 8\n")
+    parsed = parse_hints_file(data, "h")
+    assert parsed.global_hints == (("cb_nodes", "2"),)
+    assert parsed.sections == (HintSection("*.h5", (("striping_factor", "8"), ("cb_nodes", "4"))),
+                               HintSection("/scratch/*/ckpt_*", (("romio_cb_write", "disable"),)),
+                               HintSection("ckpt_*.h5", (("cb_nodes", "8"),)))
+    assert parse_hints(data, "h") == [("cb_nodes", "2")]  # the global hints
+    assert hints_for(parsed, "out/a.dat") == {"cb_nodes": "2"}
+    assert hints_for(parsed, "/scratch/u/b.h5") == {"cb_nodes": "4", "striping_factor": "8"}
+    # '*' crosses '/' in a glob with '/'; a glob without '/' sees the base name only
+    assert hints_for(parsed, "/scratch/u/run/ckpt_1.h5") == {"cb_nodes": "8", "striping_factor": "8",
+                                                              "romio_cb_write": "disable"}
+    assert hints_for(parsed, "scratch/u/ckpt_1") == {"cb_nodes": "2"}  # not the path as opened
+    assert hints_for(parsed, "/x/ckpt_1.h5/y") == {"cb_nodes": "2"}
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"cb_nodes 2\n[]\ncb_nodes 4\n", "h:2: empty glob in section header []"),
+    (b"[*.h5\n", "h:1: section header '[*.h5' not closed by ']' (expected [GLOB] alone on its line)"),
+    (b"[*.h5] cb_nodes 4\n", "h:1: section header '[*.h5] cb_nodes 4' not closed by ']' (expected [GLOB] "
+     "alone on its line)"),
+    (b"[" + b"g" * 256 + b"]\n", "h:1: glob of 256 characters, at most 255 allowed"),
+    (b"[a]\ncb_nodes 1\n[b]\ncb_nodes 2\ncb_nodes 3\n",
+     "h:5: duplicate key cb_nodes in section [b] (first on line 4)"),
+    (b"".join(b"[g%d]\n" % i for i in range(17)), "h:17: more than 16 sections"),
+    (b"".join(b"h%d 1\n" % i for i in range(40)) + b"[x]\n" + b"".join(b"s%d 1\n" % i for i in range(25)),
+     "h: 65 hints, at most 64 are injected"),
+])
+def test_bad_sections_are_refused(data, message):
+    with pytest.raises(ParioError) as err:
+        parse_hints(data, "h")
+    assert str(err.value) == f"hints file {message}"
+
+
+def test_same_key_in_two_sections_is_fine():
+    from pario.hints import parse_hints_file
+
+    parsed = parse_hints_file(b"cb_nodes 1\n[a*]\ncb_nodes 2\n[b*]\ncb_nodes 3\n", "h")
+    assert [s.hints for s in parsed.sections] == [(("cb_nodes", "2"),), (("cb_nodes", "3"),)]
+
+
+def test_ignored_hints_compares_values_by_kind():
+    from pario.analysis.mpihints import ignored_hints
+
+    injected = {"cb_buffer_size": "016777216", "romio_cb_write": "DISABLE", "romio_no_indep_rw": "True",
+                "cb_nodes": "4", "striping_factor": "8", "cb_config_list": "*:1", "pario_cb_algorithm": "mpi"}
+    effective = {"cb_buffer_size": "16777216", "romio_cb_write": "disable", "romio_no_indep_rw": "true",
+                 "cb_nodes": "2", "cb_config_list": "*:*"}
+    assert ignored_hints(injected, effective) == [("cb_nodes", "4", "2"), ("striping_factor", "8", None),
+                                                  ("cb_config_list", "*:1", "*:*")]
+    assert ignored_hints({}, effective) == []
+    assert ignored_hints({"romio_cb_write": "enable"}, {"romio_cb_write": "automatic"}) == [
+        ("romio_cb_write", "enable", "automatic")]

@@ -3,7 +3,7 @@
  * Usage: hints_files OUTDIR S [NAME...]   (names default to a.dat b.h5)
  *   for each NAME, in order: MPI_File_open(OUTDIR/NAME, MPI_INFO_NULL), every rank
  *   writes S bytes of 'a'+rank at rank*S (MPI_File_write_at_all), then rank 0 prints
- *   "NAME: key=value key=value ..." of MPI_File_get_info (keys sorted as the library
+ *   "NAME:<TAB>key=value<TAB>key=value..." of MPI_File_get_info (keys sorted as the library
  *   gives them) and the file is closed.
  */
 #include <mpi.h>
@@ -27,7 +27,7 @@ static void print_info(const char *name, MPI_File fh)
         MPI_Info_get_nthkey(info, i, key);
         MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
         if (flag)
-            printf(" %s=%s", key, val);
+            printf("\t%s=%s", key, val);
     }
     printf("\n");
     MPI_Info_free(&info);
