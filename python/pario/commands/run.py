@@ -37,8 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "job's log is named <program>-<pid or Slurm job>-<date>.pario "
                    "(default: ./<program>-<date>.pario)")
     p.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open "
-                   "('key value' or 'key=value' per line, one value per key, '#' comments; checked "
-                   "before launch; sets PARIO_HINTS)")
+                   "('key value' or 'key=value' per line, one value per key, '#' comments; a line [GLOB] "
+                   "starts hints for the files matching GLOB only; checked before launch; sets "
+                   "PARIO_HINTS)")
     p.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
                    help="serve the collective writes by pario's two-phase engine (sets PARIO_COLL; "
                    "checked before launch; ALGO and SHUFFLE below)")
