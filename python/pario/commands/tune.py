@@ -138,8 +138,13 @@ def _run(args: argparse.Namespace) -> int:
     name = args.study or tune.default_study_name(command, args.objective)
     if "/" in name or not name.strip():
         raise ParioError(f"--study {name!r}: a name without '/'")
-    with _progress(args.budget, args.objective) as progress:
-        study, summary = tune.tune(settings, space, name, args.storage, progress)
+    try:
+        with _progress(args.budget, args.objective) as progress:
+            study, summary = tune.tune(settings, space, name, args.storage, progress)
+    except KeyboardInterrupt:
+        print(f"pario tune: interrupted; the finished trials are stored: resume with --study {name}"
+              + (f" --storage {args.storage}" if args.storage else ""), file=sys.stderr)
+        return 130
     return _finish(study, summary, args)
 
 

@@ -12,8 +12,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,28 @@ def tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+#: runs going on, with what cancels them besides a kill (scancel of a Slurm job)
+_live: dict[subprocess.Popen, Callable[[], None] | None] = {}
+_live_lock = threading.Lock()
+
+
+def _started(proc: subprocess.Popen, cancel: Callable[[], None] | None = None) -> subprocess.Popen:
+    with _live_lock:
+        _live[proc] = cancel
+    return proc
+
+
+def kill_all() -> int:
+    """Stop every run still going (Ctrl-C of pario tune: the runs are in sessions of their own)."""
+    with _live_lock:
+        procs = list(_live.items())
+    for proc, cancel in procs:
+        if cancel:
+            cancel()
+        _kill_group(proc)
+    return len(procs)
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
@@ -60,10 +83,22 @@ def _kill_group(proc: subprocess.Popen) -> None:
             continue
 
 
+def _wait(proc: subprocess.Popen, timeout: float | None) -> int:
+    """proc.wait in short steps, so that a KeyboardInterrupt reaches the main thread at once."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        step = 0.5 if deadline is None else min(0.5, max(deadline - time.monotonic(), 0.0))
+        try:
+            return proc.wait(timeout=step)
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+
+
 def _finish(proc: subprocess.Popen, timeout: float | None, log: Path, err: Path, started: float,
             on_timeout=None) -> RunResult:  # type: ignore[no-untyped-def]
     try:
-        code = proc.wait(timeout=timeout)
+        code = _wait(proc, timeout)
     except subprocess.TimeoutExpired:
         if on_timeout:
             on_timeout()
@@ -73,7 +108,12 @@ def _finish(proc: subprocess.Popen, timeout: float | None, log: Path, err: Path,
     except BaseException:  # Ctrl-C: the run must not outlive pario tune
         _kill_group(proc)
         raise
+    finally:
+        with _live_lock:
+            _live.pop(proc, None)
     seconds = time.monotonic() - started
+    if code < 0 and -code in (signal.SIGTERM, signal.SIGKILL) and not log.is_file():
+        return RunResult("failed", log, seconds, code, f"killed by signal {-code}\n" + tail(err))
     if code != 0:
         return RunResult("failed", log, seconds, code, f"exit code {code}\n" + tail(err))
     if not log.is_file():
@@ -89,8 +129,8 @@ def run_local(argv: Sequence[str], env: Mapping[str, str], workdir: Path, out_di
     started = time.monotonic()
     with open(out, "wb") as fo, open(err, "wb") as fe:
         try:
-            proc = subprocess.Popen(list(argv), cwd=workdir, env=dict(env), stdout=fo, stderr=fe,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = _started(subprocess.Popen(list(argv), cwd=workdir, env=dict(env), stdout=fo, stderr=fe,
+                                             stdin=subprocess.DEVNULL, start_new_session=True))
         except OSError as exc:
             return RunResult("failed", log, 0.0, None, f"cannot start {argv[0]}: {exc.strerror}")
         return _finish(proc, timeout, log, err, started)
@@ -123,19 +163,23 @@ def run_slurm(argv: Sequence[str], env: Mapping[str, str], workdir: Path, out_di
     full = slurm_argv(script, argv, out_dir, name, timeout, sbatch_args)
     submit = out_dir / "sbatch.txt"
     started = time.monotonic()
-    with open(submit, "wb") as fo:
-        try:
-            proc = subprocess.Popen(full, cwd=workdir, env=dict(env), stdout=fo, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-        except OSError as exc:
-            return RunResult("failed", log, 0.0, None, f"cannot run sbatch: {exc.strerror}")
 
     def cancel() -> None:
         jobid = submit.read_text(errors="replace").strip().split(";")[0].splitlines()
         if jobid and jobid[0].isdigit():
             subprocess.run(["scancel", jobid[0]], env=dict(env), capture_output=True, timeout=30)
 
-    result = _finish(proc, timeout + 60 if timeout else None, log, out_dir / "stderr.txt", started, cancel)
+    with open(submit, "wb") as fo:
+        try:
+            proc = _started(subprocess.Popen(full, cwd=workdir, env=dict(env), stdout=fo,
+                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                             start_new_session=True), cancel)
+        except OSError as exc:
+            return RunResult("failed", log, 0.0, None, f"cannot run sbatch: {exc.strerror}")
+    # no local timeout: Slurm's --time limits the run, and time in the queue is not a failure
+    result = _finish(proc, None, log, out_dir / "stderr.txt", started, cancel)
+    if result.status == "failed" and "TIME LIMIT" in tail(out_dir / "stderr.txt"):
+        result = RunResult("timeout", log, result.seconds, result.returncode, result.stderr_tail)
     if result.status != "ok":
         extra = tail(submit, 5)
         return RunResult(result.status, log, result.seconds, result.returncode,

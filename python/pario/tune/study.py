@@ -338,7 +338,11 @@ class Study:
                         in_budget += 1
                 if not running:
                     break
-                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                try:
+                    done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                except KeyboardInterrupt:
+                    self._interrupt(running)
+                    raise
                 for fut in done:
                     trial, role, predicted = running.pop(fut)
                     outcome = fut.result()
@@ -371,6 +375,18 @@ class Study:
         state.seconds_per_trial = (time.monotonic() - started) / max(trials, 1)
         if progress:
             progress(state)
+
+    def _interrupt(self, running: Mapping[Future, tuple]) -> None:
+        """Ctrl-C: stop the runs, and mark their trials failed so that a resumed study runs them again."""
+        from optuna.trial import TrialState
+
+        from pario.tune.runner import kill_all
+
+        kill_all()
+        for fut, (trial, _, _) in running.items():
+            fut.cancel()
+            trial.set_user_attr("error", "interrupted: pario tune was stopped (Ctrl-C)")
+            self.study.tell(trial, state=TrialState.FAIL)
 
     def verify(self, runner: Runner, progress, state: Progress, started: float) -> None:  # type: ignore[no-untyped-def]
         """Run the incumbent and the default until each has VERIFY_SAMPLES samples."""
