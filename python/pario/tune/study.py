@@ -127,13 +127,14 @@ class TrialOutcome:
 
 
 def _ignored_hints(profile, injected: Mapping[str, str], glob: str | None) -> list[list]:  # type: ignore[no-untyped-def]
-    """Hints injected but not in effect in the files measured: [file, key, asked, in effect or None]."""
+    """Hints injected but not in effect in the files measured: [file, key, asked, in effect or None].
+
+    The log's per-file record of what was injected is the truth; ``injected`` (the trial's
+    hints) stands in for a file without one.
+    """
     if not injected:
         return []
-    try:
-        from pario.analysis.mpihints import ignored_hints
-    except ImportError:  # the per-file comparison is not in this version of the analysis
-        return []
+    from pario.analysis.mpihints import ignored_hints
     from pario.tune.objective import matches
 
     out = []
@@ -141,9 +142,10 @@ def _ignored_hints(profile, injected: Mapping[str, str], glob: str | None) -> li
     for fid, name in zip(mpiio["id"], mpiio["name"], strict=False):
         if not matches(str(name), glob) or ".locktest." in str(name):
             continue
+        asked = profile.injected_hints.get(int(fid)) or dict(injected)
         effective = profile.hints.get(int(fid), {})
-        for key, asked, got in ignored_hints(dict(injected), effective):
-            out.append([str(name), key, asked, got])
+        for key, value, got in ignored_hints(asked, effective):
+            out.append([str(name), key, value, got])
     return out
 
 
