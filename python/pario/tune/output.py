@@ -62,6 +62,9 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out.append(f"speed-up over the default: {summary.speedup:.2f}x, {verdict}")
     else:
         out.append(verdict[0].upper() + verdict[1:])
+    if summary.prediction_mdape is not None:
+        out.append(f"prediction error of the model on the trials it chose (MdAPE): "
+                   f"{100 * summary.prediction_mdape:.1f}%")
     out += [f"note: {n}" for n in summary.notes]
     if summary.best and summary.verdict == "better" and written:
         a = cfg.applied(space, summary.best.config)

@@ -141,10 +141,10 @@ JOB_SCRIPT = "#!/bin/sh\n# pario tune: one trial as a Slurm job; the command com
 
 
 def slurm_argv(job_script: Path, argv: Sequence[str], out_dir: Path, name: str, timeout: float | None,
-               sbatch_args: Sequence[str]) -> list[str]:
+               sbatch_args: Sequence[str], workdir: Path) -> list[str]:
     """``sbatch --wait`` of one run: the user's resources (``sbatch_args``), output in ``out_dir``."""
     limit = [f"--time={max(1, math.ceil(timeout / 60) + 1)}"] if timeout else []
-    return ["sbatch", "--wait", "--parsable", f"--job-name={name}", f"--chdir={Path.cwd()}",
+    return ["sbatch", "--wait", "--parsable", f"--job-name={name}", f"--chdir={workdir}",
             f"--output={out_dir / 'stdout.txt'}", f"--error={out_dir / 'stderr.txt'}", *limit,
             *sbatch_args, str(job_script), *argv]
 
@@ -160,7 +160,7 @@ def run_slurm(argv: Sequence[str], env: Mapping[str, str], workdir: Path, out_di
     script = out_dir / "job.sh"
     script.write_text(JOB_SCRIPT)
     script.chmod(0o755)
-    full = slurm_argv(script, argv, out_dir, name, timeout, sbatch_args)
+    full = slurm_argv(script, argv, out_dir, name, timeout, sbatch_args, workdir)
     submit = out_dir / "sbatch.txt"
     started = time.monotonic()
 
