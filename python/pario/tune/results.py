@@ -151,7 +151,7 @@ def summarise(study) -> Summary:  # type: ignore[no-untyped-def]
                    default, best, ratio, p, verdict,
                    sum(1 for r in rows if r.role in ROLES_IN_BUDGET and r.state in ("complete", "fail")),
                    sum(1 for r in rows if r.state == "fail"), notes,
-                   mdape([p for p, _ in predicted], [v for _, v in predicted]))
+                   mdape([guess for guess, _ in predicted], [v for _, v in predicted]))
 
 
 def changed(config: Mapping[str, str]) -> dict[str, str]:
