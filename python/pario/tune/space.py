@@ -117,7 +117,7 @@ class Space:
 
     def size(self) -> int:
         """The number of distinct configurations (conditional dimensions counted where they apply)."""
-        return len(enumerate_configs(self, limit=None))
+        return count_configs(self)
 
 
 def _powers_of_two_to(n: int) -> list[int]:
@@ -312,6 +312,20 @@ def enumerate_configs(space: Space, limit: int | None = 100_000) -> list[dict[st
     return configs
 
 
+def count_configs(space: Space) -> int:
+    """``len(enumerate_configs(space))`` without building them: counts per value of the parent dimensions."""
+    parents = {d.when[0] for d in space.dimensions if d.when}
+    states: dict[tuple[tuple[str, str], ...], int] = {(): 1}
+    for d in space.dimensions:
+        grown: dict[tuple[tuple[str, str], ...], int] = {}
+        for state, n in states.items():
+            for v in (d.choices if d.active(dict(state)) else (DEFAULT,)):
+                key = (*state, (d.name, v)) if d.name in parents else state
+                grown[key] = grown.get(key, 0) + n
+        states = grown
+    return sum(states.values())
+
+
 # ---- space files ------------------------------------------------------------------------
 
 def _load_toml(path: Path) -> dict:
@@ -410,10 +424,7 @@ def render(space: Space) -> list[str]:
         if d.help:
             lines.append(f"    {d.help}")
     lines.append("")
-    try:
-        lines.append(f"{space.size()} configurations")
-    except ParioError:
-        lines.append("more than 100000 configurations")
+    lines.append(f"{space.size()} configurations")
     lines += [f"note: {n}" for n in space.notes]
     return lines
 
