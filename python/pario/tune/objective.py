@@ -69,7 +69,9 @@ def selected_files(profile: Profile, glob: str | None) -> dict[str, pd.DataFrame
             out[layer] = frame
             continue
         names = frame["name"].astype(str)
-        keep = names.map(lambda n: matches(n, glob) and (glob is not None or not _ignored_by_default(n)))
+        # the MPI library's lock-test files are never the program's data, even when a glob matches them
+        keep = names.map(lambda n: matches(n, glob) and ".locktest." not in n
+                         and (glob is not None or not _ignored_by_default(n)))
         out[layer] = frame[keep.to_numpy(dtype=bool)]
     return out
 
