@@ -38,6 +38,12 @@ def best_files(summary: Summary, space: Space, directory: Path, files: str | Non
     return out
 
 
+def _first_and_last(error: str) -> str:
+    """A failure in one line: its first line (the status) and the last of its stderr tail."""
+    texts = [t.strip() for t in error.splitlines() if t.strip()]
+    return "; ".join(dict.fromkeys(texts[:1] + texts[-1:]))
+
+
 VERDICTS = {
     "better": "better than the default (one-sided Mann-Whitney U, p = {p:.3f})",
     "within-noise": "not distinguishable from the default: the difference is inside the noise{p_text}",
@@ -61,7 +67,10 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
     if summary.speedup is not None and summary.verdict in ("better", "within-noise"):
         out.append(f"speed-up over the default: {summary.speedup:.2f}x, {verdict}")
     else:
-        out.append(verdict[0].upper() + verdict[1:])
+        failure = next((r for r in summary.trials if r.state == "fail" and r.error), None)
+        why = f" (trial {failure.number}: {_first_and_last(failure.error)})" if (
+            summary.verdict == "no-result" and failure is not None) else ""
+        out.append(verdict[0].upper() + verdict[1:] + why)
     if summary.prediction_mdape is not None:
         out.append(f"prediction error of the model on the trials it chose (MdAPE): "
                    f"{100 * summary.prediction_mdape:.1f}%")
