@@ -441,11 +441,18 @@ def make_sampler(strategy: str, seed: int | None, budget: int):  # type: ignore[
     import optuna
 
     if strategy == "exact":
+        import warnings
+
         # multivariate TPE with groups: the space is conditional (ROMIO's hints only under ROMIO);
-        # docs/performance.md ("Tuning") compares it with independent TPE and random search
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True,
-                                          n_startup_trials=max(3, min(10, budget // 4)),
-                                          warn_independent_sampling=False, constant_liar=True)
+        # docs/performance.md ("Tuning") compares it with independent TPE and random search.
+        # Optuna warns that group/constant_liar are experimental and warn_independent_sampling
+        # deprecated (4.9): not the user's business, so not on their terminal.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True,
+                                              n_startup_trials=max(3, min(10, budget // 4)),
+                                              warn_independent_sampling=False, constant_liar=True)
     return optuna.samplers.RandomSampler(seed=seed)
 
 
