@@ -168,6 +168,11 @@ class Runner:
             hints_file = tdir / "hints.txt"
             hints_file.write_text(cfg.hints_text(a.hints, self.s.files))
         env = {**os.environ, **self.s.env, **a.env()}
+        romio = cfg.romio_hints_text(a.hints)
+        if romio and not self.s.files and self._romio(a):
+            # what the job-script lines offer without pario (ROMIO_HINTS) is what the trial tested
+            (tdir / "romio-hints.txt").write_text(romio)
+            env["ROMIO_HINTS"] = str(tdir / "romio-hints.txt")
         values: list[float] = []
         runs: list[dict] = []
         workload = None
@@ -201,6 +206,12 @@ class Runner:
                 workload = entry["workload"]
                 ignored = _ignored_hints(entry["profile"], a.hints, self.s.files)
         return TrialOutcome(self.space.normalise(config), role, values, runs, workload, ignored)
+
+    def _romio(self, a: cfg.Applied) -> bool:
+        """Is the trial's MPI-IO ROMIO (MPICH, or an Open MPI romio component)?"""
+        det = self.space.detected
+        io = a.mca.get("io", det.default_io)
+        return det.mpi == "mpich" or (det.mpi == "openmpi" and io.startswith("romio"))
 
     def _read(self, res: RunResult, log: Path, read_log: Callable) -> dict:
         run = {"status": res.status, "seconds": round(res.seconds, 3), "log": str(log)}
