@@ -138,6 +138,9 @@ def _run(args: argparse.Namespace) -> int:
     name = args.study or tune.default_study_name(command, args.objective)
     if "/" in name or not name.strip():
         raise ParioError(f"--study {name!r}: a name without '/'")
+    from pario.tune.storage import open_storage
+
+    open_storage(args.storage)  # a bad --storage is an error before any progress is drawn
     try:
         with _progress(args.budget, args.objective) as progress:
             study, summary = tune.tune(settings, space, name, args.storage, progress)
