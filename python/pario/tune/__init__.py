@@ -67,6 +67,10 @@ def tune(settings: Settings, space: Space, study_name: str, storage_url: str | N
     """Create or resume a study, run it to its budget, and summarise it."""
     if settings.strategy not in STRATEGIES:
         raise ParioError(f"unknown strategy {settings.strategy!r}: one of {', '.join(STRATEGIES)}")
+    if settings.strategy == "grid":
+        from pario.tune.space import enumerate_configs
+
+        enumerate_configs(space)  # a space too large for a grid is refused before anything runs
     storage = open_storage(storage_url)
     study = open_study(storage, study_name, settings, space)
     runner = Runner(study.s, study.space, study.dir)
