@@ -141,6 +141,10 @@ def _run(args: argparse.Namespace) -> int:
     from pario.tune.storage import open_storage
 
     open_storage(args.storage)  # a bad --storage is an error before any progress is drawn
+    if settings.strategy == "grid":
+        from pario.tune.space import enumerate_configs
+
+        enumerate_configs(space)  # so is a space too large for a grid
     try:
         with _progress(args.budget, args.objective) as progress:
             study, summary = tune.tune(settings, space, name, args.storage, progress)
