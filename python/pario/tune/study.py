@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import socket
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,6 +64,31 @@ class Settings:
     verify: bool = True
     #: extra environment of every run (tests and benchmarks)
     env: dict[str, str] = field(default_factory=dict)
+
+
+# ---- which process owns a running trial --------------------------------------------------
+
+HOST = socket.gethostname()
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of a process (field 22 of /proc/PID/stat), None if it does not exist."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+OWNER = [HOST, os.getpid(), _start_time(os.getpid())]
+
+
+def owner_dead(owner: Sequence | None) -> bool:
+    """True for a trial of a process on this host that no longer runs (or has no owner)."""
+    if not owner:
+        return True
+    host, pid, started = owner[0], int(owner[1]), owner[2]
+    return host == HOST and _start_time(pid) != started
 
 
 # ---- the space, stored with the study ---------------------------------------------------
@@ -302,16 +328,36 @@ class Study:
             self.study.tell(trial, state=TrialState.FAIL)
 
     def fail_stale(self) -> int:
-        """Trials a killed run left RUNNING are failed (their configuration will run again)."""
+        """Trials a killed ``pario tune`` left RUNNING are failed (their configuration will run again).
+
+        A trial belongs to the process that asked for it (``owner``: host, pid, process start
+        time).  Several workers may share a study (PostgreSQL, a journal file), so only trials
+        whose owner is on this host and no longer alive are failed, and trials of other hosts
+        once they are older than their worst case (timeout x repeat, plus an hour).
+        """
+        from datetime import datetime
+
         from optuna.trial import TrialState
 
+        limit = (self.s.timeout or 3600.0) * max(self.s.repeat, 1) + 3600.0
         n = 0
         for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            owner = t.user_attrs.get("owner")
+            started = t.datetime_start
+            age = (datetime.now() - started).total_seconds() if started else float("inf")
+            if not owner_dead(owner) and not (owner and owner[0] != HOST and age > limit):
+                continue
             self.study._storage.set_trial_user_attr(t._trial_id, "error",
                                                     "interrupted: pario tune was stopped")
             self.study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
             n += 1
         return n
+
+    def ask(self):  # type: ignore[no-untyped-def]
+        """A new Optuna trial, marked as this process's."""
+        trial = self.study.ask()
+        trial.set_user_attr("owner", OWNER)
+        return trial
 
     def run(self, propose: Callable[[Study, int], list[tuple[dict[str, str] | None, float | None]]],
             runner: Runner, progress: Callable[[Progress], None] | None = None) -> None:
@@ -343,7 +389,7 @@ class Study:
                         continue
                     if config is not None:
                         self.study.enqueue_trial(params_of(self.space, config), skip_if_exists=False)
-                    trial = self.study.ask()
+                    trial = self.ask()
                     chosen = suggest(trial, self.space)
                     fut = pool.submit(runner.run_trial, trial.number, chosen, role)
                     running[fut] = (trial, role, predicted)
@@ -416,7 +462,7 @@ class Study:
             for key in todo:
                 config = json.loads(key)
                 self.study.enqueue_trial(params_of(self.space, config))
-                trial = self.study.ask()
+                trial = self.ask()
                 outcome = runner.run_trial(trial.number, suggest(trial, self.space), "verify")
                 self._record(trial, outcome)
                 self._report(state, progress, started, outcome)
