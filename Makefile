@@ -101,5 +101,12 @@ bench: install
 bench-collective: install
 	$(PY) bench/collective.py --out build/bench-collective.md $(BENCH_ARGS)
 
+# pario tune's strategies on a measured grid (~40 min on a shared 2-core machine; BENCH_ARGS=--quick
+# for ~3 min, BENCH_ARGS="--from-samples build/bench-tune/samples.json" replays without measuring).
+# Samples, replays and tables in build/bench-tune/.
+.PHONY: bench-tune
+bench-tune: install
+	$(PY) bench/tune.py --out build/bench-tune --jobs 2 $(BENCH_ARGS)
+
 clean:
 	rm -rf build demo-out $(VENV)
