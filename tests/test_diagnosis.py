@@ -333,6 +333,46 @@ def test_cb_cycles_counts_the_cycles_and_points_at_the_engine(runs):
     assert not [r for r in f.recommendations if r.kind == "future"]
 
 
+#: Rules whose fix is a setting, on real runs: (rule, scenario, the pario tune options expected).
+AUTOTUNE_CASES = [
+    ("MPIIO-CB-CYCLES", "kernel:agg1", ["--files", "data.dat"]),
+    ("MPIIO-SINGLE-AGGREGATOR", "kernel:agg1", ["--files", "data.dat"]),
+    ("MPIIO-CB-DISABLED", "kernel:cb-disabled", ["--files", "data.dat"]),
+    ("MPIIO-DEFAULT-HINTS", "kernel:defaults", ["--files", "data.dat"]),
+    ("IFACE-INDEPENDENT-SHARED", "kernel:independent", ["--files", "data.dat"]),
+    ("TIME-IO-BOUND", "kernel:small", ["--objective", "io-time"]),
+]
+
+
+@pytest.mark.parametrize(("rule_id", "scenario", "options"), AUTOTUNE_CASES,
+                         ids=[f"{c[0]}:{c[1]}" for c in AUTOTUNE_CASES])
+def test_recommendation_names_the_pario_tune_command(runs, rule_id, scenario, options):
+    """The finding's 'Search' recommendation is pario tune of the command the run was launched with."""
+    profile = _profile(runs, scenario)
+    found = [f for f in diagnose(profile) if f.id == rule_id]
+    assert len(found) == 1, _ids(diagnose(profile))
+    (auto,) = [r for r in found[0].recommendations if r.kind == "autotune"]
+    launch = profile.job.metadata["launch"]
+    assert launch[:3] == ["mpirun", "-np", "4"] and launch[-1] != "pario"  # the run's own command
+    assert auto.snippet == shlex.join(["pario", "tune", "--budget", "20", *options, "--", *launch])
+    assert auto.text.startswith("pario tune searches ")
+
+
+def test_pario_tune_command_of_a_finding_is_valid(runs, pario_cmd, mpi_env):
+    """The suggested pario tune line parses and detects its space (--show-space: nothing is run)."""
+    profile = _profile(runs, "kernel:agg1")
+    f = next(f for f in diagnose(profile) if f.id == "MPIIO-CB-CYCLES")
+    (auto,) = [r for r in f.recommendations if r.kind == "autotune"]
+    argv = shlex.split(auto.snippet)
+    assert argv[:2] == ["pario", "tune"]
+    proc = subprocess.run([*pario_cmd, "tune", "--show-space", *argv[2:]], env=mpi_env, capture_output=True,
+                          text=True, timeout=TIMEOUT, cwd=runs.root)
+    assert proc.returncode == 0, proc.stderr
+    # the dimensions the finding names are in the space it would search
+    for name in ("cb_buffer_size", "cb_nodes", "pario.collective"):
+        assert name in proc.stdout
+
+
 def test_cb_disabled_says_the_setting_came_from_pario_hints(runs):
     """The hint was injected by pario run --hints: the fix is the hints file, not the code."""
     f = next(f for f in diagnose(_profile(runs, "kernel:cb-disabled")) if f.id == "MPIIO-CB-DISABLED")

@@ -61,6 +61,11 @@ def test_imbalanced_io_imbalance_and_its_single_ost_cause():
     stripes = fs["LUSTRE-STRIPE-COUNT"]
     assert "3981085427" in stripes.statement and "1 OST" in stripes.statement
     assert {m.name: m.value for m in stripes.evidence}["suggested"] == 16
+    # pario tune would search the striping of that file, read back (the log has no launch command)
+    (auto,) = [r for r in stripes.recommendations if r.kind == "autotune"]
+    assert auto.snippet == ("pario tune --budget 20 --objective read-bw --files 3981085427 -- "
+                            "mpirun -np 496 <your program and its arguments>")
+    assert "stripe count and size" in auto.text
     agg = fs["MPIIO-SINGLE-AGGREGATOR"]
     assert {m.name: m.value for m in agg.evidence}["aggregators"] == pytest.approx(1.0, abs=0.01)
     # the partial POSIX data is said first

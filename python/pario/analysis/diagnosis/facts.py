@@ -2,7 +2,7 @@
 
 :func:`facts_of` is computed once per profile; rules are pure functions of
 ``(Facts, RuleConfig)``.  Nothing here formats text for people except
-:func:`tune_command` and :func:`file_label`.
+:func:`tune_command`, :func:`autotune` and :func:`file_label`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import glob
 import math
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -21,6 +21,7 @@ import pandas as pd
 
 from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, sorted_ids, unique_ids
 from pario.analysis.diagnosis.config import RuleConfig
+from pario.analysis.diagnosis.findings import Recommendation
 from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import layer_members, rank_io
@@ -720,16 +721,14 @@ HINTS_FILE = "HINTS_FILE"
 def tune_command(facts: Facts) -> str:
     """A trial of this run's own command with a hints file (:func:`run_command`).
 
-    The hints file is :data:`HINTS_FILE` until it is written.
-    The automatic search (``pario tune``) is not in this version; until it is,
-    a setting is tried by running the program under ``pario run --hints``
-    and comparing the reports.
+    The hints file is :data:`HINTS_FILE` until it is written.  :func:`autotune` is the
+    automatic search over many such trials.
     """
     return run_command(facts, f"--hints {HINTS_FILE}")
 
 
-def run_command(facts: Facts, options: str) -> str:
-    """This run's own command again under ``pario run OPTIONS``.
+def launch_text(facts: Facts) -> str:
+    """This run's own command, as a shell line.
 
     The command given to ``pario run`` (``job.metadata['launch']``) is repeated exactly,
     launcher options and program arguments included; for logs without it (older pario logs,
@@ -739,11 +738,67 @@ def run_command(facts: Facts, options: str) -> str:
     job = facts.profile.job
     launch = job.metadata.get("launch")
     if isinstance(launch, list) and launch and all(isinstance(a, str) for a in launch):
-        return f"pario run {options} -- {shlex.join(launch)}"
+        return shlex.join(launch)
     argv = [a for a in job.argv if a]
     if not argv or job.source == "darshan" and not argv[0].startswith("/"):
         app = "<your program and its arguments>"
     else:
         app = shlex.join(argv)
     launcher = f"mpirun -np {facts.nprocs}" if facts.nprocs > 1 else ""
-    return " ".join(p for p in (f"pario run {options} --", launcher, app) if p)
+    return " ".join(p for p in (launcher, app) if p)
+
+
+def run_command(facts: Facts, options: str) -> str:
+    """This run's own command (:func:`launch_text`) again under ``pario run OPTIONS``."""
+    return f"pario run {options} -- {launch_text(facts)}"
+
+
+#: Runs of the command that the ``pario tune`` line of a recommendation asks for.
+AUTOTUNE_BUDGET = 20
+
+
+def objective_of(bytes_written: float, bytes_read: float) -> str:
+    """``pario tune``'s objective for files that move these bytes: the direction that moves more."""
+    return "read-bw" if bytes_read > bytes_written else "write-bw"
+
+
+def objective_for(facts: Facts, ids: Sequence[int]) -> str:
+    """``pario tune``'s objective for these files: the direction their outermost records move more."""
+    wanted = np.asarray(list(ids), dtype=np.uint64)
+    written = read = 0.0
+    for frame in facts.outermost().values():
+        if not len(frame):
+            continue
+        sel = frame[np.isin(frame["id"].to_numpy(dtype=np.uint64), wanted)]
+        written += float(col(sel, "bytes_written").sum())
+        read += float(col(sel, "bytes_read").sum())
+    return objective_of(written, read)
+
+
+def autotune_command(facts: Facts, files: Sequence[str] = (), objective: str = "write-bw") -> str:
+    """``pario tune`` of this run's command, measuring ``files`` when they share one base name.
+
+    ``--files`` takes the base name with its glob characters escaped; for several names the
+    objective covers every file of the run.
+    """
+    options = ["--budget", str(AUTOTUNE_BUDGET)]
+    if objective != "write-bw":
+        options += ["--objective", objective]
+    names = {str(f).rstrip("/").rsplit("/", 1)[-1] for f in files}
+    if len(names) == 1:
+        (name,) = names
+        if name:
+            options += ["--files", glob.escape(name)]
+    return f"pario tune {shlex.join(options)} -- {launch_text(facts)}"
+
+
+def autotune(
+    facts: Facts, settings: str, files: Sequence[str] = (), objective: str = "write-bw"
+) -> Recommendation:
+    """The recommendation to search ``settings`` (in words) with ``pario tune``."""
+    return Recommendation(
+        "autotune",
+        f"pario tune searches {settings} (with the other settings it detects) over {AUTOTUNE_BUDGET} "
+        "runs of this command, and compares the best with the default measured the same way:",
+        autotune_command(facts, files, objective),
+    )

@@ -12,6 +12,7 @@ from pario.analysis.diagnosis._frames import isin, per_file
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
+    autotune,
     col,
     hex_id,
     layer_col,
@@ -137,6 +138,12 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "tune",
             "Compare independent and collective settings on this run (one hints file per trial):",
             tune_command(facts),
+        ),
+        autotune(
+            facts,
+            f"the I/O component and ROMIO's data sieving (romio_ds_{k}), which act on independent calls,",
+            [top[1]],
+            f"{k}-bw",
         ),
     ]
     yield finding(

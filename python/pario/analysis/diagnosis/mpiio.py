@@ -23,6 +23,7 @@ from pario.analysis.diagnosis.config import KiB, RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
     Striping,
+    autotune,
     col,
     file_size,
     fs_of,
@@ -32,6 +33,8 @@ from pario.analysis.diagnosis.facts import (
     io_component,
     mpiio_files,
     nranks,
+    objective_for,
+    objective_of,
     participation,
     run_command,
     stake,
@@ -288,6 +291,14 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             tune_command(facts),
         )
     )
+    recs.append(
+        autotune(
+            facts,
+            "the number of aggregators (cb_nodes, OMPIO's aggregators) and the collective buffer size",
+            [str(r["name"])],
+            objective_of(float(r.bytes_written), float(r.bytes_read)),
+        )
+    )
     subjects = [
         Subject(
             "file",
@@ -389,6 +400,12 @@ def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 f"cb_nodes {k * S}",
             ),
             Recommendation("tune", "Or try values on this run:", tune_command(facts)),
+            autotune(
+                facts,
+                "the aggregator count and the striping",
+                [str(r["name"])],
+                objective_of(float(r.bytes_written), float(r.bytes_read)),
+            ),
         ]
         yield finding(
             "MPIIO-AGGREGATORS-STRIPES",
@@ -516,6 +533,9 @@ def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             f"striping_factor {want}\nstriping_unit {s.stripe_size}",
         ),
         Recommendation("hint", "Then match the aggregators to the OSTs:", f"cb_nodes {want}"),
+        autotune(
+            facts, "the stripe count and size and the aggregator count", [name], objective_for(facts, [fid])
+        ),
     ]
     yield finding(
         "LUSTRE-STRIPE-COUNT",
@@ -599,6 +619,7 @@ def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             f"lfs setstripe -c {s.stripe_count} -S {good} {_dir(name)}",
         ),
         Recommendation("hint", "With MPI-IO at file creation:", f"striping_unit {good}"),
+        autotune(facts, "the stripe size and count", [name], objective_for(facts, [fid])),
     ]
     yield finding(
         "LUSTRE-STRIPE-SIZE",
@@ -696,6 +717,12 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                         "(romio_cb_write enable, then disable, in the hints file):"
                     ),
                     tune_command(facts),
+                ),
+                autotune(
+                    facts,
+                    f"collective buffering (romio_cb_{kind}, OMPIO's fcoll) and the aggregators",
+                    [str(r["name"])],
+                    f"{kind}-bw",
                 ),
             ]
             yield finding(
@@ -828,6 +855,11 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             Recommendation(
                 "tune", "Try other buffer sizes and aggregator counts on this run:", tune_command(facts)
             ),
+            autotune(
+                facts,
+                "the collective-write algorithm (pario's engine), the buffer size and the aggregators",
+                [str(r["name"])],
+            ),
         ]
         yield finding(
             "MPIIO-CB-CYCLES",
@@ -957,6 +989,9 @@ def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 f"romio_ds_{kind} disable",
             )
         )
+        recs.append(
+            autotune(facts, f"data sieving (romio_ds_{kind}) and the I/O component", [name], f"{kind}-bw")
+        )
     recs.append(
         Recommendation(
             "code",
@@ -1037,11 +1072,16 @@ def default_hints(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             (
                 "Compare the I/O component (OMPI_MCA_io=ompio or romio321 in the environment), the hints "
                 "cb_nodes, cb_buffer_size and romio_cb_write, and pario's own collective writes (pario run "
-                "--collective auto) on this run, one setting per trial, and keep the fastest (an automatic "
-                "search, pario tune, is planned):"
+                "--collective auto) on this run, one setting per trial, and keep the fastest:"
             ),
             tune_command(facts),
-        )
+        ),
+        autotune(
+            facts,
+            "the I/O component, these hints and pario's collective writes",
+            [str(n) for n in files["name"]],
+            objective_of(float(files["bytes_written"].sum()), float(files["bytes_read"].sum())),
+        ),
     ]
     yield finding(
         "MPIIO-DEFAULT-HINTS",

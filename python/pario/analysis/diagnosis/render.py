@@ -29,6 +29,7 @@ KIND_LABEL = {
     "striping": "Lustre striping",
     "code": "Code",
     "tune": "Try",
+    "autotune": "Search",
     "environment": "Environment",
     "investigate": "Investigate",
     "future": "Not available yet",

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, col, tune_command
+from pario.analysis.diagnosis.facts import Facts, autotune, col, mpiio_files, tune_command
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.analysis.pop import pop_metrics
@@ -93,6 +93,11 @@ def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "tune",
             "Try other MPI-IO and file-system settings on this run, one hints file per trial:",
             tune_command(facts),
+        ),
+        *(
+            [autotune(facts, "the MPI-IO hints, the I/O component and the striping", objective="io-time")]
+            if len(mpiio_files(facts))
+            else []
         ),
         Recommendation(
             "code",
