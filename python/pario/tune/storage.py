@@ -12,12 +12,14 @@ Optuna's dashboard opens the same URLs (``optuna-dashboard sqlite:///.pario/tune
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from pario.errors import ParioError
 
 DEFAULT_DIR = Path(".pario")
 RDB_SCHEMES = ("sqlite", "postgresql", "mysql")
+CREATE_ATTEMPTS = 5
 
 
 def default_url(base: Path | None = None) -> str:
@@ -35,7 +37,7 @@ def quiet_optuna() -> None:
 def open_storage(url: str | None):  # type: ignore[no-untyped-def]
     """An Optuna storage for ``url`` (None: the default SQLite file, created with its directory)."""
     import optuna
-    from sqlalchemy.exc import ArgumentError, OperationalError
+    from sqlalchemy.exc import ArgumentError, DBAPIError
 
     quiet_optuna()
     url = url or default_url()
@@ -54,9 +56,23 @@ def open_storage(url: str | None):  # type: ignore[no-untyped-def]
         path = Path(url.split(":///", 1)[-1])
         if str(path) and not path.parent.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True} if scheme != "sqlite"
-                                          else None)
-    except (ArgumentError, OperationalError, ImportError, ValueError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ParioError(f"--storage {url}: cannot open: {reason[:200]}") from None
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True}
+                                              if scheme != "sqlite" else None)
+        except DBAPIError as exc:
+            # two processes opening a new storage at once both create its tables: the loser's
+            # CREATE TABLE fails ("already exists"); the tables are there when it tries again
+            racing = "already exists" in str(exc) or "duplicate key" in str(exc)
+            if racing and attempt + 1 < CREATE_ATTEMPTS:
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            raise ParioError(f"--storage {url}: cannot open: {_reason(exc)}") from None
+        except (ArgumentError, ImportError, ValueError) as exc:
+            raise ParioError(f"--storage {url}: cannot open: {_reason(exc)}") from None
+    raise AssertionError("unreachable")
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
