@@ -55,6 +55,15 @@ def matches(path: str, glob: str | None) -> bool:
     return fnmatch.fnmatchcase(target, glob)
 
 
+#: files the MPI library makes next to the program's (OMPIO's lock tests, its shared-file-pointer segments
+#: ``<file>_cid-<n>-<pid>.sm`` and Open MPI's session directories): never the program's data
+LIBRARY_FILES = ("*.locktest.*", "*_cid-*.sm", "*/ompi.*/*")
+
+
+def library_file(path: str) -> bool:
+    return any(fnmatch.fnmatchcase(path, p) for p in LIBRARY_FILES)
+
+
 def _ignored_by_default(path: str) -> bool:
     return (path.startswith(("/dev/", "/proc/", "/sys/")) or ".locktest." in path
             or path in ("<STDOUT>", "<STDERR>", "<STDIN>"))
@@ -69,8 +78,8 @@ def selected_files(profile: Profile, glob: str | None) -> dict[str, pd.DataFrame
             out[layer] = frame
             continue
         names = frame["name"].astype(str)
-        # the MPI library's lock-test files are never the program's data, even when a glob matches them
-        keep = names.map(lambda n: matches(n, glob) and ".locktest." not in n
+        # the MPI library's own files are never the program's data, even when a glob matches them
+        keep = names.map(lambda n: matches(n, glob) and not library_file(n)
                          and (glob is not None or not _ignored_by_default(n)))
         out[layer] = frame[keep.to_numpy(dtype=bool)]
     return out
