@@ -5,6 +5,7 @@ runs, the HTML holds the convergence and importance plots' data, and a missing s
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import statistics
@@ -17,7 +18,7 @@ from optuna.trial import TrialState
 
 from kernel_helpers import kernel_exe
 from pario.tune.output import show_value
-from pario.tune.report import MIN_IMPORTANCE_TRIALS, best_so_far, error_tail, importances
+from pario.tune.report import MIN_IMPORTANCE_TRIALS, best_so_far, error_tail, importances, report
 from pario.tune.results import TrialRow
 from pario.tune.study import config_key
 
@@ -45,6 +46,13 @@ def study(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
     trials = sorted(optuna.load_study(study_name=STUDY, storage=url).get_trials(), key=lambda t: t.number)
     assert len(trials) >= 4
     return url, cwd, trials
+
+
+def _json(url: str, name: str) -> dict:
+    """``pario tune report NAME --json -`` in this process (what the CLI calls)."""
+    out = io.StringIO()
+    report(name, url, json_path="-", out=out)
+    return json.loads(out.getvalue())
 
 
 def _plots(html: str) -> list[dict]:
@@ -106,8 +114,7 @@ def test_json_speedup_is_best_median_over_default_median(study, pario_cmd, mpi_e
     assert sum(data["importances"].values()) == pytest.approx(1.0)
     assert data["importances_note"] is None and data["mdape"] is None
     # '-': the JSON alone on standard output
-    dash = _pario(pario_cmd, mpi_env, cwd, "tune", "report", STUDY, "--storage", url, "--json", "-")
-    assert json.loads(dash.stdout) == data
+    assert _json(url, STUDY) == data
 
 
 def test_html_holds_the_plots_data_and_the_trials(study, pario_cmd, mpi_env):
@@ -130,8 +137,7 @@ def test_html_holds_the_plots_data_and_the_trials(study, pario_cmd, mpi_env):
     assert traces["best so far"]["y"] == pytest.approx(running)
     default, _ = _by_hand(trials)
     assert traces["default (median)"]["y"] == pytest.approx([statistics.median(default) / MIB] * 2)
-    data = json.loads(_pario(pario_cmd, mpi_env, cwd, "tune", "report", STUDY, "--storage", url,
-                             "--json", "-").stdout)
+    data = _json(url, STUDY)
     assert dict(zip(bars["data"][0]["y"], bars["data"][0]["x"], strict=True)) == pytest.approx(
         data["importances"])
     for t in trials:
@@ -171,3 +177,29 @@ def test_best_so_far_and_error_tail():
     assert best_so_far("io-time", rows) == [(0, 2.0), (2, 1.0), (3, 1.0)]
     tail = error_tail("timeout: killed after 600 s\n" + "x" * 200)
     assert tail.startswith("timeout: …") and tail.endswith("x" * 59) and len(tail) == len("timeout: ") + 60
+
+
+def test_pract_study_reports_its_held_out_error(study, pario_cmd, mpi_env):
+    """A pract study (the real study's trials copied, each with a prediction stored as pract stores it):
+    the report gives the MdAPE of the predictions against the measured medians, computed here."""
+    url, cwd, trials = study
+    real = optuna.load_study(study_name=STUDY, storage=url)
+    copy = optuna.create_study(study_name="pract-copy", storage=url, direction=real.direction)
+    copy.set_user_attr("pario", {**real.user_attrs["pario"], "strategy": "pract"})
+    copy.set_user_attr("pario_space", real.user_attrs["pario_space"])
+    errors = []
+    for k, t in enumerate(trials):
+        attrs = dict(t.user_attrs)
+        if t.state == TrialState.COMPLETE and t.user_attrs["role"] == "search":
+            attrs["predicted"] = t.value * (1.0 + 0.1 * k)
+            errors.append(0.1 * k)
+        copy.add_trial(optuna.trial.create_trial(params=t.params, distributions=t.distributions,
+                                                 value=t.value, state=t.state, user_attrs=attrs))
+    assert errors
+    proc = _pario(pario_cmd, mpi_env, cwd, "tune", "report", "pract-copy", "--storage", url)
+    assert proc.returncode == 0, proc.stderr
+    mdape = statistics.median(errors)
+    assert (f"Prediction error on held-out trials: MdAPE {100 * mdape:.1f}% over {len(errors)} trial(s)"
+            in " ".join(proc.stdout.split()))
+    data = _json(url, "pract-copy")
+    assert data["mdape"] == pytest.approx(mdape) and data["strategy"] == "pract"
