@@ -68,7 +68,12 @@ class Summary:
     prediction_mdape: float | None = None
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        for key in ("default", "best"):
+            sampled = getattr(self, key)
+            if sampled is not None:
+                out[key].update(median=sampled.median, spread=sampled.spread)
+        return out
 
 
 def speedup(objective: str, best: float, default: float) -> float:

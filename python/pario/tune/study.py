@@ -84,9 +84,9 @@ OWNER = [HOST, os.getpid(), _start_time(os.getpid())]
 
 
 def owner_dead(owner: Sequence | None) -> bool:
-    """True for a trial of a process on this host that no longer runs (or has no owner)."""
+    """True for a trial of a process on this host that no longer runs."""
     if not owner:
-        return True
+        return False
     host, pid, started = owner[0], int(owner[1]), owner[2]
     return host == HOST and _start_time(pid) != started
 
@@ -286,12 +286,22 @@ class Study:
 
         return [t for t in self.study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
 
-    def budget_used(self) -> int:
+    def budget_used(self, running: bool = False) -> int:
+        """Default and search trials that ended (and, with ``running``, that are running, in any
+        worker sharing the study); trials failed by an interruption do not count."""
         from optuna.trial import TrialState
 
-        return sum(1 for t in self.study.get_trials(deepcopy=False)
-                   if t.user_attrs.get("role") in ROLES_IN_BUDGET and t.state in (TrialState.COMPLETE,
-                                                                                   TrialState.FAIL))
+        states = (TrialState.COMPLETE, TrialState.FAIL) + ((TrialState.RUNNING,) if running else ())
+        return sum(1 for t in self.study.get_trials(deepcopy=False, states=states)
+                   if t.user_attrs.get("role") in ROLES_IN_BUDGET
+                   and not str(t.user_attrs.get("error", "")).startswith("interrupted"))
+
+    def has_default(self) -> bool:
+        """The default was measured, or is being measured (by this or another worker)."""
+        from optuna.trial import TrialState
+
+        return any(t.user_attrs.get("role") == "default" for t in self.study.get_trials(
+            deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)))
 
     def samples(self) -> dict[str, list[float]]:
         """Every run's value of every configuration, over all its trials."""
@@ -345,7 +355,8 @@ class Study:
             owner = t.user_attrs.get("owner")
             started = t.datetime_start
             age = (datetime.now() - started).total_seconds() if started else float("inf")
-            if not owner_dead(owner) and not (owner and owner[0] != HOST and age > limit):
+            # a trial without an owner yet is one another worker has just asked for
+            if not owner_dead(owner) and not ((not owner or owner[0] != HOST) and age > limit):
                 continue
             self.study._storage.set_trial_user_attr(t._trial_id, "error",
                                                     "interrupted: pario tune was stopped")
@@ -353,20 +364,57 @@ class Study:
             n += 1
         return n
 
-    def ask(self):  # type: ignore[no-untyped-def]
-        """A new Optuna trial, marked as this process's."""
-        trial = self.study.ask()
-        trial.set_user_attr("owner", OWNER)
-        return trial
+    def ask(self, config: Mapping[str, str] | None, role: str):  # type: ignore[no-untyped-def]
+        """A new Optuna trial of ``config`` (None: the sampler's choice), marked as this process's,
+        with its role and configuration stored at once (other workers count it)."""
+        import optuna
+        from optuna.trial import TrialState
+
+        base = self.study.sampler
+        if config is not None:
+            # fixed through the sampler, not enqueue_trial: an enqueued (WAITING) trial can be
+            # taken by another worker sharing the study, or outlive a killed process
+            self.study.sampler = optuna.samplers.PartialFixedSampler(params_of(self.space, config), base)
+        try:
+            trial = self.study.ask()
+            trial.set_user_attr("owner", OWNER)
+            trial.set_user_attr("role", role)
+            chosen = suggest(trial, self.space)
+        finally:
+            self.study.sampler = base
+        trial.set_user_attr("config", chosen)
+        if role in ROLES_IN_BUDGET and self._surplus(trial.number, role):
+            # another worker sharing the study asked first: this trial is not run
+            trial.set_user_attr("role", "surplus")
+            self.study.tell(trial, state=TrialState.PRUNED)
+            return None, chosen
+        return trial, chosen
+
+    def _surplus(self, number: int, role: str) -> bool:
+        """Is trial ``number`` past the budget (or a second default) counting only the trials
+        numbered before it, in whatever worker they run?"""
+        from optuna.trial import TrialState
+
+        states = (TrialState.COMPLETE, TrialState.FAIL, TrialState.RUNNING)
+        deadline = time.monotonic() + ATTRS_WAIT
+        while True:
+            earlier = [t for t in self.study.get_trials(deepcopy=False, states=states) if t.number < number]
+            # a worker names a trial's role right after asking for it: wait for the names
+            if all("role" in t.user_attrs for t in earlier) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        counted = [t for t in earlier if t.user_attrs.get("role") in ROLES_IN_BUDGET
+                   and not str(t.user_attrs.get("error", "")).startswith("interrupted")]
+        if role == "default":
+            return any(t.user_attrs.get("role") == "default" and t.state != TrialState.FAIL for t in earlier)
+        return len(counted) >= self.s.budget
 
     def run(self, propose: Callable[[Study, int], list[tuple[dict[str, str] | None, float | None]]],
             runner: Runner, progress: Callable[[Progress], None] | None = None) -> None:
         """Measure the default, then search until the budget is used, then verify."""
         self.fail_stale()
-        has_default = any(config_key(t.user_attrs.get("config", {})) == self.default_key()
-                          and t.user_attrs.get("role") == "default" for t in self.outcomes())
         queue: list[tuple[dict[str, str] | None, str, float | None]] = []
-        if not has_default:
+        if not self.has_default():
             queue.append((self.space.default(), "default", None))
         state = Progress(budget=self.s.budget)
         started = time.monotonic()
@@ -374,27 +422,23 @@ class Study:
         with ThreadPoolExecutor(max_workers=max(self.s.jobs, 1)) as pool:
             running: dict[Future, tuple] = {}
             while True:
-                in_budget = self.budget_used() + sum(1 for _, (_, role, _) in running.items()
-                                                     if role in ROLES_IN_BUDGET)
                 while len(running) < max(self.s.jobs, 1):
+                    in_budget = self.budget_used(running=True)
                     if not queue and in_budget < self.s.budget:
-                        # a new default/search trial: ask the strategy (None: the sampler decides)
-                        batch = propose(self, 1) if not (self.s.jobs > 1 and not has_default
-                                                         and running) else []
-                        queue += [(c, "search", p) for c, p in batch]
+                        # a new search trial: ask the strategy (None: the sampler decides)
+                        queue += [(c, "search", p) for c, p in propose(self, 1)]
                     if not queue:
                         break
                     config, role, predicted = queue.pop(0)
                     if role in ROLES_IN_BUDGET and in_budget >= self.s.budget:
                         continue
-                    if config is not None:
-                        self.study.enqueue_trial(params_of(self.space, config), skip_if_exists=False)
-                    trial = self.ask()
-                    chosen = suggest(trial, self.space)
+                    if role == "default" and self.has_default():
+                        continue  # another worker sharing the study measures it
+                    trial, chosen = self.ask(config, role)
+                    if trial is None:
+                        continue
                     fut = pool.submit(runner.run_trial, trial.number, chosen, role)
                     running[fut] = (trial, role, predicted)
-                    if role in ROLES_IN_BUDGET:
-                        in_budget += 1
                 if not running:
                     break
                 try:
@@ -409,8 +453,6 @@ class Study:
                         outcome = TrialOutcome(outcome.config, outcome.role, outcome.values, outcome.runs,
                                                outcome.workload, outcome.ignored, predicted)
                     self._record(trial, outcome)
-                    if role == "default":
-                        has_default = True
                     key = config_key(outcome.config)
                     if (outcome.ok and role == "search" and key == self.incumbent() and key not in remeasured
                             and key != self.default_key()):
@@ -460,10 +502,9 @@ class Study:
             if not todo:
                 return
             for key in todo:
-                config = json.loads(key)
-                self.study.enqueue_trial(params_of(self.space, config))
-                trial = self.ask()
-                outcome = runner.run_trial(trial.number, suggest(trial, self.space), "verify")
+                trial, chosen = self.ask(json.loads(key), "verify")
+                assert trial is not None  # verify trials are never surplus
+                outcome = runner.run_trial(trial.number, chosen, "verify")
                 self._record(trial, outcome)
                 self._report(state, progress, started, outcome)
                 if not outcome.ok:
@@ -521,34 +562,55 @@ def settings_json(s: Settings) -> dict:
             "launcher": s.launcher, "sbatch_args": s.sbatch_args}
 
 
+ATTRS_WAIT = 10.0  # seconds another worker may take between creating a study and describing it
+
+
+def _stored_settings(study) -> dict | None:  # type: ignore[no-untyped-def]
+    """The study's pario attributes, waiting a little for a worker that is creating it."""
+    deadline = time.monotonic() + ATTRS_WAIT
+    while True:
+        attrs = study.user_attrs
+        if "pario" in attrs and "pario_space" in attrs:
+            return attrs
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.2)
+
+
 def open_study(storage, name: str, settings: Settings, space: Space, resume_only: bool = False) -> Study:  # type: ignore[no-untyped-def]
     """Create the study ``name``, or resume it when it exists with the same command and objective."""
     import optuna
+    from optuna.exceptions import DuplicatedStudyError
 
     sampler = make_sampler(settings.strategy, settings.seed, settings.budget)
     try:
         existing = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
     except KeyError:
         existing = None
-    if existing is not None:
-        stored = existing.user_attrs.get("pario")
-        if not stored:
-            raise ParioError(f"study {name} in this storage was not made by pario tune")
-        for key in ("command", "objective", "files"):
-            if stored.get(key) != settings_json(settings).get(key):
-                raise ParioError(f"study {name} exists with another {key} ({stored.get(key)!r}); "
-                                 "choose another --study name")
-        space = space_from_json(existing.user_attrs["pario_space"])
-        settings.strategy = stored.get("strategy", settings.strategy)
-        existing.sampler = make_sampler(settings.strategy, settings.seed, settings.budget)
-        return Study(existing, settings, space, settings.out_root / name)
-    if resume_only:
+    if existing is None and not resume_only:
+        try:
+            created = optuna.create_study(study_name=name, storage=storage, sampler=sampler,
+                                          direction=direction(settings.objective))
+        except DuplicatedStudyError:  # another worker created it a moment ago
+            existing = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
+        else:
+            created.set_user_attr("pario_space", space_to_json(space))
+            created.set_user_attr("pario", settings_json(settings))
+            return Study(created, settings, space, settings.out_root / name)
+    if existing is None:
         raise ParioError(f"no study {name} in this storage")
-    created = optuna.create_study(study_name=name, storage=storage, sampler=sampler,
-                                  direction=direction(settings.objective))
-    created.set_user_attr("pario", settings_json(settings))
-    created.set_user_attr("pario_space", space_to_json(space))
-    return Study(created, settings, space, settings.out_root / name)
+    attrs = _stored_settings(existing)
+    if not attrs:
+        raise ParioError(f"study {name} in this storage was not made by pario tune")
+    stored = attrs["pario"]
+    for key in ("command", "objective", "files"):
+        if stored.get(key) != settings_json(settings).get(key):
+            raise ParioError(f"study {name} exists with another {key} ({stored.get(key)!r}); "
+                             "choose another --study name")
+    space = space_from_json(attrs["pario_space"])
+    settings.strategy = stored.get("strategy", settings.strategy)
+    existing.sampler = make_sampler(settings.strategy, settings.seed, settings.budget)
+    return Study(existing, settings, space, settings.out_root / name)
 
 
 def load_study(storage, name: str):  # type: ignore[no-untyped-def]
