@@ -111,7 +111,7 @@ WORKLOADS = (
 )
 QUICK_WORKLOADS = ("block-4", "s3d-4")
 
-STRATEGIES = ("exact", "tpe-independent", "tpe-multivariate", "random", "grid", "pract")
+STRATEGIES = ("exact", "tpe-independent", "tpe-multivariate", "random", "grid", "pract", "pract-history")
 STRATEGY_HELP = {
     "exact": "pario's default: multivariate TPE with group (make_sampler('exact'))",
     "tpe-independent": "TPE, multivariate=False (otherwise as exact)",
@@ -119,6 +119,8 @@ STRATEGY_HELP = {
     "random": "Optuna's RandomSampler",
     "grid": "every configuration once, in a random order",
     "pract": "XGBoost model of the objective, top prediction run (after random start-up)",
+    "pract-history": "pract with the storage holding the other workloads' measured grids (as earlier "
+                     "studies would)",
 }
 
 
@@ -294,10 +296,26 @@ def strategy_parts(strategy: str, seed: int, budget: int) -> tuple[str, object |
               else {"multivariate": True, "group": False})
         return "exact", optuna.samplers.TPESampler(seed=seed, n_startup_trials=base._n_startup_trials,
                                                    constant_liar=base._constant_liar, **kw)
+    if strategy == "pract-history":
+        return "pract", None
     return strategy, None
 
 
-def replay(job: tuple[dict, str, int, int]) -> dict:
+def seed_history(storage, land: Landscape) -> None:  # type: ignore[no-untyped-def]
+    """An earlier study of another workload in the storage: one trial per measured configuration."""
+    import optuna
+
+    study = optuna.create_study(study_name=f"history-{land.name}", storage=storage, direction="maximize")
+    study.set_user_attr("pario", {"objective": OBJECTIVE, "command": land.command})
+    for key, vals in land.values.items():
+        if vals:
+            study.add_trial(optuna.trial.create_trial(
+                value=float(statistics.median(vals)),
+                user_attrs={"config": land.configs[key], "values": vals, "workload": land.features.get(key),
+                            "role": "search"}))
+
+
+def replay(job: tuple[dict, str, int, int, list[dict]]) -> dict:
     """One study of one strategy at one budget and seed on one landscape."""
     import optuna
 
@@ -305,14 +323,17 @@ def replay(job: tuple[dict, str, int, int]) -> dict:
     from pario.tune.results import summarise
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    warnings.filterwarnings("ignore", category=FutureWarning)  # make_sampler's warn_independent_sampling
-    wjson, strategy, budget, seed = job
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # PartialFixedSampler
+    wjson, strategy, budget, seed, others = job
     land = Landscape.from_json(wjson)
     kind, sampler = strategy_parts(strategy, seed, budget)
     with tempfile.TemporaryDirectory(prefix="pario-bench-tune-replay-") as tmp:
         settings = Settings(command=land.command, objective=OBJECTIVE, strategy=kind, budget=budget, repeat=1,
                             seed=seed, workdir=Path(tmp), out_root=Path(tmp), verify=True)
         storage = optuna.storages.InMemoryStorage()
+        for other in others:
+            seed_history(storage, Landscape.from_json(other))
         study = open_study(storage, f"{land.name}-{strategy}-{budget}-{seed}", settings, land.space)
         if sampler is not None:
             study.study.sampler = sampler
@@ -350,8 +371,8 @@ def hash_seed(*parts: object) -> int:
 
 def run_replays(data: dict, args: argparse.Namespace) -> list[dict]:
     wl = [w for w in data["workloads"] if not args.workloads or w["name"] in args.workloads]
-    jobs = [(w, s, b, seed) for w in wl for s in args.strategies for b in args.budgets
-            for seed in range(args.seeds)]
+    jobs = [(w, s, b, seed, [o for o in wl if o is not w] if s == "pract-history" else [])
+            for w in wl for s in args.strategies for b in args.budgets for seed in range(args.seeds)]
     say(f"{len(jobs)} replayed studies ({len(wl)} workloads x {len(args.strategies)} strategies x "
         f"{len(args.budgets)} budgets x {args.seeds} seeds), {args.jobs} processes")
     t0 = time.monotonic()
@@ -442,9 +463,14 @@ def pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.0f}%"
 
 
+def repeats_done(data: dict) -> int:
+    return 1 + max((s["rep"] for w in data["workloads"] for c in w["configs"] for s in c["samples"]),
+                   default=-1)
+
+
 def landscape_table(data: dict, lands: list[Landscape]) -> list[str]:
     out = ["**The measured landscape** (write bandwidth of the kernel's file, MiB/s, median of the "
-           f"{data['repeats']} samples of each configuration; `spread` = median over the configurations "
+           f"{repeats_done(data)} samples of each configuration; `spread` = median over the configurations "
            "of (max − min) / median of its samples).\n",
            "| workload | command | configs | failed runs | default | grid best | best configuration | "
            "best / default | best under OMPIO | best under ROMIO | spread |",
@@ -526,8 +552,11 @@ def replay_tables(reps: list[dict], args: argparse.Namespace) -> list[str]:
             "`≥95%` = workloads whose median share is at least 95% (the target at 20 trials); "
             "`> random` = workloads where the median share beats random search's at the same budget "
             "(ties counted apart); mean share over every seed and workload.\n",
-            "| strategy | budget | median share | ≥95% | > random / = / < | mean share | mean speed-up |",
-            "|---|---|---|---|---|---|---|"]
+            "`distinct` = mean number of different configurations among the budget's trials "
+            "(a sampler may propose one again).\n",
+            "| strategy | budget | median share | ≥95% | > random / = / < | mean share | mean speed-up | "
+            "distinct |",
+            "|---|---|---|---|---|---|---|---|"]
     for s in strategies:
         for b in budgets:
             shares = [med([r["share"] for r in by.get((w, s, b), [])]) for w in workloads]
@@ -544,16 +573,19 @@ def replay_tables(reps: list[dict], args: argparse.Namespace) -> list[str]:
             sp = [r["speedup"] for r in allr if r["speedup"]]
             gmean = math.exp(statistics.fmean(math.log(x) for x in sp)) if sp else 0.0
             out.append(f"| {s} | {b} | {pct(med(shares))} | {ok}/{len(workloads)} | {vs} | "
-                       f"{pct(mean_share)} | {gmean:.2f}× |")
+                       f"{pct(mean_share)} | {gmean:.2f}× | "
+                       f"{statistics.fmean(r['distinct'] for r in allr) if allr else 0:.1f} |")
     return out
 
 
 def model_table(errors: dict, reps: list[dict]) -> list[str]:
     held = [r["held_out_mdape"] for r in reps if r["strategy"] == "pract" and r["held_out_mdape"] is not None]
     per_budget: dict[int, list[float]] = {}
+    hist: dict[int, list[float]] = {}
     for r in reps:
-        if r["strategy"] == "pract" and r["held_out_mdape"] is not None:
-            per_budget.setdefault(r["budget"], []).append(r["held_out_mdape"])
+        if r["held_out_mdape"] is not None:
+            (per_budget if r["strategy"] == "pract" else hist).setdefault(r["budget"], []).append(
+                r["held_out_mdape"])
     each = errors.get("leave_workload_out_each") or {}
     out = ["\n**PrAct model error** (MdAPE, target < 15%):\n",
            "| held out | MdAPE |", "|---|---|",
@@ -566,6 +598,9 @@ def model_table(errors: dict, reps: list[dict]) -> list[str]:
            f"| in the pract replays: each prediction made before its trial ran, median over studies "
            f"({len(held)}) | {pct(med(held))} "
            f"({', '.join(f'budget {b}: {pct(med(v))}' for b, v in sorted(per_budget.items()))}) |",
+           "| in the pract-history replays (the other workloads' grids in the storage) | "
+           f"{pct(med([x for v in hist.values() for x in v]))} "
+           f"({', '.join(f'budget {b}: {pct(med(v))}' for b, v in sorted(hist.items()))}) |",
            f"| noise floor: a sample against the median of its configuration's other samples | "
            f"{pct(errors['noise_floor'])} |"]
     return out
@@ -578,9 +613,9 @@ def render(data: dict, reps: list[dict], errors: dict, args: argparse.Namespace)
         f"{data.get('minutes', 0):.1f} min; load average {data['load_start'][0]:.2f} at the start, "
         f"{data.get('load_end', [0])[0]:.2f} at the end; {data.get('cores')} cores, shared with other jobs; "
         f"checkout {data.get('git')}; runs in `{data['directory']}` ({data.get('fs')}).",
-        f"{data['repeats']} interleaved repeats of every configuration; Open MPI, objective {OBJECTIVE}.",
+        f"{repeats_done(data)} interleaved repeats of every configuration; Open MPI, objective {OBJECTIVE}.",
         f"Replays: {len(reps)} studies, seeds 0–{args.seeds - 1}, budgets "
-        f"{', '.join(str(b) for b in args.budgets)}, verify on.",
+        f"{', '.join(str(b) for b in args.budgets)}, verify on; tuner of checkout {git_state()}.",
     ]
     lines = [*(f"- {n}" for n in notes), "", *landscape_table(data, lands), *dimension_table(lands)]
     if reps:
@@ -646,7 +681,7 @@ def main() -> int:
     report = render(data, reps, errors, args)
     (args.out / "tables.md").write_text(report)
     print(report)
-    say(f"wrote {args.out}/samples.json, replays.json and tables.md")
+    say(f"wrote {args.out}/{'' if args.from_samples else 'samples.json, '}replays.json and tables.md")
     return 0
 
 
