@@ -26,6 +26,7 @@ import random
 import socket
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -374,7 +375,9 @@ class Study:
         if config is not None:
             # fixed through the sampler, not enqueue_trial: an enqueued (WAITING) trial can be
             # taken by another worker sharing the study, or outlive a killed process
-            self.study.sampler = optuna.samplers.PartialFixedSampler(params_of(self.space, config), base)
+            with warnings.catch_warnings():  # PartialFixedSampler is "experimental" since Optuna 2.4
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                self.study.sampler = optuna.samplers.PartialFixedSampler(params_of(self.space, config), base)
         try:
             trial = self.study.ask()
             trial.set_user_attr("owner", OWNER)
