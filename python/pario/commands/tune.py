@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import textwrap
 from pathlib import Path
 
 from pario.errors import ParioError
@@ -33,10 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tune",
         help="autotune MPI-IO hints, MPI-IO components, collective algorithms and striping for a program",
-        description="Run a program again and again under pario with different I/O settings, read the "
-        "objective from each run's log, search (Bayesian optimisation, an XGBoost prediction model, random "
-        "or grid), and hand back a hints file usable without recompiling. "
-        "'pario tune report STUDY [--html FILE] [--json FILE]' reports on a stored study.",
+        description=textwrap.fill(
+            "Run a program again and again under pario with different I/O settings, read the "
+            "objective from each run's log, search (Bayesian optimisation, an XGBoost prediction model, "
+            "random or grid), and hand back a hints file usable without recompiling. "
+            "'pario tune report STUDY [--html FILE] [--json FILE]' reports on a stored study.", 79),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
