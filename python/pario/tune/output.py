@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pario import units
@@ -9,6 +10,7 @@ from pario.tune import config as cfg
 from pario.tune.objective import MAXIMISE
 from pario.tune.results import Sampled, Summary
 from pario.tune.space import Space
+from pario.tune.study import config_key
 
 
 def show_value(objective: str, value: float | None) -> str:
@@ -22,13 +24,35 @@ def _sampled(objective: str, s: Sampled) -> str:
             f"{100 * s.spread:.0f}%")
 
 
+def untested_hints(summary: Summary) -> dict[str, tuple[str, str | None]]:
+    """Hints of the best configuration that the MPI library ignored in every successful trial of it
+    (key -> (asked, in effect or None)): they were not tested, so they are not handed back."""
+    if summary.best is None:
+        return {}
+    key = config_key(summary.best.config)
+    trials = [r for r in summary.trials if r.state == "complete" and config_key(r.config) == key]
+    if not trials:
+        return {}
+    seen = [{h[1]: (h[2], h[3]) for h in r.ignored_hints} for r in trials]
+    common = set(seen[0]).intersection(*seen[1:])
+    return {k: seen[0][k] for k in sorted(common)}
+
+
+def best_applied(summary: Summary, space: Space) -> cfg.Applied:
+    """What the best configuration sets, without the hints the MPI library ignored."""
+    assert summary.best is not None
+    a = cfg.applied(space, summary.best.config)
+    drop = untested_hints(summary)
+    return replace(a, hints={k: v for k, v in a.hints.items() if k not in drop})
+
+
 def best_files(summary: Summary, space: Space, directory: Path, files: str | None) -> dict[str, Path]:
     """Write the best configuration's hints files into ``directory``; their paths by kind."""
     directory.mkdir(parents=True, exist_ok=True)
     out: dict[str, Path] = {}
     if summary.best is None:
         return out
-    a = cfg.applied(space, summary.best.config)
+    a = best_applied(summary, space)
     hints = directory / "best.hints"
     hints.write_text(cfg.hints_text(a.hints, files))
     out["hints"] = hints
@@ -76,7 +100,10 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
                    f"{100 * summary.prediction_mdape:.1f}%")
     out += [f"note: {n}" for n in summary.notes]
     if summary.best and summary.verdict == "better" and written:
-        a = cfg.applied(space, summary.best.config)
+        a = best_applied(summary, space)
+        for k, (asked, got) in untested_hints(summary).items():
+            out.append(f"left out of the hints file: {k}={asked}, which the MPI library ignored "
+                       f"({'in effect: ' + got if got is not None else 'not reported'})")
         out.append(f"hints file: {written['hints']}")
         out.append("use it in a job script:")
         out += [f"  {line}" for line in cfg.job_script_lines(a, written["hints"], command,

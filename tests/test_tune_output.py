@@ -1,0 +1,72 @@
+"""What pario tune hands back: hints the MPI library ignored in every run of the best
+configuration are left out of the hints files and named; the verdict's test on samples worked
+out by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pario.tune import output
+from pario.tune.results import Sampled, Summary, TrialRow, mann_whitney_p, speedup
+from pario.tune.space import Detected, build_space
+
+DET = Detected(mpi="mpich", ranks=4, nodes=1, fs_type="ext4", directory="/tmp")
+
+
+def _summary(best_cfg: dict[str, str], rows: list[TrialRow], verdict: str = "better") -> Summary:
+    default = {k: "default" for k in best_cfg}
+    return Summary("s", "write-bw", ["mpiexec", "-n", "4", "./app"], "exact", rows,
+                   Sampled(default, [1.0, 1.1, 0.9]), Sampled(best_cfg, [3.0, 3.1, 2.9]), 3.0, 0.05,
+                   verdict, len(rows), 0, [])
+
+
+def test_hints_ignored_in_every_run_of_the_best_are_left_out(tmp_path: Path):
+    space = build_space(DET)
+    best = space.normalise({"cb_nodes": "4", "romio_cb_write": "disable", "cb_buffer_size": "4194304"})
+    rows = [
+        # cb_nodes=4 came back as 1 both times (ROMIO's cb_config_list *:1 on one node);
+        # cb_buffer_size was ignored only once, so it was tested and stays
+        TrialRow(3, "search", "complete", best, 3.0, [3.0], "",
+                 [["/d/a.dat", "cb_nodes", "4", "1"], ["/d/a.dat", "cb_buffer_size", "4194304", None]]),
+        TrialRow(4, "remeasure", "complete", best, 3.1, [3.1], "", [["/d/a.dat", "cb_nodes", "4", "1"]]),
+        TrialRow(5, "search", "fail", best, None, [], "failed", []),  # a failed trial says nothing
+    ]
+    summary = _summary(best, rows)
+    assert output.untested_hints(summary) == {"cb_nodes": ("4", "1")}
+    written = output.best_files(summary, space, tmp_path, None)
+    assert written["hints"].read_text() == "# written by pario tune\ncb_buffer_size 4194304\n" \
+                                           "romio_cb_write disable\n"
+    assert written["romio_hints"].read_text() == "cb_buffer_size 4194304\nromio_cb_write disable\n"
+    text = output.lines(summary, space, written, ["mpiexec", "-n", "4", "./app"])
+    assert "left out of the hints file: cb_nodes=4, which the MPI library ignored (in effect: 1)" in text
+    assert f"  pario run --hints {written['hints']} -- mpiexec -n 4 ./app" in text
+    assert f"  export ROMIO_HINTS={written['romio_hints']}   # ROMIO (MPICH, Open MPI's romio) applies it " \
+           "to every file" in text
+
+
+def test_with_files_the_hints_file_has_a_section(tmp_path: Path):
+    space = build_space(DET)
+    best = space.normalise({"romio_ds_write": "enable"})
+    summary = _summary(best, [TrialRow(1, "search", "complete", best, 3.0, [3.0], "", [])])
+    written = output.best_files(summary, space, tmp_path, "*.h5")
+    assert written["hints"].read_text() == "# written by pario tune\n[*.h5]\nromio_ds_write enable\n"
+
+
+def test_no_hints_file_is_offered_inside_the_noise(tmp_path: Path):
+    space = build_space(DET)
+    best = space.normalise({"romio_ds_write": "enable"})
+    summary = _summary(best, [TrialRow(1, "search", "complete", best, 3.0, [3.0], "", [])], "within-noise")
+    text = output.lines(summary, space, output.best_files(summary, space, tmp_path, None), ["./app"])
+    assert not any(line.startswith("hints file:") for line in text)
+
+
+def test_mann_whitney_and_speedup_by_hand():
+    # 3 against 3, completely separated: U = 9, exact one-sided p = 1 / C(6,3) = 0.05
+    assert mann_whitney_p("write-bw", [3.0, 3.1, 2.9], [1.0, 1.1, 0.9]) == pytest.approx(0.05)
+    # times: smaller is better, the same separation gives the same p
+    assert mann_whitney_p("io-time", [1.0, 1.1, 0.9], [3.0, 3.1, 2.9]) == pytest.approx(0.05)
+    # one overlap (2.95 vs 3.0): U = 8, p = 2/20
+    assert mann_whitney_p("write-bw", [3.0, 3.1, 2.9], [1.0, 1.1, 2.95]) == pytest.approx(0.10)
+    assert speedup("write-bw", 3.0, 1.0) == 3.0 and speedup("wall-time", 2.0, 6.0) == 3.0
