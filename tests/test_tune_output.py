@@ -70,3 +70,17 @@ def test_mann_whitney_and_speedup_by_hand():
     # one overlap (2.95 vs 3.0): U = 8, p = 2/20
     assert mann_whitney_p("write-bw", [3.0, 3.1, 2.9], [1.0, 1.1, 2.95]) == pytest.approx(0.10)
     assert speedup("write-bw", 3.0, 1.0) == 3.0 and speedup("wall-time", 2.0, 6.0) == 3.0
+
+
+def test_lustre_striping_commands_restore_the_directory():
+    from pario.tune.config import stripe_command
+
+    d = Path("/lustre/run")
+    # the directory had its own layout: a dimension at default gets its original value back
+    assert stripe_command(d, {"count": "8"}, ("4", "1048576")) == \
+        ["lfs", "setstripe", "-c", "8", "-S", "1048576", "/lustre/run"]
+    assert stripe_command(d, {}, ("4", "1048576")) == ["lfs", "setstripe", "-c", "4", "-S", "1048576",
+                                                      "/lustre/run"]
+    # it had none: the default configuration (and the end of the study) removes the trials' layout
+    assert stripe_command(d, {}, None) == ["lfs", "setstripe", "-d", "/lustre/run"]
+    assert stripe_command(d, {"size": "4194304"}, None) == ["lfs", "setstripe", "-S", "4194304", "/lustre/run"]

@@ -74,5 +74,8 @@ def tune(settings: Settings, space: Space, study_name: str, storage_url: str | N
     storage = open_storage(storage_url)
     study = open_study(storage, study_name, settings, space)
     runner = Runner(study.s, study.space, study.dir)
-    study.run(proposer_for(study.s), runner, progress)
+    try:
+        study.run(proposer_for(study.s), runner, progress)
+    finally:
+        runner.restore()
     return study, summarise(study.study)

@@ -68,16 +68,43 @@ def romio_hints_text(hints: Mapping[str, str]) -> str:
     return "".join(f"{k} {v}\n" for k, v in hints.items() if not k.startswith("pario_"))
 
 
-def stripe_command(directory: Path, stripe: Mapping[str, str]) -> list[str] | None:
-    """``lfs setstripe`` of the output directory for a trial, or None when nothing is set."""
-    if not stripe:
-        return None
+def stripe_command(directory: Path, stripe: Mapping[str, str],
+                   original: tuple[str, str] | None = None) -> list[str]:
+    """``lfs setstripe`` of the output directory for a trial.
+
+    A dimension at ``default`` gets the directory's original value (``original``: its stripe
+    count and size before the study), so that the default configuration is measured with the
+    directory as the user had it; a directory that had no layout of its own gets it removed
+    again (``-d``) when nothing is set.
+    """
+    if original is None and not stripe:
+        return ["lfs", "setstripe", "-d", str(directory)]
+    count = stripe.get("count", original[0] if original else None)
+    size = stripe.get("size", original[1] if original else None)
     argv = ["lfs", "setstripe"]
-    if "count" in stripe:
-        argv += ["-c", stripe["count"]]
-    if "size" in stripe:
-        argv += ["-S", stripe["size"]]
+    if count is not None:
+        argv += ["-c", count]
+    if size is not None:
+        argv += ["-S", size]
     return [*argv, str(directory)]
+
+
+def read_stripe(directory: Path) -> tuple[str, str] | None:
+    """The directory's own stripe count and size (``lfs getstripe -d``), None if it has none."""
+    import subprocess
+
+    values = []
+    for flag in ("-c", "-S"):
+        try:
+            out = subprocess.run(["lfs", "getstripe", "-d", flag, str(directory)], capture_output=True,
+                                 text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        text = out.stdout.strip()
+        if out.returncode != 0 or not text.lstrip("-").isdigit():
+            return None
+        values.append(text)
+    return values[0], values[1]
 
 
 def pario_run_args(a: Applied, hints_file: Path | None) -> list[str]:
@@ -102,9 +129,8 @@ def job_script_lines(a: Applied, hints_file: Path, command: list[str], directory
     lines: list[str] = []
     for k, v in a.mca.items():
         lines.append(f"export OMPI_MCA_{k}={shlex.quote(v)}")
-    stripe = stripe_command(directory, a.stripe)
-    if stripe:
-        lines.append(shlex.join(stripe))
+    if a.stripe:
+        lines.append(shlex.join(stripe_command(directory, a.stripe)))
     run = ["pario", "run"]
     if a.hints:
         run += ["--hints", str(hints_file)]

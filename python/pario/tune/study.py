@@ -183,6 +183,21 @@ class Runner:
         self.s = settings
         self.space = space
         self.dir = study_dir
+        self.directory = Path(space.detected.directory)
+        self.stripes = any(d.kind == "stripe" for d in space.dimensions)
+        # the output directory's own striping, set again for dimensions at default and at the end
+        self.original_stripe = cfg.read_stripe(self.directory) if self.stripes else None
+
+    def _stripe_command(self, a: cfg.Applied) -> list[str] | None:
+        return cfg.stripe_command(self.directory, a.stripe, self.original_stripe) if self.stripes else None
+
+    def restore(self) -> None:
+        """Give the output directory back its own striping (Lustre, when the study changed it)."""
+        if self.stripes:
+            import subprocess
+
+            subprocess.run(cfg.stripe_command(self.directory, {}, self.original_stripe), capture_output=True,
+                           timeout=60)
 
     def run_trial(self, number: int, config: Mapping[str, str], role: str) -> TrialOutcome:
         from pario.log import read_log
@@ -209,7 +224,7 @@ class Runner:
             log = rdir / "trial.pario"
             if log.exists():
                 log.unlink()
-            stripe = cfg.stripe_command(Path(self.space.detected.directory), a.stripe)
+            stripe = self._stripe_command(a)
             if stripe:
                 import subprocess
 
