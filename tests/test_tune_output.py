@@ -83,4 +83,5 @@ def test_lustre_striping_commands_restore_the_directory():
                                                       "/lustre/run"]
     # it had none: the default configuration (and the end of the study) removes the trials' layout
     assert stripe_command(d, {}, None) == ["lfs", "setstripe", "-d", "/lustre/run"]
-    assert stripe_command(d, {"size": "4194304"}, None) == ["lfs", "setstripe", "-S", "4194304", "/lustre/run"]
+    assert stripe_command(d, {"size": "4194304"}, None) == ["lfs", "setstripe", "-S", "4194304",
+                                                            "/lustre/run"]
