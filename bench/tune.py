@@ -315,7 +315,7 @@ def seed_history(storage, land: Landscape) -> None:  # type: ignore[no-untyped-d
                             "role": "search"}))
 
 
-def replay(job: tuple[dict, str, int, int, list[dict]]) -> dict:
+def replay(job: tuple[dict, str, int, int, list[dict], int]) -> dict:
     """One study of one strategy at one budget and seed on one landscape."""
     import optuna
 
@@ -325,12 +325,12 @@ def replay(job: tuple[dict, str, int, int, list[dict]]) -> dict:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # PartialFixedSampler
-    wjson, strategy, budget, seed, others = job
+    wjson, strategy, budget, seed, others, repeat = job
     land = Landscape.from_json(wjson)
     kind, sampler = strategy_parts(strategy, seed, budget)
     with tempfile.TemporaryDirectory(prefix="pario-bench-tune-replay-") as tmp:
-        settings = Settings(command=land.command, objective=OBJECTIVE, strategy=kind, budget=budget, repeat=1,
-                            seed=seed, workdir=Path(tmp), out_root=Path(tmp), verify=True)
+        settings = Settings(command=land.command, objective=OBJECTIVE, strategy=kind, budget=budget,
+                            repeat=repeat, seed=seed, workdir=Path(tmp), out_root=Path(tmp), verify=True)
         storage = optuna.storages.InMemoryStorage()
         for other in others:
             seed_history(storage, Landscape.from_json(other))
@@ -371,7 +371,7 @@ def hash_seed(*parts: object) -> int:
 
 def run_replays(data: dict, args: argparse.Namespace) -> list[dict]:
     wl = [w for w in data["workloads"] if not args.workloads or w["name"] in args.workloads]
-    jobs = [(w, s, b, seed, [o for o in wl if o is not w] if s == "pract-history" else [])
+    jobs = [(w, s, b, seed, [o for o in wl if o is not w] if s == "pract-history" else [], args.trial_repeat)
             for w in wl for s in args.strategies for b in args.budgets for seed in range(args.seeds)]
     say(f"{len(jobs)} replayed studies ({len(wl)} workloads x {len(args.strategies)} strategies x "
         f"{len(args.budgets)} budgets x {args.seeds} seeds), {args.jobs} processes")
@@ -501,14 +501,16 @@ def dimension_table(lands: list[Landscape]) -> list[str]:
     dims = lands[0].space.dimensions
     head = ["dimension = value", *[land.name for land in lands]]
     out = ["\n**What matters**: the best configuration with a given setting, as a share of the grid "
-           "best (100% = the best has it; `mca.io = default` is OMPIO).\n",
+           "best (100% = the best has it). `mca.io = default` is OMPIO; a dimension that applies only "
+           "under one component (`romio_cb_write` under ROMIO, `mca.fcoll` under OMPIO) is compared "
+           "among that component's configurations only.\n",
            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in dims:
         for v in d.choices:
             cells = []
             for land in lands:
                 vals = [land.truth(k) for k, c in land.configs.items()
-                        if c.get(d.name) == v and land.truth(k)]
+                        if d.active(c) and c.get(d.name) == v and land.truth(k)]
                 b = land.truth(land.best_key())
                 cells.append(pct(max(vals) / b) if vals and b else "–")
             out.append(f"| {d.name} = {v} | " + " | ".join(cells) + " |")
@@ -554,9 +556,11 @@ def replay_tables(reps: list[dict], args: argparse.Namespace) -> list[str]:
             "(ties counted apart); mean share over every seed and workload.\n",
             "`distinct` = mean number of different configurations among the budget's trials "
             "(a sampler may propose one again).\n",
-            "| strategy | budget | median share | ≥95% | > random / = / < | mean share | mean speed-up | "
-            "distinct |",
-            "|---|---|---|---|---|---|---|---|"]
+            "`− random` = mean over workloads and seeds of (share − random search's share with the same "
+            "workload and seed), with a 95% bootstrap interval.\n",
+            "| strategy | budget | median share | ≥95% | > random / = / < | mean share | − random | "
+            "mean speed-up | distinct |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for s in strategies:
         for b in budgets:
             shares = [med([r["share"] for r in by.get((w, s, b), [])]) for w in workloads]
@@ -572,10 +576,25 @@ def replay_tables(reps: list[dict], args: argparse.Namespace) -> list[str]:
             mean_share = statistics.fmean(r["share"] for r in allr) if allr else None
             sp = [r["speedup"] for r in allr if r["speedup"]]
             gmean = math.exp(statistics.fmean(math.log(x) for x in sp)) if sp else 0.0
+            diff = "–" if s == "random" else versus_random(by, workloads, s, b)
             out.append(f"| {s} | {b} | {pct(med(shares))} | {ok}/{len(workloads)} | {vs} | "
-                       f"{pct(mean_share)} | {gmean:.2f}× | "
+                       f"{pct(mean_share)} | {diff} | {gmean:.2f}× | "
                        f"{statistics.fmean(r['distinct'] for r in allr) if allr else 0:.1f} |")
     return out
+
+
+def versus_random(by: dict, workloads: list[str], strategy: str, budget: int) -> str:
+    """Mean share difference to random search (same workload and seed), with a bootstrap 95% interval."""
+    diffs = []
+    for w in workloads:
+        rnd = {r["seed"]: r["share"] for r in by.get((w, "random", budget), [])}
+        diffs += [r["share"] - rnd[r["seed"]] for r in by.get((w, strategy, budget), []) if r["seed"] in rnd]
+    if not diffs:
+        return "–"
+    rng = random.Random(0)
+    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(2000))
+    lo, hi = means[50], means[1949]
+    return f"{100 * statistics.fmean(diffs):+.0f} [{100 * lo:+.0f}, {100 * hi:+.0f}]"
 
 
 def model_table(errors: dict, reps: list[dict]) -> list[str]:
@@ -615,7 +634,8 @@ def render(data: dict, reps: list[dict], errors: dict, args: argparse.Namespace)
         f"checkout {data.get('git')}; runs in `{data['directory']}` ({data.get('fs')}).",
         f"{repeats_done(data)} interleaved repeats of every configuration; Open MPI, objective {OBJECTIVE}.",
         f"Replays: {len(reps)} studies, seeds 0–{args.seeds - 1}, budgets "
-        f"{', '.join(str(b) for b in args.budgets)}, verify on; tuner of checkout {git_state()}.",
+        f"{', '.join(str(b) for b in args.budgets)}, --repeat {args.trial_repeat} (samples drawn per trial), "
+        f"verify on; tuner of checkout {git_state()}.",
     ]
     lines = [*(f"- {n}" for n in notes), "", *landscape_table(data, lands), *dimension_table(lands)]
     if reps:
@@ -647,6 +667,10 @@ def main() -> int:
     p.add_argument("--strategies", type=csv, default=list(STRATEGIES), help=", ".join(STRATEGIES))
     p.add_argument("--jobs", type=int, default=1, help="processes for the replays (default 1)")
     p.add_argument("--dir", type=Path, default=None, help="where the kernels write (default: a new /tmp dir)")
+    p.add_argument("--trial-repeat", type=int, default=1,
+                   help="runs per trial in the replays (pario tune --repeat; default 1): each draws a sample")
+    p.add_argument("--tables-only", action="store_true",
+                   help="with --from-samples: no replay, the tables of OUT/replays.json again")
     p.add_argument("--order-seed", type=int, default=0, help="seed of the shuffled run order")
     args = p.parse_args()
     args.repeats = args.repeats or (2 if args.quick else 3)
@@ -672,12 +696,21 @@ def main() -> int:
         data = measure_grid(args, chosen, args.out)
     if args.workloads:
         data["workloads"] = [w for w in data["workloads"] if w["name"] in args.workloads]
-    reps = run_replays(data, args)
-    lands = [Landscape.from_json(w) for w in data["workloads"]]
-    errors = model_errors(lands) if sum(len(v) for land in lands for v in land.values.values()) >= 10 else {}
-    save_json(args.out / "replays.json", {"args": {k: (str(v) if isinstance(v, Path) else v)
-                                                   for k, v in vars(args).items()},
-                                          "model_errors": errors, "replays": reps})
+    if args.tables_only:
+        saved = json.loads((args.out / "replays.json").read_text())
+        reps, errors = saved["replays"], saved["model_errors"]
+        args.seeds = 1 + max((r["seed"] for r in reps), default=-1)
+        args.budgets = sorted({r["budget"] for r in reps})
+        args.trial_repeat = saved["args"].get("trial_repeat", 1)
+        args.strategies = [s for s in STRATEGIES if any(r["strategy"] == s for r in reps)]
+    else:
+        reps = run_replays(data, args)
+        lands = [Landscape.from_json(w) for w in data["workloads"]]
+        enough = sum(len(v) for land in lands for v in land.values.values()) >= 10
+        errors = model_errors(lands) if enough else {}
+        save_json(args.out / "replays.json", {"args": {k: (str(v) if isinstance(v, Path) else v)
+                                                       for k, v in vars(args).items()},
+                                              "git": git_state(), "model_errors": errors, "replays": reps})
     report = render(data, reps, errors, args)
     (args.out / "tables.md").write_text(report)
     print(report)
