@@ -635,7 +635,7 @@ def render(data: dict, reps: list[dict], errors: dict, args: argparse.Namespace)
         f"{repeats_done(data)} interleaved repeats of every configuration; Open MPI, objective {OBJECTIVE}.",
         f"Replays: {len(reps)} studies, seeds 0–{args.seeds - 1}, budgets "
         f"{', '.join(str(b) for b in args.budgets)}, --repeat {args.trial_repeat} (samples drawn per trial), "
-        f"verify on; tuner of checkout {git_state()}.",
+        f"verify on; tuner of checkout {getattr(args, 'replay_git', None)}.",
     ]
     lines = [*(f"- {n}" for n in notes), "", *landscape_table(data, lands), *dimension_table(lands)]
     if reps:
@@ -702,15 +702,18 @@ def main() -> int:
         args.seeds = 1 + max((r["seed"] for r in reps), default=-1)
         args.budgets = sorted({r["budget"] for r in reps})
         args.trial_repeat = saved["args"].get("trial_repeat", 1)
+        args.replay_git = saved.get("git")
         args.strategies = [s for s in STRATEGIES if any(r["strategy"] == s for r in reps)]
     else:
+        args.replay_git = git_state()
         reps = run_replays(data, args)
         lands = [Landscape.from_json(w) for w in data["workloads"]]
         enough = sum(len(v) for land in lands for v in land.values.values()) >= 10
         errors = model_errors(lands) if enough else {}
         save_json(args.out / "replays.json", {"args": {k: (str(v) if isinstance(v, Path) else v)
                                                        for k, v in vars(args).items()},
-                                              "git": git_state(), "model_errors": errors, "replays": reps})
+                                              "git": args.replay_git, "model_errors": errors,
+                                              "replays": reps})
     report = render(data, reps, errors, args)
     (args.out / "tables.md").write_text(report)
     print(report)
