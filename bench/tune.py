@@ -580,6 +580,21 @@ def replay_tables(reps: list[dict], args: argparse.Namespace) -> list[str]:
             out.append(f"| {s} | {b} | {pct(med(shares))} | {ok}/{len(workloads)} | {vs} | "
                        f"{pct(mean_share)} | {diff} | {gmean:.2f}× | "
                        f"{statistics.fmean(r['distinct'] for r in allr) if allr else 0:.1f} |")
+    return out + verdict_lines(reps)
+
+
+def verdict_lines(reps: list[dict]) -> list[str]:
+    """How often the study's verdict agreed with the truth about its pick and the default."""
+    counts: dict[tuple[str, bool], int] = {}
+    for r in reps:
+        slower = (r["speedup"] or 0.0) < 1.0
+        counts[(r["verdict"], slower)] = counts.get((r["verdict"], slower), 0) + 1
+    verdicts = sorted({v for v, _ in counts})
+    out = ["\n**Verdicts against the truth**: studies by `pario tune`'s verdict on its pick, and whether "
+           "the pick's true median is above or below the default's.\n",
+           "| verdict | pick truly faster | pick truly slower |", "|---|---|---|"]
+    for v in verdicts:
+        out.append(f"| {v} | {counts.get((v, False), 0)} | {counts.get((v, True), 0)} |")
     return out
 
 
