@@ -101,7 +101,7 @@ bench: install
 bench-collective: install
 	$(PY) bench/collective.py --out build/bench-collective.md $(BENCH_ARGS)
 
-# pario tune's strategies on a measured grid (~20 min on a shared 2-core machine; BENCH_ARGS=--quick
+# pario tune's strategies on a measured grid (~25 min on a shared 2-core machine; BENCH_ARGS=--quick
 # for ~3 min, BENCH_ARGS="--from-samples build/bench-tune/samples.json" replays without measuring).
 # Samples, replays and tables in build/bench-tune/.
 .PHONY: bench-tune

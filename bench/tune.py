@@ -20,7 +20,7 @@ Two stages (docs/performance.md, "Tuning"):
 Usage:
 
     .venv/bin/python bench/tune.py [--quick] [--out build/bench-tune] [--repeats 3]
-        [--workloads block-4,s3d-4,...] [--budgets 10,20,40] [--seeds 10]
+        [--workloads block-4,s3d-4,...] [--budgets 10,20,40] [--seeds 20]
         [--strategies exact,tpe-independent,...] [--jobs 2]
     .venv/bin/python bench/tune.py --from-samples build/bench-tune/samples.json   # replay only
 
@@ -678,7 +678,7 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=None, help="samples per configuration (default 3)")
     p.add_argument("--budgets", type=lambda s: [int(x) for x in csv(s)], default=None,
                    help="default 10,20,40")
-    p.add_argument("--seeds", type=int, default=None, help="seeds per strategy and budget (default 10)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per strategy and budget (default 20)")
     p.add_argument("--strategies", type=csv, default=list(STRATEGIES), help=", ".join(STRATEGIES))
     p.add_argument("--jobs", type=int, default=1, help="processes for the replays (default 1)")
     p.add_argument("--dir", type=Path, default=None, help="where the kernels write (default: a new /tmp dir)")
@@ -690,7 +690,7 @@ def main() -> int:
     args = p.parse_args()
     args.repeats = args.repeats or (2 if args.quick else 3)
     args.budgets = args.budgets or ([10, 20] if args.quick else [10, 20, 40])
-    args.seeds = args.seeds or (3 if args.quick else 10)
+    args.seeds = args.seeds or (3 if args.quick else 20)
     if args.workloads is None and args.quick:
         args.workloads = list(QUICK_WORKLOADS)
     for s in args.strategies:
