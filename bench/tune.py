@@ -696,6 +696,8 @@ def main() -> int:
     for s in args.strategies:
         if s not in STRATEGIES:
             p.error(f"unknown strategy {s!r}: one of {', '.join(STRATEGIES)}")
+    if args.tables_only and not args.from_samples:
+        p.error("--tables-only needs --from-samples (the samples the replays were made on)")
     known = {w.name: w for w in WORKLOADS}
     for name in args.workloads or []:
         if name not in known and not args.from_samples:
