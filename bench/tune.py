@@ -358,8 +358,11 @@ def replay(job: tuple[dict, str, int, int, list[dict], int]) -> dict:
             "share": truth_picked / truth_best if truth_picked and truth_best else 0.0,
             "speedup": truth_picked / truth_default if truth_picked and truth_default else None,
             "budget_trials": sum(1 for r in roles if r in ROLES_IN_BUDGET),
-            "trials": len(trials), "distinct": len({config_key(t.user_attrs.get("config", {})) for t in trials
-                                                    if t.user_attrs.get("role") in ROLES_IN_BUDGET}),
+            "trials": len(trials),
+            "runs": sum(len(t.user_attrs.get("values") or []) for t in trials),
+            "duplicates": roles.count("duplicate"),
+            "distinct": len({config_key(t.user_attrs.get("config", {})) for t in trials
+                             if t.user_attrs.get("role") in ROLES_IN_BUDGET}),
             "held_out_mdape": held, "seconds": round(seconds, 2)}
 
 

@@ -12,6 +12,7 @@ import math
 import os
 import re
 import signal
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -91,6 +92,12 @@ def check_values_from_logs(trials: list) -> None:
     """Every finished trial's values are the write-bw of its own logs, run by run."""
     for t in trials:
         if t.state != TrialState.COMPLETE:
+            continue
+        if t.user_attrs["role"] == "duplicate":
+            # a configuration the sampler proposed again: not run, told the median of its samples
+            earlier = [v for e in trials if e.number < t.number and e.state == TrialState.COMPLETE
+                       and e.user_attrs["config"] == t.user_attrs["config"] for v in e.user_attrs["values"]]
+            assert earlier and "runs" not in t.user_attrs and t.value == statistics.median(earlier)
             continue
         runs = t.user_attrs["runs"]
         assert [r["status"] for r in runs] == ["ok"] * len(runs)

@@ -34,13 +34,17 @@ from pathlib import Path
 
 from pario.errors import ParioError
 from pario.tune import config as cfg
-from pario.tune.objective import NoObjective, better, direction, measure, workload_features
+from pario.tune.objective import MAXIMISE, NoObjective, better, direction, measure, workload_features
 from pario.tune.runner import RunResult, pario_run_argv, run_local, run_slurm
 from pario.tune.space import DEFAULT, Detected, Dimension, Space, enumerate_configs
 
 STRATEGIES = ("exact", "pract", "random", "grid")
 ROLES_IN_BUDGET = ("default", "search")
 VERIFY_SAMPLES = 3
+# configurations run to VERIFY_SAMPLES at the end besides the default (3 bought nothing measurable in
+# bench/tune.py's replays at 4 more runs per study: docs/performance.md, "Tuning")
+VERIFY_TOP = 1
+MAX_DUPLICATES = 10  # measured configurations the sampler may propose in a row
 ALPHA = 0.05
 SCHEMA = 1
 
@@ -401,6 +405,14 @@ class Study:
         finally:
             self.study.sampler = base
         trial.set_user_attr("config", chosen)
+        known = self.samples().get(config_key(chosen)) if config is None else None
+        if known:
+            # the sampler proposed a configuration already measured: it learns the known median,
+            # and neither a run nor the budget is spent on it
+            trial.set_user_attr("role", "duplicate")
+            trial.set_user_attr("values", [])
+            self.study.tell(trial, float(statistics.median(known)))
+            return None, chosen
         if role in ROLES_IN_BUDGET and self._surplus(trial.number, role):
             # another worker sharing the study asked first: this trial is not run
             trial.set_user_attr("role", "surplus")
@@ -437,6 +449,8 @@ class Study:
         state = Progress(budget=self.s.budget)
         started = time.monotonic()
         remeasured: set[str] = set()
+        duplicates = 0  # the sampler's proposals in a row that were already measured
+        rng = random.Random(self.s.seed)
         with ThreadPoolExecutor(max_workers=max(self.s.jobs, 1)) as pool:
             running: dict[Future, tuple] = {}
             while True:
@@ -452,9 +466,16 @@ class Study:
                         continue
                     if role == "default" and self.has_default():
                         continue  # another worker sharing the study measures it
+                    if config is None and duplicates >= MAX_DUPLICATES:
+                        # the sampler keeps proposing measured configurations: one not yet measured
+                        config = self._unmeasured(rng)
+                        if config is None:
+                            break  # every configuration was measured
                     trial, chosen = self.ask(config, role)
                     if trial is None:
+                        duplicates += 1  # (a surplus trial ends the budget at the next check)
                         continue
+                    duplicates = 0
                     fut = pool.submit(runner.run_trial, trial.number, chosen, role)
                     running[fut] = (trial, role, predicted)
                 if not running:
@@ -495,6 +516,22 @@ class Study:
         if progress:
             progress(state)
 
+    def _unmeasured(self, rng: random.Random) -> dict[str, str] | None:
+        """A configuration never measured nor asked for, at random; None when there is none."""
+        asked = {config_key(t.user_attrs.get("config", {})) for t in self.study.get_trials(deepcopy=False)}
+        try:
+            pool = [c for c in enumerate_configs(self.space, limit=100_000) if config_key(c) not in asked]
+            return rng.choice(pool) if pool else None
+        except ParioError:  # too many to list: draw until one is new
+            for _ in range(1000):
+                config: dict[str, str] = {}
+                for d in self.space.dimensions:
+                    config[d.name] = rng.choice(d.choices) if d.active(config) else DEFAULT
+                config = self.space.normalise(config)
+                if config_key(config) not in asked:
+                    return config
+            return None
+
     def _interrupt(self, running: Mapping[Future, tuple]) -> None:
         """Ctrl-C: stop the runs, and mark their trials failed so that a resumed study runs them again."""
         from optuna.trial import TrialState
@@ -507,26 +544,42 @@ class Study:
             trial.set_user_attr("error", "interrupted: pario tune was stopped (Ctrl-C)")
             self.study.tell(trial, state=TrialState.FAIL)
 
+    def top(self, k: int) -> list[str]:
+        """The ``k`` configurations with the best medians over all their runs, best first."""
+        samples = {key: vals for key, vals in self.samples().items() if vals}
+        order = sorted(samples, key=lambda key: statistics.median(samples[key]),
+                       reverse=self.s.objective in MAXIMISE)
+        return order[:k]
+
     def verify(self, runner: Runner, progress, state: Progress, started: float) -> None:  # type: ignore[no-untyped-def]
-        """Run the incumbent and the default until each has VERIFY_SAMPLES samples."""
+        """Run the VERIFY_TOP best configurations and the default until each has VERIFY_SAMPLES samples.
+
+        With single runs the best sample is often a lucky one (the winner's curse); the best is
+        then chosen among configurations measured the same number of times.
+        """
         state.phase = "verify"
-        for _ in range(2 * VERIFY_SAMPLES):
-            inc = self.incumbent()
-            if inc is None:
-                return
+        failed: set[str] = set()  # a configuration whose verification run failed is not tried again
+        for _ in range(3):
+            top = self.top(VERIFY_TOP)
+            if not top:
+                return  # nothing ran successfully: nothing to verify
             samples = self.samples()
-            todo = [k for k in dict.fromkeys([inc, self.default_key()])
-                    if len(samples.get(k, [])) < VERIFY_SAMPLES]
+            todo = [k for k in dict.fromkeys([*top, self.default_key()])
+                    if len(samples.get(k, [])) < VERIFY_SAMPLES and k not in failed]
             if not todo:
                 return
             for key in todo:
-                trial, chosen = self.ask(json.loads(key), "verify")
-                assert trial is not None  # verify trials are never surplus
-                outcome = runner.run_trial(trial.number, chosen, "verify")
-                self._record(trial, outcome)
-                self._report(state, progress, started, outcome)
-                if not outcome.ok:
-                    return
+                for _ in range(VERIFY_SAMPLES):  # each trial adds --repeat samples
+                    if len(self.samples().get(key, [])) >= VERIFY_SAMPLES:
+                        break
+                    trial, chosen = self.ask(json.loads(key), "verify")
+                    assert trial is not None  # verify trials are never surplus
+                    outcome = runner.run_trial(trial.number, chosen, "verify")
+                    self._record(trial, outcome)
+                    self._report(state, progress, started, outcome)
+                    if not outcome.ok:
+                        failed.add(key)
+                        break
 
 
 # ---- proposers (strategies that are not a plain Optuna sampler) ----------------------------
