@@ -111,11 +111,13 @@ WORKLOADS = (
 )
 QUICK_WORKLOADS = ("block-4", "s3d-4")
 
-STRATEGIES = ("exact", "tpe-independent", "tpe-multivariate", "random", "grid", "pract", "pract-history")
+STRATEGIES = ("exact", "tpe-independent", "tpe-multivariate", "gp", "random", "grid", "pract",
+              "pract-history")
 STRATEGY_HELP = {
     "exact": "pario's default: multivariate TPE with group (make_sampler('exact'))",
     "tpe-independent": "TPE, multivariate=False (otherwise as exact)",
     "tpe-multivariate": "TPE, multivariate=True, group=False (otherwise as exact)",
+    "gp": "Optuna's GPSampler (needs PyTorch; not in pario's environment)",
     "random": "Optuna's RandomSampler",
     "grid": "every configuration once, in a random order",
     "pract": "XGBoost model of the objective, top prediction run (after random start-up)",
@@ -286,6 +288,12 @@ class ReplayRunner(Runner):
 
 # ---- stage 2: the replays --------------------------------------------------------------------
 
+def has_torch() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
 def strategy_parts(strategy: str, seed: int, budget: int) -> tuple[str, object | None]:
     """(pario strategy, replacement Optuna sampler or None) of a benchmark strategy."""
     if strategy in ("tpe-independent", "tpe-multivariate"):
@@ -296,6 +304,13 @@ def strategy_parts(strategy: str, seed: int, budget: int) -> tuple[str, object |
               else {"multivariate": True, "group": False})
         return "exact", optuna.samplers.TPESampler(seed=seed, n_startup_trials=base._n_startup_trials,
                                                    constant_liar=base._constant_liar, **kw)
+    if strategy == "gp":
+        # Optuna's Gaussian-process sampler needs PyTorch, which pario does not depend on: run the
+        # replays with an interpreter that has it (docs/performance.md, "Tuning")
+        import optuna
+
+        base = make_sampler("exact", seed, budget)
+        return "exact", optuna.samplers.GPSampler(seed=seed, n_startup_trials=base._n_startup_trials)
     if strategy == "pract-history":
         return "pract", None
     return strategy, None
@@ -682,7 +697,8 @@ def main() -> int:
     p.add_argument("--budgets", type=lambda s: [int(x) for x in csv(s)], default=None,
                    help="default 10,20,40")
     p.add_argument("--seeds", type=int, default=None, help="seeds per strategy and budget (default 20)")
-    p.add_argument("--strategies", type=csv, default=list(STRATEGIES), help=", ".join(STRATEGIES))
+    p.add_argument("--strategies", type=csv, default=[s for s in STRATEGIES if s != "gp" or has_torch()],
+                   help=", ".join(STRATEGIES) + " (default: all; gp only where PyTorch can be imported)")
     p.add_argument("--jobs", type=int, default=1, help="processes for the replays (default 1)")
     p.add_argument("--dir", type=Path, default=None, help="where the kernels write (default: a new /tmp dir)")
     p.add_argument("--trial-repeat", type=int, default=1,
