@@ -85,3 +85,16 @@ def test_lustre_striping_commands_restore_the_directory():
     assert stripe_command(d, {}, None) == ["lfs", "setstripe", "-d", "/lustre/run"]
     assert stripe_command(d, {"size": "4194304"}, None) == ["lfs", "setstripe", "-S", "4194304",
                                                             "/lustre/run"]
+
+
+def test_no_plain_lines_when_the_best_needs_the_engine(tmp_path: Path):
+    space = build_space(DET)
+    best = space.normalise({"romio_cb_write": "disable", "pario.collective": "write-comm",
+                            "pario.shuffle": "rma-lock"})
+    summary = _summary(best, [TrialRow(1, "search", "complete", best, 3.0, [3.0], "", [])])
+    text = output.lines(summary, space, output.best_files(summary, space, tmp_path, None), ["./app"])
+    assert any(line.startswith("  pario run --hints ") and "--collective write-comm:rma-lock -- ./app" in line
+               for line in text)
+    assert ("(the best uses pario's collective-write engine, --collective write-comm:rma-lock: "
+            "without pario in the job it is not the configuration measured)") in text
+    assert not any("ROMIO_HINTS" in line for line in text)

@@ -109,7 +109,10 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out += [f"  {line}" for line in cfg.job_script_lines(a, written["hints"], command,
                                                            Path(space.detected.directory))]
         plain = cfg.without_pario_lines(a, written["romio_hints"])
-        if plain:
+        if plain and a.collective:
+            out.append(f"(the best uses pario's collective-write engine, --collective {a.collective}: "
+                       "without pario in the job it is not the configuration measured)")
+        elif plain:
             out.append("or, without pario in the job (what the MPI library itself reads):")
             out += [f"  {line}" for line in plain]
     return out
