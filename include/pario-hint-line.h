@@ -34,6 +34,21 @@ static inline int pario_not_text(const char *s, size_t len, char *why, size_t wh
     return 0;
 }
 
+/* s[0..len) cut in place before its '#' comment (one first on the line or after a
+ * blank) and its trailing blanks: the new length. */
+static inline size_t pario_strip_comment(char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == '#' && (i == 0 || pario_is_blank(s[i - 1]))) {
+            s[i] = '\0';
+            len = i;
+            break;
+        }
+    while (len > 0 && pario_is_blank(s[len - 1]))
+        s[--len] = '\0';
+    return len;
+}
+
 /* One line (len bytes, s[len] writable) parsed in place: 1 with *key and *val set,
  * 0 for a blank or comment line, -1 with the reason in why. */
 static inline int pario_parse_hint_line(char *s, size_t len, char **key, char **val, char *why, size_t whysz)
@@ -43,14 +58,7 @@ static inline int pario_parse_hint_line(char *s, size_t len, char **key, char **
     if (pario_not_text(s, len, why, whysz))
         return -1;
     s[len] = '\0';
-    for (size_t i = 0; i < len; i++) /* a comment: '#' first or after a blank */
-        if (s[i] == '#' && (i == 0 || pario_is_blank(s[i - 1]))) {
-            s[i] = '\0';
-            len = i;
-            break;
-        }
-    while (len > 0 && pario_is_blank(s[len - 1]))
-        s[--len] = '\0';
+    len = pario_strip_comment(s, len);
     char *p = s;
     while (pario_is_blank(*p))
         p++;

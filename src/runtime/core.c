@@ -490,14 +490,7 @@ int pario_parse_section_header(char *s, size_t len, char **glob, char *why, size
     char *p = s + lead;
     if (pario_not_text(s, len, why, whysz))
         return -1;
-    for (size_t i = 0; i < len; i++) /* a comment: '#' first or after a blank */
-        if (s[i] == '#' && (i == 0 || pario_is_blank(s[i - 1]))) {
-            s[i] = '\0';
-            len = i;
-            break;
-        }
-    while (len > 0 && pario_is_blank(s[len - 1]))
-        s[--len] = '\0';
+    len = pario_strip_comment(s, len);
     if (s[len - 1] != ']' || s + len - 1 == p) {
         snprintf(why, whysz, "section header not closed by ']' (expected [GLOB] alone on its line)");
         return -1;

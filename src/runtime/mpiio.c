@@ -164,6 +164,24 @@ static const char *strip_prefix(const char *name)
     return name;
 }
 
+/* Keep text (at most cap bytes) in *field of the record, unless it holds the same
+ * already; with none_same, an unset field counts as the same as any text (nothing
+ * is stored until there is something to say). */
+static void store_text(struct pario_record *r, char **field, const char *text, size_t cap, int none_same)
+{
+    pario_rec_lock(r);
+    int same = *field ? strcmp(*field, text) == 0 : none_same;
+    pario_rec_unlock(r);
+    if (same)
+        return;
+    char *copy = pario_arena_strdup(text, cap);
+    if (copy) {
+        pario_rec_lock(r);
+        *field = copy;
+        pario_rec_unlock(r);
+    }
+}
+
 /* Store "key=value\n..." of the n hints pario injected at the file's open (kv:
  * key, value, ...), if they changed; nothing while no open injected any. */
 static void record_injected(struct pario_record *r, const char *const *kv, int n)
@@ -179,17 +197,7 @@ static void record_injected(struct pario_record *r, const char *const *kv, int n
         len += (size_t)w;
     }
     text[len] = '\0';
-    pario_rec_lock(r);
-    int same = r->injected ? strcmp(r->injected, text) == 0 : n == 0;
-    pario_rec_unlock(r);
-    if (same)
-        return;
-    char *copy = pario_arena_strdup(text, sizeof text);
-    if (copy) {
-        pario_rec_lock(r);
-        r->injected = copy;
-        pario_rec_unlock(r);
-    }
+    store_text(r, &r->injected, text, sizeof text, n == 0);
 }
 
 /* Store "key=value\n..." of the hints in effect, if they changed. */
@@ -230,17 +238,7 @@ static void record_hints(struct pario_record *r, MPI_File fh)
         }
     }
     text[len] = '\0';
-    pario_rec_lock(r);
-    int same = r->hints && strcmp(r->hints, text) == 0;
-    pario_rec_unlock(r);
-    if (same)
-        return;
-    char *copy = pario_arena_strdup(text, sizeof text);
-    if (copy) {
-        pario_rec_lock(r);
-        r->hints = copy;
-        pario_rec_unlock(r);
-    }
+    store_text(r, &r->hints, text, sizeof text, 0);
 }
 
 static int64_t fs_type_of(const char *path)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pario.commands import positive_int
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -21,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csv", metavar="DIR", help="also write every table as CSV files into DIR")
     p.add_argument("--scaling", choices=("auto", "strong", "weak"), default="auto",
                    help="with several logs: strong or weak scaling (default: inferred from the bytes moved)")
-    p.add_argument("--top", type=_positive, default=10, metavar="N",
+    p.add_argument("--top", type=positive_int, default=10, metavar="N",
                    help="number of files listed by I/O time (default 10)")
     p.add_argument("--details", action="store_true", help="with several logs: the full report of each run")
     p.add_argument("-q", "--quiet", action="store_true", help="no terminal report (only the files asked for)")
@@ -29,16 +31,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "docs/diagnosis.md)")
     p.add_argument("--no-diagnosis", action="store_true", help="leave out the diagnosis (findings)")
     p.set_defaults(func=_run)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from pario.commands import positive_int
 from pario.errors import ParioError
 
 _EPILOG = """\
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    p.add_argument("--budget", type=_positive, default=20, metavar="N",
+    p.add_argument("--budget", type=positive_int, default=20, metavar="N",
                    help="configurations to measure, the default included (default 20)")
     p.add_argument("--objective", choices=list(OBJECTIVES), default="write-bw",
                    help="what to optimise (default write-bw): " +
@@ -57,14 +58,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategy", choices=list(STRATEGIES), default="exact",
                    help="exact: Optuna's multivariate TPE over real runs (default); pract: XGBoost model, "
                    "its top predictions run for real; random; grid")
-    p.add_argument("--repeat", type=_positive, default=1, metavar="R", help="runs per configuration (the "
+    p.add_argument("--repeat", type=positive_int, default=1, metavar="R", help="runs per configuration (the "
                    "median counts; default 1)")
     p.add_argument("--study", metavar="NAME",
                    help="study name; an existing study of the same command resumes "
                    "(default: <program>-<objective>-<date>)")
     p.add_argument("--storage", metavar="URL", help="Optuna storage: sqlite:///PATH (default "
                    "sqlite:///.pario/tune.db), postgresql://USER@HOST/DB, journal:PATH")
-    p.add_argument("--jobs", type=_positive, default=1, metavar="J", help="trials at once (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="J", help="trials at once (default 1)")
     p.add_argument("--launcher", choices=("local", "slurm"), default="local",
                    help="local: run here (default); slurm: each run is an sbatch job")
     p.add_argument("--sbatch-args", metavar="ARGS", default="",
@@ -79,16 +80,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    ".pario/tune/<study>/)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
     p.set_defaults(func=_run)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def _seconds(text: str) -> float:
