@@ -29,8 +29,7 @@ Files: .pario/tune/<study>/ (each run's log, stdout and stderr; best.hints). See
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from pario.tune.objective import OBJECTIVES
-    from pario.tune.study import STRATEGIES
+    from pario.tune.choices import OBJECTIVES, STRATEGIES
 
     p = sub.add_parser(
         "tune",
@@ -110,7 +109,7 @@ def _run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise ParioError("no command to tune: pario tune [options] -- mpirun -np N ./app")
-    from pario import tune
+    from pario.tune import session as tune
     from pario.tune.study import Settings
 
     settings = Settings(command=command, objective=args.objective, files=args.files, strategy=args.strategy,

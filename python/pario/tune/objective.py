@@ -24,15 +24,7 @@ import pandas as pd
 
 from pario.analysis.rankio import outermost_rank_io
 from pario.model import LAYERS, Profile
-
-OBJECTIVES: dict[str, str] = {
-    "write-bw": "write bandwidth of the selected files (bytes / slowest rank's write+metadata time), "
-                "maximised",
-    "read-bw": "read bandwidth of the selected files (bytes / slowest rank's read+metadata time), maximised",
-    "io-time": "I/O time of the slowest rank on the selected files, minimised",
-    "wall-time": "run time of the job (longest rank), minimised",
-}
-MAXIMISE = frozenset({"write-bw", "read-bw"})
+from pario.tune.choices import MAXIMISE
 
 
 class NoObjective(Exception):

@@ -38,7 +38,6 @@ from pario.tune.objective import MAXIMISE, NoObjective, better, direction, measu
 from pario.tune.runner import RunResult, pario_run_argv, run_local, run_slurm
 from pario.tune.space import DEFAULT, Detected, Dimension, Space, enumerate_configs
 
-STRATEGIES = ("exact", "pract", "random", "grid")
 ROLES_IN_BUDGET = ("default", "search")
 VERIFY_SAMPLES = 3
 # configurations run to VERIFY_SAMPLES at the end besides the default (3 bought nothing measurable in
