@@ -13,10 +13,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
-
 from pario.errors import ParioError
 
 #: MPI family -> the name users know it by.
@@ -33,6 +29,11 @@ BUILD_LINES = {
 
 def needed_libraries(path: Path) -> list[str] | None:
     """The shared libraries an ELF file asks for, or None if it is not a dynamic ELF file."""
+    # imported here: pyelftools costs ~15 ms, which the report and diagnosis do not need
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+
     try:
         with open(path, "rb") as fh:
             elf = ELFFile(fh)
