@@ -535,6 +535,8 @@ def test_program_without_files_fails_every_trial(tmp_path: Path, pario_cmd, mpi_
      "pario tune: error: argument --objective: invalid choice: 'foo'"),
     ([], "pario: error: no command to tune: pario tune [options] -- mpirun -np N ./app"),
     (["--storage", "foo://", "--"], "pario: error: --storage foo://: expected sqlite:///PATH"),
+    (["--", "./no-such-program"], "pario: error: command not found: ./no-such-program"),
+    (["--files", "", "--"], "pario: error: --files: an empty glob"),
 ])
 def test_bad_options(tmp_path: Path, pario_cmd, mpi_env, args: list[str], message: str):
     if args and args[-1] == "--":

@@ -109,6 +109,12 @@ def _run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise ParioError("no command to tune: pario tune [options] -- mpirun -np N ./app")
+    import shutil
+
+    if shutil.which(command[0]) is None:  # found on PATH, or a path to an executable file
+        raise ParioError(f"command not found: {command[0]}")
+    if args.files is not None and not args.files.strip():
+        raise ParioError("--files: an empty glob (give a file name pattern, e.g. '*.h5')")
     from pario.tune import session as tune
     from pario.tune.study import Settings
 
