@@ -98,3 +98,30 @@ def test_no_plain_lines_when_the_best_needs_the_engine(tmp_path: Path):
     assert ("(the best uses pario's collective-write engine, --collective write-comm:rma-lock: "
             "without pario in the job it is not the configuration measured)") in text
     assert not any("ROMIO_HINTS" in line for line in text)
+
+
+def test_files_in_dev_shm_are_measured(tmp_path: Path, run_under_pario, pario_cmd):
+    """/dev/shm holds real files (the runtime records them): the default objective measures them,
+    while the rest of /dev is never the program's data."""
+    import os
+    import subprocess
+
+    from pario.log import read_log
+    from pario.tune.objective import measure, selected_files
+
+    exe = subprocess.run([*pario_cmd, "path", "pario-kernel-block"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    data = Path(f"/dev/shm/pario-tune-test-{os.getpid()}.dat")
+    log = tmp_path / "shm.pario"
+    try:
+        done = run_under_pario(log, ["mpirun", "--oversubscribe", "-np", "2", exe, "--path", str(data),
+                                     "--api", "posix", "--block-size", "64k", "--transfer-size", "16k",
+                                     "--delete"])
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        data.unlink(missing_ok=True)
+    profile = read_log(log)
+    m = measure(profile, "write-bw")
+    assert m.files == (str(data),) and m.bytes == 2 * 64 * 1024
+    assert all(not n.startswith("/dev/") or n.startswith("/dev/shm/")
+               for f in selected_files(profile, None).values() for n in f["name"])

@@ -57,8 +57,10 @@ def library_file(path: str) -> bool:
 
 
 def _ignored_by_default(path: str) -> bool:
-    return (path.startswith(("/dev/", "/proc/", "/sys/")) or ".locktest." in path
-            or path in ("<STDOUT>", "<STDERR>", "<STDIN>"))
+    """Not the program's data unless --files names it: devices and kernel files (but /dev/shm,
+    where programs keep real files, is data) and the standard streams."""
+    system = path.startswith(("/dev/", "/proc/", "/sys/")) and not path.startswith("/dev/shm/")
+    return system or path in ("<STDOUT>", "<STDERR>", "<STDIN>")
 
 
 def selected_files(profile: Profile, glob: str | None) -> dict[str, pd.DataFrame]:
