@@ -33,7 +33,8 @@ deps:
 	fi
 
 # What only the tests need: Slurm's daemons and munge, PostgreSQL's server (the
-# tests start private ones in a temporary directory) and MPICH beside Open MPI.
+# tests start private ones in a temporary directory), MPICH beside Open MPI, and
+# chromium with its driver (the HTML reports are tested in a headless browser).
 # Installed without recommends, not started (policy-rc.d) and not enabled at
 # boot: a developer's machine gets no new services.  (Debian's postgresql also
 # initialises a "main" cluster in /var/lib/postgresql; it stays stopped.)
@@ -45,6 +46,7 @@ deps-test: deps
 	[ -x /usr/sbin/munged ] || extra="$$extra munge"; \
 	command -v mpicc.mpich >/dev/null 2>&1 || extra="$$extra mpich libmpich-dev"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || extra="$$extra postgresql"; \
+	[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || extra="$$extra chromium chromium-driver"; \
 	if [ -n "$$extra" ]; then \
 	  echo "installing for the tests:$$extra"; \
 	  $(SUDO) apt-get update -qq; \

@@ -148,3 +148,15 @@ def slurm_env(slurm, mpi_env: dict[str, str]) -> dict[str, str]:
     """mpi_env (root allowed for Open MPI) with the local cluster's SLURM_* variables only."""
     env = {k: v for k, v in mpi_env.items() if not k.startswith("SLURM_")}
     return env | {k: v for k, v in slurm.env.items() if k.startswith("SLURM_")}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator:
+    """Headless chromium under Selenium (tests/browser.py), for this session."""
+    import browser as chromium
+
+    driver = chromium.start()
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -203,3 +203,20 @@ def test_pract_study_reports_its_held_out_error(study, pario_cmd, mpi_env):
             in " ".join(proc.stdout.split()))
     data = _json(url, "pract-copy")
     assert data["mdape"] == pytest.approx(mdape) and data["strategy"] == "pract"
+
+
+def test_html_in_a_browser_draws_both_plots(study, pario_cmd, mpi_env, browser):
+    """The tune report in headless chromium: no console error, the convergence plot and the importances
+    drawn, every trial in the table."""
+    from browser import load
+
+    url, cwd, trials = study
+    page_file = cwd / "browser.html"
+    proc = _pario(pario_cmd, mpi_env, cwd, "tune", "report", STUDY, "--storage", url, "--html",
+                  str(page_file))
+    assert proc.returncode == 0, proc.stderr
+    page = load(browser, page_file)
+    assert page.errors == []
+    assert page.figures == len(_plots(page_file.read_text())) == page.drawn >= 2
+    rows = browser.execute_script("return document.querySelectorAll('table tbody tr').length")
+    assert rows >= len(trials)
