@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from pario.tune.objective import MAXIMISE
-from pario.tune.space import DEFAULT, Space, enumerate_configs
-from pario.tune.study import Study, config_key
+from pario.tune.space import DEFAULT, Space, config_key, enumerate_configs, random_config
+from pario.tune.study import Study
 
 CANDIDATES = 20_000  # configurations scored per step when the space is larger
 TOP_K = 1  # run per model step (then refit)
@@ -111,13 +111,6 @@ def training_rows(storage, objective: str) -> tuple[list[dict[str, float]], np.n
     return rows, np.asarray(values, dtype=np.float64)
 
 
-def random_config(space: Space, rng: random.Random) -> dict[str, str]:
-    config: dict[str, str] = {}
-    for d in space.dimensions:
-        config[d.name] = rng.choice(d.choices) if d.active(config) else DEFAULT
-    return space.normalise(config)
-
-
 def candidates(space: Space, tried: set[str], rng: random.Random) -> list[dict[str, str]]:
     """Configurations not yet run: all of them, or a random sample when there are too many."""
     try:
@@ -164,8 +157,7 @@ def pract_proposer(seed: int | None) -> Callable[[Study, int], list]:
     rng = random.Random(seed)
 
     def propose(study: Study, n: int) -> list:
-        tried = set(study.samples()) | {config_key(t.user_attrs.get("config", {}))
-                                        for t in study.study.get_trials(deepcopy=False)}
+        tried = study.asked()
         own = len(study.samples())
         pool = candidates(study.space, tried, rng)
         if not pool:

@@ -14,9 +14,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from pario.tune.objective import MAXIMISE, better
+from pario.tune.objective import MAXIMISE
 from pario.tune.space import DEFAULT
-from pario.tune.study import ALPHA, ROLES_IN_BUDGET, VERIFY_SAMPLES, config_key
+from pario.tune.study import ALPHA, ROLES_IN_BUDGET, VERIFY_SAMPLES, config_key, pooled_samples, ranked
 
 
 @dataclass(frozen=True)
@@ -108,24 +108,18 @@ def _rows(study) -> list[TrialRow]:  # type: ignore[no-untyped-def]
 
 def summarise(study) -> Summary:  # type: ignore[no-untyped-def]
     """The summary of a stored study (``study``: an Optuna study made by pario tune)."""
+    from optuna.trial import TrialState
+
     info = study.user_attrs["pario"]
     objective = info["objective"]
     rows = _rows(study)
-    samples: dict[str, list[float]] = {}
-    configs: dict[str, dict[str, str]] = {}
-    for r in rows:
-        if r.state == "complete":
-            key = config_key(r.config)
-            samples.setdefault(key, []).extend(r.values)
-            configs[key] = r.config
+    samples = pooled_samples(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    configs = {config_key(r.config): r.config for r in rows if r.state == "complete"}
     default_cfg = next((r.config for r in rows if r.role == "default"), None)
     default = Sampled(default_cfg, samples[config_key(default_cfg)]) if (
         default_cfg is not None and samples.get(config_key(default_cfg))) else None
-    best = None
-    for key, vals in samples.items():
-        cand = Sampled(configs[key], vals)
-        if best is None or better(objective, cand.median, best.median):
-            best = cand
+    order = ranked(samples, objective)
+    best = Sampled(configs[order[0]], samples[order[0]]) if order else None
     notes: list[str] = []
     ratio = p = None
     if best is None:

@@ -20,7 +20,9 @@ space file (TOML, :func:`apply_space_file`) narrows or extends them.
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -290,6 +292,21 @@ def build_space(det: Detected, objective: str = "write-bw") -> Space:
     if det.mpi == "mpich":
         notes.append("MPICH: its MPI-IO is ROMIO; hints are injected per file (PARIO_HINTS)")
     return Space(tuple(dims), det, tuple(notes))
+
+
+# ---- configurations -----------------------------------------------------------------------
+
+def config_key(config: Mapping[str, str]) -> str:
+    """A configuration as one string, the same whatever the order of its keys (to compare and count)."""
+    return json.dumps(dict(sorted(config.items())), separators=(",", ":"))
+
+
+def random_config(space: Space, rng: random.Random) -> dict[str, str]:
+    """A configuration drawn at random: each dimension that applies takes one of its choices."""
+    config: dict[str, str] = {}
+    for d in space.dimensions:
+        config[d.name] = rng.choice(d.choices) if d.active(config) else DEFAULT
+    return space.normalise(config)
 
 
 # ---- enumeration ------------------------------------------------------------------------

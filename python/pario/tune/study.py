@@ -29,14 +29,22 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from pario.errors import ParioError
 from pario.tune import config as cfg
-from pario.tune.objective import MAXIMISE, NoObjective, better, direction, measure, workload_features
+from pario.tune.objective import MAXIMISE, NoObjective, direction, measure, workload_features
 from pario.tune.runner import RunResult, pario_run_argv, run_local, run_slurm
-from pario.tune.space import DEFAULT, Detected, Dimension, Space, enumerate_configs
+from pario.tune.space import (
+    DEFAULT,
+    Detected,
+    Dimension,
+    Space,
+    config_key,
+    enumerate_configs,
+    random_config,
+)
 
 ROLES_IN_BUDGET = ("default", "search")
 VERIFY_SAMPLES = 3
@@ -113,10 +121,6 @@ def space_from_json(data: Mapping) -> Space:
 
 # ---- trials ------------------------------------------------------------------------------
 
-def config_key(config: Mapping[str, str]) -> str:
-    return json.dumps(dict(sorted(config.items())), separators=(",", ":"))
-
-
 def suggest(trial, space: Space) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """Ask Optuna's trial for every dimension that applies, in order (define-by-run)."""
     config: dict[str, str] = {}
@@ -128,13 +132,28 @@ def suggest(trial, space: Space) -> dict[str, str]:  # type: ignore[no-untyped-d
 def params_of(space: Space, config: Mapping[str, str]) -> dict[str, str]:
     """The Optuna parameters of a configuration: its dimensions that apply."""
     config = space.normalise(config)
-    out: dict[str, str] = {}
-    seen: dict[str, str] = {}
-    for d in space.dimensions:
-        if d.active(seen):
-            out[d.name] = config[d.name]
-        seen[d.name] = config[d.name]
+    return {d.name: config[d.name] for d in space.dimensions if d.active(config)}
+
+
+def in_budget(t) -> bool:  # type: ignore[no-untyped-def]
+    """Does the trial count against the budget?  Default and search trials, but not those failed
+    by an interruption (their configuration runs again)."""
+    return (t.user_attrs.get("role") in ROLES_IN_BUDGET
+            and not str(t.user_attrs.get("error", "")).startswith("interrupted"))
+
+
+def pooled_samples(trials) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+    """Every run's value of every configuration, over all its finished trials (in trial order)."""
+    out: dict[str, list[float]] = {}
+    for t in trials:
+        out.setdefault(config_key(t.user_attrs["config"]), []).extend(t.user_attrs.get("values", []))
     return out
+
+
+def ranked(samples: Mapping[str, list[float]], objective: str) -> list[str]:
+    """The configurations with samples, best median first (ties in the order they were measured)."""
+    keys = [k for k, vals in samples.items() if vals]
+    return sorted(keys, key=lambda k: statistics.median(samples[k]), reverse=objective in MAXIMISE)
 
 
 @dataclass(frozen=True)
@@ -165,12 +184,12 @@ def _ignored_hints(profile, injected: Mapping[str, str], glob: str | None) -> li
     if not injected:
         return []
     from pario.analysis.mpihints import ignored_hints
-    from pario.tune.objective import matches
+    from pario.tune.objective import library_file, matches
 
     out = []
     mpiio = profile.layer("mpiio")
     for fid, name in zip(mpiio["id"], mpiio["name"], strict=False):
-        if not matches(str(name), glob) or ".locktest." in str(name):
+        if not matches(str(name), glob) or library_file(str(name)):
             continue
         asked = profile.injected_hints.get(int(fid)) or dict(injected)
         effective = profile.hints.get(int(fid), {})
@@ -282,11 +301,9 @@ class Progress:
     """What the loop reports as it goes (the CLI draws it)."""
 
     done: int = 0
-    budget: int = 0
     best: float | None = None
     best_config: str = ""
     last: str = ""
-    seconds_per_trial: float = 0.0
     phase: str = "search"
 
 
@@ -311,9 +328,7 @@ class Study:
         from optuna.trial import TrialState
 
         states = (TrialState.COMPLETE, TrialState.FAIL) + ((TrialState.RUNNING,) if running else ())
-        return sum(1 for t in self.study.get_trials(deepcopy=False, states=states)
-                   if t.user_attrs.get("role") in ROLES_IN_BUDGET
-                   and not str(t.user_attrs.get("error", "")).startswith("interrupted"))
+        return sum(1 for t in self.study.get_trials(deepcopy=False, states=states) if in_budget(t))
 
     def has_default(self) -> bool:
         """The default was measured, or is being measured (by this or another worker)."""
@@ -324,22 +339,22 @@ class Study:
 
     def samples(self) -> dict[str, list[float]]:
         """Every run's value of every configuration, over all its trials."""
-        out: dict[str, list[float]] = {}
-        for t in self.outcomes():
-            out.setdefault(config_key(t.user_attrs["config"]), []).extend(t.user_attrs.get("values", []))
-        return out
+        return pooled_samples(self.outcomes())
+
+    def asked(self) -> set[str]:
+        """Every configuration asked for so far, run or running (by any worker)."""
+        return {config_key(t.user_attrs.get("config", {})) for t in self.study.get_trials(deepcopy=False)}
 
     def default_key(self) -> str:
         return config_key(self.space.default())
 
+    def top(self, k: int) -> list[str]:
+        """The ``k`` configurations with the best medians over all their runs, best first."""
+        return ranked(self.samples(), self.s.objective)[:k]
+
     def incumbent(self) -> str | None:
         """The configuration with the best median over all its runs."""
-        best = None
-        for key, vals in self.samples().items():
-            if vals and (best is None or better(self.s.objective, statistics.median(vals),
-                                                statistics.median(self.samples()[best]))):
-                best = key
-        return best
+        return next(iter(self.top(1)), None)
 
     # -- running --
     def _record(self, trial, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
@@ -432,11 +447,9 @@ class Study:
             if all("role" in t.user_attrs for t in earlier) or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-        counted = [t for t in earlier if t.user_attrs.get("role") in ROLES_IN_BUDGET
-                   and not str(t.user_attrs.get("error", "")).startswith("interrupted")]
         if role == "default":
             return any(t.user_attrs.get("role") == "default" and t.state != TrialState.FAIL for t in earlier)
-        return len(counted) >= self.s.budget
+        return sum(1 for t in earlier if in_budget(t)) >= self.s.budget
 
     def run(self, propose: Callable[[Study, int], list[tuple[dict[str, str] | None, float | None]]],
             runner: Runner, progress: Callable[[Progress], None] | None = None) -> None:
@@ -445,7 +458,7 @@ class Study:
         queue: list[tuple[dict[str, str] | None, str, float | None]] = []
         if not self.has_default():
             queue.append((self.space.default(), "default", None))
-        state = Progress(budget=self.s.budget)
+        state = Progress()
         started = time.monotonic()
         remeasured: set[str] = set()
         duplicates = 0  # the sampler's proposals in a row that were already measured
@@ -454,14 +467,14 @@ class Study:
             running: dict[Future, tuple] = {}
             while True:
                 while len(running) < max(self.s.jobs, 1):
-                    in_budget = self.budget_used(running=True)
-                    if not queue and in_budget < self.s.budget:
+                    used = self.budget_used(running=True)
+                    if not queue and used < self.s.budget:
                         # a new search trial: ask the strategy (None: the sampler decides)
                         queue += [(c, "search", p) for c, p in propose(self, 1)]
                     if not queue:
                         break
                     config, role, predicted = queue.pop(0)
-                    if role in ROLES_IN_BUDGET and in_budget >= self.s.budget:
+                    if role in ROLES_IN_BUDGET and used >= self.s.budget:
                         continue
                     if role == "default" and self.has_default():
                         continue  # another worker sharing the study measures it
@@ -488,8 +501,7 @@ class Study:
                     trial, role, predicted = running.pop(fut)
                     outcome = fut.result()
                     if predicted is not None:
-                        outcome = TrialOutcome(outcome.config, outcome.role, outcome.values, outcome.runs,
-                                               outcome.workload, outcome.ignored, predicted)
+                        outcome = replace(outcome, predicted=predicted)
                     self._record(trial, outcome)
                     key = config_key(outcome.config)
                     if (outcome.ok and role == "search" and key == self.incumbent() and key not in remeasured
@@ -502,31 +514,27 @@ class Study:
 
     def _report(self, state: Progress, progress, started: float, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
         state.done = self.budget_used()
-        inc = self.incumbent()
-        if inc is not None:
-            state.best = statistics.median(self.samples()[inc])
-            state.best_config = cfg.describe(self.space, json.loads(inc))
+        samples = self.samples()
+        best = ranked(samples, self.s.objective)
+        if best:
+            state.best = statistics.median(samples[best[0]])
+            state.best_config = cfg.describe(self.space, json.loads(best[0]))
         from pario.tune.output import show_value
 
         shown = show_value(self.s.objective, outcome.value) if outcome.ok else "failed"
         state.last = f"trial {outcome.role}: {shown}  {cfg.describe(self.space, outcome.config)}"
-        trials = len(self.study.get_trials(deepcopy=False))
-        state.seconds_per_trial = (time.monotonic() - started) / max(trials, 1)
         if progress:
             progress(state)
 
     def _unmeasured(self, rng: random.Random) -> dict[str, str] | None:
         """A configuration never measured nor asked for, at random; None when there is none."""
-        asked = {config_key(t.user_attrs.get("config", {})) for t in self.study.get_trials(deepcopy=False)}
+        asked = self.asked()
         try:
             pool = [c for c in enumerate_configs(self.space, limit=100_000) if config_key(c) not in asked]
             return rng.choice(pool) if pool else None
         except ParioError:  # too many to list: draw until one is new
             for _ in range(1000):
-                config: dict[str, str] = {}
-                for d in self.space.dimensions:
-                    config[d.name] = rng.choice(d.choices) if d.active(config) else DEFAULT
-                config = self.space.normalise(config)
+                config = random_config(self.space, rng)
                 if config_key(config) not in asked:
                     return config
             return None
@@ -542,13 +550,6 @@ class Study:
             fut.cancel()
             trial.set_user_attr("error", "interrupted: pario tune was stopped (Ctrl-C)")
             self.study.tell(trial, state=TrialState.FAIL)
-
-    def top(self, k: int) -> list[str]:
-        """The ``k`` configurations with the best medians over all their runs, best first."""
-        samples = {key: vals for key, vals in self.samples().items() if vals}
-        order = sorted(samples, key=lambda key: statistics.median(samples[key]),
-                       reverse=self.s.objective in MAXIMISE)
-        return order[:k]
 
     def verify(self, runner: Runner, progress, state: Progress, started: float) -> None:  # type: ignore[no-untyped-def]
         """Run the VERIFY_TOP best configurations and the default until each has VERIFY_SAMPLES samples.
@@ -597,8 +598,7 @@ def grid_proposer(seed: int | None) -> Callable[[Study, int], list]:
             configs = enumerate_configs(study.space)
             random.Random(seed).shuffle(configs)
             order.extend(configs)
-        tried = set(study.samples()) | {config_key(t.user_attrs.get("config", {}))
-                                        for t in study.study.get_trials(deepcopy=False)}
+        tried = study.asked()
         fresh = [c for c in order if config_key(study.space.normalise(c)) not in tried]
         return [(c, None) for c in fresh[:n]]
 
@@ -609,8 +609,6 @@ def make_sampler(strategy: str, seed: int | None, budget: int):  # type: ignore[
     import optuna
 
     if strategy == "exact":
-        import warnings
-
         # multivariate TPE with groups: the space is conditional (ROMIO's hints only under ROMIO);
         # docs/performance.md ("Tuning") compares it with independent TPE and random search.
         # Optuna warns that group/constant_liar are experimental and warn_independent_sampling
@@ -647,7 +645,7 @@ def _stored_settings(study) -> dict | None:  # type: ignore[no-untyped-def]
         time.sleep(0.2)
 
 
-def open_study(storage, name: str, settings: Settings, space: Space, resume_only: bool = False) -> Study:  # type: ignore[no-untyped-def]
+def open_study(storage, name: str, settings: Settings, space: Space) -> Study:  # type: ignore[no-untyped-def]
     """Create the study ``name``, or resume it when it exists with the same command and objective."""
     import optuna
     from optuna.exceptions import DuplicatedStudyError
@@ -657,7 +655,7 @@ def open_study(storage, name: str, settings: Settings, space: Space, resume_only
         existing = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
     except KeyError:
         existing = None
-    if existing is None and not resume_only:
+    if existing is None:
         try:
             created = optuna.create_study(study_name=name, storage=storage, sampler=sampler,
                                           direction=direction(settings.objective))
@@ -667,8 +665,6 @@ def open_study(storage, name: str, settings: Settings, space: Space, resume_only
             created.set_user_attr("pario_space", space_to_json(space))
             created.set_user_attr("pario", settings_json(settings))
             return Study(created, settings, space, settings.out_root / name)
-    if existing is None:
-        raise ParioError(f"no study {name} in this storage")
     attrs = _stored_settings(existing)
     if not attrs:
         raise ParioError(f"study {name} in this storage was not made by pario tune")
