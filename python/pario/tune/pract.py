@@ -18,7 +18,6 @@ error on trials it had not seen (MdAPE) is measured, not assumed.  Until the stu
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import statistics
@@ -27,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from pario.errors import ParioError
 from pario.tune.objective import MAXIMISE
 from pario.tune.space import DEFAULT, Space, config_key, enumerate_configs, random_config
 from pario.tune.study import Study
@@ -72,22 +72,22 @@ def frame(rows: Sequence[Mapping[str, float]], columns: Sequence[str] | None = N
     return df
 
 
+def _matrix(x: pd.DataFrame, label: np.ndarray | None = None):  # type: ignore[no-untyped-def]
+    """XGBoost's DMatrix of a feature frame (names without the characters XGBoost refuses)."""
+    import xgboost
+
+    names = [c.replace("[", "(").replace("]", ")").replace("<", "lt") for c in x.columns]
+    return xgboost.DMatrix(x.to_numpy(dtype=np.float64), label=label, missing=np.nan, feature_names=names)
+
+
 def fit(x: pd.DataFrame, y: np.ndarray, seed: int = 0):  # type: ignore[no-untyped-def]
     import xgboost
 
-    data = xgboost.DMatrix(x.to_numpy(dtype=np.float64), label=y, missing=np.nan,
-                           feature_names=[c.replace("[", "(").replace("]", ")").replace("<", "lt")
-                                          for c in x.columns])
-    return xgboost.train({**XGB_PARAMS, "seed": seed}, data, num_boost_round=XGB_ROUNDS)
+    return xgboost.train({**XGB_PARAMS, "seed": seed}, _matrix(x, y), num_boost_round=XGB_ROUNDS)
 
 
 def predict(model, x: pd.DataFrame) -> np.ndarray:  # type: ignore[no-untyped-def]
-    import xgboost
-
-    data = xgboost.DMatrix(x.to_numpy(dtype=np.float64), missing=np.nan,
-                           feature_names=[c.replace("[", "(").replace("]", ")").replace("<", "lt")
-                                          for c in x.columns])
-    return np.asarray(model.predict(data), dtype=np.float64)
+    return np.asarray(model.predict(_matrix(x)), dtype=np.float64)
 
 
 def training_rows(storage, objective: str) -> tuple[list[dict[str, float]], np.ndarray]:  # type: ignore[no-untyped-def]
@@ -115,7 +115,7 @@ def candidates(space: Space, tried: set[str], rng: random.Random) -> list[dict[s
     """Configurations not yet run: all of them, or a random sample when there are too many."""
     try:
         pool = enumerate_configs(space, limit=CANDIDATES)
-    except Exception:  # noqa: BLE001 - too many: sample instead
+    except ParioError:  # too many: sample instead
         pool = [random_config(space, rng) for _ in range(CANDIDATES)]
     seen: set[str] = set()
     out = []
@@ -195,7 +195,3 @@ def held_out_error(study) -> float | None:  # type: ignore[no-untyped-def]
              for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
              if t.user_attrs.get("predicted") is not None and t.user_attrs.get("values")]
     return mdape([p for p, _ in pairs], [a for _, a in pairs])
-
-
-def dumps_features(config: Mapping[str, str]) -> str:
-    return json.dumps(config_features(config))

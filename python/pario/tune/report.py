@@ -84,14 +84,12 @@ def importances(study) -> Importances:  # type: ignore[no-untyped-def]
 
 def build(study_name: str, storage_url: str | None) -> Report:
     """Load a stored study and compute what the report shows (ParioError: no such study)."""
-    from pario.tune.pract import held_out_error
-
     study = load_study(open_storage(storage_url), study_name)
     summary = summarise(study)
     space = space_from_json(study.user_attrs["pario_space"])
     predicted = sum(1 for r in summary.trials
                     if r.predicted is not None and r.state == "complete" and r.values)
-    mdape = held_out_error(study) if summary.strategy == "pract" else None
+    mdape = summary.prediction_mdape if summary.strategy == "pract" else None
     return Report(summary, space, importances(study), mdape, predicted)
 
 

@@ -143,14 +143,12 @@ def summarise(study) -> Summary:  # type: ignore[no-untyped-def]
     if ignored:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(ignored)[:6])
         notes.append(f"hints the MPI library ignored (their trials did not test them): {shown}")
-    from pario.tune.pract import mdape
+    from pario.tune.pract import held_out_error
 
-    predicted = [(r.predicted, r.value) for r in rows if r.predicted is not None and r.value is not None]
     return Summary(study.study_name, objective, list(info["command"]), info.get("strategy", "?"), rows,
                    default, best, ratio, p, verdict,
                    sum(1 for r in rows if r.role in ROLES_IN_BUDGET and r.state in ("complete", "fail")),
-                   sum(1 for r in rows if r.state == "fail"), notes,
-                   mdape([guess for guess, _ in predicted], [v for _, v in predicted]))
+                   sum(1 for r in rows if r.state == "fail"), notes, held_out_error(study))
 
 
 def changed(config: Mapping[str, str]) -> dict[str, str]:
