@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 import numpy as np
 import pandas as pd
 
-from pario.analysis.rankio import outermost_rank_io
+from pario.analysis.rankio import counter_column, outermost_rank_io
 from pario.model import LAYERS, Profile
 from pario.tune.choices import MAXIMISE
 
@@ -125,7 +125,7 @@ def workload_features(profile: Profile, glob: str | None = None) -> dict[str, fl
     outer = mpiio if len(mpiio) else posix
 
     def total(frame: pd.DataFrame, col: str) -> float:
-        return float(frame[col].clip(lower=0).sum()) if col in frame and len(frame) else 0.0
+        return float(counter_column(frame, col).sum())
 
     written, read = total(outer, "bytes_written"), total(outer, "bytes_read")
     if len(mpiio):
