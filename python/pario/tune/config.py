@@ -124,25 +124,23 @@ def describe(space: Space, config: Mapping[str, str]) -> str:
     return " ".join(parts) if parts else DEFAULT
 
 
+def _mca_exports(a: Applied) -> list[str]:
+    return [f"export {k}={shlex.quote(v)}" for k, v in a.env().items()]
+
+
 def job_script_lines(a: Applied, hints_file: Path, command: list[str], directory: Path) -> list[str]:
     """The exact lines that use a configuration in a job script."""
-    lines: list[str] = []
-    for k, v in a.mca.items():
-        lines.append(f"export OMPI_MCA_{k}={shlex.quote(v)}")
+    lines = _mca_exports(a)
     if a.stripe:
         lines.append(shlex.join(stripe_command(directory, a.stripe)))
-    run = ["pario", "run"]
-    if a.hints:
-        run += ["--hints", str(hints_file)]
-    if a.collective:
-        run += ["--collective", a.collective]
-    lines.append(shlex.join([*run, "--", *command]))
+    options = pario_run_args(a, hints_file if a.hints else None)
+    lines.append(shlex.join(["pario", "run", *options, "--", *command]))
     return lines
 
 
 def without_pario_lines(a: Applied, romio_file: Path) -> list[str]:
     """How to apply what the MPI library itself understands, without pario in the job."""
-    lines = [f"export OMPI_MCA_{k}={shlex.quote(v)}" for k, v in a.mca.items()]
+    lines = _mca_exports(a)
     if any(not k.startswith("pario_") for k in a.hints):
         lines.append(f"export ROMIO_HINTS={shlex.quote(str(romio_file))}   # ROMIO (MPICH, Open MPI's romio) "
                      "applies it to every file")
