@@ -123,8 +123,6 @@ def _run(args: argparse.Namespace) -> int:
                         timeout=args.timeout, seed=args.seed, verify=not args.no_verify,
                         sbatch_args=_split(args.sbatch_args))
     if args.launcher == "slurm":
-        import shutil
-
         if shutil.which("sbatch") is None:
             raise ParioError("--launcher slurm: sbatch not found on PATH")
     space = tune.make_space(settings, args.space)
@@ -136,16 +134,12 @@ def _run(args: argparse.Namespace) -> int:
     name = args.study or tune.default_study_name(command, args.objective)
     if "/" in name or not name.strip():
         raise ParioError(f"--study {name!r}: a name without '/'")
-    from pario.tune.storage import open_storage
-
-    open_storage(args.storage)  # a bad --storage is an error before any progress is drawn
-    if settings.strategy == "grid":
-        from pario.tune.space import enumerate_configs
-
-        enumerate_configs(space)  # so is a space too large for a grid
+    # a bad --storage, a study of another command, a space too large for a grid: errors before
+    # any progress is drawn
+    study, runner = tune.start(settings, space, name, args.storage)
     try:
         with _progress(args.budget, args.objective) as progress:
-            study, summary = tune.tune(settings, space, name, args.storage, progress)
+            summary = tune.run(study, runner, progress)
     except KeyboardInterrupt:
         print(f"pario tune: interrupted; the finished trials are stored: resume with --study {name}"
               + (f" --storage {args.storage}" if args.storage else ""), file=sys.stderr)

@@ -95,13 +95,10 @@ def _wait(proc: subprocess.Popen, timeout: float | None) -> int:
                 raise
 
 
-def _finish(proc: subprocess.Popen, timeout: float | None, log: Path, err: Path, started: float,
-            on_timeout=None) -> RunResult:  # type: ignore[no-untyped-def]
+def _finish(proc: subprocess.Popen, timeout: float | None, log: Path, err: Path, started: float) -> RunResult:
     try:
         code = _wait(proc, timeout)
     except subprocess.TimeoutExpired:
-        if on_timeout:
-            on_timeout()
         _kill_group(proc)
         return RunResult("timeout", log, time.monotonic() - started, None,
                          f"killed after the timeout of {timeout:g} s\n" + tail(err))
@@ -177,7 +174,7 @@ def run_slurm(argv: Sequence[str], env: Mapping[str, str], workdir: Path, out_di
         except OSError as exc:
             return RunResult("failed", log, 0.0, None, f"cannot run sbatch: {exc.strerror}")
     # no local timeout: Slurm's --time limits the run, and time in the queue is not a failure
-    result = _finish(proc, None, log, out_dir / "stderr.txt", started, cancel)
+    result = _finish(proc, None, log, out_dir / "stderr.txt", started)
     if result.status == "failed" and "TIME LIMIT" in tail(out_dir / "stderr.txt"):
         result = RunResult("timeout", log, result.seconds, result.returncode, result.stderr_tail)
     if result.status != "ok":

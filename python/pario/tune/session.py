@@ -10,7 +10,7 @@ from pathlib import Path
 from pario.errors import ParioError
 from pario.tune.choices import STRATEGIES
 from pario.tune.results import Summary, summarise
-from pario.tune.space import Space, apply_space_file, build_space, detect
+from pario.tune.space import Space, apply_space_file, build_space, detect, enumerate_configs
 from pario.tune.storage import open_storage
 from pario.tune.study import (
     Progress,
@@ -23,14 +23,8 @@ from pario.tune.study import (
 )
 
 
-def make_space(settings: Settings, space_file: Path | None, directory: Path | None = None,
-               engine: bool = True) -> Space:
-    det = detect(settings.command, directory or settings.workdir)
-    if not engine:
-        from dataclasses import replace
-
-        det = replace(det, engine=False)
-    space = build_space(det, settings.objective)
+def make_space(settings: Settings, space_file: Path | None) -> Space:
+    space = build_space(detect(settings.command, settings.workdir), settings.objective)
     return apply_space_file(space, space_file) if space_file else space
 
 
@@ -51,20 +45,20 @@ def proposer_for(settings: Settings) -> Callable:
     return sampler_proposer
 
 
-def tune(settings: Settings, space: Space, study_name: str, storage_url: str | None,
-         progress: Callable[[Progress], None] | None = None) -> tuple[Study, Summary]:
-    """Create or resume a study, run it to its budget, and summarise it."""
+def start(settings: Settings, space: Space, study_name: str, storage_url: str | None) -> tuple[Study, Runner]:
+    """Create or resume the study and its runner; every error here comes before any trial."""
     if settings.strategy not in STRATEGIES:
         raise ParioError(f"unknown strategy {settings.strategy!r}: one of {', '.join(STRATEGIES)}")
     if settings.strategy == "grid":
-        from pario.tune.space import enumerate_configs
-
         enumerate_configs(space)  # a space too large for a grid is refused before anything runs
-    storage = open_storage(storage_url)
-    study = open_study(storage, study_name, settings, space)
-    runner = Runner(study.s, study.space, study.dir)
+    study = open_study(open_storage(storage_url), study_name, settings, space)
+    return study, Runner(study.s, study.space, study.dir)
+
+
+def run(study: Study, runner: Runner, progress: Callable[[Progress], None] | None = None) -> Summary:
+    """Run the study to its budget (the output directory's striping given back after), and summarise it."""
     try:
         study.run(proposer_for(study.s), runner, progress)
     finally:
         runner.restore()
-    return study, summarise(study.study)
+    return summarise(study.study)
