@@ -125,3 +125,34 @@ def test_files_in_dev_shm_are_measured(tmp_path: Path, run_under_pario, pario_cm
     assert m.files == (str(data),) and m.bytes == 2 * 64 * 1024
     assert all(not n.startswith("/dev/") or n.startswith("/dev/shm/")
                for f in selected_files(profile, None).values() for n in f["name"])
+
+
+def test_budget_used_leaves_out_interrupted_trials():
+    """A trial failed by an interruption runs again on resume, so the summary does not count it,
+    as the study's own budget does (docs/tune.md, budget_used)."""
+    import optuna
+    from optuna.distributions import CategoricalDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from pario.tune.results import summarise
+    from pario.tune.study import space_to_json
+
+    space = build_space(DET)
+    default = space.default()
+    study = optuna.create_study(direction="maximize")
+    study.set_user_attr("pario", {"objective": "write-bw", "command": ["./app"], "strategy": "random"})
+    study.set_user_attr("pario_space", space_to_json(space))
+    dist = {"cb_nodes": CategoricalDistribution(["default", "1"])}
+
+    def trial(role: str, state: TrialState, **attrs) -> None:  # type: ignore[no-untyped-def]
+        study.add_trial(create_trial(state=state, value=1.0 if state == TrialState.COMPLETE else None,
+                                     params={"cb_nodes": "default"}, distributions=dist,
+                                     user_attrs={"role": role, "config": default, "values": [1.0]
+                                                 if state == TrialState.COMPLETE else [], **attrs}))
+
+    trial("default", TrialState.COMPLETE)
+    trial("search", TrialState.FAIL, error="interrupted: pario tune was stopped")
+    trial("search", TrialState.FAIL, runs=[{"status": "failed", "error": "exit code 1"}])
+    trial("verify", TrialState.COMPLETE)
+    summary = summarise(study)
+    assert summary.budget_used == 2 and summary.failed == 2

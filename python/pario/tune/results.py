@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from pario.tune.objective import MAXIMISE
 from pario.tune.space import DEFAULT
-from pario.tune.study import ALPHA, ROLES_IN_BUDGET, VERIFY_SAMPLES, config_key, pooled_samples, ranked
+from pario.tune.study import ALPHA, VERIFY_SAMPLES, config_key, in_budget, pooled_samples, ranked
 
 
 @dataclass(frozen=True)
@@ -145,9 +145,10 @@ def summarise(study) -> Summary:  # type: ignore[no-untyped-def]
         notes.append(f"hints the MPI library ignored (their trials did not test them): {shown}")
     from pario.tune.pract import held_out_error
 
+    ended = (TrialState.COMPLETE, TrialState.FAIL)
     return Summary(study.study_name, objective, list(info["command"]), info.get("strategy", "?"), rows,
                    default, best, ratio, p, verdict,
-                   sum(1 for r in rows if r.role in ROLES_IN_BUDGET and r.state in ("complete", "fail")),
+                   sum(1 for t in study.get_trials(deepcopy=False, states=ended) if in_budget(t)),
                    sum(1 for r in rows if r.state == "fail"), notes, held_out_error(study))
 
 
