@@ -24,7 +24,6 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -33,9 +32,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import local_services
+from local_services import free_port, log_tail
+
 START_TIMEOUT = 30.0  # seconds until the server must accept connections
 PG_LIB = Path("/usr/lib/postgresql")
-SBIN = ("/usr/sbin", "/sbin")
 SERVER_USER = "pario-pg"  # the system user the server runs as when we are root
 DB_USER = "pario"  # the server's superuser (initdb -U), whatever the system user
 DATABASE = "pario"
@@ -85,23 +86,7 @@ def find_bin_dir(lib: Path = PG_LIB) -> Path:
 
 
 def find_program(name: str) -> str:
-    path = shutil.which(name) or shutil.which(name, path=os.pathsep.join(SBIN))
-    if path is None:
-        raise PostgresError(f"{name} not found")
-    return path
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on now (the kernel's choice, so it clashes with no fixed port)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def log_tail(path: Path, lines: int = 30) -> str:
-    if not path.exists():
-        return f"({path} was not written)"
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    return local_services.find_program(name, PostgresError)
 
 
 def server_user() -> pwd.struct_passwd:

@@ -14,7 +14,6 @@ bounded time.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -23,8 +22,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import local_services
+from local_services import free_port, log_tail
+
 START_TIMEOUT = 60.0  # seconds until the node must be idle
-SBIN = ("/usr/sbin", "/sbin")  # daemons live here, which a non-root PATH may lack
 # The node's name in Slurm (slurmd -N): fixed, so that whatever the host is called (an FQDN,
 # a container id) it is a valid Slurm node name; the controller must still be the host's name.
 NODE = "pario-node"
@@ -52,17 +53,8 @@ class SlurmCluster:
 
 
 def find_program(name: str) -> str:
-    path = shutil.which(name) or shutil.which(name, path=os.pathsep.join(SBIN))
-    if path is None:
-        raise SlurmError(f"{name} not found: install Debian's slurm-wlm and munge (`make deps`)")
-    return path
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on now (the kernel's choice, so it clashes with no fixed port)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return local_services.find_program(name, SlurmError,
+                                       ": install Debian's slurm-wlm and munge (`make deps`)")
 
 
 def write_config(root: Path, node: str, cpus: int, mpi_default: str) -> Path:
@@ -115,12 +107,6 @@ def mpi_plugins(env: dict[str, str]) -> str:
     out = subprocess.run([find_program("srun"), "--mpi=list"], env=env, capture_output=True, text=True,
                          timeout=30)
     return out.stdout + out.stderr
-
-
-def log_tail(path: Path, lines: int = 30) -> str:
-    if not path.exists():
-        return f"({path} was not written)"
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 def start_daemon(name: str, argv: list[str], log: Path, env: dict[str, str]) -> Daemon:

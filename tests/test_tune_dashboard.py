@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,13 +14,9 @@ from pathlib import Path
 import optuna
 import pytest
 
+from local_services import free_port
+
 BLOCK = ["--block-size", "8k", "--transfer-size", "8k", "--segments", "64"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get(url: str) -> dict:
@@ -42,7 +37,7 @@ def test_optuna_dashboard_opens_a_pario_study(tmp_path: Path, pario_cmd: list[st
     stored = optuna.load_study(study_name="dash", storage=url)
     values = sorted(t.value for t in stored.trials)
 
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([str(dashboard), url, "--host", "127.0.0.1", "--port", str(port), "--quiet"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
