@@ -117,18 +117,24 @@ def _bad_byte(raw: bytes) -> int | None:
     return None
 
 
-def parse_line(raw: bytes) -> tuple[str, str] | None:
-    """One line (without its newline) -> (key, value), None for a blank or comment line.
-
-    Raises ValueError saying what is wrong.
-    """
+def _text_of(raw: bytes) -> str:
+    """A line (without its newline, maybe with a CR) as text without its comment; ValueError for a
+    byte that is not printable ASCII or a tab."""
     if raw.endswith(b"\r"):
         raw = raw[:-1]
     bad = _bad_byte(raw)
     if bad is not None:
         what = "a NUL byte" if bad == 0 else f"byte 0x{bad:02x}"
         raise ValueError(f"not a text line: {what} (hints are printable ASCII)")
-    text = _strip_comment(raw.decode("ascii"))
+    return _strip_comment(raw.decode("ascii"))
+
+
+def parse_line(raw: bytes) -> tuple[str, str] | None:
+    """One line (without its newline) -> (key, value), None for a blank or comment line.
+
+    Raises ValueError saying what is wrong.
+    """
+    text = _text_of(raw)
     if not text:
         return None
     end = len(text)
@@ -176,15 +182,9 @@ class HintsFile:
 def parse_section_header(raw: bytes) -> str | None:
     """The glob of a ``[GLOB]`` header line, None when the line is not a header (its first
     non-blank character is not ``[``).  Raises ValueError saying what is wrong."""
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
     if not raw.lstrip(b" \t").startswith(b"["):
         return None
-    bad = _bad_byte(raw)
-    if bad is not None:
-        what = "a NUL byte" if bad == 0 else f"byte 0x{bad:02x}"
-        raise ValueError(f"not a text line: {what} (hints are printable ASCII)")
-    text = _strip_comment(raw.decode("ascii"))
+    text = _text_of(raw)
     if len(text) < 2 or not text.endswith("]"):
         raise ValueError(f"section header {_show(text)} not closed by ']' "
                          "(expected [GLOB] alone on its line)")

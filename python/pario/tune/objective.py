@@ -17,12 +17,12 @@ from __future__ import annotations
 import fnmatch
 import math
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 import numpy as np
 import pandas as pd
 
 from pario.analysis.rankio import counter_column, outermost_rank_io
+from pario.hints import section_matches
 from pario.model import LAYERS, Profile
 from pario.tune.choices import MAXIMISE
 
@@ -41,10 +41,9 @@ def better(objective: str, a: float, b: float) -> bool:
 
 
 def matches(path: str, glob: str | None) -> bool:
-    if glob is None:
-        return True
-    target = path if "/" in glob else PurePosixPath(path).name
-    return fnmatch.fnmatchcase(target, glob)
+    """Is ``path`` one of the --files (every file without a glob)?  The rule of a PARIO_HINTS
+    section, so that the files measured are the files the trial's hints went to."""
+    return glob is None or section_matches(glob, path)
 
 
 #: files the MPI library makes next to the program's (OMPIO's lock tests, its shared-file-pointer segments
