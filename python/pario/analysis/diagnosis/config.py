@@ -186,6 +186,12 @@ class RuleConfig:
     mpiio_overhead_min_share: float = _f(
         0.5, "share", "share of independent MPI-IO time spent outside the POSIX calls beneath it"
     )
+    mpiio_overhead_min_per_call: float = _f(
+        20e-6,
+        "s",
+        "mean time per independent MPI-IO call spent outside the POSIX calls beneath it: locks and "
+        "data sieving cost tens of microseconds or more a call, the library's own work about 0.2 us",
+    )
     default_hints_min_share: float = _f(
         0.05, "share", "MPI-IO time as a share of the run at or above which searching the hints is suggested"
     )

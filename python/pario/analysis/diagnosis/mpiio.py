@@ -893,7 +893,12 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     "MPIIO-INDEPENDENT-OVERHEAD",
     title="Independent MPI-IO calls take far longer than the file-system calls beneath them",
     family=FAMILY,
-    config=("mpiio_overhead_min_share", "independent_min_share", "min_time_lost_share"),
+    config=(
+        "mpiio_overhead_min_share",
+        "mpiio_overhead_min_per_call",
+        "independent_min_share",
+        "min_time_lost_share",
+    ),
 )
 def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Most of the time of independent MPI-IO calls is spent outside their POSIX calls (locks, sieving)."""
@@ -917,6 +922,8 @@ def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         p_time = float((col(prec, "read_time") + col(prec, "write_time")).sum())
         if m_time <= 0 or (m_time - p_time) / m_time < cfg.mpiio_overhead_min_share:
             continue
+        if (m_time - p_time) / indep < cfg.mpiio_overhead_min_per_call:
+            continue  # a preempted rank on a busy machine, not locks or sieving
         rw = {"read": 1.0, "write": 1.0}
         per_rank = (
             stake(facts, "mpiio", _records(facts, fid), rw).per_rank
