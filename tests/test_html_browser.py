@@ -1,6 +1,7 @@
 """The HTML report in a real headless browser (Debian's chromium under Selenium): it loads without a
 console error, every Plotly figure draws, and names from the log stay text even when they are HTML
-meant to run."""
+meant to run; a traced run's timeline has its rank rows, zooms, and keeps file names as text in
+its hover labels; several runs get their POP tables side by side."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from browser import load
 from pario.analysis.run import analyze
 from pario.report.html import render_html
 from test_report import synthetic
+from test_timeline import EXPECTED, HOSTILE, two_ranks
 
 LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
 # names that would run script if the page put them in as HTML
@@ -42,3 +44,84 @@ def test_hostile_names_stay_text(tmp_path: Path, browser):
     assert page.errors == []  # an <img src=x> made an element would log a failed load
     assert HOSTILE_FILE in page.text  # shown as the characters it is
     assert page.figures >= 1 and page.drawn == page.figures
+
+
+# --- the timeline of a traced run (pario.report.timeline) ----------------------------------------
+
+TIMELINE = "document.getElementById('run0-timeline')"
+
+
+def timeline_page(tmp_path: Path, browser):  # type: ignore[no-untyped-def]
+    """The report of a synthetic profile with the hand-built two-rank trace of test_timeline, whose
+    write (rank 0, 1 s to 2 s) is to a file named with HTML meant to run."""
+    page_file = tmp_path / "timeline.html"
+    page_file.write_text(render_html([analyze(synthetic())], traces=[two_ranks()]))
+    return load(browser, page_file, probe="window.pwned === undefined ? 'safe' : window.pwned")
+
+
+def write_bar(browser) -> dict:  # type: ignore[no-untyped-def]
+    """Where the write's bar is drawn, and where the x axis puts 1 s and 2 s (pixels of the plot area)."""
+    return browser.execute_script(
+        f"var g = {TIMELINE}; var i = g.data.findIndex(t => t.meta === 'write');"
+        "var box = g.querySelectorAll('.barlayer .trace')[i].querySelectorAll('.point path')[0].getBBox();"
+        "var ax = g._fullLayout.xaxis;"
+        "return {x: box.x, width: box.width, at1: ax.d2p(1.0), at2: ax.d2p(2.0), range: ax.range};")
+
+
+def drag_in_time(browser, t0: float, t1: float) -> None:  # type: ignore[no-untyped-def]
+    """A mouse drag across the timeline's plot area from time t0 to time t1 (Plotly's zoom box)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    browser.execute_script(f"{TIMELINE}.scrollIntoView()")
+    area = browser.execute_script(f"return {TIMELINE}.querySelector('.nsewdrag')")
+    width, a, b = browser.execute_script(
+        f"var g = {TIMELINE}; var ax = g._fullLayout.xaxis;"
+        f"return [arguments[0].getBoundingClientRect().width, ax.d2p({t0}), ax.d2p({t1})];", area)
+    step = int((b - a) / 2)
+    (ActionChains(browser).move_to_element_with_offset(area, int(a - width / 2), 0).click_and_hold()
+     .move_by_offset(step, 0).move_by_offset(int(b - a) - step, 0).release().perform())
+
+
+def test_timeline_draws_one_row_per_rank_and_zooms(tmp_path: Path, browser):
+    page = timeline_page(tmp_path, browser)
+    assert page.errors == []
+    assert page.figures >= 2 and page.drawn == page.figures
+    assert "Timeline" in page.text
+    rows = browser.execute_script(f"return Array.from({TIMELINE}.querySelectorAll('.ytick text'))"
+                                  ".map(t => t.textContent)")
+    assert rows == ["rank 0", "rank 1"]
+    bars = browser.execute_script(f"return {TIMELINE}.querySelectorAll('.barlayer .point path').length")
+    assert bars == len(EXPECTED)
+    before = write_bar(browser)
+    assert before["range"] == [0, 9.5]
+    assert before["x"] == pytest.approx(before["at1"], abs=1) and before["width"] == pytest.approx(
+        before["at2"] - before["at1"], abs=1)
+    # zoom by dragging the mouse over 0.5 s .. 2.5 s: the axis changes and the write's bar follows
+    drag_in_time(browser, 0.5, 2.5)
+    after = write_bar(browser)
+    assert after["range"] == pytest.approx([0.5, 2.5], abs=0.03)  # a few pixels
+    span = after["range"][1] - after["range"][0]
+    assert after["width"] == pytest.approx(before["width"] * 9.5 / span, rel=0.02)
+    assert after["x"] == pytest.approx(after["at1"], abs=1)
+    assert after["width"] == pytest.approx(after["at2"] - after["at1"], abs=1)
+    # and as a script would (Plotly.relayout): exactly the range asked
+    browser.execute_async_script(f"var done = arguments[0]; Plotly.relayout({TIMELINE}, "
+                                 "{'xaxis.range': [2.75, 3.75]}).then(() => done());")
+    last = write_bar(browser)
+    assert last["range"] == [2.75, 3.75] and last["at1"] < last["at2"] < 0  # the write is left of the view
+    errors = [e["message"] for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+    assert errors == []
+
+
+def test_timeline_hover_keeps_a_hostile_file_name_as_text(tmp_path: Path, browser):
+    page = timeline_page(tmp_path, browser)
+    assert page.probe == "safe" and page.errors == []
+    hover = browser.execute_script(
+        f"var g = {TIMELINE}; var i = g.data.findIndex(t => t.meta === 'write');"
+        "Plotly.Fx.hover(g, [{curveNumber: i, pointNumber: 0}]);"
+        "return {text: g.querySelector('.hoverlayer').textContent,"
+        " images: document.querySelectorAll('img').length,"
+        " pwned: window.pwned === undefined ? 'safe' : window.pwned};")
+    assert "MPI-IO write" in hover["text"] and "4.0 KiB" in hover["text"]
+    assert HOSTILE in hover["text"]  # the characters themselves, not an element
+    assert hover["images"] == 0 and hover["pwned"] == "safe"

@@ -186,7 +186,7 @@ def test_figure_rows_classes_and_escaped_hover() -> None:
     assert (write["y"], write["base"], write["x"]) == ([0], [1.0], [1.0])
     text = write["hovertext"][0]
     assert "MPI-IO write" in text and "4.0 KiB" in text and "1.000 s" in text
-    assert "&lt;img src=x onerror=&quot;window.pwned=1&quot;&gt;.dat" in text and "<img" not in text
+    assert "&lt;img src=x onerror=\"window.pwned=1\"&gt;.dat" in text and "<img" not in text
     assert sum(len(t["y"]) for t in fig["data"]) == len(EXPECTED)
     # a merged segment says so
     merged = merge_short(trace_segments(trace), 100.0, 0.0)

@@ -27,6 +27,7 @@ from pario.errors import ParioError
 from pario.names import shorten
 from pario.report import format as fmt
 from pario.report.data import DEFAULT_TOP, findings_list
+from pario.trace.model import Trace
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: Above this many ranks the per-rank plot shows groups of consecutive ranks.
@@ -186,13 +187,66 @@ def _environment() -> Environment:
     return env
 
 
+def timeline_view(trace: Trace | None) -> dict[str, Any] | None:
+    """The Timeline section of a run with a trace: the figure and what the page says about it."""
+    if trace is None or not trace.ranks:
+        return None
+    from pario.report.timeline import binning_note, timeline, timeline_figure
+
+    tl = timeline(trace)
+    notes = [n for n in (binning_note(tl),) if n]
+    missing = trace.nprocs - len(trace.ranks)
+    if missing > 0:
+        notes.append(f"{missing} of {trace.nprocs} ranks have no trace and no row.")
+    for rt in trace.ranks:
+        if rt.dropped:
+            since = f" from {rt.dropped_from:.3f} s (its own clock)" if rt.dropped_from is not None else ""
+            notes.append(f"Rank {rt.rank}: {rt.dropped} events not recorded{since} (the trace reached its "
+                         f"cap, PARIO_TRACE_MAX); its row ends with its last recorded event.")
+    return {"figure": timeline_figure(tl, trace.files), "notes": notes, "segments": len(tl.segments),
+            "recorded": tl.recorded, "events": trace.nevents}
+
+
+def run_label(run: RunAnalysis) -> str:
+    """A run's name in the side-by-side tables: its log's file name."""
+    return run.job.path.rsplit("/", 1)[-1] or run.job.exe.rsplit("/", 1)[-1]
+
+
+def side_by_side(runs: Sequence[RunAnalysis]) -> dict[str, Any]:
+    """The POP table of every run, one column per run: labels, and (label, indent, values) rows.
+
+    Rows are the union of the runs' ``PopMetrics.rows()`` in their order; a run without a
+    row has None in it.
+    """
+    labels = [run_label(r) for r in runs]
+    seen = {lab: labels.count(lab) for lab in labels}
+    labels = [f"{lab} ({i + 1})" if seen[lab] > 1 else lab for i, lab in enumerate(labels)]
+    order: list[str] = []
+    names: dict[str, tuple[str, int]] = {}
+    values: dict[str, dict[int, Value]] = {}
+    for i, run in enumerate(runs):
+        for key, label, v, indent in run.pop.rows():
+            if key not in names:
+                order.append(key)
+                names[key] = (label, indent)
+            values.setdefault(key, {})[i] = v
+    rows = [(names[k][0], names[k][1], [values[k].get(i) for i in range(len(runs))]) for k in order]
+    by_run = [{key: v for key, _, v in r.pop.losses()} for r in runs]
+    first = runs[0].pop.losses() if runs else []
+    losses = [(label, [lv.get(key) for lv in by_run]) for key, label, _ in first]
+    return {"labels": labels, "rows": rows, "losses": losses}
+
+
 def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, *,
-                top: int = DEFAULT_TOP, plotly_js: str | None = None) -> str:
-    """The whole report as one HTML document."""
+                top: int = DEFAULT_TOP, plotly_js: str | None = None,
+                traces: Sequence[Trace | None] | None = None) -> str:
+    """The whole report as one HTML document; ``traces`` (one per run, or None) add the timelines."""
     if plotly_js is None:
         from plotly.offline import get_plotlyjs
 
         plotly_js = get_plotlyjs()
+    if traces is not None and len(traces) != len(runs):
+        raise ValueError("one trace (or None) per run")
     views = []
     for i, run in enumerate(runs):
         figures = [rank_figure(run)] if run.has_io else []
@@ -201,10 +255,12 @@ def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = N
             figures.append(hist)
         figures += file_figures(run, top)
         views.append({"index": i, "run": run, "figures": figures, "findings": findings_list(run.findings),
-                      "files": run.files.head(top).to_dict("records"), "buckets": fmt.BUCKET_LABELS})
+                      "files": run.files.head(top).to_dict("records"), "buckets": fmt.BUCKET_LABELS,
+                      "timeline": timeline_view(traces[i] if traces is not None else None)})
     template = _environment().get_template("report.html.j2")
     return template.render(
         runs=views,
+        compare=side_by_side(runs) if len(runs) > 1 else None,
         scaling=scaling,
         scaling_figures=scaling_figures(scaling) if scaling is not None else [],
         scaling_findings=findings_list(scaling.findings) if scaling is not None else [],
@@ -222,8 +278,8 @@ def _title(runs: Sequence[RunAnalysis]) -> str:
 
 
 def write_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, path: str, *,
-               top: int = DEFAULT_TOP) -> None:
-    text = render_html(runs, scaling, top=top)
+               top: int = DEFAULT_TOP, traces: Sequence[Trace | None] | None = None) -> None:
+    text = render_html(runs, scaling, top=top, traces=traces)
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:

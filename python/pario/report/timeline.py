@@ -304,7 +304,7 @@ def call_label(kind: int, flags: int) -> str:
 
 def hover_texts(segs: Segments, files: dict[int, str]) -> list[str]:
     """One hover text per segment; file names are HTML-escaped (Plotly's hover labels read
-    markup, and decode the entities back to the characters)."""
+    markup, and decode &lt; &gt; &amp; back to the characters)."""
     out = []
     for i in range(len(segs)):
         cls = int(segs.cls[i])
@@ -321,7 +321,7 @@ def hover_texts(segs: Segments, files: dict[int, str]) -> list[str]:
             lines = [head + call_label(int(segs.kind[i]), int(segs.flags[i]))]
             fid = int(segs.file[i])
             if fid:
-                lines.append("file: " + html.escape(files.get(fid, f"record {fid:#x}")))
+                lines.append("file: " + html.escape(files.get(fid, f"record {fid:#x}"), quote=False))
         if segs.nbytes[i]:
             lines.append(_bytes_text(int(segs.nbytes[i])))
         lines.append(f"{_duration_text(dur)} from {float(segs.start[i]):.6f} s")
