@@ -12,6 +12,8 @@ import pytest
 
 from browser import load
 from pario.analysis.run import analyze
+from pario.log import read_log
+from pario.report import format as fmt
 from pario.report.html import render_html
 from test_report import synthetic
 from test_timeline import EXPECTED, HOSTILE, two_ranks
@@ -125,3 +127,43 @@ def test_timeline_hover_keeps_a_hostile_file_name_as_text(tmp_path: Path, browse
     assert "MPI-IO write" in hover["text"] and "4.0 KiB" in hover["text"]
     assert HOSTILE in hover["text"]  # the characters themselves, not an element
     assert hover["images"] == 0 and hover["pwned"] == "safe"
+
+
+# --- several runs: the POP tables side by side ---------------------------------------------------
+
+def test_two_runs_have_their_pop_tables_side_by_side(tmp_path: Path, browser, compile_program,
+                                                     run_under_pario, pario_cmd):
+    """One program run twice (Open MPI's two MPI-IO components): one column per run, named by its log,
+    holding that run's own POP metrics."""
+    exe = compile_program("io_known.c")
+    logs = []
+    for io in ("ompio", "romio321"):
+        out = tmp_path / io
+        out.mkdir()
+        log = tmp_path / f"{io}.pario"
+        command = ["mpirun", "-np", "3", "--mca", "io", io, str(exe), str(out), "4", "4096"]
+        done = run_under_pario(log, command)
+        assert done.returncode == 0, done.stderr
+        logs.append(log)
+    page_file = tmp_path / "two.html"
+    done = subprocess.run([*pario_cmd, "report", *map(str, logs), "--html", str(page_file), "-q"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    page = load(browser, page_file)
+    assert page.errors == [] and page.drawn == page.figures
+    table = browser.execute_script("return Array.from(document.querySelectorAll('#compare tr'))"
+                                   ".map(r => Array.from(r.cells).map(c => c.innerText.trim()))")
+    assert table[0] == ["metric", "ompio.pario", "romio321.pario"]
+    runs = [analyze(read_log(log)) for log in logs]
+    by_label = {row[0]: row[1:] for row in table[1:]}
+    assert by_label["Processes"] == ["3", "3"]
+    rows = runs[0].pop.rows()
+    assert rows and [r[1] for r in rows] == [r[1] for r in runs[1].pop.rows()]
+    for i, (_, label, _, _) in enumerate(rows):
+        want = [fmt.value(run.pop.rows()[i][2], as_percent=True) for run in runs]
+        assert by_label[label] == want, label
+    # the runs differ, and each column shows its own run's numbers
+    pe = [run.pop.parallel_efficiency.value for run in runs]
+    assert all(v is not None for v in pe)
+    assert by_label["Parallel efficiency"] == [fmt.value(run.pop.parallel_efficiency, as_percent=True)
+                                               for run in runs]
