@@ -1,0 +1,331 @@
+"""The replay of traces (docs/trace.md, "Replay"): hand-built traces with answers worked out
+by hand, and the POP factors (docs/metrics.md) they give."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from pario.trace.format import (
+    ANY,
+    EVENT_DTYPE,
+    FLAG_COLLECTIVE,
+    FLAG_CONT,
+    FLAG_NONBLOCKING,
+    LAYER_SHIFT,
+    Kind,
+)
+from pario.trace.match import ReplayError, dependencies
+from pario.trace.metrics import NO_TRACE, trace_metrics
+from pario.trace.model import RankTrace, Trace
+from pario.trace.replay import prepare, replay, replays
+
+Ev = tuple  # (kind, t0, t1, {field: value})
+
+
+def ev(kind: Kind, t0: float, t1: float, **fields: int) -> Ev:
+    return (kind, t0, t1, fields)
+
+
+def rank_trace(rank: int, events: Sequence[Ev], nprocs: int, *, start: float = 0.0,
+               comms: Sequence[Sequence[int]] | None = None, finalize: bool = True) -> RankTrace:
+    """A rank's trace from (kind, t0, t1, fields) in seconds; FINALIZE at the last exit."""
+    events = list(events)
+    if finalize:
+        end = events[-1][2]
+        events.append(ev(Kind.FINALIZE, end, end))
+    arr = np.zeros(len(events), EVENT_DTYPE)
+    for i, (kind, t0, t1, fields) in enumerate(events):
+        arr[i]["kind"] = kind
+        arr[i]["t0"] = round(t0 * 1e9)
+        arr[i]["t1"] = round(t1 * 1e9)
+        arr[i]["peer"] = fields.get("peer", -1)
+        arr[i]["tag"] = fields.get("tag", 0)
+        arr[i]["comm"] = fields.get("comm", 0 if kind < Kind.IO_READ else -1)
+        arr[i]["flags"] = fields.get("flags", 0)
+        arr[i]["aux"] = fields.get("aux", 0)
+        arr[i]["bytes"] = fields.get("bytes", 0)
+    t0 = np.array([e[1] for e in events])
+    t1 = np.array([e[2] for e in events])
+    members = comms if comms is not None else [range(nprocs)]
+    return RankTrace(rank, arr, t0, t1, tuple(np.asarray(list(m), np.int64) for m in members),
+                     start, float(t1.max()) if len(t1) else start)
+
+
+def job(*per_rank: Sequence[Ev], **kw: object) -> Trace:
+    n = len(per_rank)
+    return Trace(n, tuple(rank_trace(r, evs, n, **kw) for r, evs in enumerate(per_rank)))  # type: ignore[arg-type]
+
+
+def times(trace: Trace) -> dict[tuple[str, str], float]:
+    return {(r.network, r.io): r.T for r in replays(trace)}
+
+
+def assert_exact(trace: Trace) -> None:
+    """The measured replay reproduces the measured run time of a consistent trace."""
+    r = replay(trace)
+    assert r.T == pytest.approx(r.measured_T, abs=1e-9)
+    assert r.error == pytest.approx(0.0, abs=1e-9)
+
+
+# -- a send that waits -------------------------------------------------------------------
+
+def test_receive_waiting_for_the_transfer_disappears_on_an_ideal_network() -> None:
+    # the send is posted at 0.1 when the receive is: the receive's 0.8 s is all transfer;
+    # rank 0 computes to 1.0 after its send, rank 1 to 2.0 after its receive
+    trace = job(
+        [ev(Kind.SEND, 0.1, 0.2, peer=1, tag=3), ev(Kind.MPI_OTHER, 1.0, 1.0)],
+        [ev(Kind.RECV, 0.1, 0.9, peer=0, tag=3), ev(Kind.MPI_OTHER, 2.0, 2.0)],
+    )
+    assert_exact(trace)
+    t = times(trace)
+    assert t["measured", "measured"] == pytest.approx(2.0)
+    # ideal network: rank 1 = 0.1 + 1.1 of computation; rank 0 = 0.1 + 0.8
+    assert t["ideal", "measured"] == pytest.approx(1.2)
+    assert t["ideal", "ideal"] == pytest.approx(1.2)
+    m = trace_metrics(trace)
+    assert m.serialisation_efficiency.value == pytest.approx(1.0)
+    assert m.transfer_efficiency.value == pytest.approx(0.6)
+    assert m.communication_efficiency.value == pytest.approx(1.2 / 2.0)
+
+
+def test_receive_waiting_for_a_late_sender_is_serialisation_and_stays() -> None:
+    # rank 0 computes until 0.9 before it sends: rank 1's receive (posted at 0.1) waits 0.8 s
+    trace = job(
+        [ev(Kind.SEND, 0.9, 0.95, peer=1, tag=3), ev(Kind.MPI_OTHER, 1.0, 1.0)],
+        [ev(Kind.RECV, 0.1, 0.9, peer=0, tag=3), ev(Kind.MPI_OTHER, 2.0, 2.0)],
+    )
+    assert_exact(trace)
+    t = times(trace)
+    assert t["ideal", "ideal"] == pytest.approx(2.0)
+    m = trace_metrics(trace)
+    assert m.ideal_runtime.value == pytest.approx(2.0)
+    assert m.serialisation_efficiency.value == pytest.approx(1.2 / 2.0)
+    assert m.transfer_efficiency.value == pytest.approx(1.0)
+    # CommE = SerE x TE on the trace
+    assert m.communication_efficiency.value == pytest.approx(
+        m.serialisation_efficiency.value * m.transfer_efficiency.value)
+
+
+def test_synchronous_send_waits_for_the_receive_post() -> None:
+    # rank 1 posts its receive at 1.0: rank 0's Ssend (0.1 - 1.05) waits 0.9 s, 0.05 s transfer
+    trace = job(
+        [ev(Kind.SSEND, 0.1, 1.05, peer=1, tag=0), ev(Kind.MPI_OTHER, 1.5, 1.5)],
+        [ev(Kind.RECV, 1.0, 1.05, peer=0, tag=0), ev(Kind.MPI_OTHER, 1.2, 1.2)],
+    )
+    assert_exact(trace)
+    r = replay(trace, "ideal", "ideal")
+    # rank 0: Ssend ends at the receive's post (1.0), then 0.45 s of computation
+    assert r.rank_ends[0] == pytest.approx(1.45)
+    # rank 1: its receive waits for the Ssend's post (0.1): no wait; 1.0 + 0.15
+    assert r.rank_ends[1] == pytest.approx(1.15)
+
+
+# -- I/O ------------------------------------------------------------------------------
+
+def test_serial_io_on_rank_0_while_the_others_wait_in_a_barrier() -> None:
+    write = ev(Kind.IO_WRITE, 1.0, 3.0, flags=0, bytes=1 << 30)
+    trace = job(
+        [write, ev(Kind.BARRIER, 3.0, 3.01), ev(Kind.MPI_OTHER, 4.0, 4.0)],
+        [ev(Kind.BARRIER, 1.0, 3.01), ev(Kind.MPI_OTHER, 4.0, 4.0)],
+        [ev(Kind.BARRIER, 1.0, 3.01), ev(Kind.MPI_OTHER, 4.0, 4.0)],
+    )
+    assert_exact(trace)
+    t = times(trace)
+    # ideal I/O: everyone meets at the barrier at 1.0, 0.01 s of barrier, 0.99 s of computation
+    assert t["measured", "ideal"] == pytest.approx(2.0)
+    # ideal network: the write stays (rank 0 until 3.0), the barrier's 0.01 s goes
+    assert t["ideal", "measured"] == pytest.approx(3.99)
+    assert t["ideal", "ideal"] == pytest.approx(1.99)
+    m = trace_metrics(trace)
+    assert m.io_transfer_efficiency.value == pytest.approx(0.5)
+    # U = 1.99 on every rank, IO_0 = 2
+    assert m.serialisation_efficiency_io.value == pytest.approx(3.99 / 3.99)
+    assert m.transfer_efficiency_io.value == pytest.approx(3.99 / 4.0)
+    assert m.communication_efficiency_io.value == pytest.approx(3.99 / 4.0)
+    assert m.serialisation_efficiency.value == pytest.approx(1.0)
+    assert m.transfer_efficiency.value == pytest.approx(1.99 / 4.0)
+
+
+def test_collective_mpiio_call_waits_for_the_file_communicator() -> None:
+    # a collective write on a 2-rank communicator (entry 1 of the table): rank 1 arrives at 2.0
+    coll = FLAG_COLLECTIVE | (2 << LAYER_SHIFT)
+    comms = [[0, 1, 2], [0, 1]]
+    trace = job(
+        [ev(Kind.IO_WRITE, 0.5, 2.5, flags=coll, comm=1), ev(Kind.MPI_OTHER, 3.0, 3.0)],
+        [ev(Kind.IO_WRITE, 2.0, 2.5, flags=coll, comm=1), ev(Kind.MPI_OTHER, 3.0, 3.0)],
+        [ev(Kind.IO_WRITE, 0.5, 0.7), ev(Kind.MPI_OTHER, 1.0, 1.0)],
+        comms=comms,
+    )
+    assert_exact(trace)
+    t = times(trace)
+    # ideal I/O: rank 0 waits for rank 1 until 2.0 (serialisation), then 0.5 s: 2.5
+    assert t["measured", "ideal"] == pytest.approx(2.5)
+    assert t["ideal", "measured"] == pytest.approx(3.0)
+
+
+# -- collectives ------------------------------------------------------------------------
+
+def test_collective_after_imbalanced_work_is_serialisation() -> None:
+    # rank 0 computes 3 s then 1 s, rank 1 1 s then 3 s, with an allreduce (no transfer)
+    # between and a barrier at the end: U = 4 on both (LB = 1), yet the run takes 6 s
+    trace = job(
+        [ev(Kind.ALLREDUCE, 3.0, 3.0, bytes=8), ev(Kind.BARRIER, 4.0, 6.0)],
+        [ev(Kind.ALLREDUCE, 1.0, 3.0, bytes=8), ev(Kind.BARRIER, 6.0, 6.0)],
+    )
+    assert_exact(trace)
+    m = trace_metrics(trace)
+    assert m.ideal_runtime.value == pytest.approx(6.0)
+    assert m.serialisation_efficiency.value == pytest.approx(4.0 / 6.0)
+    assert m.transfer_efficiency.value == pytest.approx(1.0)
+    assert m.replay_error.value == pytest.approx(0.0, abs=1e-9)
+
+
+def test_rooted_and_prefix_collectives() -> None:
+    # arrivals at 0, 2, 1; each rank computes 1 s after the collective
+    def three(kind: Kind, root: int, ends: tuple[float, float, float]) -> Trace:
+        arrive = (0.0, 2.0, 1.0)
+        return job(*[[ev(kind, arrive[r], ends[r], peer=root), ev(Kind.MPI_OTHER, ends[r] + 1, ends[r] + 1)]
+                     for r in range(3)])
+
+    # BCAST from rank 1 (arrives at 2.0): everyone waits for it, the root for nobody
+    r = replay(three(Kind.BCAST, 1, (2.1, 2.0, 2.1)), "ideal", "ideal")
+    assert list(r.rank_ends) == pytest.approx([3.0, 3.0, 3.0])
+    # GATHER to rank 0: only the root waits (for the last arrival, 2.0)
+    r = replay(three(Kind.GATHER, 0, (2.1, 2.0, 1.0)), "ideal", "ideal")
+    assert list(r.rank_ends) == pytest.approx([3.0, 3.0, 2.0])
+    # SCAN: rank i waits for ranks 0..i: rank 0 for itself, ranks 1 and 2 for rank 1
+    r = replay(three(Kind.SCAN, -1, (0.0, 2.0, 2.0)), "ideal", "ideal")
+    assert list(r.rank_ends) == pytest.approx([1.0, 3.0, 3.0])
+    for kind, root, ends in ((Kind.BCAST, 1, (2.1, 2.0, 2.1)), (Kind.SCAN, -1, (0.0, 2.0, 2.0))):
+        assert_exact(three(kind, root, ends))
+
+
+def test_nonblocking_collective_arrives_at_its_post_and_completes_at_its_wait() -> None:
+    nb = FLAG_NONBLOCKING
+    trace = job(
+        [ev(Kind.ALLREDUCE, 0.0, 0.01, flags=nb, aux=1), ev(Kind.WAIT, 1.0, 2.05),
+         ev(Kind.COMPLETE, 1.0, 2.05, flags=FLAG_CONT, aux=1), ev(Kind.MPI_OTHER, 2.55, 2.55)],
+        [ev(Kind.ALLREDUCE, 2.0, 2.01, flags=nb, aux=1), ev(Kind.WAIT, 2.5, 2.6),
+         ev(Kind.COMPLETE, 2.5, 2.6, flags=FLAG_CONT, aux=1)],
+    )
+    assert_exact(trace)
+    r = replay(trace, "ideal", "ideal")
+    # rank 0: waits from 0.99 until rank 1's post at 2.0, then 0.5 s; rank 1: 2.0 + 0.49
+    assert list(r.rank_ends) == pytest.approx([2.5, 2.49])
+    assert r.T == pytest.approx(2.5)
+
+
+# -- point to point ------------------------------------------------------------------
+
+def test_irecv_any_source_and_waitall() -> None:
+    nb = FLAG_NONBLOCKING
+    trace = job(
+        # rank 0: two Irecv(ANY_SOURCE, ANY_TAG), computation, one Waitall; the first was
+        # matched by rank 2's message, the second by rank 1's
+        [ev(Kind.IRECV, 0.0, 0.01, peer=ANY, tag=ANY, flags=nb, aux=1),
+         ev(Kind.IRECV, 0.01, 0.02, peer=ANY, tag=ANY, flags=nb, aux=2),
+         ev(Kind.WAIT, 0.5, 2.0),
+         ev(Kind.COMPLETE, 0.5, 2.0, flags=FLAG_CONT, aux=1, peer=2, tag=7),
+         ev(Kind.COMPLETE, 0.5, 2.0, flags=FLAG_CONT, aux=2, peer=1, tag=7),
+         ev(Kind.MPI_OTHER, 2.5, 2.5)],
+        [ev(Kind.ISEND, 1.5, 1.6, peer=0, tag=7, flags=nb, aux=1), ev(Kind.WAIT, 1.6, 1.7),
+         ev(Kind.COMPLETE, 1.6, 1.7, flags=FLAG_CONT, aux=1), ev(Kind.MPI_OTHER, 1.8, 1.8)],
+        [ev(Kind.ISEND, 0.3, 0.35, peer=0, tag=7, flags=nb, aux=1), ev(Kind.WAIT, 0.35, 0.4),
+         ev(Kind.COMPLETE, 0.35, 0.4, flags=FLAG_CONT, aux=1), ev(Kind.MPI_OTHER, 1.0, 1.0)],
+    )
+    d = dependencies(trace)
+    rec = d.records
+    wait = int(rec.call_of[2])  # rank 0's Waitall
+    waited = sorted(int(rec.slot[rec.head[n]]) for n in d.dep_idx[d.dep_ptr[wait]:d.dep_ptr[wait + 1]])
+    assert waited == [1, 2]
+    assert_exact(trace)
+    m = trace_metrics(trace)
+    # ideal: the Waitall ends at rank 1's Isend post (1.5), then 0.5 s of computation
+    assert m.ideal_runtime.value == pytest.approx(2.0)
+    # U = 0.98, 1.6, 0.9
+    assert m.serialisation_efficiency.value == pytest.approx(1.6 / 2.0)
+    assert m.transfer_efficiency.value == pytest.approx(2.0 / 2.5)
+
+
+def test_messages_match_in_order_per_source_and_tag() -> None:
+    # rank 0 sends tag 1 then tag 2; rank 1 receives tag 2 first (posted at 0) then tag 1
+    trace = job(
+        [ev(Kind.SEND, 1.0, 1.0, peer=1, tag=1), ev(Kind.SEND, 2.0, 2.0, peer=1, tag=2),
+         ev(Kind.MPI_OTHER, 3.0, 3.0)],
+        [ev(Kind.RECV, 0.0, 2.0, peer=0, tag=2), ev(Kind.RECV, 2.0, 2.0, peer=0, tag=1),
+         ev(Kind.MPI_OTHER, 2.5, 2.5)],
+    )
+    assert_exact(trace)
+    r = replay(trace, "ideal", "ideal")
+    # the tag-2 receive waits for the second send (2.0): rank 1 ends at 2.5, not at 1.5
+    assert r.rank_ends[1] == pytest.approx(2.5)
+
+
+def test_sendrecv_ring() -> None:
+    compute = (1.0, 2.0, 0.5)
+    ends = (1.1, 2.1, 2.1)
+    per_rank = []
+    for r in range(3):
+        right, left = (r + 1) % 3, (r - 1) % 3
+        per_rank.append([ev(Kind.SEND, compute[r], ends[r], peer=right, tag=0),
+                         ev(Kind.RECV, compute[r], ends[r], peer=left, tag=0, flags=FLAG_CONT),
+                         ev(Kind.MPI_OTHER, ends[r] + 1.0, ends[r] + 1.0)])
+    trace = job(*per_rank)
+    assert_exact(trace)
+    r = replay(trace, "ideal", "ideal")
+    assert list(r.rank_ends) == pytest.approx([2.0, 3.0, 3.0])
+    m = trace_metrics(trace)
+    assert m.serialisation_efficiency.value == pytest.approx(1.0)
+    assert m.transfer_efficiency.value == pytest.approx(3.0 / 3.1)
+
+
+def test_ranks_start_at_their_own_origin() -> None:
+    # rank 1 leaves MPI_Init 0.5 s after rank 0: T counts from the earliest start
+    trace = Trace(2, (rank_trace(0, [ev(Kind.BARRIER, 0.0, 1.5)], 2),
+                      rank_trace(1, [ev(Kind.BARRIER, 1.5, 1.5)], 2, start=0.5)))
+    r = replay(trace, "ideal", "ideal")
+    assert r.T == pytest.approx(1.5)
+    assert list(r.busy) == pytest.approx([1.5, 0.0])
+
+
+# -- what cannot be replayed ---------------------------------------------------------
+
+def test_deadlock_is_a_clear_error() -> None:
+    # each rank receives before its synchronous send: each waits for the other
+    trace = job(
+        [ev(Kind.RECV, 0.0, 1.0, peer=1, tag=0), ev(Kind.SSEND, 1.0, 1.0, peer=1, tag=0)],
+        [ev(Kind.RECV, 0.0, 1.0, peer=0, tag=0), ev(Kind.SSEND, 1.0, 1.0, peer=0, tag=0)],
+    )
+    with pytest.raises(ReplayError, match=r"replay deadlock: rank 0 event 0 \(RECV peer 1 tag 0\) waits for "
+                                          r"rank 1 event 1 \(SSEND peer 0 tag 0\); rank 1 event 0"):
+        replay(trace)
+    m = trace_metrics(trace)
+    assert not m.serialisation_efficiency.available
+    assert "deadlock" in m.serialisation_efficiency.reason
+
+
+def test_unmatched_receive_is_a_clear_error() -> None:
+    trace = job(
+        [ev(Kind.SEND, 0.0, 0.1, peer=1, tag=5)],
+        [ev(Kind.RECV, 0.0, 0.2, peer=0, tag=5), ev(Kind.RECV, 0.2, 0.3, peer=0, tag=5)],
+    )
+    with pytest.raises(ReplayError, match=r"rank 1 event 1 \(RECV peer 0 tag 5\): no matching send"):
+        prepare(trace)
+
+
+def test_unmatched_collective_and_incomplete_trace() -> None:
+    trace = job([ev(Kind.BARRIER, 0.0, 1.0), ev(Kind.BARRIER, 1.0, 2.0)], [ev(Kind.BARRIER, 0.5, 1.0)])
+    not_reached = r"rank 0 event 1 \(BARRIER\): collective not reached by rank\(s\) 1"
+    with pytest.raises(ReplayError, match=not_reached):
+        prepare(trace)
+    full = job([ev(Kind.BARRIER, 0.0, 1.0)], [ev(Kind.BARRIER, 0.5, 1.0)])
+    missing = Trace(3, full.ranks)
+    m = trace_metrics(missing)
+    assert m.transfer_efficiency.reason == "no replay: the trace is incomplete: 1 of 3 ranks have no trace"
+    dropped = Trace(2, (full.ranks[0], RankTrace(**{**full.ranks[1].__dict__, "dropped": 7})))
+    with pytest.raises(ReplayError, match="7 events were dropped"):
+        replay(dropped)
+    assert trace_metrics(None).serialisation_efficiency.reason == NO_TRACE
