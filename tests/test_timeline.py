@@ -191,3 +191,18 @@ def test_figure_rows_classes_and_escaped_hover() -> None:
     # a merged segment says so
     merged = merge_short(trace_segments(trace), 100.0, 0.0)
     assert "binned" in hover_texts(merged, trace.files)[0]
+
+
+def test_a_big_trace_is_binned_and_the_page_says_so() -> None:
+    from pario.analysis.run import analyze
+    from pario.report.html import render_html
+    from test_report import synthetic
+
+    trace = busy_trace(4, 4000)
+    assert len(trace_segments(trace)) > 20_000  # the default budget
+    page = render_html([analyze(synthetic())], plotly_js="/* plotly */", traces=[trace])
+    assert "Binned: " in page and "segments drawn" in page
+    assert len(page.encode()) < 4_000_000
+    small = render_html([analyze(synthetic())], plotly_js="/* plotly */", traces=[two_ranks()])
+    assert "Timeline" in small and "Binned" not in small
+    assert "Timeline" not in render_html([analyze(synthetic())], plotly_js="/* plotly */")
