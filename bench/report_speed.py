@@ -3,8 +3,11 @@
 1. The 65 536-rank Darshan log skew-app.darshan: A = `pario report LOG` (a fresh
    process, terminal report to /dev/null), B = a fresh Python process that only
    loads the same log with PyDarshan (`DarshanReport(LOG, read_all=True)`),
-   interleaved A B A B ..., medians and the ratio A/B.  Also in-process phases
-   (read, analyse, render) and PyDarshan's in-process load.
+   interleaved A B A B ..., medians and the ratio A/B.  C = a fresh Python process
+   that only imports pandas, the floor that both pay (pario's model and analysis are
+   pandas frames; PyDarshan imports pandas).  Also the phases of one cold run (imports,
+   read, analyse, render, as a fresh `pario report` meets them), the in-process
+   (warm) phases and PyDarshan's in-process load.
 2. A synthetic pario log of 100 000 ranks and 1 000 000 file records, written
    with pario's own writer (`pario.log.pario_writer.write_pario_log`) from a
    small real pario log (for the counter schema): `pario report` timed the
@@ -51,14 +54,6 @@ def timed(argv: list[str]) -> float:
     return elapsed
 
 
-def interleaved(a: list[str], b: list[str], reps: int) -> tuple[list[float], list[float]]:
-    ta, tb = [], []
-    for _ in range(reps):
-        ta.append(timed(a))
-        tb.append(timed(b))
-    return ta, tb
-
-
 def in_process(fn: Callable[[], object], reps: int) -> float:
     times = []
     for _ in range(reps):
@@ -84,26 +79,73 @@ def phases(log: Path, reps: int) -> dict[str, float]:
     }
 
 
+#: One cold `pario report LOG` (terminal report to /dev/null) with the time of each phase,
+#: printed as "name seconds" lines on standard error.
+COLD_PHASES = """
+import sys, time
+t0 = time.perf_counter()
+import pandas
+t1 = time.perf_counter()
+from pario.log import read_log
+from pario.report import build, write_hint_files
+from pario.report.terminal import render
+t2 = time.perf_counter()
+profile = read_log(sys.argv[1])
+t3 = time.perf_counter()
+runs, scaling = build([profile])
+runs = write_hint_files(runs, [profile])
+t4 = time.perf_counter()
+with open("/dev/null", "w") as sink:
+    render(runs, scaling, file=sink, width=100, color=False)
+t5 = time.perf_counter()
+for name, t in (("pandas", t1 - t0), ("pario imports", t2 - t1), ("read", t3 - t2), ("analyse", t4 - t3),
+                ("render", t5 - t4)):
+    print(name, t, file=sys.stderr)
+"""
+
+
+def cold_phases(log: Path, reps: int) -> dict[str, float]:
+    """Median seconds of each phase of a cold report, over ``reps`` fresh processes."""
+    runs: dict[str, list[float]] = {}
+    for _ in range(reps):
+        proc = subprocess.run([sys.executable, "-c", COLD_PHASES, str(log)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, check=True)
+        for line in proc.stderr.splitlines():
+            name, _, value = line.rpartition(" ")
+            runs.setdefault(name, []).append(float(value))
+    return {name: statistics.median(values) for name, values in runs.items()}
+
+
 def darshan_part(log: Path, reps: int) -> None:
     import darshan
 
     a = [*report_argv(), str(log)]
     b = [sys.executable, "-c", f"import darshan; darshan.DarshanReport({str(log)!r}, read_all=True)"]
-    timed(a), timed(b)  # warm the page cache and the import caches
-    ta, tb = interleaved(a, b, reps)
-    ma, mb = statistics.median(ta), statistics.median(tb)
-    print(f"## {log.name}: fresh processes, {reps} interleaved repetitions, medians")
+    c = [sys.executable, "-c", "import pandas"]
+    timed(a), timed(b), timed(c)  # warm the page cache and the import caches
+    ta, tb, tc = [], [], []
+    for _ in range(reps):
+        ta.append(timed(a))
+        tb.append(timed(b))
+        tc.append(timed(c))
+    ma, mb, mc = statistics.median(ta), statistics.median(tb), statistics.median(tc)
+    print(f"## {log.name}: fresh processes, {reps} interleaved repetitions (A B C A B C ...), medians")
     print()
-    print("| A = `pario report LOG` | B = PyDarshan load only | A/B |")
-    print("|---|---|---|")
-    print(f"| {ma:.3f} s | {mb:.3f} s | {ma / mb:.2f} |")
+    print("| A = `pario report LOG` | B = PyDarshan load only | C = `import pandas` only | A/B | A-C | B-C |")
+    print("|---|---|---|---|---|---|")
+    print(f"| {ma:.3f} s | {mb:.3f} s | {mc:.3f} s | {ma / mb:.2f} | {ma - mc:.3f} s | {mb - mc:.3f} s |")
     print()
     print(f"A: {', '.join(f'{t:.3f}' for t in ta)}")
     print(f"B: {', '.join(f'{t:.3f}' for t in tb)}")
+    print(f"C: {', '.join(f'{t:.3f}' for t in tc)}")
+    cold = cold_phases(log, reps)
+    print()
+    print(f"One cold run, by phase (median of {reps} fresh processes): "
+          + ", ".join(f"{name} {t:.3f} s" for name, t in cold.items()))
     ph = phases(log, reps)
     load = in_process(lambda: darshan.DarshanReport(str(log), read_all=True), reps)
     print()
-    print(f"In one process (median of {reps}): read {ph['read']:.3f} s (PyDarshan in a guarded child "
+    print(f"In one warm process (median of {reps}): read {ph['read']:.3f} s (PyDarshan in a guarded child "
           f"included), analyse {ph['analyse']:.3f} s, render {ph['render']:.3f} s; "
           f"PyDarshan load alone {load:.3f} s")
     print()
