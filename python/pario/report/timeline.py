@@ -350,13 +350,14 @@ def timeline_figure(tl: Timeline, files: dict[int, str]) -> dict[str, Any]:
                              "zeroline": False}
     if nranks <= MAX_LABELLED_RANKS:
         yaxis.update(tickmode="array", tickvals=list(tl.ranks), ticktext=[f"rank {r}" for r in tl.ranks])
-    title = "Timeline per rank (drag to zoom in time, double-click to reset)"
+    title = "Timeline per rank"
     if tl.binned:
-        title += f"; binned: {len(segs)} of {tl.recorded} segments drawn"
+        title += f" (binned: {len(segs)} of {tl.recorded} segments drawn)"
     layout = {
-        "title": {"text": title, "font": {"size": 15}}, "barmode": "overlay", "bargap": 0,
-        "height": int(min(900, max(220, 26 * nranks + 140))), "hovermode": "closest", "dragmode": "zoom",
-        "margin": {"l": 80, "r": 20, "t": 45, "b": 50}, "legend": {"orientation": "h", "y": -0.25},
+        "title": {"text": title, "font": {"size": 15}, "x": 0, "xanchor": "left"}, "barmode": "overlay",
+        "bargap": 0, "height": int(min(900, max(260, 26 * nranks + 170))), "hovermode": "closest",
+        "dragmode": "zoom", "margin": {"l": 80, "r": 20, "t": 90, "b": 50},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "xaxis": {"title": {"text": "seconds (job time base)"}, "range": [tl.start, tl.end],
                   "zeroline": False},
         "yaxis": yaxis,
