@@ -295,7 +295,7 @@ def _collective_deps(rec: Records, kind: np.ndarray, setid: np.ndarray, sets: li
     gkey = np.stack([setid[recs], cls, seq])
     _, group, counts = np.unique(gkey, axis=1, return_inverse=True, return_counts=True)
     group = group.reshape(-1)
-    size = np.array([len(sets[s]) for s in setid[recs]], np.int64)
+    size = np.array([len(m) for m in sets], np.int64)[setid[recs]]
     gsize = np.zeros(len(counts), np.int64)
     gsize[group] = size
     ckind = np.where(cls == _IO, -1, kind[recs])

@@ -66,6 +66,9 @@ class Replay:
     measured_T: float
     #: the measured replay's relative error (T - measured T) / measured T; None for the others
     error: float | None
+    #: per call (pario.trace.match.Records' calls): replayed start and end, job time base
+    call_start: np.ndarray
+    call_end: np.ndarray
 
 
 def prepare(trace: Trace) -> Prepared:
@@ -143,7 +146,7 @@ def replay(data: Trace | Prepared, network: Mode = "measured", io: Mode = "measu
     T = float(rank_end.max()) - p.origin
     measured = network == "measured" and io == "measured"
     error = (T - p.measured_T) / p.measured_T if measured and p.measured_T > 0 else None
-    return Replay(network, io, T, rank_end - p.origin, busy, p.ranks, p.measured_T, error)
+    return Replay(network, io, T, rank_end - p.origin, busy, p.ranks, p.measured_T, error, start, end)
 
 
 def replays(data: Trace | Prepared) -> tuple[Replay, ...]:

@@ -1,0 +1,129 @@
+"""How fast is the replay?  (docs/performance.md, section "Replay")
+
+A synthetic trace of RANKS ranks doing ITERATIONS times: computation, a Sendrecv ring
+(SEND + RECV part), an Irecv/Isend pair with the next-but-one rank completed by a Waitall
+(IRECV, ISEND, WAIT + 2 COMPLETE parts), an Allreduce and a POSIX write: 9 events per
+rank and iteration.  Timed in process, median of --reps: the matching (pario.trace.replay.
+prepare: calls, requests, messages, collectives, wait/transfer split), one replay, and all
+four replays; events per second of matching + one replay and of matching + the four.
+
+Usage: .venv/bin/python bench/replay_speed.py [--ranks 64] [--iterations 7000] [--reps 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from pario.trace.format import EVENT_DTYPE, FLAG_CONT, FLAG_NONBLOCKING, Kind
+from pario.trace.model import RankTrace, Trace
+from pario.trace.replay import prepare, replay, replays
+
+#: (kind, flags, peer offset (None: no peer), tag, completes a request)
+PATTERN = (
+    (Kind.SEND, 0, 1, 0),
+    (Kind.RECV, FLAG_CONT, -1, 0),
+    (Kind.IRECV, FLAG_NONBLOCKING, -2, 1),
+    (Kind.ISEND, FLAG_NONBLOCKING, 2, 1),
+    (Kind.WAIT, 0, None, 0),
+    (Kind.COMPLETE, FLAG_CONT, -2, 1),
+    (Kind.COMPLETE, FLAG_CONT, None, 0),
+    (Kind.ALLREDUCE, 0, None, 0),
+    (Kind.IO_WRITE, 0, None, 0),
+)
+
+
+def synthetic(nranks: int, iterations: int, seed: int = 1) -> Trace:
+    rng = np.random.default_rng(seed)
+    per = len(PATTERN)
+    n = per * iterations
+    ranks = []
+    members = (np.arange(nranks, dtype=np.int64),)
+    for r in range(nranks):
+        ev = np.zeros(n, EVENT_DTYPE)
+        kinds = np.array([p[0] for p in PATTERN], np.uint16)
+        flags = np.array([p[1] for p in PATTERN], np.uint16)
+        ev["kind"] = np.tile(kinds, iterations)
+        ev["flags"] = np.tile(flags, iterations)
+        peers = np.array([-1 if p[2] is None else (r + p[2]) % nranks for p in PATTERN], np.int32)
+        ev["peer"] = np.tile(peers, iterations)
+        ev["tag"] = np.tile(np.array([p[3] for p in PATTERN], np.int32), iterations)
+        ev["comm"] = np.where(ev["kind"] == Kind.IO_WRITE, -1, 0)
+        it = np.repeat(np.arange(iterations, dtype=np.int64), per)
+        # request ids: the Irecv 2i+1, the Isend 2i+2; the COMPLETE parts name them
+        slot = np.tile(np.arange(per), iterations)
+        ev["aux"] = np.select([slot == 2, slot == 3, slot == 5, slot == 6], [2 * it + 1, 2 * it + 2,
+                              2 * it + 1, 2 * it + 2], 0)
+        ev["aux"][ev["kind"] == Kind.IO_WRITE] = 4096 * it[ev["kind"] == Kind.IO_WRITE]
+        ev["bytes"] = 4096
+        # durations: computation before the Sendrecv and the write, short calls otherwise
+        dur = rng.uniform(1e-6, 5e-6, n)
+        gap = np.where(slot == 0, rng.uniform(1e-4, 2e-4, n), 0.0) + np.where(slot == 8, 1e-5, 0.0)
+        # parts share their call's times
+        t0 = np.cumsum(gap + dur) - dur
+        t1 = t0 + dur
+        cont = (ev["flags"] & FLAG_CONT) != 0
+        head = np.maximum.accumulate(np.where(cont, 0, np.arange(n)))
+        t0, t1 = t0[head], t1[head]
+        ev["t0"] = (t0 * 1e9).astype(np.uint64)
+        ev["t1"] = (t1 * 1e9).astype(np.uint64)
+        ranks.append(RankTrace(r, ev, t0, t1, members, 0.0, float(t1[-1])))
+    return consistent(Trace(nranks, tuple(ranks)))
+
+
+def consistent(trace: Trace) -> Trace:
+    """The trace with the times of its own measured replay: no call ends before its
+    dependencies are met (as on one clock), so the measured replay reproduces it."""
+    p = prepare(trace)
+    r = replay(p)
+    rec = p.deps.records
+    t0 = r.call_start[rec.call_of]
+    t1 = r.call_end[rec.call_of]
+    out = []
+    for s, rt in enumerate(sorted(trace.ranks, key=lambda x: x.rank)):
+        lo, hi = rec.rec_ptr[s], rec.rec_ptr[s + 1]
+        ev = rt.events.copy()
+        ev["t0"] = (t0[lo:hi] * 1e9).astype(np.uint64)
+        ev["t1"] = (t1[lo:hi] * 1e9).astype(np.uint64)
+        end = float(r.rank_ends[s]) + p.origin
+        out.append(RankTrace(rt.rank, ev, t0[lo:hi], t1[lo:hi], rt.comms, rt.start, end))
+    return Trace(trace.nprocs, tuple(out))
+
+
+def median_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", type=int, default=64)
+    ap.add_argument("--iterations", type=int, default=7000)
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args()
+    t = time.perf_counter()
+    trace = synthetic(args.ranks, args.iterations)
+    print(f"trace: {args.ranks} ranks, {trace.nevents:,} events (built in {time.perf_counter() - t:.1f} s)")
+    p = prepare(trace)
+    print(f"calls: {p.deps.ncalls:,}, dependency edges: {len(p.deps.dep_idx):,}")
+    t_match = median_time(lambda: prepare(trace), args.reps)
+    t_one = median_time(lambda: replay(p), args.reps)
+    t_four = median_time(lambda: replays(p), args.reps)
+    r = replay(p)
+    n = trace.nevents
+    rows = (("match (prepare)", t_match), ("one replay", t_one), ("four replays", t_four),
+            ("match + one replay", t_match + t_one), ("match + four replays", t_match + t_four))
+    for label, seconds in rows:
+        print(f"{label:<25} {seconds:7.3f} s  {n / seconds / 1e6:6.2f} M events/s")
+    print(f"measured replay error     {r.error:+.2e}")
+
+
+if __name__ == "__main__":
+    main()
