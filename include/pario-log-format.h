@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define PARIO_LOG_MAGIC "PARIOLOG"
-#define PARIO_LOG_VERSION 1
+#define PARIO_LOG_VERSION 2 /* 2: TRACE and TRACE_INDEX blocks (docs/trace.md) */
 
 /* Block kinds of the log container. */
 enum pario_block_kind {
@@ -24,6 +24,8 @@ enum pario_block_kind {
     PARIO_BLOCK_RANK = 2,   /* one rank: summary row + its own file records */
     PARIO_BLOCK_SHARED = 3, /* records reduced over the ranks sharing a file */
     PARIO_BLOCK_END = 4,    /* trailer: number of blocks before it */
+    PARIO_BLOCK_TRACE = 5,  /* one rank's trace events (docs/trace.md), after the RANK blocks */
+    PARIO_BLOCK_TRACE_INDEX = 6, /* one rank's trace index: JSON (docs/trace.md) */
 };
 
 /* The ten request-size buckets (Darshan's boundaries). */

@@ -6,6 +6,7 @@
  */
 #include "core.h"
 #include "internal.h"
+#include "trace.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -729,6 +730,7 @@ static void do_init(void)
     if (hints && *hints)
         read_hints_file(hints);
 
+    pario_trace_setup();
     pthread_atfork(NULL, NULL, atfork_child);
     pario_tl = NULL;
     atomic_store(&pario_enabled, 1);

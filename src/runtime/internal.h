@@ -51,6 +51,16 @@ int pario_parse_section_header(char *s, size_t len, char **glob, char *why, size
 /* pario_parse_hint_line, shared with the kernels */
 #include "pario-hint-line.h"
 
+/* log.c: a growable byte buffer (oom set, and later puts ignored, when
+ * memory runs out) and one compressed block appended to it. */
+struct pario_buf {
+    unsigned char *p;
+    size_t len, cap;
+    int oom;
+};
+void pario_buf_put(struct pario_buf *b, const void *src, size_t n);
+void pario_put_block(struct pario_buf *out, uint32_t kind, int rank, const struct pario_buf *payload);
+
 /* log.c: write the log at exit (non-MPI program, or a rank that never
  * reached MPI_Finalize); never fails the program. */
 void pario_log_at_exit(void);

@@ -16,6 +16,7 @@
  * write a log of their own data from the exit path.
  */
 #include "internal.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,13 +31,7 @@
 #include <zlib.h>
 
 /* ---- growable byte buffer (bounded by the records we hold) ------------ */
-struct buf {
-    unsigned char *p;
-    size_t len, cap;
-    int oom;
-};
-
-static void buf_put(struct buf *b, const void *src, size_t n)
+void pario_buf_put(struct pario_buf *b, const void *src, size_t n)
 {
     if (b->oom)
         return;
@@ -55,29 +50,29 @@ static void buf_put(struct buf *b, const void *src, size_t n)
     memcpy(b->p + b->len, src, n);
     b->len += n;
 }
-static void put_u32(struct buf *b, uint32_t v) { buf_put(b, &v, 4); }
-static void put_u64(struct buf *b, uint64_t v) { buf_put(b, &v, 8); }
+static void put_u32(struct pario_buf *b, uint32_t v) { pario_buf_put(b, &v, 4); }
+static void put_u64(struct pario_buf *b, uint64_t v) { pario_buf_put(b, &v, 8); }
 
-static void put_json_string(struct buf *b, const char *s)
+static void put_json_string(struct pario_buf *b, const char *s)
 {
-    buf_put(b, "\"", 1);
+    pario_buf_put(b, "\"", 1);
     for (; s && *s; s++) {
         unsigned char ch = (unsigned char)*s;
         char esc[8];
         if (ch == '"' || ch == '\\') {
             esc[0] = '\\';
             esc[1] = (char)ch;
-            buf_put(b, esc, 2);
+            pario_buf_put(b, esc, 2);
         } else if (ch < 0x20) {
             snprintf(esc, sizeof esc, "\\u%04x", ch);
-            buf_put(b, esc, 6);
+            pario_buf_put(b, esc, 6);
         } else {
-            buf_put(b, s, 1);
+            pario_buf_put(b, s, 1);
         }
     }
-    buf_put(b, "\"", 1);
+    pario_buf_put(b, "\"", 1);
 }
-static void put_text(struct buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+static void put_text(struct pario_buf *b, const char *s) { pario_buf_put(b, s, strlen(s)); }
 
 /* ---- blocks -------------------------------------------------------------*/
 struct block_header {
@@ -89,7 +84,7 @@ struct block_header {
 };
 
 /* Append one compressed block holding `payload` to `out`. */
-static void put_block(struct buf *out, uint32_t kind, int rank, const struct buf *payload)
+void pario_put_block(struct pario_buf *out, uint32_t kind, int rank, const struct pario_buf *payload)
 {
     uLongf clen = compressBound(payload->len);
     unsigned char *z = malloc(clen ? clen : 1);
@@ -100,14 +95,14 @@ static void put_block(struct buf *out, uint32_t kind, int rank, const struct buf
     }
     struct block_header h = {.kind = kind, .rank = rank, .ulen = payload->len, .clen = clen,
                              .crc = (uint32_t)crc32(0L, z, (uInt)clen), .reserved = 0};
-    buf_put(out, &h, sizeof h);
-    buf_put(out, z, clen);
+    pario_buf_put(out, &h, sizeof h);
+    pario_buf_put(out, z, clen);
     free(z);
 }
 
-static void put_file_header(struct buf *out)
+static void put_file_header(struct pario_buf *out)
 {
-    buf_put(out, PARIO_LOG_MAGIC, 8);
+    pario_buf_put(out, PARIO_LOG_MAGIC, 8);
     put_u32(out, PARIO_LOG_VERSION);
     put_u32(out, 16);
 }
@@ -394,13 +389,13 @@ static void fill_shared(struct pario_record *r, void *arg)
 
 /* ---- payloads ---------------------------------------------------------- */
 
-static void put_record(struct buf *b, const struct pario_record *r, int64_t rank)
+static void put_record(struct pario_buf *b, const struct pario_record *r, int64_t rank)
 {
     const struct pario_layer_desc *d = pario_layers[r->layer];
     put_u64(b, r->id);
     put_u64(b, (uint64_t)rank);
-    buf_put(b, r->c, sizeof(int64_t) * d->ncounters);
-    buf_put(b, r->f, sizeof(double) * d->nfcounters);
+    pario_buf_put(b, r->c, sizeof(int64_t) * d->ncounters);
+    pario_buf_put(b, r->f, sizeof(double) * d->nfcounters);
 }
 
 /* Which part of the RANK payload a walk over the records writes. Names and
@@ -410,7 +405,7 @@ enum section { SEC_RECORDS, SEC_NAME_IDS, SEC_NAME_LENS, SEC_NAME_BYTES, SEC_HIN
                SEC_HINT_LENS, SEC_HINT_BYTES, SEC_INJ_LAYERS, SEC_INJ_IDS, SEC_INJ_LENS, SEC_INJ_BYTES };
 
 struct rank_ctx {
-    struct buf *b;
+    struct pario_buf *b;
     uint32_t n;
     int count_only;
     enum section what;
@@ -462,7 +457,7 @@ static void walk(struct rank_ctx *rc, int layer)
 }
 
 /* u32 count, then the columns `first`..`last` of the section, in order. */
-static void put_section(struct buf *b, enum section first, enum section last, int layer)
+static void put_section(struct pario_buf *b, enum section first, enum section last, int layer)
 {
     struct rank_ctx rc = {.b = b, .n = 0, .count_only = 1, .what = first};
     walk(&rc, layer);
@@ -474,9 +469,9 @@ static void put_section(struct buf *b, enum section first, enum section last, in
     }
 }
 
-static void build_rank_payload(struct buf *b, const double *row)
+static void build_rank_payload(struct pario_buf *b, const double *row)
 {
-    buf_put(b, row, sizeof(double) * RANK_NUM_FIELDS);
+    pario_buf_put(b, row, sizeof(double) * RANK_NUM_FIELDS);
     for (int l = 0; l < PARIO_NLAYERS; l++)
         put_section(b, SEC_RECORDS, SEC_RECORDS, l);
     put_section(b, SEC_NAME_IDS, SEC_NAME_BYTES, -1);
@@ -484,7 +479,7 @@ static void build_rank_payload(struct buf *b, const double *row)
     put_section(b, SEC_INJ_LAYERS, SEC_INJ_BYTES, -1);
 }
 
-static void build_shared_payload(struct buf *b, struct shared_elem *elems, const unsigned char *bitmap,
+static void build_shared_payload(struct pario_buf *b, struct shared_elem *elems, const unsigned char *bitmap,
                                  size_t bm_bytes)
 {
     for (int l = 0; l < PARIO_NLAYERS; l++) {
@@ -509,8 +504,8 @@ static void build_shared_payload(struct buf *b, struct shared_elem *elems, const
             }
             put_u64(b, shared_keys[i].id);
             put_u64(b, (uint64_t)(int64_t)-1);
-            buf_put(b, e->c, sizeof(int64_t) * d->ncounters);
-            buf_put(b, e->f, sizeof(double) * d->nfcounters);
+            pario_buf_put(b, e->c, sizeof(int64_t) * d->ncounters);
+            pario_buf_put(b, e->f, sizeof(double) * d->nfcounters);
         }
     }
     /* bitmaps in the same (layer, id) order */
@@ -518,12 +513,12 @@ static void build_shared_payload(struct buf *b, struct shared_elem *elems, const
     for (int l = 0; l < PARIO_NLAYERS && bm_bytes; l++)
         for (int i = 0; i < nshared; i++)
             if (shared_keys[i].layer == l)
-                buf_put(b, bitmap + (size_t)i * bm_bytes, bm_bytes);
+                pario_buf_put(b, bitmap + (size_t)i * bm_bytes, bm_bytes);
 }
 
 /* ---- META -------------------------------------------------------------- */
 
-static void read_cmdline(char *exe, size_t exesz, struct buf *argv_json)
+static void read_cmdline(char *exe, size_t exesz, struct pario_buf *argv_json)
 {
     exe[0] = '\0';
     FILE *f = fopen("/proc/self/cmdline", "r");
@@ -552,7 +547,7 @@ static void read_cmdline(char *exe, size_t exesz, struct buf *argv_json)
     put_text(argv_json, "]");
 }
 
-static void put_name_list(struct buf *b, const char *const *names, int n)
+static void put_name_list(struct pario_buf *b, const char *const *names, int n)
 {
     put_text(b, "[");
     for (int i = 0; i < n; i++) {
@@ -567,11 +562,11 @@ static void put_name_list(struct buf *b, const char *const *names, int n)
 static const char *const rank_field_names[] = {PARIO_RANK_FIELDS};
 #undef X
 
-static void build_meta(struct buf *b, int nprocs, int complete, const char *ranks_in_log, double end_epoch,
+static void build_meta(struct pario_buf *b, int nprocs, int complete, const char *ranks_in_log, double end_epoch,
                        int64_t overflowed_total, double mpi_init_epoch)
 {
     char exe[4096], num[128], host[256] = "";
-    struct buf argv_json = {0};
+    struct pario_buf argv_json = {0};
     read_cmdline(exe, sizeof exe, &argv_json);
     gethostname(host, sizeof host - 1);
     put_text(b, "{\"format\":\"pario-log\",\"version\":");
@@ -580,7 +575,7 @@ static void build_meta(struct buf *b, int nprocs, int complete, const char *rank
     put_text(b, ",\"exe\":");
     put_json_string(b, exe);
     put_text(b, ",\"argv\":");
-    buf_put(b, argv_json.p, argv_json.len);
+    pario_buf_put(b, argv_json.p, argv_json.len);
     free(argv_json.p);
     snprintf(num, sizeof num, ",\"nprocs\":%d,\"complete\":%s,\"start_time\":%.6f,\"end_time\":%.6f", nprocs,
              complete ? "true" : "false", pario_core.start_epoch, end_epoch);
@@ -669,7 +664,7 @@ static void build_meta(struct buf *b, int nprocs, int complete, const char *rank
 static void default_name(char *out, size_t n, const char *dir, long id)
 {
     char exe[4096] = "";
-    struct buf dummy = {0};
+    struct pario_buf dummy = {0};
     read_cmdline(exe, sizeof exe, &dummy);
     free(dummy.p);
     const char *base = strrchr(exe, '/');
@@ -784,17 +779,19 @@ static const char *fallback_dir(void)
     return t && *t ? t : "/tmp";
 }
 
-/* Write a whole buffer to `path` with POSIX calls (instrumentation is off).
- * Returns 0 or errno. */
-static int write_file(const char *path, const struct buf *b)
+/* Write `head`, then the trace's spilled blocks, then `tail` to `path` with
+ * POSIX calls (instrumentation is off).  Returns 0 or errno. */
+static int write_file(const char *path, const struct pario_buf *head, const struct pario_buf *tail)
 {
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return errno;
-    size_t w = fwrite(b->p, 1, b->len, f);
-    int err = (w != b->len) ? (errno ? errno : EIO) : 0;
+    int err = 0;
+    if (fwrite(head->p, 1, head->len, f) != head->len || pario_trace_copy_spill(f) != 0 ||
+        (tail->len && fwrite(tail->p, 1, tail->len, f) != tail->len))
+        err = errno ? errno : EIO;
     if (fclose(f) != 0 && !err)
         err = errno;
     if (!err && rename(tmp, path) != 0)
@@ -830,19 +827,24 @@ void pario_log_at_exit(void)
     row[finalized] = mpi_rank < 0 ? 1.0 : 0.0;
 
     nshared = 0;
-    struct buf out = {0}, meta = {0}, shared = {0}, rank = {0}, end = {0};
+    struct pario_buf out = {0}, meta = {0}, shared = {0}, rank = {0}, end = {0};
     char ranks[64];
     snprintf(ranks, sizeof ranks, "[%d]", mpi_rank < 0 ? 0 : mpi_rank);
     build_meta(&meta, mpi_rank < 0 ? 1 : pario_core.nprocs, mpi_rank < 0, ranks, (double)time(NULL),
                pario_core.records_overflowed, 0.0);
     build_shared_payload(&shared, NULL, NULL, 0);
     build_rank_payload(&rank, row);
-    put_u64(&end, 3);
     put_file_header(&out);
-    put_block(&out, PARIO_BLOCK_META, -1, &meta);
-    put_block(&out, PARIO_BLOCK_SHARED, -1, &shared);
-    put_block(&out, PARIO_BLOCK_RANK, mpi_rank < 0 ? 0 : mpi_rank, &rank);
-    put_block(&out, PARIO_BLOCK_END, -1, &end);
+    pario_put_block(&out, PARIO_BLOCK_META, -1, &meta);
+    pario_put_block(&out, PARIO_BLOCK_SHARED, -1, &shared);
+    pario_put_block(&out, PARIO_BLOCK_RANK, mpi_rank < 0 ? 0 : mpi_rank, &rank);
+    /* the trace (a rank without MPI_Finalize: no clock offsets), then END */
+    struct pario_buf tail = {0};
+    int tblocks = 0;
+    pario_trace_finish(&tail, mpi_rank < 0 ? 0 : mpi_rank, &tblocks);
+    put_u64(&end, 3 + (uint64_t)tblocks);
+    pario_put_block(&tail, PARIO_BLOCK_END, -1, &end);
+    out.oom |= tail.oom;
 
     char path[PATH_MAX + 64];
     log_path(path, sizeof path, (long)getpid());
@@ -854,18 +856,19 @@ void pario_log_at_exit(void)
         pario_warn("rank %d exited without MPI_Finalize; its data is in %s (incomplete job log)", mpi_rank,
                    path);
     }
-    int err = out.oom ? ENOMEM : write_file(path, &out);
+    int err = out.oom ? ENOMEM : write_file(path, &out, &tail);
     if (err) {
         char alt[2 * PATH_MAX + 128];
         const char *base = strrchr(path, '/');
         snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
-        int err2 = out.oom ? ENOMEM : write_file(alt, &out);
+        int err2 = out.oom ? ENOMEM : write_file(alt, &out, &tail);
         if (err2)
             pario_warn("cannot write log %s (%s) nor %s; profile lost", path, strerror(err), alt);
         else
             pario_warn("cannot write log %s (%s); wrote %s instead", path, strerror(err), alt);
     }
     free(out.p);
+    free(tail.p);
     free(meta.p);
     free(shared.p);
     free(rank.p);
@@ -889,18 +892,43 @@ void pario_mpi_initialized(void)
     mpi_init_epoch = (double)time(NULL);
     pario_core.mpi_initialized = 1;
     choose_step_log();
+    pario_trace_mpi_init();
 }
 
 int pario_mpi_rank(void) { return pario_core.rank; }
 
-/* Collective write of every rank's bytes at its offset; 0 or an errno-ish
- * code agreed on by all ranks. */
-static int write_collective(MPI_Comm comm, const char *path, const struct buf *b, int rank)
+/* What one rank writes, in pieces: its head (file header, META and SHARED on
+ * rank 0, its RANK block) at its offset among the heads; after every rank's
+ * head, its trace: the spilled TRACE blocks, copied from the temporary file
+ * through a bounded buffer, then `tail` (the last TRACE block, TRACE_INDEX;
+ * END on the last rank). */
+struct piece {
+    const unsigned char *p;   /* NULL: from the trace's spill file */
+    uint64_t n, at;
+};
+#define SPILL_CHUNK ((size_t)4 << 20)
+#define MEM_CHUNK ((size_t)1 << 30)  /* MPI counts are int */
+
+static uint64_t piece_chunk(const struct piece *pc) { return pc->p ? MEM_CHUNK : SPILL_CHUNK; }
+
+/* Collective write of every rank's pieces; 0 or an errno-ish code agreed on
+ * by all ranks. */
+static int write_collective(MPI_Comm comm, const char *path, const struct pario_buf *head,
+                            const struct pario_buf *tail, int rank)
 {
-    uint64_t mylen = b->len, off = 0;
-    PMPI_Exscan(&mylen, &off, 1, MPI_UINT64_T, MPI_SUM, comm);
+    uint64_t spill = pario_trace_spill_bytes();
+    uint64_t lens[2] = {head->len, spill + tail->len}, offs[2] = {0, 0}, tot[2] = {0, 0};
+    PMPI_Exscan(lens, offs, 2, MPI_UINT64_T, MPI_SUM, comm);
     if (rank == 0)
-        off = 0;
+        offs[0] = offs[1] = 0;
+    PMPI_Allreduce(lens, tot, 2, MPI_UINT64_T, MPI_SUM, comm);
+    struct piece pieces[3] = {{head->p, head->len, offs[0]},
+                              {NULL, spill, tot[0] + offs[1]},
+                              {tail->p, tail->len, tot[0] + offs[1] + spill}};
+    uint64_t rounds = 0, maxrounds = 0;
+    for (int i = 0; i < 3; i++)
+        rounds += (pieces[i].n + piece_chunk(&pieces[i]) - 1) / piece_chunk(&pieces[i]);
+    PMPI_Allreduce(&rounds, &maxrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
     MPI_File fh;
     /* The temporary name keeps a half-written log from replacing a good one. */
     char tmp[PATH_MAX + 64];
@@ -914,20 +942,36 @@ static int write_collective(MPI_Comm comm, const char *path, const struct buf *b
         return EACCES;
     }
     PMPI_File_set_size(fh, 0);
-    /* write in pieces below 2 GiB (int count) */
     int wbad = 0;
-    const size_t chunk = (size_t)1 << 30;
-    uint64_t maxlen = 0;
-    PMPI_Allreduce(&mylen, &maxlen, 1, MPI_UINT64_T, MPI_MAX, comm);
-    for (uint64_t done = 0; done < maxlen || done == 0; done += chunk) {
-        size_t n = done < mylen ? (mylen - done < chunk ? mylen - done : chunk) : 0;
+    unsigned char *bounce = spill ? malloc(SPILL_CHUNK) : NULL;
+    if (spill && !bounce)
+        wbad = 1;
+    int cur = 0;
+    uint64_t done = 0;
+    for (uint64_t r = 0; r < (maxrounds ? maxrounds : 1); r++) {
+        while (cur < 3 && done >= pieces[cur].n) {
+            cur++;
+            done = 0;
+        }
+        const unsigned char *src = head->p;
+        size_t n = 0;
+        MPI_Offset at = 0;
+        if (cur < 3) {
+            struct piece *pc = &pieces[cur];
+            n = (size_t)(pc->n - done < piece_chunk(pc) ? pc->n - done : piece_chunk(pc));
+            at = (MPI_Offset)(pc->at + done);
+            src = pc->p ? pc->p + done : bounce;
+            if (!pc->p && (!bounce || pario_trace_read_spill(bounce, done, n) != 0)) {
+                wbad = 1;
+                n = 0;
+            }
+            done += n ? n : pc->n - done; /* a failed piece is skipped */
+        }
         MPI_Status st;
-        if (PMPI_File_write_at_all(fh, (MPI_Offset)(off + done), b->p + (n ? done : 0), (int)n, MPI_BYTE,
-                                   &st) != MPI_SUCCESS)
+        if (PMPI_File_write_at_all(fh, at, src, (int)n, MPI_BYTE, &st) != MPI_SUCCESS)
             wbad = 1;
-        if (maxlen == 0)
-            break;
     }
+    free(bounce);
     if (PMPI_File_close(&fh) != MPI_SUCCESS)
         wbad = 1;
     int anyw = 0;
@@ -946,6 +990,7 @@ static int write_collective(MPI_Comm comm, const char *path, const struct buf *b
 
 void pario_mpi_finalizing(void)
 {
+    uint64_t entered = pario_now();
     if (!atomic_load(&pario_enabled) || pario_core.is_fork_child || pario_core.log_written)
         return;
     atomic_store(&pario_enabled, 0);
@@ -954,8 +999,10 @@ void pario_mpi_finalizing(void)
     MPI_Comm comm;
     PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
     int rank = pario_core.rank, nprocs = pario_core.nprocs;
+    pario_trace_mpi_finalize(entered, comm); /* the FINALIZE event, the second clock sync */
 
     pario_timer_calibrate();
+    pario_trace_share_clock(comm);
     for (int l = 0; l < PARIO_NLAYERS; l++)
         pario_foreach_record(l, record_to_seconds, NULL);
     double row[RANK_NUM_FIELDS];
@@ -993,27 +1040,34 @@ void pario_mpi_finalizing(void)
     PMPI_Reduce(&mine_over, &overflow_total, 1, MPI_INT64_T, MPI_SUM, 0, comm);
 
     /* this rank's bytes */
-    struct buf out = {0}, payload = {0};
+    struct pario_buf out = {0}, payload = {0};
     if (rank == 0) {
         put_file_header(&out);
-        struct buf meta = {0}, shared = {0};
+        struct pario_buf meta = {0}, shared = {0};
         char ranks[64];
         snprintf(ranks, sizeof ranks, "\"all\"");
         build_meta(&meta, nprocs, 1, ranks, (double)time(NULL), overflow_total, mpi_init_epoch);
         build_shared_payload(&shared, result, bitmap_out, bm_bytes);
-        put_block(&out, PARIO_BLOCK_META, -1, &meta);
-        put_block(&out, PARIO_BLOCK_SHARED, -1, &shared);
+        pario_put_block(&out, PARIO_BLOCK_META, -1, &meta);
+        pario_put_block(&out, PARIO_BLOCK_SHARED, -1, &shared);
         free(meta.p);
         free(shared.p);
     }
     build_rank_payload(&payload, row);
-    put_block(&out, PARIO_BLOCK_RANK, rank, &payload);
+    pario_put_block(&out, PARIO_BLOCK_RANK, rank, &payload);
+    /* after every RANK block: each rank's TRACE blocks and TRACE_INDEX, then END */
+    struct pario_buf tail = {0};
+    int tblocks = 0;
+    pario_trace_finish(&tail, rank, &tblocks);
+    int64_t mine_blocks = tblocks, trace_blocks = 0;
+    PMPI_Allreduce(&mine_blocks, &trace_blocks, 1, MPI_INT64_T, MPI_SUM, comm);
     if (rank == nprocs - 1) {
-        struct buf end = {0};
-        put_u64(&end, (uint64_t)nprocs + 2);
-        put_block(&out, PARIO_BLOCK_END, -1, &end);
+        struct pario_buf end = {0};
+        put_u64(&end, (uint64_t)nprocs + 2 + (uint64_t)trace_blocks);
+        pario_put_block(&tail, PARIO_BLOCK_END, -1, &end);
         free(end.p);
     }
+    out.oom |= tail.oom;
 
     char path[PATH_MAX + 64];
     long id = (long)getpid();
@@ -1023,12 +1077,12 @@ void pario_mpi_finalizing(void)
     PMPI_Bcast(path, sizeof path, MPI_CHAR, 0, comm);
     int oom = out.oom, anyoom = 0;
     PMPI_Allreduce(&oom, &anyoom, 1, MPI_INT, MPI_MAX, comm);
-    int err = anyoom ? ENOMEM : write_collective(comm, path, &out, rank);
+    int err = anyoom ? ENOMEM : write_collective(comm, path, &out, &tail, rank);
     if (err && !anyoom) {
         char alt[2 * PATH_MAX + 128];
         const char *base = strrchr(path, '/');
         snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
-        int err2 = write_collective(comm, alt, &out, rank);
+        int err2 = write_collective(comm, alt, &out, &tail, rank);
         if (rank == 0) {
             if (err2)
                 pario_warn("cannot write log %s (%s) nor %s; profile lost", path, strerror(err), alt);
@@ -1039,6 +1093,7 @@ void pario_mpi_finalizing(void)
         pario_warn("out of memory while building the log; profile lost");
     }
     free(out.p);
+    free(tail.p);
     free(payload.p);
     free(elems);
     free(result);

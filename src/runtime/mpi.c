@@ -25,6 +25,8 @@
 #include <mpi.h>
 #include <string.h>
 
+#include "trace.h"
+
 /* ---- accounting --------------------------------------------------------*/
 
 /* The calls / bytes fields that go with a time class (-1: none). */
@@ -48,9 +50,10 @@ static inline void account(struct pario_thread *th, int cls, uint64_t t0, uint64
 }
 
 /* Time the PMPI call given as the variadic argument; charge `cls`, with
- * `bytes` evaluated after a successful outermost call.  `after` runs after
- * the call for an outermost call (rc and th in scope). */
-#define WRAP_AFTER(cls, bytes, after, ...)                                   \
+ * `bytes` evaluated after a successful outermost call (into b_).  `after`
+ * runs after the call for an outermost call (rc and th in scope); `trace`
+ * too, only when tracing (docs/trace.md), with t0, t1 and b_ in scope. */
+#define WRAP_AFTER(cls, bytes, after, trace, ...)                            \
     do {                                                                     \
         if (!pario_active())                                                 \
             return __VA_ARGS__;                                              \
@@ -60,18 +63,94 @@ static inline void account(struct pario_thread *th, int cls, uint64_t t0, uint64
         int rc = __VA_ARGS__;                                                \
         uint64_t t1 = pario_now();                                           \
         if (--th->depth == 0) {                                              \
-            account(th, (cls), t0, t1, rc == MPI_SUCCESS ? (uint64_t)(bytes) : 0); \
+            uint64_t b_ = rc == MPI_SUCCESS ? (uint64_t)(bytes) : 0;         \
+            account(th, (cls), t0, t1, b_);                                  \
             after;                                                           \
+            if (__builtin_expect(pario_tracing, 0)) {                        \
+                trace;                                                       \
+            }                                                                \
         }                                                                    \
         return rc;                                                           \
     } while (0)
 
-#define WRAP(cls, bytes, ...) WRAP_AFTER(cls, bytes, (void)0, __VA_ARGS__)
-#define P2P(bytes, ...) WRAP(mpi_p2p, bytes, __VA_ARGS__)
-#define COLL(bytes, ...) WRAP(mpi_coll, bytes, __VA_ARGS__)
-#define OTHER(bytes, ...) WRAP(mpi_other, bytes, __VA_ARGS__)
+#define WRAP(cls, bytes, trace, ...) WRAP_AFTER(cls, bytes, (void)0, trace, __VA_ARGS__)
+/* Point-to-point: the event is `trace`. */
+#define P2P(bytes, trace, ...) WRAP(mpi_p2p, bytes, trace, __VA_ARGS__)
+/* Collective of kind k on comm with root (world rank in the event; -1: none). */
+#define COLL(k, comm, root, bytes, ...)                                      \
+    WRAP(mpi_coll, bytes, tr_coll(th, t0, t1, k, 0, comm, root, b_, NULL, rc), __VA_ARGS__)
+#define OTHER(bytes, ...) WRAP(mpi_other, bytes, tr_other(th, t0, t1), __VA_ARGS__)
 /* Nonblocking collective: also note the request for MPI_Wait and MPI_Test. */
-#define ICOLL(req, bytes, ...) WRAP_AFTER(mpi_coll, bytes, note_coll(th, rc, req), __VA_ARGS__)
+#define ICOLL(k, comm, root, req, bytes, ...)                                \
+    WRAP_AFTER(mpi_coll, bytes, note_coll(th, rc, req),                     \
+               tr_coll(th, t0, t1, k, PT_NONBLOCKING, comm, root, b_, req, rc), __VA_ARGS__)
+
+/* ---- trace events (only called when tracing) --------------------------*/
+
+/* A point-to-point part: peer and tag as given (a receive's from its status). */
+static void tr_p2p(struct pario_thread *th, uint64_t t0, uint64_t t1, int kind, int flags, MPI_Comm comm,
+                   int peer, int tag, uint64_t bytes, const MPI_Request *req, int rc)
+{
+    struct pario_trace_event *e = pario_trace_new(th, t0, t1, kind, flags);
+    if (!e)
+        return;
+    int ci = pario_trace_comm(comm);
+    e->comm = ci;
+    e->peer = peer == MPI_PROC_NULL ? -1 : pario_trace_world(comm, ci, peer);
+    e->tag = peer == MPI_PROC_NULL ? -1 : tag == MPI_ANY_TAG ? PT_ANY : tag;
+    e->bytes = bytes;
+    if (req && rc == MPI_SUCCESS) {
+        e->flags |= PT_NONBLOCKING;
+        e->aux = pario_trace_request(req, ci, kind == PT_IRECV);
+    }
+}
+/* A blocking receive part: source, tag and bytes from the status. */
+static void tr_recv(struct pario_thread *th, uint64_t t0, uint64_t t1, int flags, MPI_Comm comm, int source,
+                    const MPI_Status *st, uint64_t bytes)
+{
+    int known = st != MPI_STATUS_IGNORE && source != MPI_PROC_NULL;
+    tr_p2p(th, t0, t1, PT_RECV, flags, comm, known ? st->MPI_SOURCE : source == MPI_ANY_SOURCE ? -1 : source,
+           known ? st->MPI_TAG : -1, bytes, NULL, MPI_SUCCESS);
+}
+static void tr_coll(struct pario_thread *th, uint64_t t0, uint64_t t1, int kind, int flags, MPI_Comm comm,
+                    int root, uint64_t bytes, const MPI_Request *req, int rc)
+{
+    struct pario_trace_event *e = pario_trace_new(th, t0, t1, kind, flags);
+    if (!e)
+        return;
+    int ci = pario_trace_comm(comm);
+    e->comm = ci;
+    e->peer = root >= 0 ? pario_trace_world(comm, ci, root) : -1;
+    e->bytes = bytes;
+    if (req && rc == MPI_SUCCESS)
+        e->aux = pario_trace_request(req, ci, 0);
+}
+static void tr_other(struct pario_thread *th, uint64_t t0, uint64_t t1)
+{
+    pario_trace_new(th, t0, t1, PT_MPI_OTHER, 0);
+}
+/* A matched receive: the message handle names no communicator. */
+static void tr_mrecv(struct pario_thread *th, uint64_t t0, uint64_t t1, const MPI_Status *st, uint64_t bytes)
+{
+    struct pario_trace_event *e = pario_trace_new(th, t0, t1, PT_RECV, 0);
+    if (e) {
+        e->tag = st != MPI_STATUS_IGNORE ? st->MPI_TAG : -1;
+        e->bytes = bytes;
+    }
+}
+static void tr_imrecv(struct pario_thread *th, uint64_t t0, uint64_t t1, uint64_t bytes, const MPI_Request *req,
+                      int rc)
+{
+    struct pario_trace_event *e = pario_trace_new(th, t0, t1, PT_IRECV, PT_NONBLOCKING);
+    if (e) {
+        e->peer = e->tag = PT_ANY;
+        e->bytes = bytes;
+        e->aux = rc == MPI_SUCCESS ? pario_trace_request(req, -1, 1) : 0;
+    }
+}
+/* The status to give PMPI: a local one when tracing and the caller ignores it
+ * (a receive's source must be known). */
+#define TRACE_STATUS(status, local) ((status) == MPI_STATUS_IGNORE && pario_tracing ? (local) : (status))
 
 /* ---- bytes ---------------------------------------------------------------*/
 
@@ -299,11 +378,18 @@ static void wait_done(struct pario_thread *th, const struct tracked *tr, const M
         account(th, mpi_p2p, t0, t1, 0);
 }
 
-#define WAIT(count, reqs, ...)                                               \
+/* A wait or test: `st` names the statuses argument (replaced by st_ in the
+ * call, local ones when tracing needs them), nstat how many it holds, and
+ * END the completion arguments of pario_trace_wait_end (trace.h). */
+#define WAIT(count, reqs, st, nstat, END, ...)                               \
     do {                                                                     \
+        MPI_Status *st_ = (st);                                              \
         if (!pario_active())                                                 \
             return __VA_ARGS__;                                              \
         struct pario_thread *th = pario_thread();                            \
+        struct pario_trace_wait *tw_ = NULL;                                 \
+        if (__builtin_expect(pario_tracing, 0))                              \
+            tw_ = pario_trace_wait_begin(th, (count), (reqs), &st_, (nstat)); \
         struct tracked tr;                                                   \
         track_scan(th, (count), (reqs), &tr);                                \
         th->depth++;                                                         \
@@ -312,8 +398,14 @@ static void wait_done(struct pario_thread *th, const struct tracked *tr, const M
         uint64_t t1 = pario_now();                                           \
         th->depth--;                                                         \
         wait_done(th, &tr, (reqs), t0, t1);                                  \
+        if (tw_)                                                             \
+            pario_trace_wait_end(tw_, th, t0, t1, rc, (reqs), st_, END);     \
         return rc;                                                           \
     } while (0)
+
+#define WAIT_ONE(index) PT_W_ONE, (index), 0, NULL
+#define WAIT_ALL PT_W_ALL, 0, 0, NULL
+#define WAIT_SOME(outcount, indices) PT_W_SOME, 0, (outcount), (indices)
 
 /* ---- initialisation and shutdown ---------------------------------------*/
 
@@ -351,7 +443,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 }
 
 int MPI_Finalize(void)
-{
+{ /* the trace's FINALIZE event is recorded in there */
     pario_mpi_finalizing(); /* collective: reduces and writes the log, then disables us */
     return PMPI_Finalize();
 }
@@ -360,153 +452,175 @@ int MPI_Finalize(void)
 
 int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    P2P(moved(count, dt, dest), PMPI_Send(buf, count, dt, dest, tag, comm));
+    P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, tag, b_, NULL, rc),
+        PMPI_Send(buf, count, dt, dest, tag, comm));
 }
 int MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    P2P(moved(count, dt, dest), PMPI_Ssend(buf, count, dt, dest, tag, comm));
+    P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_SSEND, 0, comm, dest, tag, b_, NULL, rc),
+        PMPI_Ssend(buf, count, dt, dest, tag, comm));
 }
 int MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    P2P(moved(count, dt, dest), PMPI_Bsend(buf, count, dt, dest, tag, comm));
+    P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, tag, b_, NULL, rc),
+        PMPI_Bsend(buf, count, dt, dest, tag, comm));
 }
 int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    P2P(moved(count, dt, dest), PMPI_Rsend(buf, count, dt, dest, tag, comm));
+    P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, tag, b_, NULL, rc),
+        PMPI_Rsend(buf, count, dt, dest, tag, comm));
 }
 int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    P2P(moved(count, dt, dest), PMPI_Isend(buf, count, dt, dest, tag, comm, request));
+    P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_ISEND, 0, comm, dest, tag, b_, request, rc),
+        PMPI_Isend(buf, count, dt, dest, tag, comm, request));
 }
 int MPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
-    P2P(moved(count, dt, dest), PMPI_Issend(buf, count, dt, dest, tag, comm, request));
+    P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_ISSEND, 0, comm, dest, tag, b_, request, rc),
+        PMPI_Issend(buf, count, dt, dest, tag, comm, request));
 }
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
-    P2P(moved(count, dt, dest), PMPI_Ibsend(buf, count, dt, dest, tag, comm, request));
+    P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_ISEND, 0, comm, dest, tag, b_, request, rc),
+        PMPI_Ibsend(buf, count, dt, dest, tag, comm, request));
 }
 int MPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
-    P2P(moved(count, dt, dest), PMPI_Irsend(buf, count, dt, dest, tag, comm, request));
+    P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_ISEND, 0, comm, dest, tag, b_, request, rc),
+        PMPI_Irsend(buf, count, dt, dest, tag, comm, request));
 }
 int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    P2P(received(status, count, dt, source), PMPI_Recv(buf, count, dt, source, tag, comm, status));
+    MPI_Status local;
+    MPI_Status *st = TRACE_STATUS(status, &local);
+    P2P(received(st, count, dt, source), tr_recv(th, t0, t1, 0, comm, source, st, b_),
+        PMPI_Recv(buf, count, dt, source, tag, comm, st));
 }
 int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    P2P(moved(count, dt, source), PMPI_Irecv(buf, count, dt, source, tag, comm, request));
+    P2P(moved(count, dt, source), tr_p2p(th, t0, t1, PT_IRECV, 0, comm, source, tag, b_, request, rc),
+        PMPI_Irecv(buf, count, dt, source, tag, comm, request));
 }
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status)
 {
-    P2P(moved(sendcount, sendtype, dest) + received(status, recvcount, recvtype, source),
+    MPI_Status local;
+    MPI_Status *st = TRACE_STATUS(status, &local);
+    P2P(moved(sendcount, sendtype, dest) + received(st, recvcount, recvtype, source),
+        (tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, sendtag, moved(sendcount, sendtype, dest), NULL, rc),
+         tr_recv(th, t0, t1, PT_CONT, comm, source, st, received(st, recvcount, recvtype, source))),
         PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                      source, recvtag, comm, status));
+                      source, recvtag, comm, st));
 }
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    P2P(moved(count, dt, dest) + received(status, count, dt, source),
-        PMPI_Sendrecv_replace(buf, count, dt, dest, sendtag, source, recvtag, comm, status));
+    MPI_Status local;
+    MPI_Status *st = TRACE_STATUS(status, &local);
+    P2P(moved(count, dt, dest) + received(st, count, dt, source),
+        (tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, sendtag, moved(count, dt, dest), NULL, rc),
+         tr_recv(th, t0, t1, PT_CONT, comm, source, st, received(st, count, dt, source))),
+        PMPI_Sendrecv_replace(buf, count, dt, dest, sendtag, source, recvtag, comm, st));
 }
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    P2P(0, PMPI_Probe(source, tag, comm, status));
+    P2P(0, tr_other(th, t0, t1), PMPI_Probe(source, tag, comm, status));
 }
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    P2P(0, PMPI_Iprobe(source, tag, comm, flag, status));
+    P2P(0, tr_other(th, t0, t1), PMPI_Iprobe(source, tag, comm, flag, status));
 }
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    P2P(0, PMPI_Mprobe(source, tag, comm, message, status));
+    P2P(0, tr_other(th, t0, t1), PMPI_Mprobe(source, tag, comm, message, status));
 }
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
-    P2P(0, PMPI_Improbe(source, tag, comm, flag, message, status));
+    P2P(0, tr_other(th, t0, t1), PMPI_Improbe(source, tag, comm, flag, message, status));
 }
 int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
 {
     /* MPI_MESSAGE_NO_PROC yields an empty status; with MPI_STATUS_IGNORE
      * the posted count is all we know */
-    P2P(received(status, count, dt, 0), PMPI_Mrecv(buf, count, dt, message, status));
+    MPI_Status local;
+    MPI_Status *st = TRACE_STATUS(status, &local);
+    P2P(received(st, count, dt, 0), tr_mrecv(th, t0, t1, st, b_), PMPI_Mrecv(buf, count, dt, message, st));
 }
 int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *request)
 {
-    P2P(nbytes(count, dt), PMPI_Imrecv(buf, count, dt, message, request));
+    P2P(nbytes(count, dt), tr_imrecv(th, t0, t1, b_, request, rc), PMPI_Imrecv(buf, count, dt, message, request));
 }
 
 /* ---- collectives ---------------------------------------------------------*/
 
-int MPI_Barrier(MPI_Comm comm) { COLL(0, PMPI_Barrier(comm)); }
+int MPI_Barrier(MPI_Comm comm) { COLL(PT_BARRIER, comm, -1, 0, PMPI_Barrier(comm)); }
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-    COLL(bcast_bytes(count, dt, root, comm), PMPI_Bcast(buffer, count, dt, root, comm));
+    COLL(PT_BCAST, comm, root, bcast_bytes(count, dt, root, comm), PMPI_Bcast(buffer, count, dt, root, comm));
 }
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    COLL(gather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, root),
+    COLL(PT_GATHER, comm, root, gather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, root),
          PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
-    COLL(gatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm),
+    COLL(PT_GATHER, comm, root, gatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm),
          PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                       comm));
 }
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    COLL(scatter_bytes(sendcount, sendtype, root, comm),
+    COLL(PT_SCATTER, comm, root, scatter_bytes(sendcount, sendtype, root, comm),
          PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
-    COLL(scatterv_bytes(sendcounts, sendtype, root, comm),
+    COLL(PT_SCATTER, comm, root, scatterv_bytes(sendcounts, sendtype, root, comm),
          PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                        comm));
 }
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    COLL(allgather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
+    COLL(PT_ALLGATHER, comm, -1, allgather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
          PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
-    COLL(allgatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm),
+    COLL(PT_ALLGATHER, comm, -1, allgatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm),
          PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                          comm));
 }
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    COLL(alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, comm),
+    COLL(PT_ALLTOALL, comm, -1, alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, comm),
          PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    COLL(alltoallv_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
+    COLL(PT_ALLTOALL, comm, -1, alltoallv_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
          PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                         recvtype, comm));
 }
@@ -514,60 +628,60 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    COLL(alltoallw_bytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm),
+    COLL(PT_ALLTOALL, comm, -1, alltoallw_bytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm),
          PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                         recvtypes, comm));
 }
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                int root, MPI_Comm comm)
 {
-    COLL(reduce_bytes(count, dt, root), PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm));
+    COLL(PT_REDUCE, comm, root, reduce_bytes(count, dt, root), PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm));
 }
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm)
 {
-    COLL(nbytes(count, dt), PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm));
+    COLL(PT_ALLREDUCE, comm, -1, nbytes(count, dt), PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm));
 }
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    COLL(reduce_scatter_bytes(recvcounts, dt, comm),
+    COLL(PT_REDUCE_SCATTER, comm, -1, reduce_scatter_bytes(recvcounts, dt, comm),
          PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm));
 }
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt,
                              MPI_Op op, MPI_Comm comm)
 {
-    COLL(reduce_scatter_block_bytes(recvcount, dt, comm),
+    COLL(PT_REDUCE_SCATTER, comm, -1, reduce_scatter_block_bytes(recvcount, dt, comm),
          PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm));
 }
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
              MPI_Comm comm)
 {
-    COLL(nbytes(count, dt), PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm));
+    COLL(PT_SCAN, comm, -1, nbytes(count, dt), PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm));
 }
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                MPI_Comm comm)
 {
-    COLL(nbytes(count, dt), PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm));
+    COLL(PT_EXSCAN, comm, -1, nbytes(count, dt), PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm));
 }
 
 /* ---- nonblocking collectives --------------------------------------------*/
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, 0, PMPI_Ibarrier(comm, request));
+    ICOLL(PT_BARRIER, comm, -1, request, 0, PMPI_Ibarrier(comm, request));
 }
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                MPI_Request *request)
 {
-    ICOLL(request, bcast_bytes(count, dt, root, comm),
+    ICOLL(PT_BCAST, comm, root, request, bcast_bytes(count, dt, root, comm),
           PMPI_Ibcast(buffer, count, dt, root, comm, request));
 }
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
-    ICOLL(request, gather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, root),
+    ICOLL(PT_GATHER, comm, root, request, gather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, root),
           PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                        request));
 }
@@ -575,7 +689,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, gatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm),
+    ICOLL(PT_GATHER, comm, root, request, gatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm),
           PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                         comm, request));
 }
@@ -583,7 +697,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
-    ICOLL(request, scatter_bytes(sendcount, sendtype, root, comm),
+    ICOLL(PT_SCATTER, comm, root, request, scatter_bytes(sendcount, sendtype, root, comm),
           PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                         request));
 }
@@ -591,14 +705,14 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, scatterv_bytes(sendcounts, sendtype, root, comm),
+    ICOLL(PT_SCATTER, comm, root, request, scatterv_bytes(sendcounts, sendtype, root, comm),
           PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                          root, comm, request));
 }
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, allgather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
+    ICOLL(PT_ALLGATHER, comm, -1, request, allgather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
           PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                           request));
 }
@@ -606,14 +720,14 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, allgatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm),
+    ICOLL(PT_ALLGATHER, comm, -1, request, allgatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm),
           PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm, request));
 }
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, comm),
+    ICOLL(PT_ALLTOALL, comm, -1, request, alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, comm),
           PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                          request));
 }
@@ -622,7 +736,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request *request)
 {
-    ICOLL(request, alltoallv_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
+    ICOLL(PT_ALLTOALL, comm, -1, request, alltoallv_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
           PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, request));
 }
@@ -631,43 +745,43 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                    MPI_Request *request)
 {
-    ICOLL(request, alltoallw_bytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm),
+    ICOLL(PT_ALLTOALL, comm, -1, request, alltoallw_bytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm),
           PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, request));
 }
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, reduce_bytes(count, dt, root),
+    ICOLL(PT_REDUCE, comm, root, request, reduce_bytes(count, dt, root),
           PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request));
 }
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, nbytes(count, dt),
+    ICOLL(PT_ALLREDUCE, comm, -1, request, nbytes(count, dt),
           PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request));
 }
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, reduce_scatter_bytes(recvcounts, dt, comm),
+    ICOLL(PT_REDUCE_SCATTER, comm, -1, request, reduce_scatter_bytes(recvcounts, dt, comm),
           PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, request));
 }
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, reduce_scatter_block_bytes(recvcount, dt, comm),
+    ICOLL(PT_REDUCE_SCATTER, comm, -1, request, reduce_scatter_block_bytes(recvcount, dt, comm),
           PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm, request));
 }
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
               MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, nbytes(count, dt), PMPI_Iscan(sendbuf, recvbuf, count, dt, op, comm, request));
+    ICOLL(PT_SCAN, comm, -1, request, nbytes(count, dt), PMPI_Iscan(sendbuf, recvbuf, count, dt, op, comm, request));
 }
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(request, nbytes(count, dt),
+    ICOLL(PT_EXSCAN, comm, -1, request, nbytes(count, dt),
           PMPI_Iexscan(sendbuf, recvbuf, count, dt, op, comm, request));
 }
 
@@ -675,42 +789,45 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    WAIT(1, request, PMPI_Wait(request, status));
+    WAIT(1, request, status, 1, WAIT_ONE(-1), PMPI_Wait(request, st_));
 }
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-    WAIT(count, array_of_requests, PMPI_Waitall(count, array_of_requests, array_of_statuses));
+    WAIT(count, array_of_requests, array_of_statuses, count, WAIT_ALL,
+         PMPI_Waitall(count, array_of_requests, st_));
 }
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    WAIT(count, array_of_requests, PMPI_Waitany(count, array_of_requests, index, status));
+    WAIT(count, array_of_requests, status, 1, WAIT_ONE(*index),
+         PMPI_Waitany(count, array_of_requests, index, st_));
 }
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    WAIT(incount, array_of_requests,
-         PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses));
+    WAIT(incount, array_of_requests, array_of_statuses, incount, WAIT_SOME(*outcount, array_of_indices),
+         PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, st_));
 }
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    WAIT(1, request, PMPI_Test(request, flag, status));
+    WAIT(1, request, status, 1, WAIT_ONE(-1), PMPI_Test(request, flag, st_));
 }
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
-    WAIT(count, array_of_requests,
-         PMPI_Testall(count, array_of_requests, flag, array_of_statuses));
+    WAIT(count, array_of_requests, array_of_statuses, count, WAIT_ALL,
+         PMPI_Testall(count, array_of_requests, flag, st_));
 }
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                 MPI_Status *status)
 {
-    WAIT(count, array_of_requests, PMPI_Testany(count, array_of_requests, index, flag, status));
+    WAIT(count, array_of_requests, status, 1, WAIT_ONE(*flag ? *index : MPI_UNDEFINED),
+         PMPI_Testany(count, array_of_requests, index, flag, st_));
 }
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    WAIT(incount, array_of_requests,
-         PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses));
+    WAIT(incount, array_of_requests, array_of_statuses, incount, WAIT_SOME(*outcount, array_of_indices),
+         PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st_));
 }
 
 /* Not timed: only forgets a tracked request (MPI-IO requests may be freed
@@ -721,6 +838,8 @@ int MPI_Request_free(MPI_Request *request)
         struct pario_thread *th = pario_thread();
         if (th->npending)
             pario_pending_remove(th, req_key(request));
+        if (pario_tracing && th->depth == 0 && pario_trace_mine(th))
+            pario_trace_request_free(request);
     }
     return PMPI_Request_free(request);
 }
@@ -736,7 +855,12 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     OTHER(0, PMPI_Comm_create(comm, group, newcomm));
 }
-int MPI_Comm_free(MPI_Comm *comm) { OTHER(0, PMPI_Comm_free(comm)); }
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    if (pario_tracing && pario_active() && comm && pario_thread()->depth == 0 && pario_trace_mine(pario_thread()))
+        pario_trace_comm_free(*comm); /* a later communicator may get the same handle */
+    OTHER(0, PMPI_Comm_free(comm));
+}
 int MPI_Cart_create(MPI_Comm old_comm, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm *comm_cart)
 {

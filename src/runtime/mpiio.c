@@ -21,6 +21,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "trace.h"
+
 extern char **environ;
 
 #define X(name, doc) #name,
@@ -82,6 +84,7 @@ const struct pario_layer_desc pario_mpiio_desc = {
 static _Atomic uintptr_t fh_keys[FH_SLOTS];
 static struct pario_record *_Atomic fh_recs[FH_SLOTS];
 static struct cw_file *_Atomic fh_engines[FH_SLOTS];   /* the collective-write engine's state, or NULL */
+static _Atomic int fh_comms[FH_SLOTS];  /* tracing: the trace's index of the file's communicator */
 static pthread_mutex_t fh_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uintptr_t fh_key(MPI_File fh)
@@ -119,7 +122,14 @@ static struct cw_file *fh_engine(MPI_File fh)
     return s < 0 ? NULL : atomic_load_explicit(&fh_engines[s], memory_order_relaxed);
 }
 
-static void fh_put(MPI_File fh, struct pario_record *r, struct cw_file *engine)
+/* The trace's index of fh's communicator (-1: unknown). */
+static int fh_comm(MPI_File fh)
+{
+    long s = fh_find(fh);
+    return s < 0 ? -1 : atomic_load_explicit(&fh_comms[s], memory_order_relaxed);
+}
+
+static void fh_put(MPI_File fh, struct pario_record *r, struct cw_file *engine, int comm)
 {
     uintptr_t k = fh_key(fh);
     size_t s = fh_slot(k);
@@ -129,6 +139,7 @@ static void fh_put(MPI_File fh, struct pario_record *r, struct cw_file *engine)
         if (cur == 0 || cur == FH_TOMBSTONE || cur == k) {
             atomic_store(&fh_recs[s], r);
             atomic_store(&fh_engines[s], engine);
+            atomic_store(&fh_comms[s], comm);
             atomic_store_explicit(&fh_keys[s], k, memory_order_release);
             break;
         }
@@ -261,13 +272,39 @@ static int64_t type_bytes(int count, MPI_Datatype dt)
     return (int64_t)count * size;
 }
 
+/* ---- trace events (docs/trace.md): layer 2, the file's record id, the
+ * offset when explicit; a collective call carries the index of the file's
+ * communicator (ci), an independent one INDEP. */
+#define INDEP (-3)
+static void trace_mpiio(struct pario_thread *th, int kind, const struct pario_record *r, int ci, int64_t off,
+                        int64_t bytes, const MPI_Request *req, int rc, uint64_t t0, uint64_t t1)
+{
+    int flags = (ci != INDEP ? PT_COLLECTIVE : 0) | (req ? PT_NONBLOCKING : 0);
+    struct pario_trace_event *e = pario_trace_new(th, t0, t1, kind, flags | PT_LAYER(PARIO_MPIIO));
+    if (!e)
+        return;
+    e->file = r ? r->id : 0;
+    e->bytes = bytes > 0 ? (uint64_t)bytes : 0;
+    e->comm = ci != INDEP ? ci : -1;
+    e->aux = req ? (rc == MPI_SUCCESS ? pario_trace_request(req, e->comm, 0) : 0) : off;
+}
+
+static int is_coll_op(int op, int extra)
+{
+    return op == MPIIO_COLL_READS || op == MPIIO_COLL_WRITES || op == MPIIO_SPLIT_READS ||
+           op == MPIIO_SPLIT_WRITES || extra == MPIIO_COLL_READS || extra == MPIIO_COLL_WRITES;
+}
+
 /* A data call on fh: `op` is the operation counter; shared/nb flag extra
  * counters; req != NULL notes the request so its wait counts as I/O. */
 static void mpiio_data(struct pario_thread *th, MPI_File fh, int is_write, int op, int extra, int count,
-                       MPI_Datatype dt, uint64_t t0, uint64_t t1, MPI_Request *req)
+                       MPI_Datatype dt, uint64_t t0, uint64_t t1, MPI_Request *req, int64_t off, int rc)
 {
     pario_charge(th, is_write ? mpiio_write : mpiio_read, t0, t1);
     struct pario_record *r = fh_get(fh);
+    if (__builtin_expect(pario_tracing, 0))
+        trace_mpiio(th, is_write ? PT_IO_WRITE : PT_IO_READ, r, is_coll_op(op, extra) ? fh_comm(fh) : INDEP, off,
+                    type_bytes(count, dt), req, rc, t0, t1);
     if (!r)
         return;
     int64_t bytes = type_bytes(count, dt);
@@ -290,6 +327,8 @@ static void mpiio_time(struct pario_thread *th, MPI_File fh, int is_write, uint6
 {
     pario_charge(th, is_write ? mpiio_write : mpiio_read, t0, t1);
     struct pario_record *r = fh_get(fh);
+    if (__builtin_expect(pario_tracing, 0))
+        trace_mpiio(th, is_write ? PT_IO_WRITE : PT_IO_READ, r, fh_comm(fh), -1, 0, NULL, MPI_SUCCESS, t0, t1);
     if (!r)
         return;
     pario_rec_lock(r);
@@ -297,10 +336,13 @@ static void mpiio_time(struct pario_thread *th, MPI_File fh, int is_write, uint6
     pario_rec_unlock(r);
 }
 
+/* ci: the trace's index of the file's communicator for a collective call, else INDEP. */
 static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int counter, int field,
-                       uint64_t t0, uint64_t t1)
+                       uint64_t t0, uint64_t t1, int ci)
 {
     pario_charge(th, field, t0, t1);
+    if (__builtin_expect(pario_tracing, 0))
+        trace_mpiio(th, PT_IO_META, r, ci, -1, 0, NULL, MPI_SUCCESS, t0, t1);
     if (!r)
         return;
     pario_rec_lock(r);
@@ -319,11 +361,12 @@ static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int c
     uint64_t t1 = pario_now();                                                                     \
     th->depth--
 
-#define DATA(call, fh, is_write, op, extra, count, dt, req)                                       \
+/* off: the explicit offset, -1 for the file pointers */
+#define DATA(call, fh, is_write, op, extra, count, dt, req, off)                                  \
     if (!pario_active())                                                                           \
         return call;                                                                               \
     TIMED(call);                                                                                   \
-    mpiio_data(th, fh, is_write, op, extra, count, dt, t0, t1, req);                               \
+    mpiio_data(th, fh, is_write, op, extra, count, dt, t0, t1, req, off, rc);                      \
     return rc
 
 #define SPLIT_END(call, fh, is_write)                                                              \
@@ -333,11 +376,12 @@ static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int c
     mpiio_time(th, fh, is_write, t0, t1);                                                          \
     return rc
 
-#define META(call, fh, counter, field)                                                             \
+/* coll: the call is collective over the file's communicator */
+#define META(call, fh, counter, field, coll)                                                       \
     if (!pario_active())                                                                           \
         return call;                                                                               \
     TIMED(call);                                                                                   \
-    mpiio_meta_op(th, fh_get(fh), counter, field, t0, t1);                                            \
+    mpiio_meta_op(th, fh_get(fh), counter, field, t0, t1, (coll) && pario_tracing ? fh_comm(fh) : INDEP); \
     return rc
 
 /* ---- the collective-write engine (src/collective) ---------------------------*/
@@ -413,7 +457,7 @@ static int engine_write(struct cw_file *engine, MPI_File fh, int explicit_offset
     uint64_t t1 = pario_now();
     th->depth--;
     int saved = errno;
-    mpiio_data(th, fh, 1, op, -1, count, dt, t0, t1, NULL);
+    mpiio_data(th, fh, 1, op, -1, count, dt, t0, t1, NULL, explicit_offset ? (int64_t)off : -1, rc);
     engine_record(fh, &stats);
     errno = saved;
     return rc;
@@ -504,11 +548,14 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
             r->f[MPIIO_F_OPEN_START_TIMESTAMP] = (double)t0;
         pario_rec_unlock(r);
     }
-    if (r || engine)
-        fh_put(*fh, r, engine);
+    int ci = INDEP;
+    if (pario_tracing && th->depth == 0 && pario_trace_mine(th))
+        ci = pario_trace_comm(comm);
+    if (r || engine || (ci != INDEP && rc == MPI_SUCCESS))
+        fh_put(*fh, r, engine, ci == INDEP ? -1 : ci);
     int size = 1;
     PMPI_Comm_size(comm, &size);
-    mpiio_meta_op(th, r, size > 1 ? MPIIO_COLL_OPENS : MPIIO_INDEP_OPENS, mpiio_meta, t0, t1);
+    mpiio_meta_op(th, r, size > 1 ? MPIIO_COLL_OPENS : MPIIO_INDEP_OPENS, mpiio_meta, t0, t1, ci == INDEP ? -1 : ci);
     errno = saved;
     return rc;
 }
@@ -520,6 +567,7 @@ int MPI_File_close(MPI_File *fh)
     uintptr_t key = fh_key(*fh);
     struct pario_record *r = fh_get(*fh);
     struct cw_file *engine = fh_engine(*fh);
+    int ci = fh_comm(*fh);
     if (engine) { /* collective, as the close is: the engine's window and communicator */
         pario_thread()->depth++;
         cw_file_close(engine);
@@ -527,7 +575,7 @@ int MPI_File_close(MPI_File *fh)
     }
     TIMED(PMPI_File_close(fh));
     fh_del(key);
-    mpiio_meta_op(th, r, -1, mpiio_meta, t0, t1);
+    mpiio_meta_op(th, r, -1, mpiio_meta, t0, t1, ci);
     if (r) {
         pario_rec_lock(r);
         r->f[MPIIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
@@ -550,7 +598,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         cw_file_view_changed(engine);
         cw_file_set_info(engine, info);
     }
-    mpiio_meta_op(th, r, MPIIO_VIEWS, mpiio_meta, t0, t1);
+    mpiio_meta_op(th, r, MPIIO_VIEWS, mpiio_meta, t0, t1, fh_comm(fh));
     /* A filetype with holes (size < extent) makes the access non-contiguous. */
     int size = 0;
     MPI_Aint lb = 0, extent = 0;
@@ -571,7 +619,7 @@ int MPI_File_set_info(MPI_File fh, MPI_Info info)
     struct pario_record *r = fh_get(fh);
     if (rc == MPI_SUCCESS)
         cw_file_set_info(fh_engine(fh), info);
-    mpiio_meta_op(th, r, MPIIO_HINTS, mpiio_meta, t0, t1);
+    mpiio_meta_op(th, r, MPIIO_HINTS, mpiio_meta, t0, t1, fh_comm(fh));
     if (r && rc == MPI_SUCCESS) {
         th->depth++;
         record_hints(r, fh);
@@ -581,42 +629,42 @@ int MPI_File_set_info(MPI_File fh, MPI_Info info)
 }
 
 /* A sync pushes written data: write time, as for POSIX fsync. */
-int MPI_File_sync(MPI_File fh) { META(PMPI_File_sync(fh), fh, MPIIO_SYNCS, mpiio_write); }
+int MPI_File_sync(MPI_File fh) { META(PMPI_File_sync(fh), fh, MPIIO_SYNCS, mpiio_write, 1); }
 int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
-    META(PMPI_File_set_size(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta);
+    META(PMPI_File_set_size(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta, 1);
 }
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
-    META(PMPI_File_preallocate(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta);
+    META(PMPI_File_preallocate(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta, 1);
 }
 int MPI_File_seek(MPI_File fh, MPI_Offset off, int whence)
 {
-    META(PMPI_File_seek(fh, off, whence), fh, -1, mpiio_meta);
+    META(PMPI_File_seek(fh, off, whence), fh, -1, mpiio_meta, 0);
 }
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset off, int whence)
 {
-    META(PMPI_File_seek_shared(fh, off, whence), fh, -1, mpiio_meta);
+    META(PMPI_File_seek_shared(fh, off, whence), fh, -1, mpiio_meta, 1);
 }
 
 /* ---- independent, explicit offset and individual pointer ---------------- */
 
 int MPI_File_read_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_read_at(fh, off, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL);
+    DATA(PMPI_File_read_at(fh, off, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL, off);
 }
 int MPI_File_write_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                       MPI_Status *st)
 {
-    DATA(PMPI_File_write_at(fh, off, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL);
+    DATA(PMPI_File_write_at(fh, off, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL, off);
 }
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_read(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL);
+    DATA(PMPI_File_read(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL, -1);
 }
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_write(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL);
+    DATA(PMPI_File_write(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL, -1);
 }
 
 /* ---- collective ------------------------------------------------------------*/
@@ -624,7 +672,7 @@ int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt,
                          MPI_Status *st)
 {
-    DATA(PMPI_File_read_at_all(fh, off, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL);
+    DATA(PMPI_File_read_at_all(fh, off, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL, off);
 }
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                           MPI_Status *st)
@@ -632,18 +680,18 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int coun
     struct cw_file *engine = active_engine(fh);
     if (engine)
         return engine_write(engine, fh, 1, off, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
-    DATA(PMPI_File_write_at_all(fh, off, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL);
+    DATA(PMPI_File_write_at_all(fh, off, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL, off);
 }
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_read_all(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL);
+    DATA(PMPI_File_read_all(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL, -1);
 }
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
     struct cw_file *engine = active_engine(fh);
     if (engine)
         return engine_write(engine, fh, 0, 0, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
-    DATA(PMPI_File_write_all(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL);
+    DATA(PMPI_File_write_all(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL, -1);
 }
 
 /* ---- shared and ordered pointer ------------------------------------------*/
@@ -651,22 +699,22 @@ int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt,
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
     DATA(PMPI_File_read_shared(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, MPIIO_SHARED_READS, count,
-         dt, NULL);
+         dt, NULL, -1);
 }
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
     DATA(PMPI_File_write_shared(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, MPIIO_SHARED_WRITES,
-         count, dt, NULL);
+         count, dt, NULL, -1);
 }
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
     DATA(PMPI_File_read_ordered(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, MPIIO_SHARED_READS, count,
-         dt, NULL);
+         dt, NULL, -1);
 }
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
     DATA(PMPI_File_write_ordered(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, MPIIO_SHARED_WRITES,
-         count, dt, NULL);
+         count, dt, NULL, -1);
 }
 
 /* ---- nonblocking: bytes at issue, the wait's time joins through the
@@ -674,58 +722,58 @@ int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype
 
 int MPI_File_iread_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iread_at(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq);
+    DATA(PMPI_File_iread_at(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq, off);
 }
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                        MPI_Request *rq)
 {
-    DATA(PMPI_File_iwrite_at(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq);
+    DATA(PMPI_File_iwrite_at(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq, off);
 }
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iread(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq);
+    DATA(PMPI_File_iread(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq, -1);
 }
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iwrite(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq);
+    DATA(PMPI_File_iwrite(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq, -1);
 }
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
     DATA(PMPI_File_iread_shared(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_SHARED_READS, count, dt,
-         rq);
+         rq, -1);
 }
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
     DATA(PMPI_File_iwrite_shared(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_SHARED_WRITES, count,
-         dt, rq);
+         dt, rq, -1);
 }
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt,
                           MPI_Request *rq)
 {
     DATA(PMPI_File_iread_at_all(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count,
-         dt, rq);
+         dt, rq, off);
 }
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                            MPI_Request *rq)
 {
     DATA(PMPI_File_iwrite_at_all(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES,
-         count, dt, rq);
+         count, dt, rq, off);
 }
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iread_all(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count, dt, rq);
+    DATA(PMPI_File_iread_all(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count, dt, rq, -1);
 }
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
     DATA(PMPI_File_iwrite_all(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES, count, dt,
-         rq);
+         rq, -1);
 }
 
 /* ---- split collectives: bytes at _begin, time of both halves ------------ */
 
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt)
 {
-    DATA(PMPI_File_read_at_all_begin(fh, off, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL);
+    DATA(PMPI_File_read_at_all_begin(fh, off, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL, off);
 }
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *st)
 {
@@ -737,7 +785,7 @@ int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, in
     if (engine)
         return engine_write(engine, fh, 1, off, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
     DATA(PMPI_File_write_at_all_begin(fh, off, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt,
-         NULL);
+         NULL, off);
 }
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
@@ -748,7 +796,7 @@ int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 }
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
 {
-    DATA(PMPI_File_read_all_begin(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL);
+    DATA(PMPI_File_read_all_begin(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL, -1);
 }
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *st)
 {
@@ -759,7 +807,7 @@ int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Dataty
     struct cw_file *engine = active_engine(fh);
     if (engine)
         return engine_write(engine, fh, 0, 0, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
-    DATA(PMPI_File_write_all_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt, NULL);
+    DATA(PMPI_File_write_all_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt, NULL, -1);
 }
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
@@ -771,7 +819,7 @@ int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
 {
     DATA(PMPI_File_read_ordered_begin(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, MPIIO_SHARED_READS, count,
-         dt, NULL);
+         dt, NULL, -1);
 }
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *st)
 {
@@ -780,7 +828,7 @@ int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *st)
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
 {
     DATA(PMPI_File_write_ordered_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, MPIIO_SHARED_WRITES,
-         count, dt, NULL);
+         count, dt, NULL, -1);
 }
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *st)
 {

@@ -6,6 +6,7 @@
  */
 #include "core.h"
 #include "lustre.h"
+#include "trace.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -106,6 +107,7 @@ static inline void posix_data(struct pario_thread *th, struct pario_fd *e, int i
     }
     pario_rec_unlock(r);
     pario_charge(th, is_write ? posix_write : posix_read, t0, t1);
+    pario_trace_io(th, t0, t1, is_write ? PT_IO_WRITE : PT_IO_READ, PARIO_POSIX, r, offset, n);
 }
 
 /* A metadata call on a record: bump `counter` (-1: none), add meta time. */
@@ -118,6 +120,7 @@ static void posix_meta_op(struct pario_thread *th, struct pario_record *r, int c
     r->f[charge_field == posix_write ? POSIX_F_WRITE_TIME : POSIX_F_META_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
     pario_charge(th, charge_field, t0, t1);
+    pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
 }
 
 /* What a file's first open records about where it lives. */
@@ -227,6 +230,7 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
     pario_rec_unlock(r);
     pario_fd_set(pario_fds, fd, r, offset);
     pario_charge(th, posix_meta, t0, t1);
+    pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
     errno = saved;
 }
 
@@ -341,6 +345,7 @@ int close(int fd)
     r->f[POSIX_F_CLOSE_END_TIMESTAMP] = (double)t1;
     pario_rec_unlock(r);
     pario_charge(th, posix_meta, t0, t1);
+    pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
     errno = saved;
     return rc;
 }

@@ -5,6 +5,7 @@
  * these calls never reach the POSIX wrappers (no double counting).
  */
 #include "core.h"
+#include "trace.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -79,6 +80,7 @@ static inline void stdio_data(struct pario_thread *th, struct pario_fd *e, int i
     if (!r)
         return;
     pario_rec_lock(r);
+    int64_t offset = e->offset;
     if (ok) {
         r->c[is_write ? STDIO_WRITES : STDIO_READS]++;
         pario_rec_access(r, is_write, e->offset, bytes, t0, t1);
@@ -88,6 +90,7 @@ static inline void stdio_data(struct pario_thread *th, struct pario_fd *e, int i
     }
     pario_rec_unlock(r);
     pario_charge(th, is_write ? stdio_write : stdio_read, t0, t1);
+    pario_trace_io(th, t0, t1, is_write ? PT_IO_WRITE : PT_IO_READ, PARIO_STDIO, r, offset, ok ? bytes : 0);
 }
 
 static void stdio_meta_op(struct pario_thread *th, struct pario_fd *e, int counter, int field, uint64_t t0,
@@ -102,6 +105,7 @@ static void stdio_meta_op(struct pario_thread *th, struct pario_fd *e, int count
     r->f[field == stdio_write ? STDIO_F_WRITE_TIME : STDIO_F_META_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
     pario_charge(th, field, t0, t1);
+    pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
 }
 
 static void stdio_opened(struct pario_thread *th, struct pario_record *r, FILE *fp, const char *mode,
@@ -123,6 +127,7 @@ static void stdio_opened(struct pario_thread *th, struct pario_record *r, FILE *
     pario_rec_unlock(r);
     pario_fd_set(pario_stdio_fds, fileno_unlocked(fp), r, offset);
     pario_charge(th, stdio_meta, t0, t1);
+    pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
 }
 
 /* ---- open / close -------------------------------------------------------- */
@@ -186,6 +191,7 @@ int fclose(FILE *fp)
     r->f[STDIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
     pario_rec_unlock(r);
     pario_charge(th, stdio_meta, t0, t1);
+    pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
     errno = saved;
     return rc;
 }
