@@ -329,3 +329,74 @@ def test_unmatched_collective_and_incomplete_trace() -> None:
     with pytest.raises(ReplayError, match="7 events were dropped"):
         replay(dropped)
     assert trace_metrics(None).serialisation_efficiency.reason == NO_TRACE
+
+
+# -- the POP table and the reports ---------------------------------------------------------
+
+def io_phase_trace() -> Trace:
+    """Serial write on rank 0 (1.0 - 3.0) while ranks 1 and 2 wait in a barrier."""
+    return job(
+        [ev(Kind.IO_WRITE, 1.0, 3.0), ev(Kind.BARRIER, 3.0, 3.01), ev(Kind.MPI_OTHER, 4.0, 4.0)],
+        [ev(Kind.BARRIER, 1.0, 3.01), ev(Kind.MPI_OTHER, 4.0, 4.0)],
+        [ev(Kind.BARRIER, 1.0, 3.01), ev(Kind.MPI_OTHER, 4.0, 4.0)],
+    )
+
+
+def test_pop_table_gets_the_replay_factors() -> None:
+    from pario.analysis.pop import pop_metrics
+    from pario.analysis.times import RankTimes
+
+    m = trace_metrics(io_phase_trace())
+    zero = np.zeros(3)
+    rt = RankTimes(np.arange(3), np.full(3, 4.0), zero, np.array([2.0, 0.0, 0.0]), zero,
+                   np.array([0.01, 2.01, 2.01]), 4.0)
+    pop = pop_metrics(rt, m)
+    rows = {key: v for key, _, v, _ in pop.rows()}
+    assert rows["serialisation_efficiency"].value == pytest.approx(1.0)
+    assert rows["transfer_efficiency"].value == pytest.approx(1.99 / 4.0)
+    assert rows["serialisation_efficiency_io"].value == pytest.approx(1.0)
+    assert rows["transfer_efficiency_io"].value == pytest.approx(3.99 / 4.0)
+    assert rows["io_transfer_efficiency"].value == pytest.approx(0.5)
+    # the profile's CommE (max U / T with U = 1.99) is SerE x TE
+    assert rows["communication_efficiency"].value == pytest.approx(
+        rows["serialisation_efficiency"].value * rows["transfer_efficiency"].value)
+    untraced = {key: v for key, _, v, _ in pop_metrics(rt).rows()}
+    for key in ("serialisation_efficiency", "transfer_efficiency", "serialisation_efficiency_io",
+                "transfer_efficiency_io", "io_transfer_efficiency"):
+        assert untraced[key].reason == "needs a replay of an event trace: run with pario run --trace"
+
+
+def test_replay_report_terminal_and_json() -> None:
+    import io
+    import json
+    import re
+
+    from rich.console import Console
+
+    from pario.report.json_out import replay_dict
+    from pario.report.terminal import replay_report
+
+    m = trace_metrics(io_phase_trace())
+    out = io.StringIO()
+    Console(file=out, width=120, highlight=False).print(replay_report("run.pario", m))
+    text = out.getvalue()
+    assert re.search(r"Replay, ideal I/O \(T_io0\) +2 s +50\.0%", text)
+    assert re.search(r"Replay, ideal network and I/O \(T_ideal\) +1\.99 s +49\.8%", text)
+    assert re.search(r"I/O transfer efficiency +50\.0%", text)
+    data = json.loads(json.dumps(replay_dict("run.pario", m)))
+    assert data["runtimes"]["ideal_io_runtime"]["value"] == pytest.approx(2.0)
+    assert data["factors"]["transfer_efficiency"]["value"] == pytest.approx(1.99 / 4.0)
+    assert data["replay_error"]["value"] == pytest.approx(0.0, abs=1e-9)
+    assert [(r["network"], r["io"]) for r in data["replays"]] == [
+        ("measured", "measured"), ("ideal", "measured"), ("measured", "ideal"), ("ideal", "ideal")]
+    assert data["replays"][2]["rank_ends"] == pytest.approx([2.0, 2.0, 2.0])
+
+
+def test_pario_replay_without_a_trace_is_a_one_line_error(known_run, pario_cmd) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    _, out, _ = known_run
+    proc = subprocess.run([*pario_cmd, "replay", str(out / "known.pario")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"pario: error: {out / 'known.pario'}: the log has no event trace; record one with pario run --trace"]

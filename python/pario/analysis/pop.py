@@ -7,21 +7,29 @@ time, T the job's run time.
 * PE = IOE x LB' x CommE', IOE = sum(U)/sum(U+IO), LB' = avg(U+IO)/max(U+IO),
   CommE' = max(U+IO)/T
 * 1 - PE = avg(IO)/T + (max(U+IO) - avg(U+IO))/T + (T - max(U+IO))/T
+
+Serialisation and transfer efficiency (with and without I/O) and the I/O transfer
+efficiency come from the replays of an event trace (pario.trace.metrics), when the run
+was traced (``pario run --trace``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
 
+if TYPE_CHECKING:
+    from pario.trace.metrics import TraceMetrics
+
 #: POP's rule of thumb: an efficiency below this needs attention.
 RULE_OF_THUMB = 0.8
 
-NEEDS_REPLAY = "needs a replay of the run on an ideal network (Dimemas); pario records no message trace"
+NEEDS_REPLAY = "needs a replay of an event trace: run with pario run --trace"
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,11 @@ class PopMetrics:
     loss_io: Value
     loss_imbalance: Value
     loss_communication: Value
+    #: from the replays of the trace: SerE', TE', T_io0 / T, and the measured replay's error
+    serialisation_efficiency_io: Value = Value.unavailable(NEEDS_REPLAY)
+    transfer_efficiency_io: Value = Value.unavailable(NEEDS_REPLAY)
+    io_transfer_efficiency: Value = Value.unavailable(NEEDS_REPLAY)
+    replay_error: Value = Value.unavailable(NEEDS_REPLAY)
 
     def rows(self) -> list[tuple[str, str, Value, int]]:
         """(key, label, value, indent) in the order of the POP table."""
@@ -52,6 +65,10 @@ class PopMetrics:
             ("load_balance_io", "Load balance with I/O (LB')", self.load_balance_io, 1),
             ("communication_efficiency_io", "Communication efficiency with I/O (CommE')",
              self.communication_efficiency_io, 1),
+            ("serialisation_efficiency_io", "Serialisation efficiency with I/O (SerE')",
+             self.serialisation_efficiency_io, 2),
+            ("transfer_efficiency_io", "Transfer efficiency with I/O (TE')", self.transfer_efficiency_io, 2),
+            ("io_transfer_efficiency", "I/O transfer efficiency (T_io0/T)", self.io_transfer_efficiency, 1),
         ]
 
     def losses(self) -> list[tuple[str, str, Value]]:
@@ -63,8 +80,19 @@ class PopMetrics:
         ]
 
 
-def pop_metrics(rt: RankTimes) -> PopMetrics:
-    """POP metrics of one run (unavailable entries say why)."""
+def pop_metrics(rt: RankTimes, trace: TraceMetrics | None = None) -> PopMetrics:
+    """POP metrics of one run (unavailable entries say why); ``trace``: the replays' factors."""
+    base = _profile_metrics(rt)
+    if trace is None:
+        return base
+    return replace(base, serialisation_efficiency=trace.serialisation_efficiency,
+                   transfer_efficiency=trace.transfer_efficiency,
+                   serialisation_efficiency_io=trace.serialisation_efficiency_io,
+                   transfer_efficiency_io=trace.transfer_efficiency_io,
+                   io_transfer_efficiency=trace.io_transfer_efficiency, replay_error=trace.replay_error)
+
+
+def _profile_metrics(rt: RankTimes) -> PopMetrics:
     T = rt.runtime
     io = rt.io
     n = rt.nranks

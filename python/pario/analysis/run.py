@@ -91,7 +91,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         job=_job_info(profile, rt),
         has_io=io.has_io,
         shares=time_shares(rt),
-        pop=pop_metrics(rt),
+        pop=pop_metrics(rt, _trace_metrics(profile)),
         io=io,
         mpi=mpi_summary(profile, rt.runtime),
         memory=memory_summary(profile),
@@ -103,6 +103,16 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
     )
+
+
+def _trace_metrics(profile: Profile) -> Any:
+    """The replays' POP factors when the run was traced (pario run --trace), else None."""
+    trace = getattr(profile, "trace", None)
+    if trace is None:
+        return None
+    from pario.trace.metrics import trace_metrics
+
+    return trace_metrics(trace)
 
 
 def _diagnose(profile: Profile, config: Any) -> list[Any]:

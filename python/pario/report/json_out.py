@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
@@ -28,3 +29,29 @@ def write_json(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, pat
         Path(path).write_text(text + "\n", encoding="utf-8")
     except OSError as exc:
         raise ParioError(f"{path}: cannot write the JSON report: {exc.strerror}") from None
+
+
+def replay_dict(log: str, m: Any) -> dict[str, Any]:
+    """``pario replay --json``: the replays and factors of a TraceMetrics (docs/report-json.md)."""
+    from pario.report.data import plain, value_dict
+
+    replays = [{"network": r.network, "io": r.io, "runtime": r.T, "error": r.error,
+                "rank_ends": plain(r.rank_ends.tolist()), "busy": plain(r.busy.tolist()),
+                "ranks": [int(x) for x in r.ranks]} for r in m.replays]
+    return {"log": log,
+            "runtimes": {key: value_dict(v) for key, _, v in m.runtimes()},
+            "replay_error": value_dict(m.replay_error),
+            "factors": {key: value_dict(v) for key, _, v in m.factors()},
+            "replays": replays}
+
+
+def write_replay_json(log: str, m: Any, path: str) -> None:
+    """Write ``replay_dict`` to ``path`` ('-' for standard output)."""
+    text = json.dumps(replay_dict(log, m), allow_nan=False, ensure_ascii=False)
+    if path == "-":
+        sys.stdout.write(text + "\n")
+        return
+    try:
+        Path(path).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ParioError(f"{path}: cannot write the JSON: {exc.strerror}") from None

@@ -203,7 +203,13 @@ def pop_section(run: RunAnalysis) -> RenderableType:
     losses = _table("Where the parallel efficiency goes: 1 − PE =", "term", "share of T")
     for _, label, v in run.pop.losses():
         losses.add_row(_t(label), _val(v, notes, as_percent=True))
-    return Group(_heading("POP metrics"), t, losses, *notes.render())
+    parts: list[RenderableType] = [_heading("POP metrics"), t]
+    err = run.pop.replay_error
+    if err.available and err.value is not None:
+        parts.append(Wrapped("Serialisation and transfer efficiencies from replays of the event trace; "
+                             f"the measured replay is off the measured run time by {err.value:+.1%}.",
+                             style="dim"))
+    return Group(*parts, losses, *notes.render())
 
 
 def files_section(run: RunAnalysis, top: int) -> RenderableType:
@@ -397,3 +403,24 @@ def render_to_string(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | Non
     buf = io.StringIO()
     render(runs, scaling, file=buf, width=width, color=False, top=top, details=details)
     return buf.getvalue()
+
+
+def replay_report(title: str, m: Any) -> Group:
+    """``pario replay``: the four replays of a trace and the POP factors they give.
+
+    ``m`` is a :class:`pario.trace.metrics.TraceMetrics`.
+    """
+    notes = Footnotes()
+    times = _table("Replays (docs/trace.md)", "replay", "run time", "of measured")
+    T = m.runtime
+    for key, label, v in m.runtimes():
+        share = (Value.of(v.value / T.value) if v.value is not None and T.value
+                 else Value.unavailable(v.reason or T.reason))
+        times.add_row(_t(label), _val(v, notes),
+                      _t("") if key == "runtime" else _val(share, notes, as_percent=True))
+    error = _t("Measured replay's error: ") + _val(m.replay_error, notes, as_percent=True)
+    factors = _table("POP factors from the replays (1 is ideal; below 0.8 needs attention)", "metric",
+                     "value")
+    for _, label, v in m.factors():
+        factors.add_row(_t(label), _eff(v, notes))
+    return Group(_heading(title), times, error, _t(""), factors, *notes.render())
