@@ -164,6 +164,12 @@ def test_collective_mpiio_call_waits_for_the_file_communicator() -> None:
     # ideal I/O: rank 0 waits for rank 1 until 2.0 (serialisation), then 0.5 s: 2.5
     assert t["measured", "ideal"] == pytest.approx(2.5)
     assert t["ideal", "measured"] == pytest.approx(3.0)
+    # I/O work is the transfer: rank 0's 1.5 s wait for rank 1 is not
+    p = prepare(trace)
+    assert list(p.io_time) == pytest.approx([0.5, 0.5, 0.2])
+    assert list(p.io_wait) == pytest.approx([1.5, 0.0, 0.0])
+    assert list(p.useful) == pytest.approx([1.0, 2.5, 0.8])
+    assert trace_metrics(trace).serialisation_efficiency_io.value == pytest.approx(3.0 / 3.0)
 
 
 # -- collectives ------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """POP factors from the replays of a trace (docs/metrics.md, "Serialisation and transfer").
 
-With U_p, IO_p from the trace (the gaps between events, the I/O events) and T the measured
-run time (the latest rank end, from the job's origin):
+With U_p, IO_p from the trace (the gaps between events; the I/O calls' transfer times, so a
+collective MPI-IO call's wait for the last member of its communicator is not I/O work) and T
+the measured run time (the latest rank end, from the job's origin):
 
 * SerE = max U / T_ideal,          TE = T_ideal / T,   CommE = max U / T = SerE x TE
 * SerE' = max(U + IO) / T_net0,    TE' = T_net0 / T,   CommE' = max(U + IO) / T = SerE' x TE'

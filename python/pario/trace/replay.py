@@ -45,9 +45,12 @@ class Prepared:
     gap: np.ndarray
     transfer: np.ndarray
     is_io: np.ndarray
-    #: per rank, from the trace: computation (sum of the gaps), I/O time, MPI time (s)
+    #: per rank, from the trace (s): computation (the gaps between events); I/O work (the I/O
+    #: calls' transfer times: a collective MPI-IO call's wait for the last member of its
+    #: communicator is in ``io_wait``, not here); time in MPI calls
     useful: np.ndarray
     io_time: np.ndarray
+    io_wait: np.ndarray
     mpi_time: np.ndarray
 
 
@@ -98,11 +101,12 @@ def prepare(trace: Trace) -> Prepared:
     slot = rec.slot[head]
     n = len(ranks)
     useful = np.bincount(slot, weights=gap, minlength=n) + tail
-    io_time = np.bincount(slot[is_io], weights=duration[is_io], minlength=n)
+    io_time = np.bincount(slot[is_io], weights=transfer[is_io], minlength=n)
+    io_wait = np.bincount(slot[is_io], weights=(duration - transfer)[is_io], minlength=n)
     mpi_time = np.bincount(slot[~is_io], weights=duration[~is_io], minlength=n)
     origin = float(rank_start.min())
     return Prepared(deps, rec.world, origin, float(rank_end.max()) - origin, rank_start, tail, gap, transfer,
-                    is_io.astype(np.uint8), useful, io_time, mpi_time)
+                    is_io.astype(np.uint8), useful, io_time, io_wait, mpi_time)
 
 
 def _measured_dependency(deps: Dependencies, t0: np.ndarray) -> np.ndarray:
