@@ -524,8 +524,9 @@ void pario_trace_wait_end(struct pario_trace_wait *w, struct pario_thread *th, u
                           int outcount, const int *indices)
 {
     (void)rc;
-    if (!pario_trace_new(th, t0, t1, PT_WAIT, 0))
-        return;
+    /* the completed requests leave the table (and are counted as dropped) even if the
+     * trace is full */
+    pario_trace_new(th, t0, t1, PT_WAIT, 0);
     int ignore = statuses == MPI_STATUS_IGNORE || statuses == MPI_STATUSES_IGNORE;
     if (mode == PT_W_ONE) {
         int i = index == -1 ? 0 : index;
