@@ -236,7 +236,7 @@ def summary(launch: Launch, since: float) -> list[str]:
 
 #: Variables Open MPI's mpirun forwards to the ranks on other nodes too.
 FORWARDED = ("LD_PRELOAD", "PARIO_LOG", "PARIO_STEPS", "PARIO_PARENT_PID", "PARIO_HINTS", "PARIO_MEM",
-             "PARIO_EXCLUDE", "PARIO_COLL")
+             "PARIO_EXCLUDE", "PARIO_COLL", "PARIO_TRACE", "PARIO_TRACE_BUFFER", "PARIO_TRACE_MAX")
 
 
 def env_exports(log: str | None, hints: str | None = None, collective: str | None = None) -> list[str]:

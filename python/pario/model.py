@@ -30,9 +30,13 @@ layer prefix and ``F_``, lower case: ``POSIX_BYTES_READ`` -> ``bytes_read``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from pario.trace.model import Trace
 
 LAYERS: tuple[str, ...] = ("posix", "stdio", "mpiio")
 
@@ -101,6 +105,8 @@ class Profile:
     injected_hints: dict[int, dict[str, str]] = field(default_factory=dict)
     #: (layer, file id) -> sorted array of the ranks that touched a shared file
     file_ranks: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    #: the event trace (``pario run --trace``, docs/trace.md); None without one
+    trace: Trace | None = None
 
     def layer(self, name: str) -> pd.DataFrame:
         """File records of a layer (an empty frame if the layer has none)."""

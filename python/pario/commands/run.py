@@ -20,7 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "job script (or any command) that runs mpirun/srun itself: then each MPI job it starts writes a "
         "log of its own, LOG's name with .step<N> (job.pario -> job.step1.pario, job.step2.pario), and "
         "the command's own process writes LOG. "
-        "Environment: PARIO_MEM (memory cap for records, e.g. 8M), PARIO_HINTS (file of MPI-IO hints to "
+        "Environment: PARIO_MEM (memory cap for records, e.g. 8M), PARIO_TRACE_BUFFER (with --trace: "
+        "events kept in memory per rank, default 65536), PARIO_TRACE_MAX (with --trace: compressed trace "
+        "bytes per rank, default 256M), PARIO_HINTS (file of MPI-IO hints to "
         "inject at MPI_File_open), PARIO_EXCLUDE (colon-separated path prefixes not to record), "
         "PARIO_DISABLE=1 (pass-through), PARIO_RUNTIME (a libpario.so built against another MPI library, "
         "to preload instead of the installed one).", 79),
@@ -43,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
                    help="serve the collective writes by pario's two-phase engine (sets PARIO_COLL; "
                    "checked before launch; ALGO and SHUFFLE below)")
+    p.add_argument("--trace", action="store_true",
+                   help="also record an event trace of every rank (MPI and I/O calls; sets PARIO_TRACE=1; "
+                   "docs/trace.md): for timelines and pario replay")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
     p.set_defaults(func=_run)
 
@@ -54,6 +59,8 @@ def _run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     extra = {}
+    if args.trace:
+        extra["PARIO_TRACE"] = "1"
     if args.collective is not None:
         from pario.collective import check_setting
 

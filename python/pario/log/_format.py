@@ -7,7 +7,9 @@ import struct
 import numpy as np
 
 MAGIC = b"PARIOLOG"
-VERSION = 1
+#: the version written; every version in VERSIONS reads (2 added the trace blocks)
+VERSION = 2
+VERSIONS = (1, 2)
 FILE_HEADER = struct.Struct("<8sII")  # magic, version, header size (16)
 BLOCK_HEADER = struct.Struct("<IiQQII")  # kind, rank, ulen, clen, crc32, reserved
 
@@ -15,7 +17,10 @@ BLOCK_META = 1
 BLOCK_RANK = 2
 BLOCK_SHARED = 3
 BLOCK_END = 4
-BLOCK_KINDS = {BLOCK_META: "META", BLOCK_RANK: "RANK", BLOCK_SHARED: "SHARED", BLOCK_END: "END"}
+BLOCK_TRACE = 5  # docs/trace.md (pario.trace.format.BLOCK_TRACE)
+BLOCK_TRACE_INDEX = 6
+BLOCK_KINDS = {BLOCK_META: "META", BLOCK_RANK: "RANK", BLOCK_SHARED: "SHARED", BLOCK_END: "END",
+               BLOCK_TRACE: "TRACE", BLOCK_TRACE_INDEX: "TRACE_INDEX"}
 
 #: Refuse to inflate a single block beyond this (a corrupt length must not
 #: make the reader allocate the machine's memory).

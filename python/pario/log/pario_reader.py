@@ -21,6 +21,7 @@ from pario.errors import LogFormatError
 from pario.log import _format as fmt
 from pario.log.dump import rank_ranges
 from pario.model import Job, Profile, add_derived_rank_columns, counter_column
+from pario.trace import reader as trace_reader
 
 
 @dataclass
@@ -44,6 +45,8 @@ class _Parts:
     injected: dict[int, dict[str, str]] = field(default_factory=dict)
     shared: dict[str, np.ndarray] = field(default_factory=dict)
     bitmaps: dict[str, np.ndarray] = field(default_factory=dict)
+    #: rank -> its TRACE blocks and TRACE_INDEX (format version 2)
+    traces: dict[int, trace_reader.RankParts] = field(default_factory=dict)
 
 
 class _Cursor:
@@ -132,16 +135,16 @@ def _blocks(data: bytes, where: str):
     magic, version, header_size = fmt.FILE_HEADER.unpack_from(data, 0)
     if magic != fmt.MAGIC:
         raise LogFormatError(f"{where}: not a pario log")
-    if version != fmt.VERSION:
+    if version not in fmt.VERSIONS:
         raise LogFormatError(f"{where}: pario log format version {version} is not supported "
-                             f"(this pario reads version {fmt.VERSION})")
+                             f"(this pario reads versions {', '.join(map(str, fmt.VERSIONS))})")
     pos = header_size
     while pos < len(data):
         if pos + fmt.BLOCK_HEADER.size > len(data):
             raise LogFormatError(f"{where}: truncated pario log (partial block header at byte {pos})")
         kind, rank, ulen, clen, crc, _ = fmt.BLOCK_HEADER.unpack_from(data, pos)
         pos += fmt.BLOCK_HEADER.size
-        if kind not in fmt.BLOCK_KINDS:
+        if kind not in fmt.BLOCK_KINDS or (version < 2 and kind >= fmt.BLOCK_TRACE):
             raise LogFormatError(f"{where}: corrupt pario log (unknown block kind {kind} at byte {pos})")
         if pos + clen > len(data):
             raise LogFormatError(f"{where}: truncated pario log (block at byte {pos} is cut short)")
@@ -186,6 +189,14 @@ def _parse(data: bytes, where: str) -> Profile:
             _read_shared(_Cursor(payload, where), layers, parts)
         elif kind == fmt.BLOCK_RANK:
             _read_rank(_Cursor(payload, where), rank, layers, len(rank_fields), parts)
+        elif kind == fmt.BLOCK_TRACE:
+            parts.traces.setdefault(rank, trace_reader.RankParts()).blocks.append(
+                trace_reader.trace_block(payload, where))
+        elif kind == fmt.BLOCK_TRACE_INDEX:
+            rank_parts = parts.traces.setdefault(rank, trace_reader.RankParts())
+            if rank_parts.index is not None:
+                raise LogFormatError(f"{where}: corrupt pario log (two TRACE_INDEX blocks for rank {rank})")
+            rank_parts.index = trace_reader.trace_index(payload, where)
         elif kind == fmt.BLOCK_END:
             (expected,) = struct.unpack("<Q", payload[:8]) if len(payload) >= 8 else (None,)
             if expected != nblocks:
@@ -372,8 +383,9 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
         },
     )
     injected = {fid: h for fid, h in parts.injected.items() if h}
+    trace = trace_reader.build_trace(nprocs, parts.traces, names, where) if parts.traces else None
     return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks,
-                   injected_hints=injected)
+                   injected_hints=injected, trace=trace)
 
 
 def hint_sections(meta: dict) -> dict:
@@ -445,5 +457,7 @@ def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
         partial_reasons=(reason,), end_time=max(p.job.end_time for p in profiles),
         metadata={**first.metadata, "lustre_striping": lustre_striping(files.get("posix"))},
     )
-    return Profile(job=job, ranks=ranks, files=files, hints=hints, file_ranks={}, injected_hints=injected)
+    trace = trace_reader.merge_traces([p.trace for p in profiles], first.nprocs)
+    return Profile(job=job, ranks=ranks, files=files, hints=hints, file_ranks={}, injected_hints=injected,
+                   trace=trace)
 
