@@ -297,6 +297,19 @@ def test_ranks_start_at_their_own_origin() -> None:
     assert list(r.busy) == pytest.approx([1.5, 0.0])
 
 
+def test_inconsistent_clocks_show_as_the_measured_replay_error() -> None:
+    # rank 1's clock is behind: its receive ends (0.5) before the send was posted (0.6); the
+    # transfer is clamped at 0, rank 1 runs 0.1 s later than measured: error 0.1 / 1.2
+    trace = job(
+        [ev(Kind.SEND, 0.6, 0.65, peer=1, tag=0), ev(Kind.MPI_OTHER, 1.0, 1.0)],
+        [ev(Kind.RECV, 0.1, 0.5, peer=0, tag=0), ev(Kind.MPI_OTHER, 1.2, 1.2)],
+    )
+    r = replay(trace)
+    assert r.T == pytest.approx(1.3)
+    assert r.error == pytest.approx(0.1 / 1.2)
+    assert trace_metrics(trace).replay_error.value == pytest.approx(0.1 / 1.2)
+
+
 # -- what cannot be replayed ---------------------------------------------------------
 
 def test_deadlock_is_a_clear_error() -> None:
@@ -406,3 +419,95 @@ def test_pario_replay_without_a_trace_is_a_one_line_error(known_run, pario_cmd) 
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         f"pario: error: {out / 'known.pario'}: the log has no event trace; record one with pario run --trace"]
+
+
+# -- real traced runs ---------------------------------------------------------------------
+
+X_MS = 20.0  # replay_known's unit of computation
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+    """run(name, command) -> the log of `pario run --trace -- mpirun -np 4 command` (once per name)."""
+    import subprocess
+
+    from kernel_helpers import kernel_args, kernel_exe
+
+    out = tmp_path_factory.mktemp("traced")
+    logs: dict[str, object] = {}
+
+    def run(name: str):  # type: ignore[no-untyped-def]
+        if name not in logs:
+            if name == "replay_known":
+                command = [str(compile_program("replay_known.c")), str(out), str(X_MS)]
+            else:
+                command = [str(kernel_exe(name)), "--path", str(out / f"{name}.dat"), *kernel_args(name, 4)]
+            log = out / f"{name}.pario"
+            argv = [*pario_cmd, "run", "--trace", "--log", str(log), "--", "mpirun", "-np", "4", *command]
+            proc = subprocess.run(argv, env=mpi_env, capture_output=True, text=True, timeout=180)
+            assert proc.returncode == 0, proc.stderr
+            logs[name] = log
+        return logs[name]
+
+    return run
+
+
+def test_traced_run_replays_with_known_serialisation(traced) -> None:  # type: ignore[no-untyped-def]
+    from pario.log import read_log
+    from pario.trace.format import LAYER_MASK
+
+    trace = read_log(traced("replay_known")).trace
+    assert trace is not None and trace.complete and trace.nprocs == 4
+    p = prepare(trace)
+    runs = replays(p)
+    m = trace_metrics(trace)
+    print(f"replay_known: T {p.measured_T:.4f} s, measured replay error {runs[0].error:+.3%}")
+    assert abs(runs[0].error) < 0.03
+    x = X_MS / 1000
+    # every rank computes (P + 2) X; on ideal machines the run takes (2P + 1) X
+    assert list(p.useful) == pytest.approx([6 * x] * 4, rel=0.1)
+    assert m.ideal_runtime.value == pytest.approx(9 * x, rel=0.15)
+    assert m.serialisation_efficiency.value == pytest.approx(6 / 9, abs=0.05)
+    # rank 0's serial POSIX write + fsync is on every rank's critical path: ideal I/O removes it
+    rec = p.deps.records
+    ev = rec.events[rec.head]
+    posix0 = (rec.slot[rec.head] == 0) & (p.is_io == 1) & ((ev["flags"] & LAYER_MASK) == 0)
+    serial = float(p.transfer[posix0].sum())
+    assert serial > 0
+    assert runs[0].T - runs[2].T >= 0.8 * serial
+    # the identities on the trace, and factors in (0, 1]
+    assert m.communication_efficiency.value == pytest.approx(
+        m.serialisation_efficiency.value * m.transfer_efficiency.value)
+    assert m.communication_efficiency_io.value == pytest.approx(
+        m.serialisation_efficiency_io.value * m.transfer_efficiency_io.value)
+    for _, _, v in m.factors():
+        assert v.value is not None and 0 < v.value <= 1 + 1e-9
+
+
+@pytest.mark.parametrize("kernel", ["block", "s3d"])
+def test_traced_kernel_measured_replay_reproduces_the_run(traced, pario_cmd, kernel: str) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+
+    log = traced(kernel)
+    proc = subprocess.run([*pario_cmd, "replay", str(log), "--json", "-"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    error = data["replay_error"]["value"]
+    print(f"{kernel}: T {data['runtimes']['runtime']['value']:.4f} s, measured replay error {error:+.3%}")
+    assert abs(error) < 0.03
+    T = data["runtimes"]["runtime"]["value"]
+    ideal = data["runtimes"]["ideal_runtime"]["value"]
+    assert 0 < ideal <= data["runtimes"]["ideal_io_runtime"]["value"] <= T * 1.03
+    for key, v in data["factors"].items():
+        assert v["value"] is not None and 0 < v["value"] <= 1 + 1e-9, key
+    assert len(data["replays"]) == 4 and all(len(r["rank_ends"]) == 4 for r in data["replays"])
+    # the POP table of pario report carries the same replay factors
+    rep = subprocess.run([*pario_cmd, "report", str(log), "--json", "-", "--no-diagnosis"],
+                         capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr
+    pop = json.loads(rep.stdout)["runs"][0]["pop"]
+    for key in ("serialisation_efficiency", "transfer_efficiency", "io_transfer_efficiency"):
+        assert pop[key]["value"] == pytest.approx(data["factors"][key]["value"])
+    text = subprocess.run([*pario_cmd, "replay", str(log)], capture_output=True, text=True)
+    assert text.returncode == 0 and "Replay, ideal network and I/O (T_ideal)" in text.stdout

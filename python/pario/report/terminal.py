@@ -207,7 +207,7 @@ def pop_section(run: RunAnalysis) -> RenderableType:
     err = run.pop.replay_error
     if err.available and err.value is not None:
         parts.append(Wrapped("Serialisation and transfer efficiencies from replays of the event trace; "
-                             f"the measured replay is off the measured run time by {err.value:+.1%}.",
+                             f"the measured replay is off the measured run time by {err.value:+.2%}.",
                              style="dim"))
     return Group(*parts, losses, *notes.render())
 
@@ -418,7 +418,9 @@ def replay_report(title: str, m: Any) -> Group:
                  else Value.unavailable(v.reason or T.reason))
         times.add_row(_t(label), _val(v, notes),
                       _t("") if key == "runtime" else _val(share, notes, as_percent=True))
-    error = _t("Measured replay's error: ") + _val(m.replay_error, notes, as_percent=True)
+    err = m.replay_error
+    error = _t("Measured replay's error (T_replay - T) / T: ") + (
+        _t(f"{err.value:+.2%}") if err.value is not None else _val(err, notes))
     factors = _table("POP factors from the replays (1 is ideal; below 0.8 needs attention)", "metric",
                      "value")
     for _, label, v in m.factors():
