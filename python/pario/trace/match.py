@@ -180,7 +180,8 @@ def _requests(ev: np.ndarray, slot: np.ndarray, kind: np.ndarray) -> tuple[np.nd
     done = np.flatnonzero(is_done)
     if not len(posts) or not len(done):
         return post_of, complete_of
-    width = int(aux.max()) + 1
+    # request ids only (I/O records keep file offsets in aux)
+    width = int(max(aux[posts].max(), aux[done].max())) + 1
     pkey = slot[posts] * width + aux[posts]
     order = np.argsort(pkey, kind="stable")
     pkey_sorted = pkey[order]
