@@ -167,3 +167,28 @@ def test_two_runs_have_their_pop_tables_side_by_side(tmp_path: Path, browser, co
     assert all(v is not None for v in pe)
     assert by_label["Parallel efficiency"] == [fmt.value(run.pop.parallel_efficiency, as_percent=True)
                                                for run in runs]
+
+
+def test_a_traced_run_has_one_timeline_row_per_rank(tmp_path: Path, browser, compile_program, run_under_pario,
+                                                    pario_cmd):
+    """pario run --trace of a 3-rank program, pario report --html: the browser sees 3 rank rows, its
+    collective writes among the bars, and the file's name in their hover labels."""
+    exe = compile_program("io_known.c")
+    out = tmp_path / "out"
+    out.mkdir()
+    log = tmp_path / "traced.pario"
+    done = run_under_pario(log, ["mpirun", "-np", "3", str(exe), str(out), "4", "4096"], extra=["--trace"])
+    assert done.returncode == 0, done.stderr
+    page_file = tmp_path / "traced.html"
+    done = subprocess.run([*pario_cmd, "report", str(log), "--html", str(page_file), "-q"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    page = load(browser, page_file)
+    assert page.errors == [] and page.drawn == page.figures
+    rows = browser.execute_script(f"return Array.from({TIMELINE}.querySelectorAll('.ytick text'))"
+                                  ".map(t => t.textContent)")
+    assert rows == ["rank 0", "rank 1", "rank 2"]
+    writes = browser.execute_script(
+        f"var g = {TIMELINE}; var t = g.data.find(t => t.meta === 'write'); return t ? t.hovertext : []")
+    shared = [w for w in writes if "MPI-IO write" in w and "shared.dat" in w]
+    assert len(shared) == 3 * 4  # every rank's 4 write_at_all calls
