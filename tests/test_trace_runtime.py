@@ -333,3 +333,19 @@ def test_inconsistent_hand_built_traces_are_refused(traced: TracedRun, tmp_path,
     struct.pack_into("<I", raw, 8, 1)
     old.write_bytes(bytes(raw))
     _one_line_error(_cli(pario_cmd, "dump", str(old)), "unknown block kind 5")
+
+
+def test_ranks_without_mpi_finalize_keep_their_traces(tmp_path, compile_program, run_under_pario) -> None:
+    exe = compile_program("no_finalize.c")
+    log = tmp_path / "nf.pario"
+    proc = run_under_pario(log, ["mpirun", "-np", "2", str(exe), str(tmp_path), "0"], extra=["--trace"])
+    assert proc.stderr.count("exited without MPI_Finalize") == 2, proc.stderr  # mpirun's exit code is its own
+    trace = read_log(log).trace  # the per-rank logs, merged
+    assert trace is not None and trace.nprocs == 2 and [r.rank for r in trace.ranks] == [0, 1]
+    for r in trace.ranks:
+        # open, 5 writes at the tracked offsets, close; no FINALIZE, no clock offset
+        assert [Kind(k).name for k in r.events["kind"]] == ["IO_META", *["IO_WRITE"] * 5, "IO_META"]
+        assert r.events["aux"][1:6].tolist() == [0, 100, 200, 300, 400]
+        assert r.events["bytes"][1:6].tolist() == [100] * 5
+        assert trace.files[int(r.events["file"][0])] == str(tmp_path / f"nf.{r.rank}")
+        assert r.start == 0.0 and r.end == r.t1[-1]
