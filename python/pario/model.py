@@ -114,17 +114,49 @@ class Profile:
 
 
 def add_derived_rank_columns(ranks: pd.DataFrame) -> pd.DataFrame:
-    """Return ``ranks`` with io, io_read/write/meta, mpi and useful columns added."""
-    out = ranks.copy()
+    """Return ``ranks`` with io, io_read/write/meta, mpi and useful columns added.
+
+    A sum over columns skips missing values and is missing only when all its terms are
+    (pandas' ``sum(axis=1, min_count=1)``, computed here with NumPy in column order).
+    """
+    n = len(ranks)
+
+    def column(name: str) -> np.ndarray:
+        return ranks[name].to_numpy(dtype=np.float64) if name in ranks else derived[name]
+
+    def row_sum(cols: list[str]) -> np.ndarray:
+        if not cols:
+            return np.full(n, np.nan)
+        values = [column(c) for c in cols]
+        missing = np.isnan(values[0])
+        total = np.where(missing, 0.0, values[0])
+        for v in values[1:]:
+            nan = np.isnan(v)
+            total = total + np.where(nan, 0.0, v)
+            missing &= nan
+        total[missing] = np.nan
+        return total
+
+    derived: dict[str, np.ndarray] = {}
     for kind in IO_KINDS:
-        cols = [c for c in (f"{layer}_{kind}" for layer in LAYERS) if c in out]
-        out[f"io_{kind}"] = out[cols].sum(axis=1, min_count=1) if cols else np.nan
-    out["io"] = out[["io_read", "io_write", "io_meta"]].sum(axis=1, min_count=1)
-    mpi_cols = [c for c in MPI_TIME_COLUMNS if c in out]
-    out["mpi"] = out[mpi_cols].sum(axis=1, min_count=1) if mpi_cols else np.nan
-    busy = out["io"].fillna(0.0) + out["mpi"].fillna(0.0)
-    out["useful"] = (out["wall"] - busy).clip(lower=0.0)
-    return out
+        derived[f"io_{kind}"] = row_sum([c for c in (f"{layer}_{kind}" for layer in LAYERS) if c in ranks])
+    derived["io"] = row_sum(["io_read", "io_write", "io_meta"])
+    derived["mpi"] = row_sum([c for c in MPI_TIME_COLUMNS if c in ranks])
+    io, mpi = derived["io"], derived["mpi"]
+    rest = ranks["wall"].to_numpy(dtype=np.float64) - (np.where(np.isnan(io), 0.0, io)
+                                                       + np.where(np.isnan(mpi), 0.0, mpi))
+    derived["useful"] = np.where((rest >= 0.0) | np.isnan(rest), rest, 0.0)
+    if any(c in ranks for c in derived) or not all(ranks.dtypes == np.float64):
+        out = ranks.copy()
+        for name, values in derived.items():
+            out[name] = values
+        return out
+    # one float block: the rank table and the derived columns side by side
+    block = np.empty((n, len(ranks.columns) + len(derived)))
+    block[:, :len(ranks.columns)] = ranks.to_numpy(dtype=np.float64)
+    for i, values in enumerate(derived.values()):
+        block[:, len(ranks.columns) + i] = values
+    return pd.DataFrame(block, index=ranks.index.copy(), columns=[*ranks.columns, *derived], copy=False)
 
 
 #: statfs(2) f_type magic numbers of the file systems HPC users meet.

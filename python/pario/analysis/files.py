@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pario.analysis.rankio import outermost_records
+from pario.analysis.rankio import float_values, outermost_records
 from pario.model import LAYERS, Profile
 
 FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",
@@ -21,8 +21,11 @@ def _values(frame: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
     present = [c for c in cols if c in frame]
     if not present:
         return np.zeros(len(frame))
-    v = frame[present].to_numpy(dtype=np.float64, na_value=0.0)
-    return np.clip(v, 0.0, None).sum(axis=1)
+    # the row sum of the columns, added in column order (no sub-frame)
+    total = np.clip(float_values(frame[present[0]], 0.0), 0.0, None)
+    for c in present[1:]:
+        total = total + np.clip(float_values(frame[c], 0.0), 0.0, None)
+    return total
 
 
 def directories(files: pd.DataFrame) -> np.ndarray:

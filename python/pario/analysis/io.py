@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pario.analysis.rankio import SHARED_NOTE, RankIO, layer_members, outermost_records, rank_io
+from pario.analysis.rankio import SHARED_NOTE, ProfileIO, RankIO, float_values, outermost_records
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
 from pario.model import LAYERS, SIZE_BUCKETS, Profile, size_columns
@@ -82,6 +82,11 @@ def _sum(frame: pd.DataFrame, cols: tuple[str, ...]) -> float:
     present = [c for c in cols if c in frame]
     if not present or not len(frame):
         return 0.0
+    # column by column (no sub-frame): whole numbers below 2**53 add up exactly in any order
+    parts = [np.clip(float_values(frame[c], 0.0), 0.0, None) for c in present]
+    total = sum(float(p.sum()) for p in parts)
+    if total < 2.0**53 and all(bool(np.all(np.floor(p) == p)) for p in parts):
+        return total
     values = frame[present].to_numpy(dtype=np.float64, na_value=0.0)
     return float(np.clip(values, 0.0, None).sum())
 
@@ -150,15 +155,14 @@ def _layer(layer: str, frame: pd.DataFrame, rio: RankIO, runtime: float) -> Laye
                    kinds["meta"], total, _histogram(frame, layer, "read"), _histogram(frame, layer, "write"))
 
 
-def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
-    """I/O metrics of a run, overall (outermost layer) and per layer."""
-    nprocs = profile.job.nprocs
+def io_summary(profile: Profile, rt: RankTimes, io: ProfileIO | None = None) -> IOSummary:
+    """I/O metrics of a run, overall (outermost layer) and per layer (``io``: the profile's
+    per-rank I/O, if already at hand)."""
+    io = io or profile_io(profile)
     files = {layer: profile.layer(layer) for layer in LAYERS}
     has_io = any(len(f) for f in files.values())
-    layers = tuple(
-        _layer(layer, frame, rank_io(frame, nprocs, layer_members(profile.file_ranks, layer)), rt.runtime)
-        for layer, frame in files.items() if len(frame)
-    )
+    layers = tuple(_layer(layer, frame, io.layer(layer), rt.runtime)
+                   for layer, frame in files.items() if len(frame))
     outer = {k: v for k, v in outermost_records(files).items() if len(v)}
     kinds = {}
     for kind in ("read", "write", "meta"):
@@ -173,15 +177,23 @@ def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
     return IOSummary(has_io, overall, layers)
 
 
-def outermost_bytes_per_rank(profile: Profile) -> pd.DataFrame:
-    """Bytes read and written per rank at the outermost layer (estimated for shared records)."""
+def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> pd.DataFrame:
+    """Bytes read and written per rank at the outermost layer (estimated for shared records;
+    ``io``: the profile's per-rank I/O, if already at hand)."""
     nprocs = profile.job.nprocs
-    outer = outermost_records({k: profile.layer(k) for k in LAYERS})
-    parts = [rank_io(frame, nprocs, layer_members(profile.file_ranks, layer)).table
-             for layer, frame in outer.items() if len(frame)]
+    io = io or profile_io(profile)
+    per_layer, _ = io.outermost()
+    # the layers in LAYERS' order (the order of the sums), those without outermost records left out
+    parts = [per_layer[layer].table for layer in LAYERS
+             if layer in per_layer and len(io.outer_frames[layer])]
     if not parts:
         return pd.DataFrame({"bytes_read": np.zeros(nprocs), "bytes_written": np.zeros(nprocs)})
     total = parts[0][["bytes_read", "bytes_written"]].copy()
     for part in parts[1:]:
         total += part[["bytes_read", "bytes_written"]]
     return total
+
+
+def profile_io(profile: Profile) -> ProfileIO:
+    """The per-rank I/O of ``profile``'s layers, computed on first use (for one analysis)."""
+    return ProfileIO(profile.files, profile.job.nprocs, profile.file_ranks)

@@ -62,14 +62,29 @@ def counter_column(records: pd.DataFrame, name: str) -> np.ndarray:
     not finite or negative (Darshan's -1 for 'not recorded')."""
     if name not in records:
         return np.zeros(len(records))
-    v = records[name].to_numpy(dtype=np.float64, na_value=0.0)
+    v = float_values(records[name], 0.0)
     return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
+
+
+def float_values(column: pd.Series, na_value: float) -> np.ndarray:
+    """``column.to_numpy(dtype=np.float64, na_value=na_value)``, without pandas' missing-value
+    pass when the column is a plain NumPy number column (a third of the time on small frames)."""
+    v = column.to_numpy()
+    if v.dtype.kind in "iub":
+        return v.astype(np.float64)
+    if v.dtype.kind == "f":
+        v = v.astype(np.float64)
+        nan = np.isnan(v)
+        if nan.any():
+            v[nan] = na_value
+        return v
+    return column.to_numpy(dtype=np.float64, na_value=na_value)
 
 
 def _int_column(records: pd.DataFrame, name: str) -> np.ndarray:
     if name not in records:
         return np.full(len(records), -1, dtype=np.int64)
-    return records[name].to_numpy(dtype=np.float64, na_value=-1.0).astype(np.int64)
+    return float_values(records[name], -1.0).astype(np.int64)
 
 
 def rank_io(records: pd.DataFrame, nprocs: int,
@@ -80,9 +95,11 @@ def rank_io(records: pd.DataFrame, nprocs: int,
     rank = _int_column(records, "rank")
     out = {c: np.zeros(nprocs) for c in (*TIME_COLS, *BYTE_COLS)}
     own = (rank >= 0) & (rank < nprocs)
-    for c in out:
-        if own.any():
-            out[c] += np.bincount(rank[own], weights=vals[c][own], minlength=nprocs)[:nprocs]
+    if own.any():
+        own_rank = rank if own.all() else rank[own]
+        for c in out:
+            out[c] += np.bincount(own_rank, weights=vals[c] if own.all() else vals[c][own],
+                                  minlength=nprocs)[:nprocs]
 
     totals = {"time": sum(vals[c] for c in TIME_COLS), "bytes": sum(vals[c] for c in BYTE_COLS)}
     allvals = {**vals, **totals} if len(records) else {q: np.zeros(0) for q in QUANTITIES}
@@ -92,19 +109,35 @@ def rank_io(records: pd.DataFrame, nprocs: int,
 
     shared = rank < 0
     if shared.any() and nprocs > 0:
-        sub = records[shared]
-        placed = _spread_shared(sub, {c: v[shared] for c, v in vals.items()}, nprocs, members, out)
+        shared_vals = {c: v[shared] for c, v in vals.items()}
+        placed = _spread_shared(records, shared, shared_vals, nprocs, members, out)
         for q in QUANTITIES:
             contributing = allvals[q][shared] > 0.0
             exact_ranks[q] = bool(np.all(placed.exact[q][contributing]))
             alone_max_ok[q] = bool(np.all(placed.max_ok[q][contributing]))
 
-    table = pd.DataFrame(out, index=pd.RangeIndex(nprocs, name="rank"))
-    table["time"] = table[list(TIME_COLS)].sum(axis=1)
-    table["bytes"] = table[list(BYTE_COLS)].sum(axis=1)
-    table = table[list(QUANTITIES)]
     exact_max = {q: exact_ranks[q] or (contributors[q] == 1 and alone_max_ok[q]) for q in QUANTITIES}
-    return RankIO(table, exact_ranks, exact_max, contributors)
+    return RankIO(_table(out, nprocs), exact_ranks, exact_max, contributors)
+
+
+def _table(columns: Mapping[str, np.ndarray], nprocs: int) -> pd.DataFrame:
+    """The per-rank frame of ``QUANTITIES`` from read/write/meta times and bytes, built in one block
+    (``time`` and ``bytes`` added in column order, as a row sum of the frame adds them)."""
+    block = np.empty((len(QUANTITIES), nprocs))
+    for i, q in enumerate(QUANTITIES):
+        if q in _GROUP_OF_TOTAL:
+            parts = _GROUP_OF_TOTAL[q]
+            total = columns[parts[0]] + columns[parts[1]]
+            for c in parts[2:]:
+                total = total + columns[c]
+            block[i] = total
+        else:
+            block[i] = columns[q]
+    return pd.DataFrame(block.T, index=pd.RangeIndex(nprocs, name="rank"), columns=list(QUANTITIES),
+                        copy=False)
+
+
+_GROUP_OF_TOTAL: dict[str, tuple[str, ...]] = {"time": TIME_COLS, "bytes": BYTE_COLS}
 
 
 @dataclass(frozen=True)
@@ -113,10 +146,12 @@ class _Placement:
     max_ok: dict[str, np.ndarray]  # per shared record: alone, its maximum would be exact
 
 
-def _spread_shared(sub: pd.DataFrame, vals: dict[str, np.ndarray], nprocs: int,
+def _spread_shared(records: pd.DataFrame, shared: np.ndarray, vals: dict[str, np.ndarray], nprocs: int,
                    members: Mapping[int, np.ndarray] | None, out: dict[str, np.ndarray]) -> _Placement:
-    n_rec = len(sub)
-    ids = sub["id"].to_numpy(dtype=np.uint64) if "id" in sub else np.zeros(n_rec, dtype=np.uint64)
+    """Spread the shared records (``records[shared]``; ``vals``: their counters) over their ranks."""
+    n_rec = int(np.count_nonzero(shared))
+    ids = (records["id"].to_numpy(dtype=np.uint64)[shared] if "id" in records
+           else np.zeros(n_rec, dtype=np.uint64))
     member_lists: list[np.ndarray | None] = []
     for rid in ids:
         m = members.get(int(rid)) if members else None
@@ -131,7 +166,7 @@ def _spread_shared(sub: pd.DataFrame, vals: dict[str, np.ndarray], nprocs: int,
     max_ok: dict[str, np.ndarray] = {}
     for group, total_name, prefix in ((TIME_COLS, "time", "time"), (BYTE_COLS, "bytes", "bytes")):
         total = sum(vals[c] for c in group)
-        fast, slow, v_fast, v_slow = _extremes(sub, prefix)
+        fast, slow, v_fast, v_slow = _extremes(records, shared, prefix)
         valid = _valid_extremes(fast, slow, v_fast, v_slow, total, n, nprocs, member_lists)
         single = n == 1
         rest = np.zeros(n_rec)
@@ -155,17 +190,17 @@ def _spread_shared(sub: pd.DataFrame, vals: dict[str, np.ndarray], nprocs: int,
     return _Placement(exact, max_ok)
 
 
-def _extremes(sub: pd.DataFrame, prefix: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    fast = _int_column(sub, "fastest_rank")
-    slow = _int_column(sub, "slowest_rank")
-    if prefix == "time":
-        v_fast, v_slow = counter_column(sub, "fastest_rank_time"), counter_column(sub, "slowest_rank_time")
+def _extremes(records: pd.DataFrame, shared: np.ndarray,
+              prefix: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    has = ("fastest_rank" in records) and ("slowest_rank" in records)
+    if has:
+        fast = _int_column(records, "fastest_rank")[shared]
+        slow = _int_column(records, "slowest_rank")[shared]
     else:
-        v_fast, v_slow = counter_column(sub, "fastest_rank_bytes"), counter_column(sub, "slowest_rank_bytes")
-    has = ("fastest_rank" in sub) and ("slowest_rank" in sub)
-    if not has:
-        fast = np.full(len(sub), -1, dtype=np.int64)
+        fast = np.full(int(np.count_nonzero(shared)), -1, dtype=np.int64)
         slow = fast.copy()
+    v_fast = counter_column(records, f"fastest_rank_{prefix}")[shared]
+    v_slow = counter_column(records, f"slowest_rank_{prefix}")[shared]
     return fast, slow, v_fast, v_slow
 
 
@@ -210,9 +245,11 @@ def combine(parts: Sequence[RankIO], nprocs: int) -> RankIO:
                              index=pd.RangeIndex(nprocs, name="rank"))
         ones = {q: True for q in QUANTITIES}
         return RankIO(empty, ones, dict(ones), {q: 0 for q in QUANTITIES})
-    table = parts[0].table.copy()
+    block = parts[0].table.to_numpy(dtype=np.float64, copy=True)
     for p in parts[1:]:
-        table = table + p.table
+        block = block + p.table.to_numpy(dtype=np.float64)
+    table = pd.DataFrame(block, index=parts[0].table.index.copy(), columns=parts[0].table.columns.copy(),
+                         copy=False)
     contributors = {q: sum(p.contributors[q] for p in parts) for q in QUANTITIES}
     exact_ranks = {q: all(p.exact_ranks[q] for p in parts) for q in QUANTITIES}
     exact_max = {}
@@ -256,3 +293,43 @@ def outermost_rank_io(files: Mapping[str, pd.DataFrame], nprocs: int,
         for layer, frame in outermost_records(files).items()
     }
     return per_layer, combine(list(per_layer.values()), nprocs)
+
+
+class ProfileIO:
+    """Per-rank I/O of one profile's layers, each computed at most once.
+
+    One analysis of a profile asks for the same per-rank I/O several times (the time classes,
+    the per-layer I/O metrics, the bytes per rank); an instance made for that analysis
+    computes each on first use.  The profile must not change while it is in use.
+    """
+
+    def __init__(self, files: Mapping[str, pd.DataFrame], nprocs: int,
+                 file_ranks: Mapping[tuple[str, int], np.ndarray]) -> None:
+        self._files = files
+        self._nprocs = nprocs
+        self._file_ranks = file_ranks
+        self._layers: dict[str, RankIO] = {}
+        self._outermost: tuple[dict[str, RankIO], RankIO] | None = None
+        #: the records ``outermost`` counted, by layer
+        self.outer_frames: dict[str, pd.DataFrame] = {}
+
+    def layer(self, layer: str) -> RankIO:
+        """``rank_io`` of all the records of ``layer``."""
+        if layer not in self._layers:
+            frame = self._files.get(layer)
+            frame = frame if frame is not None else pd.DataFrame(columns=["id", "rank", "name"])
+            self._layers[layer] = rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
+        return self._layers[layer]
+
+    def outermost(self) -> tuple[dict[str, RankIO], RankIO]:
+        """``outermost_rank_io(files, nprocs, file_ranks)`` (a layer whose records are all
+        outermost shares :meth:`layer`'s result)."""
+        if self._outermost is None:
+            self.outer_frames = outermost_records(self._files)
+            per_layer = {
+                layer: (self.layer(layer) if frame is self._files.get(layer)
+                        else rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer)))
+                for layer, frame in self.outer_frames.items()
+            }
+            self._outermost = (per_layer, combine(list(per_layer.values()), self._nprocs))
+        return self._outermost

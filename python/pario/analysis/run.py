@@ -10,7 +10,7 @@ import pandas as pd
 from pario.analysis.breakdown import TimeShares, rank_breakdown, time_shares
 from pario.analysis.engine import EngineFile, engine_files
 from pario.analysis.files import file_table
-from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank
+from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank, profile_io
 from pario.analysis.memory import MemorySummary, memory_summary
 from pario.analysis.mpi import MpiSummary, mpi_summary
 from pario.analysis.mpihints import HintsInEffect, hints_in_effect
@@ -81,10 +81,11 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
 
     ``config`` is a :class:`pario.analysis.diagnosis.RuleConfig` (None: defaults).
     """
-    rt = rank_times(profile)
-    io = io_summary(profile, rt)
+    pio = profile_io(profile)  # per-rank I/O, each computed once for the whole analysis
+    rt = rank_times(profile, pio)
+    io = io_summary(profile, rt, pio)
     ranks = rank_breakdown(rt)
-    per_rank_bytes = outermost_bytes_per_rank(profile).reindex(rt.ranks, fill_value=0.0)
+    per_rank_bytes = outermost_bytes_per_rank(profile, pio).reindex(rt.ranks, fill_value=0.0)
     ranks["bytes_read"] = per_rank_bytes["bytes_read"].to_numpy()
     ranks["bytes_written"] = per_rank_bytes["bytes_written"].to_numpy()
     return RunAnalysis(
@@ -99,7 +100,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         files=file_table(profile),
         ranks=ranks,
         notes=_notes(profile, rt),
-        findings=tuple(_diagnose(profile, config)) if diagnosis else (),
+        findings=tuple(_diagnose(profile, config, rt)) if diagnosis else (),
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
     )
@@ -115,11 +116,11 @@ def _trace_metrics(profile: Profile) -> Any:
     return trace_metrics(trace)
 
 
-def _diagnose(profile: Profile, config: Any) -> list[Any]:
+def _diagnose(profile: Profile, config: Any, rt: RankTimes) -> list[Any]:
     # imported here: the rule modules import analysis modules themselves
     from pario.analysis.diagnosis import diagnose
 
-    return diagnose(profile, config)
+    return diagnose(profile, config, times=rt)
 
 
 def _job_info(profile: Profile, rt: RankTimes) -> JobInfo:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.rankio import SHARED_NOTE, outermost_rank_io
+from pario.analysis.rankio import SHARED_NOTE, ProfileIO
 from pario.model import IO_KINDS, Profile, add_derived_rank_columns
 
 KIND_TIME = {"read": "read_time", "write": "write_time", "meta": "meta_time", "io": "time"}
@@ -70,8 +70,8 @@ def _array(frame, column: str) -> np.ndarray:  # type: ignore[no-untyped-def]
     return np.nan_to_num(frame[column].to_numpy(dtype=np.float64, na_value=np.nan), nan=0.0)
 
 
-def rank_times(profile: Profile) -> RankTimes:
-    """The time classes of every rank in ``profile``."""
+def rank_times(profile: Profile, io: ProfileIO | None = None) -> RankTimes:
+    """The time classes of every rank in ``profile`` (``io``: its per-rank I/O, if already at hand)."""
     job = profile.job
     ranks = profile.ranks
     if "io" not in ranks or "useful" not in ranks:
@@ -85,7 +85,8 @@ def rank_times(profile: Profile) -> RankTimes:
     if job.has_rank_times:
         return RankTimes(io_read=_array(ranks, "io_read"), io_write=_array(ranks, "io_write"),
                          io_meta=_array(ranks, "io_meta"), **common)  # type: ignore[arg-type]
-    _, combined = outermost_rank_io(profile.files, job.nprocs, profile.file_ranks)
+    # the profile's own layer order: the order of the sums
+    _, combined = (io or ProfileIO(profile.files, job.nprocs, profile.file_ranks)).outermost()
     table = combined.table.reindex(ranks.index, fill_value=0.0)
     exact_ranks = {k: combined.exact_ranks[c] for k, c in KIND_TIME.items()}
     exact_max = {k: combined.exact_max[c] for k, c in KIND_TIME.items()}

@@ -37,6 +37,7 @@ from pario.analysis.diagnosis.render import (
     findings_renderable,
     log_summary,
 )
+from pario.analysis.times import RankTimes
 from pario.model import Profile
 
 __all__ = [
@@ -94,10 +95,12 @@ def _with_log(f: Finding, log: str) -> Finding:
     return replace(f, log=log)
 
 
-def diagnose(profile: Profile, config: RuleConfig | None = None) -> list[Finding]:
-    """Findings of one run, data caveats first, then by estimated time lost."""
+def diagnose(profile: Profile, config: RuleConfig | None = None, *,
+             times: RankTimes | None = None) -> list[Finding]:
+    """Findings of one run, data caveats first, then by estimated time lost (``times``: the
+    profile's ``rank_times``, if already at hand)."""
     cfg = config or RuleConfig()
-    return _run_rules(facts_of(profile, cfg), cfg, False, profile.job.path)
+    return _run_rules(facts_of(profile, cfg, times), cfg, False, profile.job.path)
 
 
 def diagnose_runs(profiles: Sequence[Profile], config: RuleConfig | None = None) -> list[Finding]:

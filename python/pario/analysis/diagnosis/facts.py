@@ -24,7 +24,7 @@ from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.findings import Recommendation
 from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
-from pario.analysis.rankio import layer_members, rank_io
+from pario.analysis.rankio import float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
 from pario.model import LAYERS, Profile, fs_name, size_columns
 
@@ -146,8 +146,8 @@ def _ignored_mask(names: pd.Series, patterns: tuple[str, ...], index: NameIndex 
     return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
 
 
-def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
-    """Everything the rules need from one profile."""
+def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) -> Facts:
+    """Everything the rules need from one profile (``times``: its ``rank_times``, if already at hand)."""
     files: dict[str, pd.DataFrame] = {}
     ignored: dict[str, int] = {}
     # the profiler's own log (and its temporary name) is never the application's file
@@ -166,7 +166,7 @@ def facts_of(profile: Profile, cfg: RuleConfig) -> Facts:
             if index is not None:
                 names[layer] = (index, np.flatnonzero(~drop) if drop.any() else None)
         files[layer] = frame
-    rt = rank_times(profile)
+    rt = times if times is not None else rank_times(profile)
     runtime = rt.runtime if rt.runtime > 0 else float(profile.job.runtime or 0.0)
     injected = injected_hints(profile)
     facts = Facts(
@@ -234,7 +234,7 @@ def col(frame: pd.DataFrame, name: str) -> np.ndarray:
     """A counter as floats; missing columns, NaN and Darshan's -1 ("unknown") become 0."""
     if name not in frame or not len(frame):
         return np.zeros(len(frame))
-    v = frame[name].to_numpy(dtype=np.float64, na_value=0.0)
+    v = float_values(frame[name], 0.0)
     return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
 
 
@@ -374,7 +374,12 @@ def hex_id(fid: int | np.integer) -> str:
 
 
 def mpiio_files(facts: Facts) -> pd.DataFrame:
-    """One row per MPI-IO file: ranks, independent and collective requests, bytes, times."""
+    """One row per MPI-IO file: ranks, independent and collective requests, bytes, times
+    (computed once per Facts: share, do not modify)."""
+    return facts.cached("mpiio_files", lambda: _mpiio_files(facts))
+
+
+def _mpiio_files(facts: Facts) -> pd.DataFrame:
     m = facts.layer("mpiio")
     if not len(m):
         return pd.DataFrame()
@@ -448,7 +453,7 @@ def stake(
     if not len(records) or n <= 0:
         return Stake(0.0, 0.0, np.zeros(max(n, 0)), True)
     cols = {
-        c: records[c].to_numpy(dtype=np.float64, na_value=-1.0) for c in _stake_ranks(True) if c in records
+        c: float_values(records[c], -1.0) for c in _stake_ranks(True) if c in records
     }
     shared = _has_shared(cols)
     cols = {c: v for c, v in cols.items() if c in _stake_ranks(shared)}
@@ -477,7 +482,7 @@ def stake_rows(
 
     def ranks(c: str) -> np.ndarray:
         return pick(
-            facts.cached(("ranks", layer, c), lambda: frame[c].to_numpy(dtype=np.float64, na_value=-1.0))
+            facts.cached(("ranks", layer, c), lambda: float_values(frame[c], -1.0))
         )
 
     cols = {"rank": ranks("rank")} if "rank" in frame else {}

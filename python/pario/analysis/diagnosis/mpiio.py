@@ -772,7 +772,8 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     from pario.analysis.engine import engine_files
 
     files = mpiio_files(facts)
-    engine = {e.id: e for e in engine_files(facts.profile)} if len(files) else {}
+    served_by = facts.cached("engine", lambda: engine_files(facts.profile)) if len(files) else ()
+    engine = {e.id: e for e in served_by}
     for fid, r in files.iterrows() if len(files) else []:
         fid = int(fid)
         served = engine.get(fid)
@@ -1047,7 +1048,8 @@ def default_hints(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     from pario.analysis.engine import engine_files
 
     files = mpiio_files(facts)
-    served = {e.id for e in engine_files(facts.profile) if e.calls} if len(files) else set()
+    engines = facts.cached("engine", lambda: engine_files(facts.profile)) if len(files) else ()
+    served = {e.id for e in engines if e.calls}
     files = files[~files.index.isin(served)]
     if not len(files):
         return
