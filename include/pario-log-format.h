@@ -181,6 +181,150 @@ enum pario_block_kind {
     X(MPIIO_F_ENGINE_WAIT_TIME, "engine: seconds the caller waited on writer threads") \
     PARIO_SHARED_FCOUNTERS(MPIIO)
 
+/* ---- HDF5 (H5F: files, H5D: datasets) ----------------------------------
+ * Recorded when the program calls libhdf5 (linked dynamically).  A dataset
+ * record's id is the hash of "<file path>:<dataset path>", its name that
+ * text (Darshan's convention).  Property values are those in effect at the
+ * last create/open (after any PARIO_HINTS hdf5.* injection); -1 unknown. */
+#define PARIO_H5F_COUNTERS                                                    \
+    X(H5F_OPENS, "H5Fopen calls")                                             \
+    X(H5F_CREATES, "H5Fcreate calls")                                         \
+    X(H5F_FLUSHES, "H5Fflush calls")                                          \
+    X(H5F_USE_MPIIO, "1 if the file access property list uses the MPI-IO driver") \
+    X(H5F_BYTES_READ, "bytes read by H5Dread on the file's datasets")        \
+    X(H5F_BYTES_WRITTEN, "bytes written by H5Dwrite on the file's datasets") \
+    X(H5F_ALIGN_THRESHOLD, "H5Pset_alignment threshold in effect (bytes)")   \
+    X(H5F_ALIGNMENT, "H5Pset_alignment alignment in effect (bytes; 1: none)") \
+    X(H5F_META_BLOCK_SIZE, "metadata block size in effect (bytes)")          \
+    X(H5F_SIEVE_BUF_SIZE, "sieve buffer size in effect (bytes)")             \
+    X(H5F_COLL_METADATA_READS, "1 if metadata reads are collective (H5Pset_all_coll_metadata_ops)") \
+    X(H5F_COLL_METADATA_WRITES, "1 if metadata writes are collective (H5Pset_coll_metadata_write)") \
+    PARIO_SHARED_COUNTERS(H5F)
+
+#define PARIO_H5F_FCOUNTERS                                                   \
+    X(H5F_F_OPEN_START_TIMESTAMP, "first create/open, seconds since job start") \
+    X(H5F_F_CLOSE_END_TIMESTAMP, "last close, seconds since job start")       \
+    X(H5F_F_READ_TIME, "time in H5Dread on the file's datasets")             \
+    X(H5F_F_WRITE_TIME, "time in H5Dwrite on the file's datasets")           \
+    X(H5F_F_META_TIME, "time in H5Fcreate/open/flush/close")                 \
+    PARIO_SHARED_FCOUNTERS(H5F)
+
+#define PARIO_H5D_COUNTERS                                                    \
+    X(H5D_OPENS, "H5Dopen calls")                                             \
+    X(H5D_CREATES, "H5Dcreate calls")                                         \
+    X(H5D_READS, "H5Dread calls")                                             \
+    X(H5D_WRITES, "H5Dwrite calls")                                           \
+    X(H5D_FLUSHES, "H5Dflush calls")                                          \
+    X(H5D_BYTES_READ, "bytes read (selected elements x element size)")       \
+    X(H5D_BYTES_WRITTEN, "bytes written")                                     \
+    X(H5D_RW_SWITCHES, "changes between reading and writing")                \
+    X(H5D_REGULAR_HYPERSLAB_SELECTS, "transfers with a regular hyperslab (or H5S_ALL) file selection") \
+    X(H5D_IRREGULAR_HYPERSLAB_SELECTS, "transfers with an irregular hyperslab selection") \
+    X(H5D_POINT_SELECTS, "transfers with a point selection")                  \
+    X(H5D_COLL_READS, "reads with H5FD_MPIO_COLLECTIVE in the transfer property list") \
+    X(H5D_COLL_WRITES, "writes with H5FD_MPIO_COLLECTIVE")                    \
+    X(H5D_MAX_READ_SIZE, "largest read in bytes")                            \
+    X(H5D_MAX_WRITE_SIZE, "largest write in bytes")                          \
+    PARIO_SIZE_BUCKETS(H5D, READ_AGG)                                         \
+    PARIO_SIZE_BUCKETS(H5D, WRITE_AGG)                                        \
+    X(H5D_DATASPACE_NDIMS, "dimensions of the dataset's dataspace")          \
+    X(H5D_DATASPACE_NPOINTS, "elements in the dataset's dataspace")          \
+    X(H5D_DATATYPE_SIZE, "element size in bytes")                             \
+    X(H5D_LAYOUT, "0 compact, 1 contiguous, 2 chunked, 3 virtual, -1 unknown") \
+    X(H5D_CHUNK_SIZE_D1, "chunk size, first dimension (elements; 0 if not chunked)") \
+    X(H5D_CHUNK_SIZE_D2, "chunk size, second dimension")                      \
+    X(H5D_CHUNK_SIZE_D3, "chunk size, third dimension")                       \
+    X(H5D_CHUNK_SIZE_D4, "chunk size, fourth dimension")                      \
+    X(H5D_CHUNK_SIZE_D5, "chunk size, fifth dimension")                       \
+    X(H5D_USE_MPIIO_COLLECTIVE, "1 if any transfer was collective")          \
+    X(H5D_FILE_REC_ID, "record id of the dataset's file (H5F), as int64 bits") \
+    PARIO_SHARED_COUNTERS(H5D)
+
+#define PARIO_H5D_FCOUNTERS                                                   \
+    X(H5D_F_OPEN_START_TIMESTAMP, "first create/open, seconds since job start") \
+    X(H5D_F_CLOSE_END_TIMESTAMP, "last close, seconds since job start")       \
+    X(H5D_F_READ_TIME, "time in H5Dread")                                     \
+    X(H5D_F_WRITE_TIME, "time in H5Dwrite")                                   \
+    X(H5D_F_META_TIME, "time in H5Dcreate/open/flush/close")                 \
+    X(H5D_F_MAX_READ_TIME, "longest single read")                             \
+    X(H5D_F_MAX_WRITE_TIME, "longest single write")                           \
+    PARIO_SHARED_FCOUNTERS(H5D)
+
+/* ---- PnetCDF (files and variables) ---------------------------------------
+ * A variable record's id is the hash of "<file path>:<variable name>", its
+ * name that text.  Alignments are those in effect after enddef. */
+#define PARIO_PNETCDF_FILE_COUNTERS                                           \
+    X(PNETCDF_FILE_CREATES, "ncmpi_create calls")                             \
+    X(PNETCDF_FILE_OPENS, "ncmpi_open calls")                                 \
+    X(PNETCDF_FILE_REDEFS, "ncmpi_redef calls")                               \
+    X(PNETCDF_FILE_ENDDEFS, "ncmpi_enddef calls")                             \
+    X(PNETCDF_FILE_INDEP_WAITS, "ncmpi_wait calls")                           \
+    X(PNETCDF_FILE_COLL_WAITS, "ncmpi_wait_all calls")                        \
+    X(PNETCDF_FILE_SYNCS, "ncmpi_sync calls")                                 \
+    X(PNETCDF_FILE_BYTES_READ, "bytes read by get calls on the file's variables") \
+    X(PNETCDF_FILE_BYTES_WRITTEN, "bytes written by put calls on the file's variables") \
+    X(PNETCDF_FILE_WAIT_FAILURES, "requests that wait calls reported as failed") \
+    X(PNETCDF_FILE_HEADER_SIZE, "header size in bytes (ncmpi_inq_header_size)") \
+    X(PNETCDF_FILE_HEADER_EXTENT, "header extent in bytes (ncmpi_inq_header_extent)") \
+    X(PNETCDF_FILE_HEADER_ALIGN, "nc_header_align_size in effect (bytes)")    \
+    X(PNETCDF_FILE_VAR_ALIGN, "nc_var_align_size in effect (bytes)")          \
+    X(PNETCDF_FILE_RECORD_ALIGN, "nc_record_align_size in effect (bytes)")    \
+    PARIO_SHARED_COUNTERS(PNETCDF_FILE)
+
+#define PARIO_PNETCDF_FILE_FCOUNTERS                                          \
+    X(PNETCDF_FILE_F_OPEN_START_TIMESTAMP, "first create/open, seconds since job start") \
+    X(PNETCDF_FILE_F_CLOSE_END_TIMESTAMP, "last close, seconds since job start") \
+    X(PNETCDF_FILE_F_READ_TIME, "time in get calls on the file's variables")  \
+    X(PNETCDF_FILE_F_WRITE_TIME, "time in put calls on the file's variables") \
+    X(PNETCDF_FILE_F_META_TIME, "time in create/open/redef/enddef/sync/close") \
+    X(PNETCDF_FILE_F_WAIT_TIME, "time in ncmpi_wait/ncmpi_wait_all")          \
+    PARIO_SHARED_FCOUNTERS(PNETCDF_FILE)
+
+#define PARIO_PNETCDF_VAR_API(D)                                              \
+    X(PNETCDF_VAR_##D##_VAR, "ncmpi_" #D "_var* calls (whole variable)")     \
+    X(PNETCDF_VAR_##D##_VAR1, "... _var1 (one element)")                      \
+    X(PNETCDF_VAR_##D##_VARA, "... _vara (subarray)")                         \
+    X(PNETCDF_VAR_##D##_VARS, "... _vars (strided subarray)")                 \
+    X(PNETCDF_VAR_##D##_VARM, "... _varm (mapped)")                           \
+    X(PNETCDF_VAR_##D##_VARN, "... _varn (several subarrays)")
+
+#define PARIO_PNETCDF_VAR_COUNTERS                                            \
+    X(PNETCDF_VAR_OPENS, "ncmpi_def_var and ncmpi_inq_varid calls")          \
+    X(PNETCDF_VAR_INDEP_READS, "independent blocking get calls")              \
+    X(PNETCDF_VAR_INDEP_WRITES, "independent blocking put calls")             \
+    X(PNETCDF_VAR_COLL_READS, "collective blocking get calls (_all)")         \
+    X(PNETCDF_VAR_COLL_WRITES, "collective blocking put calls (_all)")        \
+    X(PNETCDF_VAR_NB_READS, "nonblocking get calls (iget)")                   \
+    X(PNETCDF_VAR_NB_WRITES, "nonblocking put calls (iput, bput)")            \
+    X(PNETCDF_VAR_BYTES_READ, "bytes read (elements x external type size)")   \
+    X(PNETCDF_VAR_BYTES_WRITTEN, "bytes written")                             \
+    X(PNETCDF_VAR_RW_SWITCHES, "changes between reading and writing")        \
+    PARIO_PNETCDF_VAR_API(PUT)                                                \
+    PARIO_PNETCDF_VAR_API(GET)                                                \
+    PARIO_PNETCDF_VAR_API(IPUT)                                               \
+    PARIO_PNETCDF_VAR_API(IGET)                                               \
+    PARIO_PNETCDF_VAR_API(BPUT)                                               \
+    X(PNETCDF_VAR_MAX_READ_SIZE, "largest get in bytes")                      \
+    X(PNETCDF_VAR_MAX_WRITE_SIZE, "largest put in bytes")                     \
+    PARIO_SIZE_BUCKETS(PNETCDF_VAR, READ_AGG)                                 \
+    PARIO_SIZE_BUCKETS(PNETCDF_VAR, WRITE_AGG)                                \
+    X(PNETCDF_VAR_NDIMS, "dimensions of the variable")                        \
+    X(PNETCDF_VAR_NPOINTS, "elements of the variable (one record for a record variable)") \
+    X(PNETCDF_VAR_DATATYPE_SIZE, "external element size in bytes")            \
+    X(PNETCDF_VAR_IS_RECORD_VAR, "1 if the variable has the unlimited dimension") \
+    X(PNETCDF_VAR_FILE_REC_ID, "record id of the variable's file, as int64 bits") \
+    PARIO_SHARED_COUNTERS(PNETCDF_VAR)
+
+#define PARIO_PNETCDF_VAR_FCOUNTERS                                           \
+    X(PNETCDF_VAR_F_OPEN_START_TIMESTAMP, "first def/inq, seconds since job start") \
+    X(PNETCDF_VAR_F_CLOSE_END_TIMESTAMP, "the file's last close, seconds since job start") \
+    X(PNETCDF_VAR_F_READ_TIME, "time in get calls (blocking; waits on igets)") \
+    X(PNETCDF_VAR_F_WRITE_TIME, "time in put calls (blocking; waits on iputs/bputs)") \
+    X(PNETCDF_VAR_F_META_TIME, "time in def_var/inq_varid")                  \
+    X(PNETCDF_VAR_F_MAX_READ_TIME, "longest single get")                      \
+    X(PNETCDF_VAR_F_MAX_WRITE_TIME, "longest single put")                     \
+    PARIO_SHARED_FCOUNTERS(PNETCDF_VAR)
+
 /* ---- Per-rank summary (all doubles; seconds, bytes or counts) ---------- */
 #define PARIO_RANK_FIELDS                                                     \
     X(wall, "seconds from library start to MPI_Finalize/exit, less mpi_init") \
@@ -193,6 +337,12 @@ enum pario_block_kind {
     X(mpiio_read, "seconds in MPI-IO reads")                                  \
     X(mpiio_write, "seconds in MPI-IO writes")                                \
     X(mpiio_meta, "seconds in MPI-IO metadata calls")                         \
+    X(hdf5_read, "seconds in HDF5 dataset reads (outermost: MPI-IO and POSIX beneath not counted here)") \
+    X(hdf5_write, "seconds in HDF5 dataset writes")                           \
+    X(hdf5_meta, "seconds in other HDF5 file and dataset calls")              \
+    X(pnetcdf_read, "seconds in PnetCDF get calls (and waits on igets)")      \
+    X(pnetcdf_write, "seconds in PnetCDF put calls (and waits on iputs/bputs)") \
+    X(pnetcdf_meta, "seconds in other PnetCDF calls")                         \
     X(mpi_coll, "seconds in MPI collectives (blocking, and waits on them)")   \
     X(mpi_p2p, "seconds in point-to-point calls and their waits/tests")       \
     X(mpi_other, "seconds in other MPI calls")                                \

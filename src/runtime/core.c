@@ -34,6 +34,10 @@ const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS] = {
     [PARIO_POSIX] = &pario_posix_desc,
     [PARIO_STDIO] = &pario_stdio_desc,
     [PARIO_MPIIO] = &pario_mpiio_desc,
+    [PARIO_H5F] = &pario_h5f_desc,
+    [PARIO_H5D] = &pario_h5d_desc,
+    [PARIO_PNETCDF_FILE] = &pario_pnetcdf_file_desc,
+    [PARIO_PNETCDF_VAR] = &pario_pnetcdf_var_desc,
 };
 
 struct pario_core pario_core;

@@ -20,7 +20,16 @@
 #include "pario-log-format.h"
 
 /* ---- layers ----------------------------------------------------------- */
-enum pario_layer { PARIO_POSIX = 0, PARIO_STDIO = 1, PARIO_MPIIO = 2, PARIO_NLAYERS = 3 };
+enum pario_layer {
+    PARIO_POSIX = 0,
+    PARIO_STDIO = 1,
+    PARIO_MPIIO = 2,
+    PARIO_H5F = 3,          /* HDF5 files (hdf5.c) */
+    PARIO_H5D = 4,          /* HDF5 datasets (hdf5.c) */
+    PARIO_PNETCDF_FILE = 5, /* PnetCDF files (pnetcdf.c) */
+    PARIO_PNETCDF_VAR = 6,  /* PnetCDF variables (pnetcdf.c) */
+    PARIO_NLAYERS = 7
+};
 
 #define X(name, doc) name,
 enum posix_counter { PARIO_POSIX_COUNTERS POSIX_NUM_COUNTERS };
@@ -29,10 +38,18 @@ enum stdio_counter { PARIO_STDIO_COUNTERS STDIO_NUM_COUNTERS };
 enum stdio_fcounter { PARIO_STDIO_FCOUNTERS STDIO_NUM_FCOUNTERS };
 enum mpiio_counter { PARIO_MPIIO_COUNTERS MPIIO_NUM_COUNTERS };
 enum mpiio_fcounter { PARIO_MPIIO_FCOUNTERS MPIIO_NUM_FCOUNTERS };
+enum h5f_counter { PARIO_H5F_COUNTERS H5F_NUM_COUNTERS };
+enum h5f_fcounter { PARIO_H5F_FCOUNTERS H5F_NUM_FCOUNTERS };
+enum h5d_counter { PARIO_H5D_COUNTERS H5D_NUM_COUNTERS };
+enum h5d_fcounter { PARIO_H5D_FCOUNTERS H5D_NUM_FCOUNTERS };
+enum pnetcdf_file_counter { PARIO_PNETCDF_FILE_COUNTERS PNETCDF_FILE_NUM_COUNTERS };
+enum pnetcdf_file_fcounter { PARIO_PNETCDF_FILE_FCOUNTERS PNETCDF_FILE_NUM_FCOUNTERS };
+enum pnetcdf_var_counter { PARIO_PNETCDF_VAR_COUNTERS PNETCDF_VAR_NUM_COUNTERS };
+enum pnetcdf_var_fcounter { PARIO_PNETCDF_VAR_FCOUNTERS PNETCDF_VAR_NUM_FCOUNTERS };
 enum rank_field { PARIO_RANK_FIELDS RANK_NUM_FIELDS };
 #undef X
 
-#define PARIO_MAX_COUNTERS 64
+#define PARIO_MAX_COUNTERS 80  /* PnetCDF variables have 72 */
 #define PARIO_MAX_FCOUNTERS 16
 
 /* Where, inside a layer's counter arrays, the generic code finds things.
@@ -59,6 +76,8 @@ struct pario_layer_desc {
     int f_fastest_time, f_slowest_time, f_var_time, f_var_bytes;
 };
 extern const struct pario_layer_desc pario_posix_desc, pario_stdio_desc, pario_mpiio_desc;
+extern const struct pario_layer_desc pario_h5f_desc, pario_h5d_desc;
+extern const struct pario_layer_desc pario_pnetcdf_file_desc, pario_pnetcdf_var_desc;
 extern const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS];
 
 /* ---- file records -------------------------------------------------------

@@ -66,10 +66,10 @@ FLAG_CONT = 0x1
 FLAG_NONBLOCKING = 0x2
 FLAG_COLLECTIVE = 0x4
 LAYER_SHIFT = 8
-LAYER_MASK = 0x3 << LAYER_SHIFT
+LAYER_MASK = 0x7 << LAYER_SHIFT
 
-#: The I/O layer in bits 8-9 of ``flags``.
-LAYERS = ("posix", "stdio", "mpiio")
+#: The I/O layer in bits 8-10 of ``flags`` (the runtime's layer numbers).
+LAYERS = ("posix", "stdio", "mpiio", "h5f", "h5d", "pnetcdf_file", "pnetcdf_var")
 
 #: ``peer`` / ``tag`` of an IRECV posted with MPI_ANY_SOURCE / MPI_ANY_TAG.
 ANY = -2
