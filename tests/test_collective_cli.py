@@ -73,7 +73,9 @@ def test_pario_env_exports_and_forwards_pario_coll(pario_cmd, mpi_env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert "export PARIO_COLL=write-comm-2:rma-fence" in lines
-    assert lines[-1].endswith(';PARIO_COLL"')  # Open MPI's mpirun forwards it to every node
+    # Open MPI's mpirun forwards it to every node
+    assert lines[-1].startswith("export OMPI_MCA_mca_base_env_list=")
+    assert "PARIO_COLL" in lines[-1].rstrip('"').split(";")
     # in a batch script: every rank of an mpirun started after the exports sees it
     script = f"{proc.stdout}\nmpirun -np 2 printenv PARIO_COLL\n"
     env = {k: v for k, v in mpi_env.items() if k != "PARIO_COLL"}
