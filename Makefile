@@ -18,7 +18,8 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 
 all: install
 
-# What `make demo` needs: Open MPI, zlib, CMake, Ninja, python3-venv.
+# What `make demo` needs: Open MPI, zlib, CMake, Ninja, python3-venv, and HDF5 (Open MPI
+# build) and PnetCDF with their tools (the kernels' --hdf5 and --pnetcdf modes).
 deps:
 	@set -e; missing=""; \
 	command -v mpicc >/dev/null 2>&1 || missing="$$missing openmpi-bin libopenmpi-dev"; \
@@ -26,6 +27,10 @@ deps:
 	command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
 	command -v ninja >/dev/null 2>&1 || missing="$$missing ninja-build"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	[ -f /usr/include/hdf5/openmpi/hdf5.h ] || missing="$$missing libhdf5-openmpi-dev"; \
+	command -v h5dump >/dev/null 2>&1 || missing="$$missing hdf5-tools"; \
+	[ -f /usr/include/pnetcdf.h ] || missing="$$missing libpnetcdf-dev"; \
+	command -v ncmpidump >/dev/null 2>&1 || missing="$$missing pnetcdf-bin"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq; \
