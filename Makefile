@@ -1,4 +1,4 @@
-# pario: `make demo` and `make test` install what is missing (Open MPI, zlib,
+# pario: `make demo` and `make test` install what is missing (Open MPI, zlib, HDF5, PnetCDF,
 # CMake, Ninja from Debian's packages; a virtual environment in .venv; the
 # package) and then run.  Only `make test` adds Slurm + munge and MPICH.
 SHELL := /bin/bash
@@ -83,8 +83,8 @@ install: deps $(STAMP)
 
 demo: install
 	@mkdir -p demo-out
-	$(PARIO) run --log demo-out/demo.pario -- mpirun -np 4 $$($(PARIO) path pario-demo-io) demo-out
-	$(PARIO) report demo-out/demo.pario
+	$(PARIO) run --trace --log demo-out/demo.pario -- mpirun -np 4 $$($(PARIO) path pario-demo-io) demo-out
+	$(PARIO) report demo-out/demo.pario --html demo-out/demo.html
 
 test-c: deps-test
 	cmake -S . -B build/ctest -G Ninja -DPARIO_BUILD_TESTS=ON >/dev/null
