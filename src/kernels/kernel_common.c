@@ -877,6 +877,8 @@ static int agree(kc_ctx *ctx)
     return 1;
 }
 
+int kc_agree(kc_ctx *ctx) { return agree(ctx); }
+
 /* ==== phases ========================================================================================= */
 
 typedef struct kc_times {
@@ -929,6 +931,28 @@ static void run_phase(kc_ctx *ctx, kc_file *f, int writing, MPI_Info info, unsig
     t0 = MPI_Wtime();
     file_close(ctx, f);
     t->close += MPI_Wtime() - t0;
+}
+
+/* A library mode's phase (kc_lib): the same barriers as run_phase around the
+ * kernel's own open / steps / close. */
+static void lib_phase(kc_ctx *ctx, int writing, MPI_Info info, kc_times *t, kc_verify *v, kc_lib_result *res,
+                      MPI_Info *info_used)
+{
+    memset(res, 0, sizeof *res);
+    res->used = MPI_INFO_NULL;
+    ctx->lib->phase(ctx, writing, info, res);
+    t->open += res->open;
+    t->io += res->io;
+    t->close += res->close;
+    t->bytes += res->bytes;
+    if (v && res->bad) {
+        v->bad_bytes += res->bad;
+        v->have_first = 1;
+    }
+    if (info_used && *info_used == MPI_INFO_NULL)
+        *info_used = res->used;
+    else if (res->used != MPI_INFO_NULL)
+        MPI_Info_free(&res->used);
 }
 
 /* ==== main ================================================================================================ */
@@ -1005,8 +1029,10 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
         file_name(&ctx, &f);
         check_target(&ctx, &f, !ctx.read_only);
     }
+    if (!ctx.failed && ctx.lib && ctx.fpp)
+        kc_fail(&ctx, "the %s mode writes one shared file (no file per process)", ctx.lib->api);
     unsigned char *buf = NULL;
-    if (!ctx.failed) {
+    if (!ctx.failed && !ctx.lib) {
         buf = malloc(ctx.max_req_bytes ? ctx.max_req_bytes : 1);
         if (!buf)
             kc_fail(&ctx, "cannot allocate a buffer of %zu bytes", ctx.max_req_bytes);
@@ -1026,6 +1052,8 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
     kc_times tw = {0, 0, 0, 0}, tr = {0, 0, 0, 0};
     kc_verify v;
     memset(&v, 0, sizeof v);
+    kc_lib_result lres;
+    char lib_bad[sizeof lres.first_bad] = "";
     MPI_Info used = MPI_INFO_NULL;
     uint64_t fbytes = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -1036,13 +1064,21 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
             rc = 1;
         MPI_Barrier(MPI_COMM_WORLD);
         if (!rc) {
-            run_phase(&ctx, &f, 1, info, buf, &tw, NULL, &used);
+            if (ctx.lib)
+                lib_phase(&ctx, 1, info, &tw, NULL, &lres, &used);
+            else
+                run_phase(&ctx, &f, 1, info, buf, &tw, NULL, &used);
             if (agree(&ctx))
                 rc = 1;
         }
     }
     if (!rc && ctx.do_read) {
-        run_phase(&ctx, &f, 0, info, buf, &tr, ctx.verify ? &v : NULL, ctx.read_only ? &used : NULL);
+        if (ctx.lib) {
+            lib_phase(&ctx, 0, info, &tr, ctx.verify ? &v : NULL, &lres, ctx.read_only ? &used : NULL);
+            snprintf(lib_bad, sizeof lib_bad, "%s", lres.first_bad);
+        } else {
+            run_phase(&ctx, &f, 0, info, buf, &tr, ctx.verify ? &v : NULL, ctx.read_only ? &used : NULL);
+        }
         if (agree(&ctx))
             rc = 1;
     }
@@ -1074,7 +1110,17 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
                 MPI_Recv(fname, (int)sizeof fname, MPI_CHAR, first, 79, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
         }
-        if (ctx.rank == 0)
+        if (ctx.lib) {
+            if (first != 0) {
+                if (ctx.rank == first)
+                    MPI_Send(lib_bad, (int)sizeof lib_bad, MPI_CHAR, 0, 80, MPI_COMM_WORLD);
+                else if (ctx.rank == 0)
+                    MPI_Recv(lib_bad, (int)sizeof lib_bad, MPI_CHAR, first, 80, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+            if (ctx.rank == 0)
+                fprintf(stderr, "pario-kernel-%s: verify failed: %s %s (rank %d; %llu differing values read in all)\n",
+                        k->name, fname, lib_bad, first, sum[3]);
+        } else if (ctx.rank == 0)
             fprintf(stderr,
                     "pario-kernel-%s: verify failed: %s offset %llu: expected 0x%02llx, read 0x%02llx "
                     "(rank %d; %llu differing bytes read in all)\n",
@@ -1087,7 +1133,7 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
         kc_json_str(&j, "kernel", k->name);
         kc_json_str(&j, "pattern", k->pattern);
         kc_json_int(&j, "nprocs", ctx.nprocs);
-        kc_json_str(&j, "api", ctx.posix ? "posix" : "mpiio");
+        kc_json_str(&j, "api", ctx.lib ? ctx.lib->api : (ctx.posix ? "posix" : "mpiio"));
         kc_json_str(&j, "mode", ctx.posix ? "independent" : (ctx.collective ? "collective" : "independent"));
         kc_json_str(&j, "path", ctx.path);
         kc_json_bool(&j, "file_per_process", ctx.fpp);
@@ -1129,6 +1175,11 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
             kc_json_null(&j, "verified");
         json_info(&j, "hints_requested", info);
         json_info(&j, "hints", used);
+        if (ctx.lib && ctx.lib->json) {
+            kc_json_open(&j, ctx.lib->api);
+            ctx.lib->json(&ctx, &j);
+            kc_json_close(&j);
+        }
         kc_json_close(&j);
         printf("%s\n", j.buf);
         fflush(stdout);

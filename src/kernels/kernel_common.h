@@ -72,6 +72,29 @@ void kc_req_contig(kc_req *r, uint64_t off, size_t nbytes);
 struct kc_ctx;
 struct kc_json;
 
+/* ---- library modes (vpic --hdf5, s3d --pnetcdf) --------------------------------------
+ * A kernel that writes through an I/O library instead of MPI-IO sets ctx->lib in
+ * setup().  kc_main then runs lib->phase for the write and the read phase instead
+ * of the request loop (hints, file checks, agreement on errors, timing summary
+ * and the JSON line stay the same).  The library's data carry a value pattern of
+ * the kernel's own (docs/kernels.md), not the byte pattern of the raw modes. */
+typedef struct kc_lib_result {
+    double open, io, close; /* this rank's seconds inside the library's calls */
+    uint64_t bytes;         /* data bytes this rank passed to the library's write / read calls */
+    uint64_t bad;           /* --verify: values read that differ from the pattern */
+    char first_bad[256];    /* the first of them, described (the variable, index, values) */
+    MPI_Info used;          /* the MPI-IO hints the library reports after the open, or MPI_INFO_NULL */
+} kc_lib_result;
+
+typedef struct kc_lib {
+    const char *api; /* "hdf5", "pnetcdf": the JSON's "api" and the key of the properties object */
+    /* One phase: open (create when writing), every step, close.  Reports
+     * problems with kc_fail(); may call kc_agree() (collectively). */
+    void (*phase)(struct kc_ctx *, int writing, MPI_Info info, kc_lib_result *res);
+    /* The library's properties in effect, inside the JSON object named api. */
+    void (*json)(struct kc_ctx *, struct kc_json *);
+} kc_lib;
+
 typedef struct kc_kernel {
     const char *name;        /* "block" */
     const char *pattern;     /* one line: what is modelled */
@@ -108,6 +131,7 @@ typedef struct kc_ctx {
     size_t max_req_bytes;    /* largest request of this rank */
     uint64_t step_bytes;     /* bytes of one step in the file (each file if fpp) */
     const char *layout;      /* optional: short description for the JSON */
+    const kc_lib *lib;       /* optional: write through a library (see kc_lib) */
     void *kdata;             /* kernel's own state */
 
     /* problems (first one wins) */
@@ -122,6 +146,10 @@ void kc_fail(kc_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* Collective: every rank learns whether any rank failed (kc_fail); rank 0
+ * prints the first message once.  Returns 1 if some rank failed. */
+int kc_agree(kc_ctx *ctx);
 
 /* Run a kernel: returns the process exit code (0 ok, 1 I/O or verify error,
  * 2 bad parameters).  MPI_Init/MPI_Finalize are done here. */
