@@ -167,7 +167,7 @@ def test_pario_env_prints_what_it_sets(pario_cmd, libpario, tmp_path: Path):
     assert f"export PARIO_LOG={tmp_path}/" in lines and "export PARIO_STEPS=1" in lines
     assert "export PARIO_PARENT_PID=mpi" in lines
     assert lines[-1].endswith('LD_PRELOAD;PARIO_LOG;PARIO_STEPS;PARIO_PARENT_PID;PARIO_HINTS;PARIO_MEM;'
-                              'PARIO_EXCLUDE;PARIO_COLL"')
+                              'PARIO_EXCLUDE;PARIO_COLL;PARIO_TRACE;PARIO_TRACE_BUFFER;PARIO_TRACE_MAX"')
     bad = subprocess.run([*pario_cmd, "env", "--log", f"{tmp_path}/missing/"], capture_output=True,
                          text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "does not exist" in bad.stderr
