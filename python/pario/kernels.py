@@ -38,11 +38,11 @@ KERNELS: tuple[Kernel, ...] = (
     Kernel("block", "IOR-like: segments x block bytes per rank in transfer-size requests; shared file "
            "(strided or contiguous) or file per process; MPI-IO or POSIX", "IOR"),
     Kernel("s3d", "S3D-IO pattern: 3-D block partition of four 3-D/4-D double arrays, each written "
-           "through a subarray view", "S3D-IO"),
+           "through a subarray view; --pnetcdf: through PnetCDF (CDF-5)", "S3D-IO"),
     Kernel("bt", "NAS BT-IO pattern: diagonal multi-partitioning, 5 doubles per grid point, square "
            "process counts, time steps appended", "NAS BT-IO"),
     Kernel("vpic", "VPIC-IO pattern: 8 particle variables, each a contiguous 1-D block per rank in one "
-           "shared file", "VPIC-IO"),
+           "shared file; --hdf5: through HDF5 (8 datasets per step)", "VPIC-IO"),
     Kernel("tile", "mpi-tile-io pattern: 2-D tiles, one per rank, configurable element size and overlap, "
            "subarray views", "mpi-tile-io"),
 )
