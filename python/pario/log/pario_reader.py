@@ -372,7 +372,8 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
         has_mpi_time=True,
         has_rank_times=True,
         metadata={
-            **{k: meta[k] for k in ("timer", "mem_cap", "injected_hints", "version", "mpi_init_time")
+            **{k: meta[k] for k in ("timer", "mem_cap", "injected_hints", "version", "mpi_init_time",
+                                    "library_layers")
                if k in meta},
             **rejected_hints(meta),
             **hint_sections(meta),
