@@ -251,6 +251,22 @@ int pario_file_hints(const char *filename, const char **kv);
 /* MPI_File_open calls that failed with the injected hints and succeeded without them. */
 extern atomic_int pario_hints_fallback_opens;
 
+/* ---- library layers (hdf5.c, pnetcdf.c) ------------------------------------
+ * What a library layer found at its first intercepted call: the version the
+ * runtime was built against, the one the program loaded, and whether the layer
+ * records (another major.minor, or a helper symbol missing: it stays silent and
+ * passes every call through).  Written by log.c into META as
+ * "library_layers": {"<name>": {"built", "found", "active", "why"}}. */
+struct pario_library_status {
+    const char *name;  /* "pnetcdf", "hdf5" */
+    const char *built; /* version the runtime was built against, "" if built without the library */
+    char found[64];    /* version the program loaded, "" while it made no call */
+    int active;        /* 1: the layer records */
+    char why[256];     /* why it does not ("" when active) */
+};
+extern struct pario_library_status pario_pnetcdf_status;
+extern struct pario_library_status *const pario_library_status[]; /* NULL-terminated (log.c) */
+
 /* Memory: bytes used / cap of the arena; exported for tests and the log. */
 size_t pario_arena_used(void);
 size_t pario_arena_cap(void);

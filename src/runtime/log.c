@@ -138,8 +138,9 @@ static void fill_rank_row(double *row)
         row[i] = (double)pario_threads_sum(i);
     /* time classes are ticks; byte and call counts were accumulated as-is */
     static const int time_fields[] = {posix_read, posix_write, posix_meta, stdio_read, stdio_write,
-                                      stdio_meta, mpiio_read,  mpiio_write, mpiio_meta, mpi_coll,
-                                      mpi_p2p,    mpi_other,   mpi_init};
+                                      stdio_meta, mpiio_read,  mpiio_write, mpiio_meta, hdf5_read,
+                                      hdf5_write, hdf5_meta,   pnetcdf_read, pnetcdf_write, pnetcdf_meta,
+                                      mpi_coll,   mpi_p2p,     mpi_other,   mpi_init};
     for (size_t i = 0; i < sizeof time_fields / sizeof *time_fields; i++)
         row[time_fields[i]] *= spt;
     row[wall] = (double)(pario_core.end_ticks - pario_core.start_ticks) * spt - row[mpi_init];
@@ -641,6 +642,21 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
     snprintf(num, sizeof num, "],\"rejected_hints_total\":%d,\"hints_fallback_opens\":%d",
              pario_rejected_hints_total, atomic_load(&pario_hints_fallback_opens));
     put_text(b, num);
+    /* The library layers: built against, found, active or why not. */
+    put_text(b, ",\"library_layers\":{");
+    for (int i = 0; pario_library_status[i]; i++) {
+        const struct pario_library_status *l = pario_library_status[i];
+        put_text(b, i ? "," : "");
+        put_json_string(b, l->name);
+        put_text(b, ":{\"built\":");
+        put_json_string(b, l->built);
+        put_text(b, ",\"found\":");
+        put_json_string(b, l->found);
+        put_text(b, l->active ? ",\"active\":true,\"why\":" : ",\"active\":false,\"why\":");
+        put_json_string(b, l->active ? "" : l->why[0] ? l->why : "the program made no call to the library");
+        put_text(b, "}");
+    }
+    put_text(b, "}");
     put_text(b, ",\"rank_fields\":");
     put_name_list(b, rank_field_names, RANK_NUM_FIELDS);
     put_text(b, ",\"layers\":[");
@@ -658,6 +674,8 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
     }
     put_text(b, "]}");
 }
+
+struct pario_library_status *const pario_library_status[] = {&pario_pnetcdf_status, NULL};
 
 /* ---- log path -----------------------------------------------------------*/
 
