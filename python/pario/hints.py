@@ -14,7 +14,9 @@ refused with one error naming ``file:line`` when a line would make ``MPI_Info_se
 - a key given twice (which of the two was meant is not knowable);
 - a known hint whose value has the wrong type (:data:`KNOWN_HINTS`).
 
-Unknown keys are allowed: MPI libraries ignore the hints they do not know.
+Unknown keys are allowed: MPI libraries ignore the hints they do not know.  Keys starting
+with ``hdf5.`` are HDF5 properties that pario sets itself (docs/libraries.md), never MPI-IO
+hints: an unknown one is refused.
 
 Per-file hints: a line ``[GLOB]`` (a ``#`` comment may follow) starts a section; the lines
 under it apply only to the files whose name matches GLOB, the lines before the first section
@@ -56,6 +58,8 @@ MAX_SECTIONS = 16
 MAX_GLOB = 255
 
 POSITIVE_INT = "a positive integer"
+NON_NEGATIVE_INT = "a non-negative integer"
+TRANSFER = "collective or independent"
 SWITCH = "enable, disable or automatic"
 TRUE_FALSE = "true or false"
 COLL_ALGORITHM = f"one of {ALGORITHM_VALUES}"
@@ -67,6 +71,7 @@ _CHOICES: dict[str, frozenset[str]] = {
     TRUE_FALSE: frozenset({"true", "false"}),
     COLL_ALGORITHM: frozenset([*ALGORITHMS, OFF]),
     COLL_SHUFFLE: frozenset(SHUFFLES),
+    TRANSFER: frozenset({"collective", "independent"}),
 }
 _CASE_SENSITIVE = frozenset({COLL_ALGORITHM, COLL_SHUFFLE})
 
@@ -86,12 +91,26 @@ KNOWN_HINTS: dict[str, str] = {
     "romio_no_indep_rw": TRUE_FALSE,
     "pario_cb_algorithm": COLL_ALGORITHM,
     "pario_cb_shuffle": COLL_SHUFFLE,
+    # HDF5 properties pario sets itself (src/runtime/hdf5.c, docs/libraries.md): on a copy of
+    # the file access list at H5Fcreate/H5Fopen, and of the transfer list at H5Dread/H5Dwrite;
+    # never given to MPI_File_open
+    "hdf5.alignment_threshold": NON_NEGATIVE_INT,
+    "hdf5.alignment": POSITIVE_INT,
+    "hdf5.meta_block_size": NON_NEGATIVE_INT,
+    "hdf5.sieve_buf_size": NON_NEGATIVE_INT,
+    "hdf5.coll_metadata_ops": TRUE_FALSE,
+    "hdf5.coll_metadata_write": TRUE_FALSE,
+    "hdf5.transfer": TRANSFER,
 }
+#: the prefix of the keys that are a library's properties, not MPI-IO hints
+LIBRARY_PREFIXES = ("hdf5.",)
 
 
 def _value_ok(kind: str, value: str) -> bool:
     if kind == POSITIVE_INT:
         return value.isdigit() and int(value) > 0
+    if kind == NON_NEGATIVE_INT:
+        return value.isdigit()
     return (value if kind in _CASE_SENSITIVE else value.lower()) in _CHOICES[kind]
 
 
@@ -158,6 +177,9 @@ def parse_line(raw: bytes) -> tuple[str, str] | None:
         raise ValueError(f"value of {key} has {len(rest)} characters, at most {MAX_VALUE} allowed "
                          "(MPI_MAX_INFO_VAL)")
     kind = KNOWN_HINTS.get(key)
+    if kind is None and key.startswith(LIBRARY_PREFIXES):
+        known = ", ".join(k for k in KNOWN_HINTS if k.startswith(key.split(".")[0] + "."))
+        raise ValueError(f"unknown library key {key} (known: {known})")
     if kind and not _value_ok(kind, rest):
         raise ValueError(f"{key} must be {kind}, not {_show(rest)}")
     return key, rest

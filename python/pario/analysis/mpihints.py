@@ -41,11 +41,12 @@ def _same_value(asked: str, effective: str) -> bool:
 def ignored_hints(injected: Mapping[str, str], effective: Mapping[str, str]) -> list[Ignored]:
     """The injected hints the MPI library ignored, in injection order: absent from what it
     reports after the open (effective value None), or reported with another value.  pario's
-    own hints (``pario_*``, read by its collective-write engine, not by the library) are
-    never counted as ignored."""
+    own hints (``pario_*``, read by its collective-write engine, not by the library) and the
+    HDF5 properties it sets itself (``hdf5.*``, never given to MPI_File_open) are never
+    counted as ignored."""
     out: list[Ignored] = []
     for key, asked in injected.items():
-        if key.startswith("pario_"):
+        if key.startswith(("pario_", "hdf5.")):
             continue
         got = effective.get(key)
         if got is None or not _same_value(asked, got):

@@ -258,8 +258,10 @@ def _read_hint_texts(cur: _Cursor, out: dict[int, dict[str, str]]) -> None:
         ids = cur.array(np.dtype("<u8"), n)
         lens = cur.array(np.dtype("<u4"), n)
         blob = bytes(cur.take(int(lens.sum(dtype=np.int64))))
+        # an HDF5 file's H5F record (layer 3: its hdf5.* properties) has the id of its MPI-IO
+        # record (the MPI-IO hints): one file, the two merged
         for rid, text in zip(ids.tolist(), _split(blob, lens), strict=True):
-            out[rid] = _parse_hints(text)
+            out.setdefault(rid, {}).update(_parse_hints(text))
 
 
 def _split(blob: bytes, lens: np.ndarray) -> list[str]:
