@@ -101,6 +101,11 @@ KNOWN_HINTS: dict[str, str] = {
     "hdf5.coll_metadata_ops": TRUE_FALSE,
     "hdf5.coll_metadata_write": TRUE_FALSE,
     "hdf5.transfer": TRANSFER,
+    # PnetCDF hints (docs/libraries.md): pario merges them into the MPI_Info given to
+    # ncmpi_create/ncmpi_open; PnetCDF reads them, and passes them on to MPI_File_open
+    "nc_header_align_size": POSITIVE_INT,
+    "nc_var_align_size": POSITIVE_INT,
+    "nc_record_align_size": POSITIVE_INT,
 }
 #: the prefix of the keys that are a library's properties, not MPI-IO hints
 LIBRARY_PREFIXES = ("hdf5.",)

@@ -41,12 +41,13 @@ def _same_value(asked: str, effective: str) -> bool:
 def ignored_hints(injected: Mapping[str, str], effective: Mapping[str, str]) -> list[Ignored]:
     """The injected hints the MPI library ignored, in injection order: absent from what it
     reports after the open (effective value None), or reported with another value.  pario's
-    own hints (``pario_*``, read by its collective-write engine, not by the library) and the
-    HDF5 properties it sets itself (``hdf5.*``, never given to MPI_File_open) are never
-    counted as ignored."""
+    own hints (``pario_*``, read by its collective-write engine, not by the library), the
+    HDF5 properties it sets itself (``hdf5.*``, never given to MPI_File_open) and PnetCDF's
+    hints (``nc_*``, read by PnetCDF, which passes them on to MPI_File_open, where the MPI
+    library does not know them) are never counted as ignored."""
     out: list[Ignored] = []
     for key, asked in injected.items():
-        if key.startswith(("pario_", "hdf5.")):
+        if key.startswith(("pario_", "hdf5.", "nc_")):
             continue
         got = effective.get(key)
         if got is None or not _same_value(asked, got):
