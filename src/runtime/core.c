@@ -648,10 +648,22 @@ static int section_matches(const char *glob, const char *filename)
     return fnmatch(glob, name, 0) == 0;
 }
 
-int pario_file_hints(const char *filename, const char **kv)
+/* 1 if key is one of a library layer's (hdf5.*), not an MPI-IO hint. */
+static int library_key(const char *key)
+{
+    return strncmp(key, PARIO_HDF5_HINT_PREFIX, strlen(PARIO_HDF5_HINT_PREFIX)) == 0;
+}
+
+/* The hints for filename whose key starts with prefix (want = 1), or all but
+ * the library layers' keys (prefix NULL). */
+static int file_hints(const char *filename, const char **kv, const char *prefix)
 {
     int n = 0;
+    size_t plen = prefix ? strlen(prefix) : 0;
+#define WANTED(k) (prefix ? strncmp((k), prefix, plen) == 0 : !library_key(k))
     for (int i = 0; pario_inject_hints && pario_inject_hints[i]; i += 2) {
+        if (!WANTED(pario_inject_hints[i]))
+            continue;
         kv[n++] = pario_inject_hints[i];
         kv[n++] = pario_inject_hints[i + 1];
     }
@@ -661,6 +673,8 @@ int pario_file_hints(const char *filename, const char **kv)
             continue;
         for (int i = 0; i < sec->n; i++) {
             const char *k = pario_hint_section_kv(sec, i, 0), *v = pario_hint_section_kv(sec, i, 1);
+            if (!WANTED(k))
+                continue;
             int j = 0;
             while (j < n && strcmp(kv[j], k) != 0)
                 j += 2;
@@ -671,7 +685,15 @@ int pario_file_hints(const char *filename, const char **kv)
             kv[j + 1] = v;
         }
     }
+#undef WANTED
     return n / 2;
+}
+
+int pario_file_hints(const char *filename, const char **kv) { return file_hints(filename, kv, NULL); }
+
+int pario_library_hints(const char *filename, const char *prefix, const char **kv)
+{
+    return file_hints(filename, kv, prefix);
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

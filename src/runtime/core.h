@@ -242,12 +242,17 @@ extern const char *const *pario_inject_hints;
 #define PARIO_MAX_HINTS 64          /* hints kept in all, globals and sections */
 #define PARIO_MAX_HINT_SECTIONS 16
 #define PARIO_MAX_HINT_GLOB 255     /* characters of a section's glob */
-/* The hints for a file opened as `filename` (as given to MPI_File_open): the
- * global hints, then those of every section whose glob matches, in file order,
+/* The MPI-IO hints for a file opened as `filename` (as given to MPI_File_open),
+ * library keys (hdf5.*) left out: the global hints, then those of every section whose glob matches, in file order,
  * a later one overriding an earlier one's value for the same key.  Fills kv
  * (room for 2 * PARIO_MAX_HINTS pointers) with key, value, ...; returns the
  * number of hints.  Lock-free: the lists are read-only after start-up. */
 int pario_file_hints(const char *filename, const char **kv);
+/* Keys of the library layers (hdf5.c): never set in an MPI_Info (pario_file_hints
+ * leaves them out); a layer asks for its own with pario_library_hints. */
+#define PARIO_HDF5_HINT_PREFIX "hdf5."
+/* As pario_file_hints, only the keys that start with prefix. */
+int pario_library_hints(const char *filename, const char *prefix, const char **kv);
 /* MPI_File_open calls that failed with the injected hints and succeeded without them. */
 extern atomic_int pario_hints_fallback_opens;
 
@@ -264,7 +269,7 @@ struct pario_library_status {
     int active;        /* 1: the layer records */
     char why[256];     /* why it does not ("" when active) */
 };
-extern struct pario_library_status pario_pnetcdf_status;
+extern struct pario_library_status pario_hdf5_status, pario_pnetcdf_status;
 extern struct pario_library_status *const pario_library_status[]; /* NULL-terminated (log.c) */
 
 /* Memory: bytes used / cap of the arena; exported for tests and the log. */

@@ -675,7 +675,7 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
     put_text(b, "]}");
 }
 
-struct pario_library_status *const pario_library_status[] = {&pario_pnetcdf_status, NULL};
+struct pario_library_status *const pario_library_status[] = {&pario_hdf5_status, &pario_pnetcdf_status, NULL};
 
 /* ---- log path -----------------------------------------------------------*/
 
