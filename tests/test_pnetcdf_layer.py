@@ -198,3 +198,27 @@ def test_other_library_version_passes_through(tmp_path, compile_program, run_und
     assert one_record(profile.layer("mpiio"), str(nc))["bytes_read"] >= 512
     assert (profile.ranks["mpiio_write"] > 0).all()
     assert subprocess.run(["ncmpidump", str(nc)], capture_output=True).returncode == 0
+
+
+def test_other_shapes_and_file_calls(tmp_path, compile_program, run_under_pario):  # type: ignore[no-untyped-def]
+    exe = compile_program("pnetcdf_shapes.c", extra=pnetcdf_flags())
+    nc, log = tmp_path / "shapes.nc", tmp_path / "shapes.pario"
+    run = run_under_pario(log, ["mpirun", "-np", "2", str(exe), str(nc)])
+    assert run.returncode == 0, run.stderr
+    profile = read_log(log)
+    a, b = var(profile, nc, "a"), var(profile, nc, "b")
+    for shape in ("put_var", "put_var1", "put_vars", "put_varm", "put_vara", "get_var", "get_varn",
+                  "iget_vara"):
+        assert a[shape] == 2, shape
+    assert a["coll_writes"] == 10 and a["coll_reads"] == 4 and a["nb_reads"] == 2
+    assert a["bytes_written"] == 2 * (256 + 4 + 64 + 24 + 32)
+    assert a["bytes_read"] == 2 * (32 + 48 + 256)
+    assert a["opens"] == 4                       # def_var, then inq_varid after the reopen
+    assert b["get_var1"] == 2 and b["indep_reads"] == 2 and b["bytes_read"] == 16 and b["opens"] == 2
+    f = one_record(profile.layer("pnetcdf_file"), str(nc))
+    assert (f["creates"], f["opens"], f["redefs"], f["enddefs"], f["syncs"]) == (2, 2, 2, 4, 2)
+    assert (f["indep_waits"], f["coll_waits"]) == (2, 0)
+    assert f["bytes_read"] == 2 * (32 + 48 + 256 + 8) and f["bytes_written"] == a["bytes_written"]
+    # the reopened file reports no alignment: those in effect at its definition stay
+    assert (f["header_align"], f["var_align"], f["record_align"]) == (512, 4, 4)
+    assert (profile.ranks["pnetcdf_read"] > 0).all() and (profile.ranks["mpiio_read"] == 0).all()

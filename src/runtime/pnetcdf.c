@@ -391,6 +391,9 @@ static inline void pnc_leave(struct pnc_call *c)
 
 enum { KIND_put, KIND_get, KIND_iput, KIND_iget, KIND_bput };
 enum { SHAPE_var, SHAPE_var1, SHAPE_vara, SHAPE_vars, SHAPE_varm, SHAPE_varn };
+_Static_assert(PNETCDF_FILE_VAR_ALIGN == PNETCDF_FILE_HEADER_ALIGN + 1 &&
+                   PNETCDF_FILE_RECORD_ALIGN == PNETCDF_FILE_HEADER_ALIGN + 2,
+               "PnetCDF alignment counters out of order");
 _Static_assert(PNETCDF_VAR_PUT_VARN - PNETCDF_VAR_PUT_VAR == SHAPE_varn &&
                    PNETCDF_VAR_GET_VAR - PNETCDF_VAR_PUT_VAR == 6 * KIND_get &&
                    PNETCDF_VAR_IPUT_VAR - PNETCDF_VAR_PUT_VAR == 6 * KIND_iput &&
@@ -688,9 +691,11 @@ static void file_layout(struct pnc_file *f)
     pario_rec_lock(f->rec);
     f->rec->c[PNETCDF_FILE_HEADER_SIZE] = size;
     f->rec->c[PNETCDF_FILE_HEADER_EXTENT] = extent;
-    f->rec->c[PNETCDF_FILE_HEADER_ALIGN] = align[0];
-    f->rec->c[PNETCDF_FILE_VAR_ALIGN] = align[1];
-    f->rec->c[PNETCDF_FILE_RECORD_ALIGN] = align[2];
+    /* an opened file reports 0 (the alignments act when a header is written): keep
+     * those in effect when the file was defined, if this rank saw that */
+    for (int i = 0; i < 3; i++)
+        if (align[i] > 0)
+            f->rec->c[PNETCDF_FILE_HEADER_ALIGN + i] = align[i];
     pario_rec_unlock(f->rec);
 }
 
