@@ -174,6 +174,11 @@ def test_times_are_monotone_and_match_the_profile(traced: TracedRun) -> None:
         mpi = ~io & (kinds != Kind.FINALIZE)
         assert dur[io].sum() == pytest.approx(ranks.loc[r.rank, "io"], rel=1e-3, abs=1e-7)
         assert dur[mpi].sum() == pytest.approx(ranks.loc[r.rank, "mpi"], rel=1e-3, abs=1e-7)
+        # the timeline spans the profile's wall time (from the library's start, less MPI_Init,
+        # to MPI_Finalize's entry), so the gaps between calls are the profile's computation
+        assert r.end - r.start == pytest.approx(ranks.loc[r.rank, "wall"], rel=1e-6, abs=1e-5)
+        gaps = np.diff(np.concatenate(([r.start], r.t0[own]))) - np.concatenate(([0.0], dur[:-1]))
+        assert gaps.sum() == pytest.approx(ranks.loc[r.rank, "useful"], rel=1e-3, abs=1e-5)
     # one time base: the collective file open ends at about the same time on every rank
     opens = [r.t1[np.flatnonzero(r.events["kind"] == Kind.IO_META)[0]] for r in trace.ranks]
     assert max(opens) - min(opens) < 0.05
@@ -348,4 +353,4 @@ def test_ranks_without_mpi_finalize_keep_their_traces(tmp_path, compile_program,
         assert r.events["aux"][1:6].tolist() == [0, 100, 200, 300, 400]
         assert r.events["bytes"][1:6].tolist() == [100] * 5
         assert trace.files[int(r.events["file"][0])] == str(tmp_path / f"nf.{r.rank}")
-        assert r.start == 0.0 and r.end == r.t1[-1]
+        assert -1.0 < r.start < 0.0 and r.end == r.t1[-1]  # from the library start, before MPI_Init

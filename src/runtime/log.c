@@ -1020,6 +1020,9 @@ void pario_mpi_finalizing(void)
     pario_trace_mpi_finalize(entered, comm); /* the FINALIZE event, the second clock sync */
 
     pario_timer_calibrate();
+    /* The wall time ends at MPI_Finalize's entry, as the trace's timeline does: not after the
+     * communicator dup and the clock sync above, which are pario's own work. */
+    pario_core.end_ticks = entered;
     pario_trace_share_clock(comm);
     for (int l = 0; l < PARIO_NLAYERS; l++)
         pario_foreach_record(l, record_to_seconds, NULL);

@@ -739,6 +739,14 @@ void pario_trace_finish(struct pario_buf *tail, int rank, int *nblocks)
     put_fmt(&idx, ",\"untraced_events\":%llu,\"untracked_requests\":%llu,\"origin_ticks\":%llu",
             (unsigned long long)atomic_load(&T.untraced), (unsigned long long)T.untracked_requests,
             (unsigned long long)T.origin);
+    /* The time from the library's start to MPI_Init's entry: in the profile's wall time (which
+     * leaves out only MPI_Init itself), so the reader starts the rank's timeline that much
+     * before its origin and the trace's computation is the profile's. */
+    double pre_init = 0.0;
+    struct pario_thread *owner = atomic_load(&T.owner);
+    if (T.mpi && owner && T.origin > pario_start_ticks())
+        pre_init = (double)(T.origin - pario_start_ticks()) * spt - (double)owner->t[mpi_init] * spt;
+    put_fmt(&idx, ",\"pre_init\":%.9f", pre_init > 0.0 ? pre_init : 0.0);
     put_fmt(&idx, ",\"ticks_per_second\":%.17g,\"sync\":[", spt > 0 ? 1.0 / spt : 1e9);
     if (!T.mpi) {
         put_str(&idx, "[0.0,0.0]");

@@ -135,7 +135,12 @@ def rank_trace(rank: int, parts: RankParts, where: str) -> RankTrace:
     sync = sync_points(index, where, rank)
     t0 = to_job_seconds(events["t0"], origin, tps, sync)
     t1 = to_job_seconds(events["t1"], origin, tps, sync)
-    start = float(to_job_seconds(np.array([origin], dtype=np.uint64), origin, tps, sync)[0])
+    # the rank's timeline starts pre_init seconds before its origin (MPI_Init's exit): the time
+    # from the library's start to MPI_Init's entry, which the profile's wall time includes
+    pre_init = _number(index, "pre_init", where, rank) if "pre_init" in index else 0.0
+    if not 0.0 <= pre_init < 1e9:
+        raise LogFormatError(f"{where}: corrupt pario log (rank {rank}'s trace index: pre_init {pre_init})")
+    start = float(to_job_seconds(np.array([origin], dtype=np.uint64), origin, tps, sync)[0]) - pre_init
     fin = np.flatnonzero(events["kind"] == Kind.FINALIZE)
     end = float(t0[fin[0]]) if len(fin) else (float(t1.max()) if len(t1) else start)
     comms_raw = index.get("comms", [])
