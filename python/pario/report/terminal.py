@@ -19,7 +19,7 @@ from rich.text import Text
 
 from pario.analysis.io import LAYER_LABELS, KindIO
 from pario.analysis.mpihints import FileInjection
-from pario.analysis.pop import efficiency_level
+from pario.analysis.pop import PopMetrics, efficiency_level
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
 from pario.analysis.values import Value
@@ -195,6 +195,25 @@ def memory_section(run: RunAnalysis) -> RenderableType:
                                         f"peak per process {peak}"))
 
 
+def _product(a: Value, b: Value) -> float | None:
+    return a.value * b.value if a.available and b.available and a.value is not None and b.value is not None \
+        else None
+
+
+def _replay_note(pop: PopMetrics, error: float) -> str:
+    """Where SerE and TE come from, and why SerE' x TE' may differ from the profile's CommE'."""
+    text = ("Serialisation and transfer efficiencies from replays of the event trace; the measured replay "
+            f"is off the measured run time by {error:+.2%}.")
+    with_io = _product(pop.serialisation_efficiency_io, pop.transfer_efficiency_io)
+    comm_io = pop.communication_efficiency_io
+    if with_io is not None and comm_io.available and comm_io.value is not None \
+            and abs(with_io - comm_io.value) > 0.005:
+        text += (f" SerE' x TE' = {with_io:.1%}, not CommE' = {comm_io.value:.1%}: the replay counts only "
+                 "the transfer part of a collective I/O call as I/O, and its wait for the other ranks as "
+                 "serialisation (docs/metrics.md).")
+    return text
+
+
 def pop_section(run: RunAnalysis) -> RenderableType:
     notes = Footnotes()
     t = _table("Efficiencies (1 is ideal; below 0.8 needs attention)", "metric", "value")
@@ -206,9 +225,7 @@ def pop_section(run: RunAnalysis) -> RenderableType:
     parts: list[RenderableType] = [_heading("POP metrics"), t]
     err = run.pop.replay_error
     if err.available and err.value is not None:
-        parts.append(Wrapped("Serialisation and transfer efficiencies from replays of the event trace; "
-                             f"the measured replay is off the measured run time by {err.value:+.2%}.",
-                             style="dim"))
+        parts.append(Wrapped(_replay_note(run.pop, err.value), style="dim"))
     return Group(*parts, losses, *notes.render())
 
 
