@@ -231,11 +231,11 @@ enum pario_block_kind {
     X(H5D_DATASPACE_NPOINTS, "elements in the dataset's dataspace")          \
     X(H5D_DATATYPE_SIZE, "element size in bytes")                             \
     X(H5D_LAYOUT, "0 compact, 1 contiguous, 2 chunked, 3 virtual, -1 unknown") \
-    X(H5D_CHUNK_SIZE_D1, "chunk size, first dimension (elements; 0 if not chunked)") \
-    X(H5D_CHUNK_SIZE_D2, "chunk size, second dimension")                      \
-    X(H5D_CHUNK_SIZE_D3, "chunk size, third dimension")                       \
-    X(H5D_CHUNK_SIZE_D4, "chunk size, fourth dimension")                      \
-    X(H5D_CHUNK_SIZE_D5, "chunk size, fifth dimension")                       \
+    X(H5D_CHUNK_SIZE_D1, "chunk size, fastest-varying (last) dimension (elements; 0 if not chunked; Darshan's order)") \
+    X(H5D_CHUNK_SIZE_D2, "chunk size, the dimension before it")               \
+    X(H5D_CHUNK_SIZE_D3, "chunk size, third dimension from the last")         \
+    X(H5D_CHUNK_SIZE_D4, "chunk size, fourth dimension from the last")        \
+    X(H5D_CHUNK_SIZE_D5, "chunk size, fifth dimension from the last")         \
     X(H5D_USE_MPIIO_COLLECTIVE, "1 if any transfer was collective")          \
     X(H5D_FILE_REC_ID, "record id of the dataset's file (H5F), as int64 bits") \
     PARIO_SHARED_COUNTERS(H5D)

@@ -67,7 +67,8 @@ def hinted(tmp_path_factory, compile_program, pario_cmd, mpi_env) -> H5Run:  # t
     tmp = tmp_path_factory.mktemp("h5hints")
     hints = tmp / "hints"
     hints.write_text("hdf5.alignment_threshold 4096\nhdf5.alignment 1048576\ncb_buffer_size 1048576\n"
-                     "[known.h5]\nhdf5.transfer collective\n[other.h5]\nhdf5.meta_block_size 8192\n")
+                     "[known.h5]\nhdf5.transfer collective\nhdf5.sieve_buf_size 131072\nhdf5.coll_metadata_ops true\n"
+                     "hdf5.coll_metadata_write true\n[other.h5]\nhdf5.meta_block_size 8192\n")
     return run_known(tmp, compile_program, pario_cmd, mpi_env, extra=["--hints", str(hints), "--trace"])
 
 
@@ -130,7 +131,7 @@ def test_dataset_records(plain: H5Run) -> None:
     assert g["bytes_written"] == NP * 8 * 64 * 4
     shape = (g["dataspace_ndims"], g["dataspace_npoints"], g["datatype_size"], g["layout"])
     assert shape == (2, NP * 8 * 64, 4, 2)
-    assert [g[f"chunk_size_d{i}"] for i in range(1, 6)] == [8, 16, 0, 0, 0]
+    assert [g[f"chunk_size_d{i}"] for i in range(1, 6)] == [16, 8, 0, 0, 0]  # D1: the last dimension
     # /points: 3 points of int64 per rank
     assert (pt["writes"], pt["point_selects"], pt["bytes_written"]) == (NP, NP, NP * 24)
     assert pt["size_write_agg_0_100"] == NP
@@ -155,11 +156,13 @@ def test_injection(hinted: H5Run, plain: H5Run) -> None:
     p, out = hinted.profile, hinted.out
     f = one_record(p.layer("h5f"), str(out / "known.h5"))
     assert (f["align_threshold"], f["alignment"], f["meta_block_size"]) == (4096, 1048576, 2048)
+    assert (f["sieve_buf_size"], f["coll_metadata_reads"], f["coll_metadata_writes"]) == (131072, 1, 1)
     offset = hinted.offset()
     assert offset > 0 and offset % 1048576 == 0 and plain.offset() % 1048576 != 0
     injected = p.injected_hints[int(f["id"])]
     assert {k: v for k, v in injected.items() if k.startswith("hdf5.")} == {
-        "hdf5.alignment_threshold": "4096", "hdf5.alignment": "1048576", "hdf5.transfer": "collective"}
+        "hdf5.alignment_threshold": "4096", "hdf5.alignment": "1048576", "hdf5.transfer": "collective",
+        "hdf5.sieve_buf_size": "131072", "hdf5.coll_metadata_ops": "true", "hdf5.coll_metadata_write": "true"}
     # hdf5.transfer collective: every transfer collective, the same bytes
     ds = datasets(p, out)
     assert (ds["/grid/chunked"]["coll_writes"], ds["/points"]["coll_writes"]) == (NP, NP)

@@ -756,8 +756,9 @@ static int dset_register(hid_t did, struct h5_dset *out)
         if (layout == H5D_CHUNKED) {
             hsize_t dims[32] = {0};
             int nd = h5.H5Pget_chunk(dcpl, 32, dims);
+            /* Darshan's order: D1 is the fastest-varying (last) dimension */
             for (int i = 0; i < nd && i < 5; i++)
-                chunk[i] = (int64_t)dims[i];
+                chunk[i] = (int64_t)dims[nd - 1 - i];
         }
         h5.H5Pclose(dcpl);
     }
