@@ -10,8 +10,10 @@ Column conventions
 source does not know the value (Darshan records no MPI time):
 
 * ``wall``; I/O time by layer and kind: ``posix_read``, ``posix_write``,
-  ``posix_meta``, ``stdio_*``, ``mpiio_*`` (outermost layer only, so they add
-  up without double counting);
+  ``posix_meta``, ``stdio_*``, ``mpiio_*``, and the I/O libraries' ``hdf5_*``
+  and ``pnetcdf_*`` (outermost layer only, so they add up without double
+  counting: time in an HDF5 call is ``hdf5_*`` time, not the MPI-IO or POSIX
+  time of the calls it makes);
 * MPI: ``mpi_coll``, ``mpi_p2p``, ``mpi_other`` and ``mpi_coll_bytes``,
   ``mpi_p2p_bytes``, ``mpi_*_calls``; ``mpi_init`` (time in MPI_Init, which
   pario logs keep outside ``wall`` and the MPI classes, as Darshan does);
@@ -19,12 +21,16 @@ source does not know the value (Darshan records no MPI time):
 * derived by :func:`add_derived_rank_columns`: ``io``, ``io_read``,
   ``io_write``, ``io_meta``, ``mpi``, ``useful`` (= wall - io - mpi).
 
-``Profile.files[layer]`` for layer in ``LAYERS``: columns ``id`` (uint64
-hash of the path), ``rank`` (-1 for a record reduced over several ranks),
-``name``, then the layer's counters named as Darshan names them, without the
-layer prefix and ``F_``, lower case: ``POSIX_BYTES_READ`` -> ``bytes_read``,
-``POSIX_F_READ_TIME`` -> ``read_time``, ``MPIIO_SIZE_WRITE_AGG_0_100`` ->
-``size_write_agg_0_100``.
+``Profile.files[layer]`` for layer in ``LAYERS`` (the file-system and MPI-IO
+layers) and ``LIBRARY_LAYERS`` (HDF5's files ``h5f`` and datasets ``h5d``,
+PnetCDF's files ``pnetcdf_file`` and variables ``pnetcdf_var``): columns ``id``
+(uint64 hash of the path; a dataset's or variable's path is
+``FILE:/DATASET`` / ``FILE:VARIABLE``), ``rank`` (-1 for a record reduced over
+several ranks), ``name``, then the layer's counters named as Darshan names
+them, without the layer prefix and ``F_``, lower case: ``POSIX_BYTES_READ`` ->
+``bytes_read``, ``POSIX_F_READ_TIME`` -> ``read_time``,
+``MPIIO_SIZE_WRITE_AGG_0_100`` -> ``size_write_agg_0_100``,
+``PNETCDF_VAR_PUT_VARA`` -> ``put_vara``.
 """
 
 from __future__ import annotations
@@ -38,10 +44,23 @@ import pandas as pd
 if TYPE_CHECKING:
     from pario.trace.model import Trace
 
+#: The file-system and MPI-IO layers: their records are files, their bytes reach the file system.
 LAYERS: tuple[str, ...] = ("posix", "stdio", "mpiio")
+#: The I/O libraries' layers, above MPI-IO: files and datasets (HDF5), files and variables (PnetCDF).
+LIBRARY_LAYERS: tuple[str, ...] = ("h5f", "h5d", "pnetcdf_file", "pnetcdf_var")
+ALL_LAYERS: tuple[str, ...] = (*LAYERS, *LIBRARY_LAYERS)
+#: library -> (its file layer, its dataset/variable layer)
+LIBRARIES: dict[str, tuple[str, str]] = {"hdf5": ("h5f", "h5d"), "pnetcdf": ("pnetcdf_file", "pnetcdf_var")}
+#: The prefixes of the counter names: Darshan's module names as counter prefixes.
+COUNTER_PREFIXES: dict[str, str] = {
+    "posix": "POSIX_", "stdio": "STDIO_", "mpiio": "MPIIO_", "h5f": "H5F_", "h5d": "H5D_",
+    "pnetcdf_file": "PNETCDF_FILE_", "pnetcdf_var": "PNETCDF_VAR_",
+}
+#: The rank table's time-class prefixes: the file-system and MPI-IO layers, then the libraries.
+TIME_LAYERS: tuple[str, ...] = (*LAYERS, *LIBRARIES)
 
 IO_KINDS: tuple[str, ...] = ("read", "write", "meta")
-IO_TIME_COLUMNS: tuple[str, ...] = tuple(f"{layer}_{kind}" for layer in LAYERS for kind in IO_KINDS)
+IO_TIME_COLUMNS: tuple[str, ...] = tuple(f"{layer}_{kind}" for layer in TIME_LAYERS for kind in IO_KINDS)
 MPI_TIME_COLUMNS: tuple[str, ...] = ("mpi_coll", "mpi_p2p", "mpi_other")
 
 #: The ten request-size buckets shared by Darshan and pario (upper bounds, bytes).
@@ -52,8 +71,12 @@ SIZE_BUCKETS: tuple[str, ...] = (
 
 
 def counter_column(name: str) -> str:
-    """Model column for a Darshan/pario counter name (``POSIX_F_READ_TIME`` -> ``read_time``)."""
-    _, _, rest = name.partition("_")
+    """Model column for a Darshan/pario counter name (``POSIX_F_READ_TIME`` -> ``read_time``,
+    ``PNETCDF_VAR_F_READ_TIME`` -> ``read_time``)."""
+    if name.startswith(("PNETCDF_FILE_", "PNETCDF_VAR_")):
+        rest = name[len("PNETCDF_FILE_"):] if name.startswith("PNETCDF_FILE_") else name[len("PNETCDF_VAR_"):]
+    else:
+        _, _, rest = name.partition("_")
     if rest.startswith("F_"):
         rest = rest[2:]
     return rest.lower()
@@ -61,7 +84,7 @@ def counter_column(name: str) -> str:
 
 def size_columns(layer: str, direction: str) -> list[str]:
     """Histogram columns of a layer for ``direction`` in {"read", "write"}."""
-    middle = f"{direction}_agg" if layer == "mpiio" else direction
+    middle = f"{direction}_agg" if layer in ("mpiio", "h5d", "pnetcdf_var") else direction
     return [f"size_{middle}_{b}".lower() for b in SIZE_BUCKETS]
 
 
@@ -139,7 +162,8 @@ def add_derived_rank_columns(ranks: pd.DataFrame) -> pd.DataFrame:
 
     derived: dict[str, np.ndarray] = {}
     for kind in IO_KINDS:
-        derived[f"io_{kind}"] = row_sum([c for c in (f"{layer}_{kind}" for layer in LAYERS) if c in ranks])
+        terms = (f"{layer}_{kind}" for layer in TIME_LAYERS)
+        derived[f"io_{kind}"] = row_sum([c for c in terms if c in ranks])
     derived["io"] = row_sum(["io_read", "io_write", "io_meta"])
     derived["mpi"] = row_sum([c for c in MPI_TIME_COLUMNS if c in ranks])
     io, mpi = derived["io"], derived["mpi"]

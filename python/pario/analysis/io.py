@@ -17,9 +17,11 @@ import pandas as pd
 from pario.analysis.rankio import SHARED_NOTE, ProfileIO, RankIO, float_values, outermost_records
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
-from pario.model import LAYERS, SIZE_BUCKETS, Profile, size_columns
+from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
 
-LAYER_LABELS: dict[str, str] = {"all": "All layers", "posix": "POSIX", "mpiio": "MPI-IO", "stdio": "STDIO"}
+LAYER_LABELS: dict[str, str] = {"all": "All layers", "posix": "POSIX", "mpiio": "MPI-IO", "stdio": "STDIO",
+                                "h5f": "HDF5 files", "h5d": "HDF5 datasets", "pnetcdf_file": "PnetCDF files",
+                                "pnetcdf_var": "PnetCDF variables"}
 
 #: Operation counters of each layer (those absent from a log are skipped).
 OPS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -29,6 +31,14 @@ OPS: dict[str, dict[str, tuple[str, ...]]] = {
     "mpiio": {"read": ("indep_reads", "coll_reads", "split_reads", "nb_reads", "shared_reads"),
               "write": ("indep_writes", "coll_writes", "split_writes", "nb_writes", "shared_writes"),
               "meta": ("indep_opens", "coll_opens", "syncs", "views", "hints", "set_sizes")},
+    # the libraries' file records count their datasets' reads and writes in their bytes and (pario)
+    # times, not as calls of their own
+    "h5f": {"read": (), "write": (), "meta": ("opens", "creates", "flushes")},
+    "h5d": {"read": ("reads",), "write": ("writes",), "meta": ("opens", "creates", "flushes")},
+    "pnetcdf_file": {"read": (), "write": (), "meta": ("creates", "opens", "redefs", "enddefs", "syncs",
+                                                       "indep_waits", "coll_waits")},
+    "pnetcdf_var": {"read": ("indep_reads", "coll_reads", "nb_reads"),
+                    "write": ("indep_writes", "coll_writes", "nb_writes"), "meta": ("opens",)},
 }
 BYTES_OF = {"read": "bytes_read", "write": "bytes_written"}
 
@@ -159,10 +169,11 @@ def io_summary(profile: Profile, rt: RankTimes, io: ProfileIO | None = None) -> 
     """I/O metrics of a run, overall (outermost layer) and per layer (``io``: the profile's
     per-rank I/O, if already at hand)."""
     io = io or profile_io(profile)
-    files = {layer: profile.layer(layer) for layer in LAYERS}
+    files = {layer: profile.layer(layer) for layer in ALL_LAYERS}
     has_io = any(len(f) for f in files.values())
     layers = tuple(_layer(layer, frame, io.layer(layer), rt.runtime)
                    for layer, frame in files.items() if len(frame))
+    files = {layer: files[layer] for layer in LAYERS}
     outer = {k: v for k, v in outermost_records(files).items() if len(v)}
     kinds = {}
     for kind in ("read", "write", "meta"):

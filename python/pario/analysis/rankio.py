@@ -285,6 +285,62 @@ def outermost_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFra
     return out
 
 
+#: The I/O libraries' file layers and dataset/variable layers, and the library of each.
+LIBRARY_FILE_LAYERS: dict[str, str] = {"h5f": "hdf5", "pnetcdf_file": "pnetcdf"}
+LIBRARY_DATA_LAYERS: dict[str, str] = {"h5d": "hdf5", "pnetcdf_var": "pnetcdf"}
+
+
+def library_file_ids(files: Mapping[str, pd.DataFrame]) -> np.ndarray:
+    """Ids of the files an I/O library (HDF5, PnetCDF) has records of."""
+    ids = [f["id"].to_numpy(dtype=np.uint64) for layer, f in files.items()
+           if layer in LIBRARY_FILE_LAYERS and f is not None and len(f)]
+    return np.unique(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.uint64)
+
+
+def _library_file_time(frame: pd.DataFrame) -> pd.DataFrame:
+    """A library file record's own time (docs/metrics.md, "I/O libraries"): its metadata time
+    (H5Fcreate/open/flush/close, ncmpi_create/open/redef/enddef/sync/close); its reads and
+    writes are its datasets' or variables' records.  A Darshan PnetCDF file record keeps the
+    time in ncmpi_wait/wait_all apart from its variables' (it has no read or write time of its
+    own): that wait is the file's write time if it wrote bytes, else its read time."""
+    n = len(frame)
+    out = pd.DataFrame({"id": frame["id"].to_numpy(), "rank": frame["rank"].to_numpy(),
+                        "name": frame["name"].to_numpy()})
+    if "nranks" in frame:
+        out["nranks"] = frame["nranks"].to_numpy()
+    wait = counter_column(frame, "wait_time") if "read_time" not in frame else np.zeros(n)
+    wrote = counter_column(frame, "bytes_written") > 0.0
+    out["read_time"] = np.where(wrote, 0.0, wait)
+    out["write_time"] = np.where(wrote, wait, 0.0)
+    out["meta_time"] = counter_column(frame, "meta_time")
+    out["bytes_read"] = np.zeros(n)
+    out["bytes_written"] = np.zeros(n)
+    return out
+
+
+def time_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The records whose times add up to each rank's I/O time, every call counted once at its
+    outermost layer: :func:`outermost_records`, less the MPI-IO, POSIX and STDIO records of the
+    files an I/O library has records of (time in HDF5 or PnetCDF calls is the library's), plus
+    the libraries' records (datasets and variables whole; files' own time only, as
+    :func:`_library_file_time`).  Without library records: :func:`outermost_records`."""
+    out = outermost_records(files)
+    covered = library_file_ids(files)
+    if not covered.size:
+        return out
+    for layer, frame in list(out.items()):
+        if len(frame):
+            out[layer] = frame[~np.isin(frame["id"].to_numpy(dtype=np.uint64), covered)]
+    for layer, frame in files.items():
+        if frame is None or not len(frame):
+            continue
+        if layer in LIBRARY_FILE_LAYERS:
+            out[layer] = _library_file_time(frame)
+        elif layer in LIBRARY_DATA_LAYERS:
+            out[layer] = frame
+    return out
+
+
 def outermost_rank_io(files: Mapping[str, pd.DataFrame], nprocs: int,
                       file_ranks: Mapping[tuple[str, int], np.ndarray]) -> tuple[dict[str, RankIO], RankIO]:
     """Per-rank I/O of each layer's outermost records, and of all of them together."""
@@ -310,6 +366,7 @@ class ProfileIO:
         self._file_ranks = file_ranks
         self._layers: dict[str, RankIO] = {}
         self._outermost: tuple[dict[str, RankIO], RankIO] | None = None
+        self._time: RankIO | None = None
         #: the records ``outermost`` counted, by layer
         self.outer_frames: dict[str, pd.DataFrame] = {}
 
@@ -333,3 +390,16 @@ class ProfileIO:
             }
             self._outermost = (per_layer, combine(list(per_layer.values()), self._nprocs))
         return self._outermost
+
+    def time_outermost(self) -> RankIO:
+        """Per-rank I/O time, every call once at its outermost layer, the I/O libraries' calls
+        included (:func:`time_records`); :meth:`outermost`'s total when there are none."""
+        if not library_file_ids(self._files).size:
+            return self.outermost()[1]
+        if self._time is None:
+            frames = time_records(self._files)
+            per_layer = [self.layer(layer) if frame is self._files.get(layer)
+                         else rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
+                         for layer, frame in frames.items()]
+            self._time = combine(per_layer, self._nprocs)
+        return self._time

@@ -11,6 +11,7 @@ from pario.analysis.breakdown import TimeShares, rank_breakdown, time_shares
 from pario.analysis.engine import EngineFile, engine_files
 from pario.analysis.files import file_table
 from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank, profile_io
+from pario.analysis.libraries import LibrarySummary, library_summary
 from pario.analysis.memory import MemorySummary, memory_summary
 from pario.analysis.mpi import MpiSummary, mpi_summary
 from pario.analysis.mpihints import HintsInEffect, hints_in_effect
@@ -74,6 +75,9 @@ class RunAnalysis:
     #: what pario's collective-write engine did, per MPI-IO file it served or gave back
     #: (pario.analysis.engine)
     engine: tuple[EngineFile, ...] = ()
+    #: the I/O libraries (HDF5, PnetCDF): per file, bytes asked vs moved beneath and the library's
+    #: overhead; their datasets and variables (pario.analysis.libraries)
+    libraries: LibrarySummary = LibrarySummary()
 
 
 def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> RunAnalysis:
@@ -103,6 +107,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         findings=tuple(_diagnose(profile, config, rt)) if diagnosis else (),
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
+        libraries=library_summary(profile),
     )
 
 
@@ -148,6 +153,12 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
                      f"time T = {rt.runtime:g} s.")
         skipped = [str(m) for m in job.metadata.get("modules_not_analysed") or []]  # type: ignore[union-attr]
         higher = [m for m in skipped if m.startswith(("H5", "PNETCDF", "ADIOS"))]
+        libs = [m for m in ("H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR")
+                if (job.metadata.get("modules") or {}).get(m)]  # type: ignore[union-attr]
+        if libs:
+            notes.append("HDF5/PnetCDF (" + ", ".join(libs) + "): time in a library call is the library's "
+                         "(Darshan's dataset and variable times plus the files' own metadata time); the "
+                         "MPI-IO and POSIX time of the same files is beneath it, not counted again.")
         if higher:
             notes.append("Modules not analysed: " + ", ".join(higher)
                          + " (their I/O is counted by the MPI-IO and POSIX layers beneath them).")

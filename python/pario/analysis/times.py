@@ -86,7 +86,7 @@ def rank_times(profile: Profile, io: ProfileIO | None = None) -> RankTimes:
         return RankTimes(io_read=_array(ranks, "io_read"), io_write=_array(ranks, "io_write"),
                          io_meta=_array(ranks, "io_meta"), **common)  # type: ignore[arg-type]
     # the profile's own layer order: the order of the sums
-    _, combined = (io or ProfileIO(profile.files, job.nprocs, profile.file_ranks)).outermost()
+    combined = (io or ProfileIO(profile.files, job.nprocs, profile.file_ranks)).time_outermost()
     table = combined.table.reindex(ranks.index, fill_value=0.0)
     exact_ranks = {k: combined.exact_ranks[c] for k, c in KIND_TIME.items()}
     exact_max = {k: combined.exact_max[c] for k, c in KIND_TIME.items()}

@@ -10,7 +10,7 @@ through two gates before it becomes a :class:`~pario.model.Profile`:
    region where it must be), that every region inflates completely, and that
    the job record and the name records are well formed -- exactly as far as
    libdarshan-util needs them, so that every log it reads passes.  Modules
-   pario does not analyse (DFS, DAOS, HDF5, ...) are only inflated; a module
+   pario does not analyse (DFS, DAOS, HEATMAP, ...) are only inflated; a module
    id the library does not know is left out of the copy PyDarshan reads.
 2. PyDarshan itself then runs in a forked child process with a time limit;
    if it still crashes or hangs, the child dies, not ``pario``.
@@ -18,6 +18,15 @@ through two gates before it becomes a :class:`~pario.model.Profile`:
 The child sends back plain DataFrames; the model is built here.  Per-rank
 time classes for records that Darshan reduced over all ranks are estimated
 as described in :mod:`pario.analysis.rankio` and docs/metrics.md.
+
+Darshan's H5F, H5D, PNETCDF_FILE and PNETCDF_VAR records (Darshan 3.4 and later) become
+the ``h5f``, ``h5d``, ``pnetcdf_file`` and ``pnetcdf_var`` layers with pario's column
+names (``*_MAX_READ_TIME_SIZE`` -> ``max_read_size``, as pario's counters say it).
+Darshan has no per-rank time classes; as for pario logs, time in a library call is the
+library's: the ranks' ``hdf5_*`` / ``pnetcdf_*`` time is their datasets' and variables'
+time plus their files' own (metadata) time, and the MPI-IO and POSIX records of those
+files leave the outermost time (:func:`pario.analysis.rankio.time_records`,
+docs/metrics.md "I/O libraries").
 """
 
 from __future__ import annotations
@@ -42,13 +51,19 @@ import numpy as np
 import pandas as pd
 
 from pario.errors import LogFormatError
-from pario.model import Job, Profile, add_derived_rank_columns, counter_column
+from pario.model import LIBRARIES, Job, Profile, add_derived_rank_columns, counter_column
 
 DARSHAN_MAGIC = 6567223
 #: Log format versions libdarshan-util 3.4/3.5 reads, with their DARSHAN_MAX_MODS.
 SUPPORTED_VERSIONS: dict[str, int] = {"3.00": 16, "3.10": 16, "3.20": 16, "3.21": 16, "3.41": 64}
 #: Darshan module name -> model layer.
-LAYER_OF_MODULE: dict[str, str] = {"POSIX": "posix", "MPI-IO": "mpiio", "STDIO": "stdio"}
+LAYER_OF_MODULE: dict[str, str] = {"POSIX": "posix", "MPI-IO": "mpiio", "STDIO": "stdio", "H5F": "h5f",
+                                   "H5D": "h5d", "PNETCDF_FILE": "pnetcdf_file", "PNETCDF_VAR": "pnetcdf_var"}
+#: The layers whose time the rank table keeps under their own name (the libraries' under theirs).
+_FS_LAYERS: tuple[str, ...] = ("posix", "mpiio", "stdio")
+#: Darshan column -> pario column in the library layers (the rest is named alike).
+_LIBRARY_RENAMES: dict[str, str] = {"max_read_time_size": "max_read_size",
+                                    "max_write_time_size": "max_write_size"}
 #: Module ids libdarshan-util 3.4/3.5 knows (darshan-log-format.h); a log may have data for
 #: higher ids (a newer Darshan), which the library cannot even list.
 KNOWN_MODULES: tuple[str, ...] = (
@@ -427,8 +442,10 @@ def _readable_by_library(path: Path, header: DarshanHeader) -> Iterator[Path]:
         yield copy
 
 
-def _layer_frame(frame: pd.DataFrame, nprocs: int) -> pd.DataFrame:
+def _layer_frame(frame: pd.DataFrame, nprocs: int, layer: str = "posix") -> pd.DataFrame:
     renamed = {c: counter_column(c) for c in frame.columns if c not in ("rank", "id", "name")}
+    if layer not in _FS_LAYERS:
+        renamed = {c: _LIBRARY_RENAMES.get(v, v) for c, v in renamed.items()}
     out = frame.rename(columns=renamed)
     front = ["id", "rank", "name"]
     out = out[front + [c for c in out.columns if c not in front]].copy()
@@ -444,7 +461,7 @@ def _empty_layer() -> pd.DataFrame:
 
 
 def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profile:
-    from pario.analysis.rankio import outermost_rank_io
+    from pario.analysis.rankio import combine, rank_io, time_records
 
     job = raw.job
     nprocs = int(job["nprocs"])
@@ -452,10 +469,11 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         raise _fail(where, f"job claims {nprocs} processes")
     files = {layer: _empty_layer() for layer in LAYER_OF_MODULE.values()}
     for mod, frame in raw.frames.items():
-        files[LAYER_OF_MODULE[mod]] = _layer_frame(frame, nprocs)
+        files[LAYER_OF_MODULE[mod]] = _layer_frame(frame, nprocs, LAYER_OF_MODULE[mod])
 
     runtime = float(job.get("run_time") or 0.0)
-    per_layer, combined = outermost_rank_io(files, nprocs, {})
+    per_layer = {layer: rank_io(frame, nprocs, {}) for layer, frame in time_records(files).items()}
+    combined = combine(list(per_layer.values()), nprocs)
     ranks = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))
 
     start = float(job.get("start_time_sec", 0)) + float(job.get("start_time_nsec", 0)) * 1e-9
@@ -502,11 +520,15 @@ def _rank_table(per_layer: dict[str, Any], nprocs: int, runtime: float) -> pd.Da
     adding its 20 columns one by one to a frame of 65 536 ranks cost more than the rest of
     the read)."""
     columns: dict[str, np.ndarray] = {"wall": np.full(nprocs, runtime)}
-    for layer in LAYER_OF_MODULE.values():
-        table = per_layer[layer].table if layer in per_layer else None
+    groups = {**{layer: (layer,) for layer in _FS_LAYERS}, **LIBRARIES}
+    for name, layers in groups.items():
         for kind in ("read", "write", "meta"):
-            columns[f"{layer}_{kind}"] = (np.asarray(table[f"{kind}_time"].to_numpy(), dtype=np.float64)
-                                          if table is not None else np.zeros(nprocs))
+            total = np.zeros(nprocs)
+            for layer in layers:
+                if layer in per_layer:
+                    part = per_layer[layer].table[f"{kind}_time"].to_numpy()
+                    total = total + np.asarray(part, dtype=np.float64)
+            columns[f"{name}_{kind}"] = total
     for col in _NAN_RANK_COLUMNS:
         columns[col] = np.full(nprocs, np.nan)
     block = np.empty((len(columns), nprocs))

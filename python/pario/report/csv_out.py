@@ -16,6 +16,8 @@ from pario.report.data import plain, run_dict
 
 VALUE_KEYS = {"value", "unit", "approximate", "note", "reason"}
 CSV_FILES = ("metrics.csv", "ranks.csv", "files.csv", "histograms.csv", "scaling.csv", "findings.csv")
+#: Written too when a run used an I/O library (HDF5, PnetCDF).
+LIBRARY_CSV_FILES = ("libraries.csv", "datasets.csv")
 
 
 def _walk(prefix: str, obj: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -38,7 +40,7 @@ def metrics_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
     rows = []
     for i, run in enumerate(runs):
         data = run_dict(run, top=0)
-        for key in ("ranks", "files", "job", "notes", "findings"):
+        for key in ("ranks", "files", "job", "notes", "findings", "libraries"):
             data.pop(key, None)
         for name, v in _walk("", data):
             rows.append({"run": i, "log": run.job.path, "metric": name, **v})
@@ -100,6 +102,18 @@ def findings_frame(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None)
     return pd.DataFrame(rows, columns=columns)
 
 
+def libraries_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
+    """One row per library file: bytes asked and moved beneath, library time, beneath, overhead."""
+    rows = []
+    for i, run in enumerate(runs):
+        for f in run.libraries.files:
+            flat: dict[str, Any] = {"run": i, "log": run.job.path}
+            for key, val in plain(f).items():
+                flat[key] = val["value"] if isinstance(val, dict) else val
+            rows.append(flat)
+    return pd.DataFrame(rows)
+
+
 def write_csv(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, directory: str) -> list[Path]:
     """Write every table of the report as CSV files into ``directory`` (created if needed)."""
     out = Path(directory)
@@ -117,6 +131,10 @@ def write_csv(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, dire
         "scaling.csv": scaling_frame(scaling),
         "findings.csv": findings_frame(runs, scaling),
     }
+    if any(r.libraries.present for r in runs):
+        tables["libraries.csv"] = libraries_frame(runs)
+        tables["datasets.csv"] = _with_run([(i, r, r.libraries.datasets) for i, r in enumerate(runs)
+                                            if r.libraries.datasets is not None])
     written = []
     for name, frame in tables.items():
         path = out / name

@@ -75,7 +75,7 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
     pop = plain(run.pop)
     io = plain(run.io)
     io["size_buckets"] = io.pop("buckets", list(SIZE_BUCKETS))
-    return {
+    out = {
         "job": plain(run.job),
         "has_io": run.has_io,
         "notes": list(run.notes),
@@ -91,6 +91,17 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "hints": run.hints.as_dict(),
         "collective_engine": [e.as_dict() for e in run.engine],
     }
+    if run.libraries.present:
+        out["libraries"] = libraries_dict(run, top=top)
+    return out
+
+
+def libraries_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
+    """The I/O libraries' files (all) and their datasets/variables (the ``top`` slowest)."""
+    data = run.libraries.datasets
+    n = int(len(data)) if data is not None else 0
+    return {"files": [plain(f) for f in run.libraries.files],
+            "datasets": {"count": n, "top": frame_records(data.head(top)) if data is not None and n else []}}
 
 
 def findings_list(findings: Sequence[Any]) -> list[dict[str, Any]]:

@@ -256,6 +256,8 @@ def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = N
         figures += file_figures(run, top)
         views.append({"index": i, "run": run, "figures": figures, "findings": findings_list(run.findings),
                       "files": run.files.head(top).to_dict("records"), "buckets": fmt.BUCKET_LABELS,
+                      "datasets": (run.libraries.datasets.head(top).to_dict("records")
+                                   if run.libraries.datasets is not None else []),
                       "timeline": timeline_view(traces[i] if traces is not None else None)})
     template = _environment().get_template("report.html.j2")
     return template.render(

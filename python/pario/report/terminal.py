@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pario.analysis.io import LAYER_LABELS, KindIO
+from pario.analysis.libraries import LIBRARY_LABELS
 from pario.analysis.mpihints import FileInjection
 from pario.analysis.pop import PopMetrics, efficiency_level
 from pario.analysis.run import RunAnalysis
@@ -248,6 +249,53 @@ def files_section(run: RunAnalysis, top: int) -> RenderableType:
     return Group(_heading("Files"), t, *caption, *engine_lines(run, directory))
 
 
+def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
+    """The I/O libraries (HDF5, PnetCDF): per file, bytes asked vs moved beneath and the library's
+    overhead; then their datasets and variables, listed like files."""
+    lib = run.libraries
+    if not lib.present:
+        return Group()
+    notes = Footnotes()
+    directory = common_directory(f.name for f in lib.files[:top])
+    t = _table("Libraries: bytes asked by the application vs moved beneath, time summed over ranks", "file",
+               "library", "asked", "moved beneath", "moved/asked", "library time", "beneath",
+               "overhead", right_from=2)
+    for c in t.columns[1:]:
+        c.no_wrap = True
+    for f in lib.files[:top]:
+        beneath = LAYER_LABELS.get(f.beneath_layer, f.beneath_layer)
+        asked = Value.of((f.asked_read.value or 0.0) + (f.asked_written.value or 0.0), "B")
+        moved = (Value.of((f.moved_read.value or 0.0) + (f.moved_written.value or 0.0), "B")
+                 if f.beneath_layer else f.moved_read)
+        amp = _val(f.amplification, notes)
+        if f.amplification.value is not None:
+            amp.append("x")
+        t.add_row(Wrapped(relative(f.name, directory)), _t(LIBRARY_LABELS.get(f.library, f.library)),
+                  _val(asked, notes), _val(moved, notes) + _t(f" ({beneath})" if beneath else ""), amp,
+                  _val(f.library_time, notes), _val(f.beneath_time, notes), _val(f.overhead, notes))
+    parts: list[RenderableType] = [_heading("I/O libraries"), t]
+    if directory:
+        parts.append(Wrapped(f"in {directory}", style="dim"))
+    data = lib.datasets
+    if data is not None and len(data):
+        shown = data.head(top)
+        ddir = common_directory(str(n) for n in shown["file"] if n)
+        d = _table(f"Top {min(top, len(data))} of {len(data):,} datasets and variables by time (summed over "
+                   "ranks)", "dataset / variable", "library", "ranks", "time", "read", "written", "reads",
+                   "writes", right_from=2)
+        for c in d.columns[1:]:
+            c.no_wrap = True
+        for row in shown.itertuples(index=False):
+            label = LAYER_LABELS.get(str(row.layer), str(row.layer))
+            d.add_row(Wrapped(relative(str(row.name), ddir)), _t(label),
+                      _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
+                      _t(fmt.nbytes(row.bytes_written)), _t(fmt.count(row.reads)), _t(fmt.count(row.writes)))
+        parts.append(d)
+        if ddir:
+            parts.append(Wrapped(f"in {ddir}", style="dim"))
+    return Group(*parts, *notes.render())
+
+
 def engine_lines(run: RunAnalysis, directory: str = "") -> list[RenderableType]:
     """One paragraph per MPI-IO file pario's collective-write engine served or gave back to the
     MPI library (``pario run --collective``): what it did, and the calls it did not serve."""
@@ -316,7 +364,10 @@ def run_report(run: RunAnalysis, *, top: int = 10) -> Group:
                      notes_section(run.notes))
     parts: list[RenderableType] = [header(run), summary(run), _t("")]
     parts += [io_section(run), _t(""), mpi_section(run), _t(""), memory_section(run), _t(""),
-              pop_section(run), _t(""), files_section(run, top), _t(""), hints_section(run),
+              pop_section(run), _t(""), files_section(run, top), _t("")]
+    if run.libraries.present:
+        parts += [libraries_section(run, top), _t("")]
+    parts += [hints_section(run),
               diagnosis_section(run.findings),
               _t(""), notes_section(run.notes)]
     return Group(*parts)

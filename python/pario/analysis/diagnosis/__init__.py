@@ -9,7 +9,7 @@ Usage::
     json_ready = [finding_dict(f) for f in findings]
 
 Every rule lives in one family module (requests, load, interfaces, time,
-mpiio, scaling, data), is registered with a stable id by
+mpiio, scaling, data, libraries), is registered with a stable id by
 :func:`~pario.analysis.diagnosis.registry.rule`, and is documented in
 docs/diagnosis.md.  Thresholds live in :class:`RuleConfig`.
 """
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pario.analysis.diagnosis import data as _data  # noqa: F401
 from pario.analysis.diagnosis import interfaces as _interfaces  # noqa: F401
 from pario.analysis.diagnosis import launcher as _launcher  # noqa: F401
+from pario.analysis.diagnosis import libraries as _libraries  # noqa: F401
 from pario.analysis.diagnosis import load as _load  # noqa: F401
 from pario.analysis.diagnosis import mpiio as _mpiio  # noqa: F401
 from pario.analysis.diagnosis import requests as _requests  # noqa: F401

@@ -162,6 +162,34 @@ class RuleConfig:
         0.2, "share", "mean I/O time per rank as a share of the run time at or above which a run is I/O-bound"
     )
 
+    # --- I/O libraries (HDF5, PnetCDF) -----------------------------------------------------
+    hdf5_chunk_max_ratio: float = _f(
+        0.125,
+        "x",
+        "an HDF5 chunk at most this fraction of the stripe size (or of the mean transfer) is too small",
+    )
+    library_min_bytes: int = _f(
+        1 * MiB, "B", "fewest bytes a dataset, variable or file must move for the chunk and collective rules"
+    )
+    hdf5_align_min_bytes: int = _f(
+        16 * MiB, "B", "an HDF5 file without alignment is reported when on Lustre or at least this large"
+    )
+    library_collective_min_ranks: int = _f(
+        2, "count", "fewest ranks writing (or reading) one dataset or variable independently for a finding"
+    )
+    pnetcdf_small_put_bytes: int = _f(
+        1 * MiB, "B", "a blocking PnetCDF put or get of at most this size (mean) is small"
+    )
+    pnetcdf_small_min_calls: int = _f(
+        16, "count", "fewest small blocking puts (or gets) of a variable for a finding"
+    )
+    library_meta_min_share: float = _f(
+        0.5, "share", "library metadata time as a share of the library's time at or above which it dominates"
+    )
+    library_amplification_min: float = _f(
+        4.0, "x", "bytes moved beneath a library / bytes asked at or above which the library adds too much"
+    )
+
     # --- MPI-IO and Lustre -----------------------------------------------------------------
     large_shared_file_bytes: int = _f(
         16 * MiB, "B", "a shared file at least this large needs more than one aggregator"

@@ -1,0 +1,228 @@
+"""The I/O libraries (HDF5, PnetCDF) over MPI-IO and POSIX: per file, the bytes the application
+asked the library for and the bytes moved beneath it, and the library's own time (docs/metrics.md,
+"I/O libraries").
+
+* asked: the bytes of the file's datasets' (HDF5) or variables' (PnetCDF) reads and writes;
+* moved beneath: the bytes of the file's MPI-IO records, or of its POSIX records when the library
+  wrote without MPI-IO (HDF5's sec2 driver);
+* library time: the datasets' or variables' read, write and metadata time plus the file's own
+  metadata time (H5Fcreate/open/flush/close; ncmpi_create/open/redef/enddef/sync/close; a
+  Darshan log's PnetCDF waits), summed over ranks;
+* overhead: library time - the time of the calls beneath on the same file (MPI-IO, else POSIX),
+  summed over ranks: the time the library spends in itself (its metadata, data conversion,
+  chunk bookkeeping, synchronisation) rather than in moving the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pario.analysis.rankio import LIBRARY_DATA_LAYERS, LIBRARY_FILE_LAYERS, counter_column, float_values
+from pario.analysis.values import Value, ratio
+from pario.model import LIBRARIES, Profile
+
+NOTHING_BENEATH = "no MPI-IO or POSIX records of the file"
+LIBRARY_LABELS: dict[str, str] = {"hdf5": "HDF5", "pnetcdf": "PnetCDF"}
+
+#: Call counters of the dataset/variable layers, by direction.
+DATA_CALLS: dict[str, dict[str, tuple[str, ...]]] = {
+    "h5d": {"read": ("reads",), "write": ("writes",)},
+    "pnetcdf_var": {"read": ("indep_reads", "coll_reads", "nb_reads"),
+                    "write": ("indep_writes", "coll_writes", "nb_writes")},
+}
+DATA_COLUMNS: tuple[str, ...] = ("library", "layer", "id", "name", "file", "ranks", "read_time", "write_time",
+                                 "meta_time", "time", "bytes_read", "bytes_written", "reads", "writes")
+_TIMES = ("read_time", "write_time", "meta_time")
+
+
+@dataclass(frozen=True)
+class LibraryFile:
+    """One file written or read through an I/O library."""
+
+    library: str  # "hdf5" or "pnetcdf"
+    name: str
+    datasets: int  # datasets (HDF5) or variables (PnetCDF) with records
+    asked_read: Value
+    asked_written: Value
+    beneath_layer: str  # "mpiio", "posix" or "" (no records beneath)
+    moved_read: Value
+    moved_written: Value
+    #: bytes moved beneath / bytes asked (None when nothing was asked)
+    amplification: Value
+    library_time: Value
+    beneath_time: Value
+    overhead: Value
+    overhead_share: Value
+
+
+@dataclass(frozen=True)
+class LibrarySummary:
+    """The library files of a run (slowest first) and their datasets/variables, listed like files."""
+
+    files: tuple[LibraryFile, ...] = ()
+    #: one row per dataset or variable (DATA_COLUMNS), slowest first
+    datasets: pd.DataFrame | None = None
+
+    @property
+    def present(self) -> bool:
+        return bool(self.files)
+
+
+def _sum(frame: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
+    total = np.zeros(len(frame))
+    for c in cols:
+        total = total + counter_column(frame, c)
+    return total
+
+
+def data_file_ids(data: pd.DataFrame, files: pd.DataFrame) -> np.ndarray:
+    """The id of each dataset's or variable's file (0 when not found): its ``file_rec_id``
+    counter (pario logs) or the file record whose name prefixes the dataset's
+    (``FILE:/DATASET``, ``FILE:VARIABLE``: Darshan logs)."""
+    out = np.zeros(len(data), dtype=np.uint64)
+    if not len(data):
+        return out
+    known = set(files["id"].to_numpy(dtype=np.uint64).tolist()) if len(files) else set()
+    if "file_rec_id" in data:
+        raw = data["file_rec_id"].to_numpy()
+        if raw.dtype.kind in "iu":  # the uint64 id as int64 bits (exact; a float would round it)
+            rec = raw.astype(np.int64).view(np.uint64)
+            out = np.where(np.isin(rec, np.fromiter(known, dtype=np.uint64, count=len(known))), rec,
+                           np.uint64(0)).astype(np.uint64)
+    by_name = ({str(n): np.uint64(i) for n, i in zip(files["name"], files["id"], strict=True)}
+               if len(files) else {})
+    for k, name in enumerate(str(n) for n in data["name"]):
+        if out[k]:
+            continue
+        for pos in (i for i, ch in enumerate(name) if ch == ":"):
+            fid = by_name.get(name[:pos])
+            if fid is not None:
+                out[k] = fid
+                break
+    return out
+
+
+def _by_id(frame: pd.DataFrame | None, ids: np.ndarray, values: np.ndarray) -> dict[int, float]:
+    if frame is None or not len(frame):
+        return {}
+    out: dict[int, float] = {}
+    for i, v in zip(ids.tolist(), values.tolist(), strict=True):
+        out[int(i)] = out.get(int(i), 0.0) + float(v)
+    return out
+
+
+def _layer_ids(frame: pd.DataFrame | None) -> np.ndarray:
+    if frame is None or not len(frame):
+        return np.zeros(0, dtype=np.uint64)
+    return frame["id"].to_numpy(dtype=np.uint64)
+
+
+def _beneath(files: Mapping[str, pd.DataFrame], fid: int) -> tuple[str, float, float, float]:
+    """(layer, bytes read, bytes written, time) of the records beneath the library on file ``fid``."""
+    for layer in ("mpiio", "posix"):
+        frame = files.get(layer)
+        if frame is None or not len(frame):
+            continue
+        rows = frame[_layer_ids(frame) == np.uint64(fid)]
+        if len(rows):
+            return (layer, float(counter_column(rows, "bytes_read").sum()),
+                    float(counter_column(rows, "bytes_written").sum()), float(_sum(rows, _TIMES).sum()))
+    return ("", 0.0, 0.0, 0.0)
+
+
+def _file_own_time(frame: pd.DataFrame) -> np.ndarray:
+    """A library file record's own time: metadata, plus a Darshan PnetCDF file's waits (its
+    variables' times leave them out; a pario file record's read/write time is its variables')."""
+    own = counter_column(frame, "meta_time")
+    if "read_time" not in frame:
+        own = own + counter_column(frame, "wait_time")
+    return own
+
+
+def library_summary(profile: Profile) -> LibrarySummary:
+    """Per library file: bytes asked vs moved beneath, library time and overhead; per dataset or
+    variable: a row like the file table's."""
+    files = profile.files
+    rows: list[LibraryFile] = []
+    data_parts: list[pd.DataFrame] = []
+    for library, (file_layer, data_layer) in LIBRARIES.items():
+        frec = profile.layer(file_layer)
+        drec = profile.layer(data_layer)
+        if not len(frec) and not len(drec):
+            continue
+        fids = _layer_ids(frec)
+        dfid = data_file_ids(drec, frec)
+        dtime = _sum(drec, _TIMES)
+        asked_r = _by_id(drec, dfid, counter_column(drec, "bytes_read"))
+        asked_w = _by_id(drec, dfid, counter_column(drec, "bytes_written"))
+        lib_time = _by_id(drec, dfid, dtime)
+        for fid, t in _by_id(frec, fids, _file_own_time(frec)).items():
+            lib_time[fid] = lib_time.get(fid, 0.0) + t
+        names = ({int(i): str(n) for i, n in zip(fids.tolist(), frec["name"], strict=True)}
+                 if len(frec) else {})
+        for fid in dict.fromkeys([*names, *lib_time]):
+            if fid == 0:
+                continue
+            layer, mr, mw, btime = _beneath(files, fid)
+            if fid not in asked_r and fid in names:  # no dataset records: the file record's own bytes
+                own = frec[fids == np.uint64(fid)]
+                asked_r[fid] = float(counter_column(own, "bytes_read").sum())
+                asked_w[fid] = float(counter_column(own, "bytes_written").sum())
+            asked = asked_r.get(fid, 0.0) + asked_w.get(fid, 0.0)
+            ltime = lib_time.get(fid, 0.0)
+            over = max(ltime - btime, 0.0)
+            rows.append(LibraryFile(
+                library=library, name=names.get(fid, f"<file {fid:016x}>"),
+                datasets=len(np.unique(drec["id"].to_numpy()[dfid == np.uint64(fid)])) if len(drec) else 0,
+                asked_read=Value.of(asked_r.get(fid, 0.0), "B"),
+                asked_written=Value.of(asked_w.get(fid, 0.0), "B"),
+                beneath_layer=layer,
+                moved_read=Value.of(mr, "B") if layer else Value.unavailable(NOTHING_BENEATH, "B"),
+                moved_written=Value.of(mw, "B") if layer else Value.unavailable(NOTHING_BENEATH, "B"),
+                amplification=(ratio(mr + mw, asked, unit="x", when_zero="no bytes asked") if layer
+                               else Value.unavailable(NOTHING_BENEATH, "x")),
+                library_time=Value.of(ltime, "s"),
+                beneath_time=Value.of(btime, "s") if layer else Value.unavailable("no records beneath", "s"),
+                overhead=Value.of(over, "s") if layer else Value.unavailable("no records beneath", "s"),
+                overhead_share=(ratio(over, ltime, when_zero="no time in the library") if layer
+                                else Value.unavailable("no records beneath")),
+            ))
+        if len(drec):
+            data_parts.append(_data_rows(library, data_layer, drec, dfid, names, profile.job.nprocs))
+    rows.sort(key=lambda f: -(f.library_time.value or 0.0))
+    datasets = (pd.concat(data_parts, ignore_index=True) if data_parts
+                else pd.DataFrame({c: pd.Series(dtype=float) for c in DATA_COLUMNS}))
+    if len(datasets):
+        order = np.lexsort((-datasets["bytes_written"].to_numpy(), -datasets["time"].to_numpy()))
+        datasets = datasets.take(order).reset_index(drop=True)
+    return LibrarySummary(tuple(rows), datasets)
+
+
+def _data_rows(library: str, layer: str, drec: pd.DataFrame, dfid: np.ndarray, names: Mapping[int, str],
+               nprocs: int) -> pd.DataFrame:
+    rank = drec["rank"].to_numpy(dtype=np.int64)
+    shared_n = (float_values(drec["nranks"], float(nprocs)) if "nranks" in drec
+                else np.full(len(drec), float(nprocs)))
+    df = pd.DataFrame({
+        "id": drec["id"].to_numpy(), "name": drec["name"].to_numpy(),
+        "file": [names.get(int(i), "") for i in dfid.tolist()],
+        "ranks": np.where(rank >= 0, 1.0, shared_n),
+        **{c: counter_column(drec, c) for c in (*_TIMES, "bytes_read", "bytes_written")},
+        "reads": _sum(drec, DATA_CALLS[layer]["read"]), "writes": _sum(drec, DATA_CALLS[layer]["write"]),
+    })
+    agg = {"name": "first", "file": "first", "ranks": "sum",
+           **{c: "sum" for c in (*_TIMES, "bytes_read", "bytes_written", "reads", "writes")}}
+    out = df.groupby("id", sort=False).agg(agg).reset_index()
+    out["ranks"] = out["ranks"].clip(upper=nprocs).astype(np.int64)
+    out["time"] = out["read_time"] + out["write_time"] + out["meta_time"]
+    out.insert(0, "layer", layer)
+    out.insert(0, "library", library)
+    return out[list(DATA_COLUMNS)]
+
+
+__all__ = ["DATA_COLUMNS", "LIBRARY_FILE_LAYERS", "LIBRARY_DATA_LAYERS", "LIBRARY_LABELS", "LibraryFile",
+           "LibrarySummary", "data_file_ids", "library_summary"]

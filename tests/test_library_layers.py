@@ -1,0 +1,334 @@
+"""The I/O library layers (HDF5, PnetCDF) in the model, the report and the diagnosis: Darshan's
+H5F/H5D/PNETCDF_FILE/PNETCDF_VAR records (values checked against PyDarshan's own reading of the
+logs), the library rules on synthetic profiles (firing and silent), and real PnetCDF runs of the
+s3d kernel built to show the problem (many small independent puts) and clean (nonblocking)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pario.analysis import analyze
+from pario.analysis.diagnosis import RuleConfig, diagnose
+from pario.analysis.libraries import library_summary
+from pario.log.darshan_reader import read_darshan_log
+from pario.model import counter_column
+from test_diagnosis_synthetic import ids, profile
+
+LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+HDF5 = LOGS / "shane_ior-HDF5_id438090-438090_11-9-41522-17417065676046418211_1.darshan"
+PNETCDF = LOGS / "shane_ior-PNETCDF_id438100-438100_11-9-41525-10280033558448664385_1.darshan"
+ONE_BYTE = LOGS / "hdf5_diagonal_write_1_byte_dxt.darshan"
+IOR_FILE = "/home/shane/software/ior/build/testFile"
+MiB = 1 << 20
+
+needs_logs = pytest.mark.skipif(not HDF5.exists(), reason="../shared/darshan-logs not present")
+
+
+def test_counter_names_of_the_library_layers():
+    assert counter_column("PNETCDF_VAR_PUT_VARA") == "put_vara"
+    assert counter_column("PNETCDF_FILE_F_META_TIME") == "meta_time"
+    assert counter_column("H5D_F_WRITE_TIME") == "write_time"
+    assert counter_column("POSIX_F_READ_TIME") == "read_time"
+
+
+@needs_logs
+def test_ior_hdf5_datasets_files_and_time():
+    p = read_darshan_log(HDF5)
+    d, f = p.files["h5d"], p.files["h5f"]
+    # PyDarshan: one H5D record reduced over the 4 ranks, 16 reads and 16 writes of 256 KiB
+    assert len(d) == 1 and int(d["rank"][0]) == -1
+    assert d["name"][0] == IOR_FILE + ":/Dataset-0000.0000"
+    assert (int(d["reads"][0]), int(d["writes"][0]), int(d["opens"][0])) == (16, 16, 8)
+    assert int(d["bytes_read"][0]) == int(d["bytes_written"][0]) == 4194304
+    assert int(d["size_write_agg_100k_1m"][0]) == 16 and int(d["max_write_size"][0]) == 262144
+    assert (int(d["dataspace_ndims"][0]), int(d["dataspace_npoints"][0]), int(d["datatype_size"][0])) == (
+        1,
+        524288,
+        8,
+    )
+    assert int(d["use_mpiio_collective"][0]) == 0
+    assert d["write_time"][0] == pytest.approx(1.166105e-02, rel=1e-6)
+    assert (
+        len(f) == 1 and f["name"][0] == IOR_FILE and int(f["opens"][0]) == 8 and int(f["use_mpiio"][0]) == 1
+    )
+    # time in HDF5 is the library's: H5D read+write+meta plus H5F meta, summed over ranks
+    hdf5 = p.ranks[["hdf5_read", "hdf5_write", "hdf5_meta"]].to_numpy().sum()
+    want = 1.024961e-03 + 1.166105e-02 + 1.343250e-03 + 1.353312e-02
+    assert hdf5 == pytest.approx(want, rel=1e-5)
+    # the MPI-IO and POSIX records of the HDF5 file are beneath it: not counted again
+    assert (
+        p.ranks[["mpiio_read", "mpiio_write", "mpiio_meta", "posix_read", "posix_write"]].to_numpy().sum()
+        == 0
+    )
+    assert p.ranks["io"].sum() == pytest.approx(
+        want + p.ranks[["stdio_write", "stdio_meta"]].to_numpy().sum()
+    )
+    lib = library_summary(p)
+    (lf,) = lib.files
+    assert (lf.library, lf.name, lf.beneath_layer, lf.datasets) == ("hdf5", IOR_FILE, "mpiio", 1)
+    assert (lf.asked_read.value, lf.asked_written.value) == (4194304, 4194304)
+    assert (lf.moved_read.value, lf.moved_written.value) == (4202504, 4195800)  # MPI-IO beneath
+    mpiio = 9.360313e-04 + 1.124430e-02 + 4.545927e-03
+    assert lf.beneath_time.value == pytest.approx(mpiio, rel=1e-5)
+    assert lf.overhead.value == pytest.approx(want - mpiio, rel=1e-4)
+
+
+@needs_logs
+def test_ior_pnetcdf_variables():
+    p = read_darshan_log(PNETCDF)
+    v, f = p.files["pnetcdf_var"], p.files["pnetcdf_file"]
+    assert len(v) == 1 and v["name"][0] == IOR_FILE + ":data_var"
+    assert (
+        int(v["indep_writes"][0]),
+        int(v["indep_reads"][0]),
+        int(v["put_vara"][0]),
+        int(v["get_vara"][0]),
+    ) == (16, 16, 16, 16)
+    assert int(v["coll_writes"][0]) == int(v["nb_writes"][0]) == 0 and int(v["opens"][0]) == 8
+    assert int(v["bytes_written"][0]) == 4194304 and int(v["is_record_var"][0]) == 1
+    assert (int(f["creates"][0]), int(f["opens"][0]), int(f["bytes_read"][0])) == (4, 4, 4456448)
+    lib = library_summary(p)
+    (lf,) = lib.files
+    assert (lf.library, lf.asked_written.value, lf.moved_written.value) == ("pnetcdf", 4194304, 4194476)
+    pnetcdf = p.ranks[["pnetcdf_read", "pnetcdf_write", "pnetcdf_meta"]].to_numpy().sum()
+    assert pnetcdf == pytest.approx(1.610041e-03 + 1.031947e-02 + 6.628036e-05 + 7.913589e-03, rel=1e-5)
+
+
+@needs_logs
+def test_ior_logs_findings_and_report():
+    hdf5 = diagnose(read_darshan_log(HDF5))
+    found = {f.id: f for f in hdf5}
+    assert "LIB-INDEPENDENT-TRANSFERS" in found and "LIB-METADATA-DOMINATES" in found
+    snippets = [r.snippet or "" for r in found["LIB-INDEPENDENT-TRANSFERS"].recommendations]
+    assert "hdf5.transfer collective" in snippets and any("H5Pset_dxpl_mpio" in s for s in snippets)
+    assert any(r.kind == "autotune" for r in found["LIB-INDEPENDENT-TRANSFERS"].recommendations)
+    pn = {f.id for f in diagnose(read_darshan_log(PNETCDF))}
+    assert {"LIB-PNETCDF-SMALL-PUTS", "LIB-INDEPENDENT-TRANSFERS"} <= pn
+    assert "LIB-HDF5-NO-ALIGNMENT" not in pn  # Darshan records no alignment: silent
+    run = analyze(read_darshan_log(PNETCDF))
+    assert [lay.layer for lay in run.io.layers] == ["posix", "stdio", "mpiio", "pnetcdf_file", "pnetcdf_var"]
+    var = run.io.layers[-1]
+    assert (var.write.ops.value, var.write.bytes.value) == (16, 4194304)
+
+
+@needs_logs
+def test_one_byte_hdf5_writes_are_flagged(pario_cmd, tmp_path):
+    p = read_darshan_log(ONE_BYTE)
+    lib = library_summary(p)
+    assert len(lib.files) == 10 and {f.beneath_layer for f in lib.files} == {"posix"}
+    assert sum(f.asked_written.value for f in lib.files) == 10  # one byte per rank's file
+    assert all(f.moved_written.value == 1593 for f in lib.files)
+    amp = next(f for f in diagnose(p) if f.id == "LIB-AMPLIFICATION")
+    assert amp.evidence[0].value == 10 and amp.evidence[1].value == 15930
+    out = subprocess.run(
+        [*pario_cmd, "report", "--json", "-", str(ONE_BYTE)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    libs = json.loads(out.stdout)["runs"][0]["libraries"]
+    assert len(libs["files"]) == 10 and libs["datasets"]["count"] == 10
+    term = subprocess.run(
+        [*pario_cmd, "report", str(ONE_BYTE)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={"COLUMNS": "150", "PATH": "/usr/bin:/bin"},
+    )
+    assert "I/O libraries" in term.stdout and "HDF5 datasets" in term.stdout
+
+
+# ------------------------------------------------------------------------------------------
+# the rules on synthetic profiles
+# ------------------------------------------------------------------------------------------
+
+
+def _frame(records: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(records)
+    df["id"] = df["id"].astype(np.uint64)
+    df["rank"] = df["rank"].astype(np.int64)
+    return df
+
+
+def _hdf5(
+    nprocs: int = 4,
+    *,
+    chunk: int = 64,
+    alignment: int = 1,
+    coll: int = 0,
+    meta: float = 0.1,
+    nbytes: int = 64 * MiB,
+    striping: dict | None = None,
+):
+    p = profile(
+        nprocs, 10.0, io={"hdf5_write": [2.0] * nprocs, "hdf5_meta": [meta] * nprocs}, striping=striping
+    )
+    p.files["h5f"] = _frame(
+        [
+            {
+                "id": 1,
+                "rank": r,
+                "name": "/scratch/out.h5",
+                "opens": 1,
+                "use_mpiio": 1,
+                "alignment": alignment,
+                "align_threshold": 1,
+                "meta_time": meta,
+                "bytes_written": nbytes / nprocs,
+            }
+            for r in range(nprocs)
+        ]
+    )
+    p.files["h5d"] = _frame(
+        [
+            {
+                "id": 2,
+                "rank": r,
+                "name": "/scratch/out.h5:/fields/u",
+                "writes": 16,
+                "coll_writes": coll,
+                "bytes_written": nbytes / nprocs,
+                "write_time": 2.0,
+                "datatype_size": 8,
+                "layout": 2,
+                "chunk_size_d1": chunk,
+                "chunk_size_d2": 0,
+                "file_rec_id": 1,
+            }
+            for r in range(nprocs)
+        ]
+    )
+    return p
+
+
+def test_hdf5_rules_fire_and_stay_silent():
+    bad = ids(_hdf5(striping={1: (1 * MiB, 4)}))
+    assert {"LIB-HDF5-SMALL-CHUNKS", "LIB-HDF5-NO-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"} <= bad
+    good = ids(_hdf5(chunk=1 << 17, alignment=1 << 20, coll=16, striping={1: (1 * MiB, 4)}))
+    assert not {"LIB-HDF5-SMALL-CHUNKS", "LIB-HDF5-NO-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"} & good
+    # off Lustre, a small file needs no alignment; chunks compare with the transfers (1 MiB here)
+    small = ids(_hdf5(nbytes=4 * MiB))
+    assert "LIB-HDF5-NO-ALIGNMENT" not in small and "LIB-HDF5-SMALL-CHUNKS" in small
+    # one rank alone cannot transfer collectively with others
+    assert "LIB-INDEPENDENT-TRANSFERS" not in ids(_hdf5(nprocs=1))
+    assert "LIB-INDEPENDENT-TRANSFERS" not in ids(_hdf5(), RuleConfig(library_collective_min_ranks=8))
+
+
+def test_hdf5_no_alignment_recommends_the_hints_and_the_code():
+    f = next(f for f in diagnose(_hdf5(striping={1: (4 * MiB, 8)})) if f.id == "LIB-HDF5-NO-ALIGNMENT")
+    snippets = "\n".join(r.snippet or "" for r in f.recommendations)
+    assert "hdf5.alignment 4194304" in snippets and "H5Pset_alignment(fapl, 1048576, 4194304)" in snippets
+    assert f.subjects[0].name == "/scratch/out.h5"
+
+
+def test_library_metadata_dominating():
+    assert "LIB-METADATA-DOMINATES" in ids(_hdf5(meta=4.0))
+    assert "LIB-METADATA-DOMINATES" not in ids(_hdf5(meta=0.1))
+
+
+def _pnetcdf(
+    nprocs: int = 4, *, puts: int = 512, nb: int = 0, var_align: int = 4, striping: dict | None = None
+):
+    p = profile(nprocs, 10.0, io={"pnetcdf_write": [1.0] * nprocs}, striping=striping)
+    p.files["pnetcdf_file"] = _frame(
+        [
+            {
+                "id": 1,
+                "rank": r,
+                "name": "/scratch/out.nc",
+                "creates": 1,
+                "var_align": var_align,
+                "meta_time": 0.01,
+                "read_time": 0.0,
+                "write_time": 1.0,
+            }
+            for r in range(nprocs)
+        ]
+    )
+    p.files["pnetcdf_var"] = _frame(
+        [
+            {
+                "id": 2,
+                "rank": r,
+                "name": "/scratch/out.nc:u",
+                "indep_writes": 0 if nb else puts,
+                "coll_writes": 0,
+                "nb_writes": nb,
+                "bytes_written": puts * 4096,
+                "write_time": 1.0,
+                "file_rec_id": 1,
+            }
+            for r in range(nprocs)
+        ]
+    )
+    return p
+
+
+def test_pnetcdf_rules_fire_and_stay_silent():
+    bad = ids(_pnetcdf(striping={1: (1 * MiB, 4)}))
+    assert {"LIB-PNETCDF-SMALL-PUTS", "LIB-PNETCDF-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"} <= bad
+    good = ids(_pnetcdf(nb=512, var_align=1 * MiB, striping={1: (1 * MiB, 4)}))
+    assert not {"LIB-PNETCDF-SMALL-PUTS", "LIB-PNETCDF-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"} & good
+    assert "LIB-PNETCDF-SMALL-PUTS" not in ids(_pnetcdf(puts=2))  # 8 puts in all
+    assert "LIB-PNETCDF-ALIGNMENT" not in ids(_pnetcdf())  # not on Lustre
+    f = next(f for f in diagnose(_pnetcdf()) if f.id == "LIB-PNETCDF-SMALL-PUTS")
+    assert "ncmpi_wait_all" in (f.recommendations[0].snippet or "")
+
+
+# ------------------------------------------------------------------------------------------
+# real runs: s3d --pnetcdf
+# ------------------------------------------------------------------------------------------
+
+
+def _s3d(run_under_pario, tmp_path: Path, name: str, *options: str):
+    from pario import paths
+
+    log = tmp_path / f"{name}.pario"
+    kernel = str(paths.program("pario-kernel-s3d"))
+    r = run_under_pario(
+        log,
+        [
+            "mpirun",
+            "-np",
+            "4",
+            kernel,
+            "--pnetcdf",
+            *options,
+            "--path",
+            str(tmp_path / f"{name}.nc"),
+            "--delete",
+        ],
+    )
+    assert r.returncode == 0, r.stderr
+    from pario.log.pario_reader import read_pario_log
+
+    return read_pario_log(log)
+
+
+def test_s3d_pnetcdf_small_independent_puts_vs_nonblocking(run_under_pario, tmp_path):
+    small = _s3d(run_under_pario, tmp_path, "small", "--small", "--independent")
+    v = small.files["pnetcdf_var"]
+    if not len(v):
+        pytest.skip("the PnetCDF layer is not active in this build")
+    # 32^3 grid over 1x2x2 ranks: a 32x16x16 block, one put per x-row: 16*16 = 256 rows per rank-array
+    # row; yspecies 11 + u 3 + pressure + temperature = 16 arrays -> 4096 puts per rank
+    assert float(v["indep_writes"].sum()) == 4 * 4096 and float(v["nb_writes"].sum()) == 0
+    assert float(v["bytes_written"].sum()) == 4194304
+    assert float(small.ranks["pnetcdf_write"].sum()) > 0
+    found = {f.id for f in diagnose(small)}
+    assert {"LIB-PNETCDF-SMALL-PUTS", "LIB-INDEPENDENT-TRANSFERS"} <= found
+    lib = library_summary(small)
+    assert lib.files[0].asked_written.value == 4194304 and lib.files[0].beneath_layer == "mpiio"
+    clean = _s3d(run_under_pario, tmp_path, "nb", "--nonblocking")
+    assert float(clean.files["pnetcdf_var"]["nb_writes"].sum()) > 0
+    quiet = {f.id for f in diagnose(clean)}
+    assert not {"LIB-PNETCDF-SMALL-PUTS", "LIB-INDEPENDENT-TRANSFERS"} & quiet
