@@ -67,8 +67,9 @@ def hinted(tmp_path_factory, compile_program, pario_cmd, mpi_env) -> H5Run:  # t
     tmp = tmp_path_factory.mktemp("h5hints")
     hints = tmp / "hints"
     hints.write_text("hdf5.alignment_threshold 4096\nhdf5.alignment 1048576\ncb_buffer_size 1048576\n"
-                     "[known.h5]\nhdf5.transfer collective\nhdf5.sieve_buf_size 131072\nhdf5.coll_metadata_ops true\n"
-                     "hdf5.coll_metadata_write true\n[other.h5]\nhdf5.meta_block_size 8192\n")
+                     "[known.h5]\nhdf5.transfer collective\nhdf5.sieve_buf_size 131072\n"
+                     "hdf5.coll_metadata_ops true\nhdf5.coll_metadata_write true\n"
+                     "[other.h5]\nhdf5.meta_block_size 8192\n")
     return run_known(tmp, compile_program, pario_cmd, mpi_env, extra=["--hints", str(hints), "--trace"])
 
 
