@@ -15,6 +15,7 @@ from pario.report.timeline import (
     READ,
     WRITE,
     Segments,
+    call_label,
     hover_texts,
     merge_short,
     rank_segments,
@@ -206,3 +207,10 @@ def test_a_big_trace_is_binned_and_the_page_says_so() -> None:
     small = render_html([analyze(synthetic())], plotly_js="/* plotly */", traces=[two_ranks()])
     assert "Timeline" in small and "Binned" not in small
     assert "Timeline" not in render_html([analyze(synthetic())], plotly_js="/* plotly */")
+
+
+def test_library_calls_are_labelled_by_their_layer() -> None:
+    """The trace's layer field (flags bits 8-10) names the I/O libraries too."""
+    assert call_label(Kind.IO_WRITE, 4 << LAYER_SHIFT) == "HDF5 dataset write"
+    assert call_label(Kind.IO_META, 5 << LAYER_SHIFT) == "PnetCDF file metadata"
+    assert call_label(Kind.IO_READ, 2 << LAYER_SHIFT) == "MPI-IO read"

@@ -30,7 +30,7 @@ CLASS_LABELS = ("computation", "MPI collective", "MPI point-to-point", "MPI othe
 CLASS_COLOURS = ("#4caf50", "#1565c0", "#64b5f6", "#b0bec5", "#ff9800", "#e53935", "#9c27b0")
 #: At most this many segments are drawn; above it the timeline is binned.
 BUDGET = 20_000
-LAYER_LABELS = ("POSIX", "STDIO", "MPI-IO")
+LAYER_LABELS = ("POSIX", "STDIO", "MPI-IO", "HDF5 file", "HDF5 dataset", "PnetCDF file", "PnetCDF variable")
 #: Below this many ranks every rank's row is labelled.
 MAX_LABELLED_RANKS = 64
 
