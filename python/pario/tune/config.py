@@ -4,6 +4,10 @@ A configuration maps dimension names (:mod:`pario.tune.space`) to choices.  For 
 becomes: a hints file for ``pario run --hints`` (``PARIO_HINTS``; under a ``[GLOB]`` section
 when the study tunes only some files), ``OMPI_MCA_*`` variables in the launch's environment,
 ``pario run --collective`` for the engine, and ``lfs setstripe`` of the output directory.
+HDF5 properties (``hdf5.*``) and PnetCDF hints (``nc_*``) go into the same hints file: the
+runtime sets them at ``H5Fcreate``/``H5Fopen`` and ``ncmpi_create``/``ncmpi_open``.  Without
+pario, PnetCDF reads its hints from ``PNETCDF_HINTS``; HDF5 has no such variable, so its
+properties are offered as the calls to add to the program (:func:`hdf5_code_lines`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pario.tune.space import DEFAULT, Space
+from pario.tune.space import DEFAULT, HDF5_ALIGN_THRESHOLD, HINT_KINDS, Space, library_kind
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ def applied(space: Space, config: Mapping[str, str]) -> Applied:
         value = config[d.name]
         if value == DEFAULT:
             continue
-        if d.kind == "hint":
+        if d.kind in HINT_KINDS:
             hints[d.name] = value
         elif d.kind == "mca":
             mca[d.name.removeprefix("mca.")] = value
@@ -50,6 +54,9 @@ def applied(space: Space, config: Mapping[str, str]) -> Applied:
             shuffle = value
         elif d.kind == "stripe":
             stripe[d.name.removeprefix("lfs.stripe_")] = value
+    if "hdf5.alignment" in hints and "hdf5.alignment_threshold" not in hints:
+        # the alignment dimension sets its threshold too (unless a space file made that a dimension)
+        hints["hdf5.alignment_threshold"] = str(min(int(hints["hdf5.alignment"]), HDF5_ALIGN_THRESHOLD))
     collective = None if algorithm is None else algorithm + (f":{shuffle}" if shuffle else "")
     return Applied(hints, mca, collective, stripe)
 
@@ -63,9 +70,45 @@ def hints_text(hints: Mapping[str, str], files: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def mpiio_hints(hints: Mapping[str, str]) -> dict[str, str]:
+    """The hints the MPI library reads: without pario's own, HDF5's properties and PnetCDF's hints."""
+    return {k: v for k, v in hints.items() if not k.startswith("pario_") and library_kind(k) is None}
+
+
 def romio_hints_text(hints: Mapping[str, str]) -> str:
-    """A ROMIO_HINTS file (ROMIO applies it to every file; pario's own hints left out)."""
-    return "".join(f"{k} {v}\n" for k, v in hints.items() if not k.startswith("pario_"))
+    """A ROMIO_HINTS file (ROMIO applies it to every file; pario's own hints and the libraries' left out)."""
+    return "".join(f"{k} {v}\n" for k, v in mpiio_hints(hints).items())
+
+
+def pnetcdf_hints_value(hints: Mapping[str, str]) -> str:
+    """PnetCDF's hints as ``PNETCDF_HINTS`` takes them (``key=value;key=value``), "" without any."""
+    return ";".join(f"{k}={v}" for k, v in hints.items() if library_kind(k) == "pnetcdf")
+
+
+#: HDF5 calls setting each property pario sets (docs/libraries.md), ``{v}`` its value
+_HDF5_CALLS = {
+    "hdf5.meta_block_size": "H5Pset_meta_block_size(fapl, {v});",
+    "hdf5.sieve_buf_size": "H5Pset_sieve_buf_size(fapl, {v});",
+    "hdf5.coll_metadata_ops": "H5Pset_all_coll_metadata_ops(fapl, {b});",
+    "hdf5.coll_metadata_write": "H5Pset_coll_metadata_write(fapl, {b});",
+    "hdf5.transfer": "H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_{u});   /* the transfer list of H5Dread/H5Dwrite */",
+}
+
+
+def hdf5_code_lines(hints: Mapping[str, str]) -> list[str]:
+    """The HDF5 calls that set the configuration's HDF5 properties in the program itself, on the
+    file access list (``fapl``) given to H5Fcreate/H5Fopen (HDF5 reads no environment variable
+    for them)."""
+    lines = []
+    if "hdf5.alignment" in hints or "hdf5.alignment_threshold" in hints:
+        # HDF5's defaults (threshold 1, alignment 1) for the one not given, as the runtime keeps
+        threshold = hints.get("hdf5.alignment_threshold", "1")
+        lines.append(f"H5Pset_alignment(fapl, {threshold}, {hints.get('hdf5.alignment', '1')});")
+    for key, call in _HDF5_CALLS.items():
+        if key in hints:
+            value = hints[key]
+            lines.append(call.format(v=value, b=int(value.lower() == "true"), u=value.upper()))
+    return lines
 
 
 def stripe_command(directory: Path, stripe: Mapping[str, str],
@@ -139,9 +182,13 @@ def job_script_lines(a: Applied, hints_file: Path, command: list[str], directory
 
 
 def without_pario_lines(a: Applied, romio_file: Path) -> list[str]:
-    """How to apply what the MPI library itself understands, without pario in the job."""
+    """How to apply what the MPI library and PnetCDF themselves understand, without pario in the job."""
     lines = _mca_exports(a)
-    if any(not k.startswith("pario_") for k in a.hints):
+    if mpiio_hints(a.hints):
         lines.append(f"export ROMIO_HINTS={shlex.quote(str(romio_file))}   # ROMIO (MPICH, Open MPI's romio) "
                      "applies it to every file")
+    pnetcdf = pnetcdf_hints_value(a.hints)
+    if pnetcdf:
+        lines.append(f"export PNETCDF_HINTS={shlex.quote(pnetcdf)}   # PnetCDF applies it to every file it "
+                     "creates or opens")
     return lines

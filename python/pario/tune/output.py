@@ -108,11 +108,26 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out.append("use it in a job script:")
         out += [f"  {line}" for line in cfg.job_script_lines(a, written["hints"], command,
                                                            Path(space.detected.directory))]
-        plain = cfg.without_pario_lines(a, written["romio_hints"])
-        if plain and a.collective:
-            out.append(f"(the best uses pario's collective-write engine, --collective {a.collective}: "
-                       "without pario in the job it is not the configuration measured)")
-        elif plain:
-            out.append("or, without pario in the job (what the MPI library itself reads):")
-            out += [f"  {line}" for line in plain]
+        out += without_pario(a, written)
+    return out
+
+
+def without_pario(a: cfg.Applied, written: dict[str, Path]) -> list[str]:
+    """How to use the best configuration without pario in the job: the environment the MPI library
+    and PnetCDF read, and the HDF5 calls to add to the program (HDF5 reads no environment variable)."""
+    plain = cfg.without_pario_lines(a, written["romio_hints"])
+    code = cfg.hdf5_code_lines(a.hints)
+    if (plain or code) and a.collective:
+        return [f"(the best uses pario's collective-write engine, --collective {a.collective}: "
+                "without pario in the job it is not the configuration measured)"]
+    out = []
+    if plain:
+        readers = ("what the MPI library and PnetCDF read themselves" if cfg.pnetcdf_hints_value(a.hints)
+                   else "what the MPI library itself reads")
+        out.append(f"or, without pario in the job ({readers}):")
+        out += [f"  {line}" for line in plain]
+    if code:
+        out.append("HDF5 reads its properties from no environment variable: without pario, set them in the "
+                   "program, on the file access list (fapl) given to H5Fcreate/H5Fopen:")
+        out += [f"  {line}" for line in code]
     return out

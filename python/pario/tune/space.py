@@ -8,14 +8,19 @@ A :class:`Dimension` is one setting with a finite list of choices, the first of 
 * ``hint``: an MPI-IO hint injected at ``MPI_File_open`` (``PARIO_HINTS``);
 * ``mca``: an Open MPI MCA variable (``OMPI_MCA_<name>`` in the launch's environment);
 * ``collective``: pario's collective-write engine (``PARIO_COLL``);
-* ``stripe``: ``lfs setstripe`` on the output directory (Lustre only).
+* ``stripe``: ``lfs setstripe`` on the output directory (Lustre only);
+* ``hdf5``: an HDF5 file-access property pario sets at ``H5Fcreate``/``H5Fopen`` (``PARIO_HINTS``
+  key ``hdf5.*``), when the program links libhdf5;
+* ``pnetcdf``: a PnetCDF hint (``nc_*``) pario merges into the info of ``ncmpi_create``/``ncmpi_open``
+  (``PARIO_HINTS``), when the program links libpnetcdf.
 
 A dimension may apply only when another has one of some values (``when``): the ROMIO hints
 only matter when Open MPI's I/O component is ROMIO, OMPIO's variables only under OMPIO.
 
 :func:`detect` finds the MPI library, its I/O components, the file system of the output
-directory and the rank and node counts; :func:`build_space` turns them into dimensions, and a
-space file (TOML, :func:`apply_space_file`) narrows or extends them.
+directory, the rank and node counts and the I/O libraries the program links (HDF5,
+PnetCDF); :func:`build_space` turns them into dimensions, and a space file (TOML,
+:func:`apply_space_file`) narrows or extends them.
 """
 
 from __future__ import annotations
@@ -34,7 +39,10 @@ from pario import launch, mpi_match, paths
 from pario.errors import ParioError
 
 DEFAULT = "default"
-KINDS = ("hint", "mca", "collective", "stripe")
+KINDS = ("hint", "mca", "collective", "stripe", "hdf5", "pnetcdf")
+#: the kinds applied through PARIO_HINTS (MPI-IO hints, HDF5 properties, PnetCDF hints)
+HINT_KINDS = ("hint", "hdf5", "pnetcdf")
+KIB = 1 << 10
 MIB = 1 << 20
 
 #: Open MPI's I/O components pario knows how to tune, and OMPIO's collective components.
@@ -43,6 +51,11 @@ OMPI_FCOLL = ("vulcan", "dynamic", "dynamic_gen2", "two_phase", "individual")
 ROMIO_SWITCH = ("enable", "disable", "automatic")
 ENGINE_ALGORITHMS = ("none", "comm", "write", "write-comm", "write-comm-2", "auto")
 ENGINE_SHUFFLES = ("p2p", "rma-fence", "rma-lock")
+
+#: HDF5's H5Pset_alignment threshold tied to a tuned alignment A: objects of at least min(A, this)
+#: bytes are aligned, so the raw data of datasets and large metadata blocks start on A boundaries
+#: while small metadata (object headers, B-tree nodes) stays packed instead of leaving holes
+HDF5_ALIGN_THRESHOLD = 64 * KIB
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,10 @@ class Detected:
     nodes: int = 1
     has_lfs: bool = False
     engine: bool = True  # pario's collective-write engine is in the runtime
+    #: the program's HDF5 / PnetCDF library as its ELF file names it (DT_NEEDED), "" if it links none
+    hdf5: str = ""
+    pnetcdf: str = ""
+    stripe_size: int = 0  # Lustre: the output directory's own stripe size (0: none or unknown)
 
     def describe(self) -> list[str]:
         mpi = mpi_match.FAMILY_NAMES.get(self.mpi, "an unknown MPI library")
@@ -86,6 +103,10 @@ class Detected:
                          f"(default {self.default_io or 'unknown'})")
         lines.append(f"output directory: {self.directory} ({self.fs_type or 'file system unknown'})")
         lines.append(f"ranks: {self.ranks}, nodes: {self.nodes}")
+        libraries = [f"{what} ({lib})" for what, lib in (("HDF5", self.hdf5), ("PnetCDF", self.pnetcdf))
+                     if lib]
+        lines.append(f"I/O libraries: {', '.join(libraries)}" if libraries else
+                     "I/O libraries: none (the program links neither libhdf5 nor libpnetcdf)")
         return lines
 
 
@@ -203,6 +224,31 @@ def ompi_components(framework: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def io_libraries(command: Sequence[str]) -> tuple[str, str]:
+    """The HDF5 and PnetCDF libraries (their DT_NEEDED names, "" for none) of the program a launch
+    command runs: the first program after the launcher's options, or the command itself."""
+    if not command:
+        return "", ""
+    program = mpi_match.program_in(list(command), launcher_known=launch.is_launcher(list(command)))
+    needed = (mpi_match.needed_libraries(program) or []) if program else []
+    return library_of(needed, "libhdf5"), library_of(needed, "libpnetcdf")
+
+
+def library_of(needed: Sequence[str], prefix: str) -> str:
+    """The library named ``prefix``* among DT_NEEDED names (HDF5's high-level ``_hl`` library only
+    when it is the one linked), "" if none."""
+    found = [n for n in needed if n.startswith(prefix)]
+    return next((n for n in found if "_hl" not in n), found[0] if found else "")
+
+
+def directory_stripe_size(directory: Path) -> int:
+    """The stripe size of ``directory``'s own Lustre layout (``lfs getstripe -d``), 0 if none."""
+    from pario.tune.config import read_stripe  # config imports this module
+
+    stripe = read_stripe(directory)
+    return int(stripe[1]) if stripe is not None and stripe[1].isdigit() else 0
+
+
 def detect(command: Sequence[str], directory: Path, environ: Mapping[str, str] | None = None) -> Detected:
     env = os.environ if environ is None else environ
     mpi = mpi_of(command)
@@ -217,9 +263,12 @@ def detect(command: Sequence[str], directory: Path, environ: Mapping[str, str] |
         # in 4.0); the logged hints of the default trial say for sure.
         default_io = "ompio" if "ompio" in io else (io[0] if io else "")
     fs = fs_type_of(directory)
+    has_lfs = shutil.which("lfs") is not None
+    hdf5, pnetcdf = io_libraries(command)
+    stripe_size = directory_stripe_size(directory) if fs == "lustre" and has_lfs and (hdf5 or pnetcdf) else 0
     return Detected(mpi=mpi, io_components=io, default_io=default_io, fcoll_components=fcoll, fs_type=fs,
-                    directory=str(directory), ranks=ranks, nodes=nodes,
-                    has_lfs=shutil.which("lfs") is not None)
+                    directory=str(directory), ranks=ranks, nodes=nodes, has_lfs=has_lfs, hdf5=hdf5,
+                    pnetcdf=pnetcdf, stripe_size=stripe_size)
 
 
 # ---- building the space ------------------------------------------------------------------
@@ -291,7 +340,56 @@ def build_space(det: Detected, objective: str = "write-bw") -> Space:
         notes.append(f"striping left out: the output directory is on {fs}, not Lustre")
     if det.mpi == "mpich":
         notes.append("MPICH: its MPI-IO is ROMIO; hints are injected per file (PARIO_HINTS)")
+    if det.hdf5:
+        dims += hdf5_dimensions(det, objective)
+        notes.append("HDF5: hdf5.transfer left out (forcing collective transfers can deadlock a program "
+                     "whose transfers are not made by every rank; add it with --space)")
+    if det.pnetcdf:
+        pnetcdf = pnetcdf_dimensions(det, objective)
+        dims += pnetcdf
+        if not pnetcdf:
+            notes.append("PnetCDF's alignments left out: they act only when a file's header is written, "
+                         "not when it is read")
     return Space(tuple(dims), det, tuple(notes))
+
+
+def _sizes(det: Detected, *values: int) -> tuple[str, ...]:
+    """Byte counts as choices, with the output directory's Lustre stripe size among them."""
+    extra = (det.stripe_size,) if det.fs_type == "lustre" and det.stripe_size > 0 else ()
+    return tuple(str(v) for v in sorted({*values, *extra}))
+
+
+def hdf5_dimensions(det: Detected, objective: str) -> list[Dimension]:
+    """HDF5's file-access properties (docs/libraries.md): the layout ones only where files are written."""
+    dims: list[Dimension] = []
+    if objective != "read-bw":
+        dims.append(_dim("hdf5.alignment", "hdf5", _sizes(det, 64 * KIB, MIB, 4 * MIB),
+                         "H5Pset_alignment: file objects of at least min(A, 64 KiB) bytes start at "
+                         "multiples of A (sets hdf5.alignment_threshold too)"))
+        dims.append(_dim("hdf5.meta_block_size", "hdf5", ("65536", str(MIB)),
+                         "H5Pset_meta_block_size: metadata is allocated in blocks of this size"))
+    dims.append(_dim("hdf5.sieve_buf_size", "hdf5", (str(256 * KIB), str(4 * MIB)),
+                     "H5Pset_sieve_buf_size: the data sieving buffer of contiguous datasets"))
+    dims.append(_dim("hdf5.coll_metadata_ops", "hdf5", ("true",),
+                     "H5Pset_all_coll_metadata_ops: collective metadata reads"))
+    if objective != "read-bw":
+        dims.append(_dim("hdf5.coll_metadata_write", "hdf5", ("true",),
+                         "H5Pset_coll_metadata_write: collective metadata writes"))
+    return dims
+
+
+def pnetcdf_dimensions(det: Detected, objective: str) -> list[Dimension]:
+    """PnetCDF's alignment hints: they lay out a file when its header is written, so not for reads."""
+    if objective == "read-bw":
+        return []
+    return [
+        _dim("nc_var_align_size", "pnetcdf", _sizes(det, 64 * KIB, MIB, 4 * MIB),
+             "PnetCDF: the data section (fixed-size variables) starts at a multiple of this"),
+        _dim("nc_header_align_size", "pnetcdf", ("65536", str(MIB)),
+             "PnetCDF: room reserved for the header (its extent is a multiple of this)"),
+        _dim("nc_record_align_size", "pnetcdf", ("65536", str(MIB)),
+             "PnetCDF: the record variables' section starts at a multiple of this"),
+    ]
 
 
 # ---- configurations -----------------------------------------------------------------------
@@ -370,12 +468,33 @@ def _value_text(path: Path, name: str, value: object) -> str:
     return text
 
 
+def library_kind(name: str) -> str | None:
+    """"hdf5" for an ``hdf5.*`` key, "pnetcdf" for an ``nc_*`` one, None for an MPI-IO hint."""
+    return "hdf5" if name.startswith("hdf5.") else "pnetcdf" if name.startswith("nc_") else None
+
+
+def new_kind(path: Path, name: str, kind: object) -> str:
+    """The kind of a dimension a space file adds: ``hint`` keys named ``hdf5.*``/``nc_*`` are HDF5
+    properties / PnetCDF hints; ``hdf5``/``pnetcdf`` must name such keys."""
+    if kind not in ("hint", "mca", "hdf5", "pnetcdf"):
+        raise ParioError(f"{path}: [dimensions.{name}] is not in the detected space; a new dimension "
+                         "needs kind = \"hint\", \"mca\", \"hdf5\" or \"pnetcdf\" and values")
+    if kind == "mca":
+        return "mca"
+    library = library_kind(name)
+    if kind != "hint" and library != kind:
+        prefix = "hdf5." if kind == "hdf5" else "nc_"
+        raise ParioError(f"{path}: [dimensions.{name}] kind = \"{kind}\" needs a key that starts with "
+                         f"{prefix}")
+    return library or "hint"
+
+
 def apply_space_file(space: Space, path: Path) -> Space:
     """``space`` narrowed or extended by a TOML space file (format in docs/tune.md).
 
     ``only = [...]`` keeps just those dimensions; ``[dimensions.NAME]`` with ``values = [...]``
     replaces a dimension's choices (``default`` is always kept first), ``drop = true`` removes
-    it, and a new NAME with ``kind`` (hint or mca) adds one.
+    it, and a new NAME with ``kind`` (hint, mca, hdf5 or pnetcdf) adds one.
     """
     data = _load_toml(path)
     unknown = set(data) - {"only", "dimensions"}
@@ -404,13 +523,10 @@ def apply_space_file(space: Space, path: Path) -> Space:
             if texts:
                 dims[name] = replace(dims[name], choices=(DEFAULT, *dict.fromkeys(texts)))
             continue
-        kind = table.get("kind")
-        if kind not in ("hint", "mca"):
-            raise ParioError(f"{path}: [dimensions.{name}] is not in the detected space; a new dimension "
-                             "needs kind = \"hint\" or \"mca\" and values")
+        kind = new_kind(path, name, table.get("kind"))
         if not texts:
             raise ParioError(f"{path}: [dimensions.{name}] needs values")
-        full = name if kind == "hint" or name.startswith("mca.") else f"mca.{name}"
+        full = name if kind != "mca" or name.startswith("mca.") else f"mca.{name}"
         dims[full] = Dimension(full, kind, (DEFAULT, *dict.fromkeys(texts)), None, str(table.get("help", "")))
         order.append(full)
     only = data.get("only")
@@ -448,7 +564,9 @@ def render(space: Space) -> list[str]:
 
 def _short(name: str, value: str) -> str:
     """Byte counts of size dimensions in MiB, for people."""
-    if value.isdigit() and ("size" in name or "bytes" in name or "unit" in name) and int(value) >= MIB:
-        mib = int(value) / MIB
-        return f"{mib:g}M"
+    sizes = value.isdigit() and any(w in name for w in ("size", "bytes", "unit", "align"))
+    if sizes and int(value) >= MIB:
+        return f"{int(value) / MIB:g}M"
+    if sizes and int(value) >= KIB and int(value) % KIB == 0:
+        return f"{int(value) // KIB}K"
     return value
