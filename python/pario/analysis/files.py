@@ -1,20 +1,27 @@
-"""Per-file table: I/O time and bytes of every file at its outermost layer."""
+"""Per-file table: I/O time and bytes of every file at its outermost layer (a file written or read
+through HDF5 or PnetCDF: the library's, its datasets' or variables' time, bytes and calls plus the
+file's own calls; the MPI-IO and POSIX calls beneath are the Libraries table's)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from pario.analysis.rankio import float_values, outermost_records
-from pario.model import LAYERS, Profile
+from pario.analysis.libraries import data_file_ids
+from pario.analysis.rankio import LIBRARY_DATA_LAYERS, float_values, time_records
+from pario.model import ALL_LAYERS, LIBRARIES, Profile
 
 FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",
                                  "time", "bytes_read", "bytes_written", "reads", "writes")
 _SUMS = ("read_time", "write_time", "meta_time", "bytes_read", "bytes_written")
 _READS = {"posix": ("reads",), "stdio": ("reads",),
-          "mpiio": ("indep_reads", "coll_reads", "split_reads", "nb_reads", "shared_reads")}
+          "mpiio": ("indep_reads", "coll_reads", "split_reads", "nb_reads", "shared_reads"),
+          "h5d": ("reads",), "pnetcdf_var": ("indep_reads", "coll_reads", "nb_reads")}
 _WRITES = {"posix": ("writes",), "stdio": ("writes",),
-           "mpiio": ("indep_writes", "coll_writes", "split_writes", "nb_writes", "shared_writes")}
+           "mpiio": ("indep_writes", "coll_writes", "split_writes", "nb_writes", "shared_writes"),
+           "h5d": ("writes",), "pnetcdf_var": ("indep_writes", "coll_writes", "nb_writes")}
+#: The file layer of each dataset/variable layer.
+_FILE_LAYER = {data: file for file, data in LIBRARIES.values()}
 
 
 def _values(frame: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
@@ -47,7 +54,7 @@ def file_table(profile: Profile) -> pd.DataFrame:
     """
     nprocs = profile.job.nprocs
     parts = []
-    for layer, frame in outermost_records({k: profile.layer(k) for k in LAYERS}).items():
+    for layer, frame in time_records({k: profile.layer(k) for k in ALL_LAYERS}).items():
         if not len(frame):
             continue
         rank = frame["rank"].to_numpy(dtype=np.int64)
@@ -59,16 +66,25 @@ def file_table(profile: Profile) -> pd.DataFrame:
                 "ranks": np.where(rank >= 0, 1.0, shared_n)}
         for c in _SUMS:
             data[c] = _values(frame, (c,))
-        data["reads"] = _values(frame, _READS[layer])
-        data["writes"] = _values(frame, _WRITES[layer])
+        data["reads"] = _values(frame, _READS.get(layer, ()))
+        data["writes"] = _values(frame, _WRITES.get(layer, ()))
+        if layer in LIBRARY_DATA_LAYERS:  # a dataset or variable counts in its file's row
+            frec = profile.layer(_FILE_LAYER[layer])
+            fid = data_file_ids(frame, frec)
+            known = fid != 0
+            data = {k: np.asarray(v)[known] for k, v in data.items()}
+            data["id"] = fid[known].astype(frec["id"].dtype)  # int64 ids: the same bits
+            data["name"] = np.array([""] * int(known.sum()), dtype=object)
+            data["ranks"] = np.zeros(int(known.sum()))  # the file record counts the ranks
+            layer = _FILE_LAYER[layer]
         df = pd.DataFrame(data)
-        agg = {"name": "first", "ranks": "sum", **{c: "sum" for c in (*_SUMS, "reads", "writes")}}
-        grouped = df.groupby("id", sort=False).agg(agg).reset_index()
-        grouped.insert(0, "layer", layer)
-        parts.append(grouped)
+        df.insert(0, "layer", layer)
+        parts.append(df)
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype=float) for c in FILE_COLUMNS})
-    out = pd.concat(parts, ignore_index=True)
+    rows = pd.concat(parts, ignore_index=True)
+    agg = {"name": "max", "ranks": "sum", **{c: "sum" for c in (*_SUMS, "reads", "writes")}}
+    out = rows.groupby(["layer", "id"], sort=False).agg(agg).reset_index()
     out["ranks"] = out["ranks"].clip(upper=nprocs).astype(np.int64)
     out["time"] = out["read_time"] + out["write_time"] + out["meta_time"]
     out = out[list(FILE_COLUMNS)]

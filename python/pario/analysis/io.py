@@ -14,7 +14,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pario.analysis.rankio import SHARED_NOTE, ProfileIO, RankIO, float_values, outermost_records
+from pario.analysis.rankio import (
+    LIBRARY_DATA_LAYERS,
+    LIBRARY_FILE_LAYERS,
+    SHARED_NOTE,
+    ProfileIO,
+    RankIO,
+    float_values,
+    layer_members,
+    library_file_time,
+    rank_io,
+    time_records,
+)
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
 from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
@@ -22,6 +33,9 @@ from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
 LAYER_LABELS: dict[str, str] = {"all": "All layers", "posix": "POSIX", "mpiio": "MPI-IO", "stdio": "STDIO",
                                 "h5f": "HDF5 files", "h5d": "HDF5 datasets", "pnetcdf_file": "PnetCDF files",
                                 "pnetcdf_var": "PnetCDF variables"}
+
+#: A file's layer in the files table: a library file's is the library.
+FILE_LAYER_LABELS: dict[str, str] = {**LAYER_LABELS, "h5f": "HDF5", "pnetcdf_file": "PnetCDF"}
 
 #: Operation counters of each layer (those absent from a log are skipped).
 OPS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -41,6 +55,9 @@ OPS: dict[str, dict[str, tuple[str, ...]]] = {
                     "write": ("indep_writes", "coll_writes", "nb_writes"), "meta": ("opens",)},
 }
 BYTES_OF = {"read": "bytes_read", "write": "bytes_written"}
+#: A library file row's bytes: its datasets' or variables' (counted in their row, not twice).
+IN_DATA_ROW = {"h5f": "counted in the HDF5 datasets row",
+               "pnetcdf_file": "counted in the PnetCDF variables row"}
 
 
 @dataclass(frozen=True)
@@ -148,7 +165,35 @@ def _histogram(frame: pd.DataFrame, layer: str, direction: str) -> tuple[int, ..
     return tuple(int(_sum(frame, (c,))) for c in cols)
 
 
+_OWN_CALLS = {"h5f": ("HDF5 files", "H5Fcreate/open/flush/close", "HDF5 datasets"),
+              "pnetcdf_file": ("PnetCDF files", "ncmpi_create/open/redef/enddef/sync/close",
+                               "PnetCDF variables")}
+
+
+def library_layers_note(layers: tuple[LayerIO, ...]) -> str:
+    """What the library rows of the per-layer tables hold (empty without library layers)."""
+    present = [_OWN_CALLS[lay.layer] for lay in layers if lay.layer in _OWN_CALLS]
+    if not present:
+        return ""
+    own = "; ".join(f"{label}: their own calls ({calls}), their reads, writes and bytes are in the "
+                    f"{data} row" for label, calls, data in present)
+    return (f"{own}. The MPI-IO and POSIX rows include the calls the library makes beneath "
+            "(the Libraries table compares the two).")
+
+
+def _in_data_row(k: KindIO, note: str) -> KindIO:
+    """A library file row's read or write: its bytes (and so sizes and rates) are its datasets'
+    or variables', shown in their row only."""
+    gone = {f: Value.unavailable(note, getattr(k, f).unit) for f in
+            ("bytes", "mean_request", "rate_per_process", "rate_aggregate") if getattr(k, f) is not None}
+    return KindIO(**{**{f: getattr(k, f) for f in k.__dataclass_fields__}, **gone})
+
+
 def _layer(layer: str, frame: pd.DataFrame, rio: RankIO, runtime: float) -> LayerIO:
+    """One layer's row.  A library file layer (``h5f``, ``pnetcdf_file``) shows the files' own
+    calls only (create/open/flush/close; a Darshan PnetCDF file's waits): their reads and writes
+    are their datasets' or variables' row, as in Darshan's H5F records (``rio`` is then of
+    :func:`library_file_time`'s records)."""
     t = rio.table
     frames = {layer: frame}
     kinds = {}
@@ -157,6 +202,8 @@ def _layer(layer: str, frame: pd.DataFrame, rio: RankIO, runtime: float) -> Laye
         nbytes = _sum(frame, (BYTES_OF[kind],)) if kind in BYTES_OF else None
         kinds[kind] = _kind(kind, t[col].to_numpy(), runtime, _ops(frames, kind), nbytes,
                             exact_max=rio.exact_max[col], exact_ranks=rio.exact_ranks[col])
+        if layer in IN_DATA_ROW and kind in BYTES_OF:
+            kinds[kind] = _in_data_row(kinds[kind], IN_DATA_ROW[layer])
     all_ops = sum(_ops(frames, k) for k in ("read", "write", "meta"))
     total = _kind("total", t["time"].to_numpy(), runtime, all_ops, None,
                   exact_max=rio.exact_max["time"], exact_ranks=rio.exact_ranks["time"])
@@ -171,21 +218,32 @@ def io_summary(profile: Profile, rt: RankTimes, io: ProfileIO | None = None) -> 
     io = io or profile_io(profile)
     files = {layer: profile.layer(layer) for layer in ALL_LAYERS}
     has_io = any(len(f) for f in files.values())
-    layers = tuple(_layer(layer, frame, io.layer(layer), rt.runtime)
+    layers = tuple(_layer(layer, frame, _layer_io(profile, io, layer, frame), rt.runtime)
                    for layer, frame in files.items() if len(frame))
-    files = {layer: files[layer] for layer in LAYERS}
-    outer = {k: v for k, v in outermost_records(files).items() if len(v)}
+    # every call once, at its outermost layer: an I/O library's datasets and variables (the
+    # bytes the application asked for) instead of the MPI-IO and POSIX records beneath them
+    outer = {k: v for k, v in time_records(files).items() if len(v)}
+    # a library file's own calls are counted from its record's counters (opens, creates...)
+    counted = {k: files[k] if k in LIBRARY_FILE_LAYERS else v for k, v in outer.items()}
     kinds = {}
     for kind in ("read", "write", "meta"):
         nbytes = sum(_sum(f, (BYTES_OF[kind],)) for f in outer.values()) if kind in BYTES_OF else None
-        kinds[kind] = _kind(kind, rt.io_of(kind), rt.runtime, _ops(outer, kind), nbytes,
+        kinds[kind] = _kind(kind, rt.io_of(kind), rt.runtime, _ops(counted, kind), nbytes,
                             exact_max=rt.exact_max(kind), exact_ranks=rt.exact_ranks(kind))
-    total = _kind("total", rt.io, rt.runtime, sum(_ops(outer, k) for k in ("read", "write", "meta")), None,
+    total = _kind("total", rt.io, rt.runtime, sum(_ops(counted, k) for k in ("read", "write", "meta")), None,
                   exact_max=rt.exact_max("io"), exact_ranks=rt.exact_ranks("io"))
-    ids = [f["id"].to_numpy(dtype=np.uint64) for f in outer.values()]
+    # files only (a dataset's or variable's record is not a file)
+    ids = [f["id"].to_numpy(dtype=np.uint64) for k, f in outer.items() if k not in LIBRARY_DATA_LAYERS]
     nfiles = int(np.unique(np.concatenate(ids)).size) if ids else 0
     overall = LayerIO("all", LAYER_LABELS["all"], nfiles, kinds["read"], kinds["write"], kinds["meta"], total)
     return IOSummary(has_io, overall, layers)
+
+
+def _layer_io(profile: Profile, io: ProfileIO, layer: str, frame: pd.DataFrame) -> RankIO:
+    """Per-rank I/O of a layer's row: a library file layer's own calls only."""
+    if layer not in LIBRARY_FILE_LAYERS:
+        return io.layer(layer)
+    return rank_io(library_file_time(frame), profile.job.nprocs, layer_members(profile.file_ranks, layer))
 
 
 def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> pd.DataFrame:

@@ -297,7 +297,7 @@ def library_file_ids(files: Mapping[str, pd.DataFrame]) -> np.ndarray:
     return np.unique(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.uint64)
 
 
-def _library_file_time(frame: pd.DataFrame) -> pd.DataFrame:
+def library_file_time(frame: pd.DataFrame) -> pd.DataFrame:
     """A library file record's own time (docs/metrics.md, "I/O libraries"): its metadata time
     (H5Fcreate/open/flush/close, ncmpi_create/open/redef/enddef/sync/close); its reads and
     writes are its datasets' or variables' records.  A Darshan PnetCDF file record keeps the
@@ -323,7 +323,7 @@ def time_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     outermost layer: :func:`outermost_records`, less the MPI-IO, POSIX and STDIO records of the
     files an I/O library has records of (time in HDF5 or PnetCDF calls is the library's), plus
     the libraries' records (datasets and variables whole; files' own time only, as
-    :func:`_library_file_time`).  Without library records: :func:`outermost_records`."""
+    :func:`library_file_time`).  Without library records: :func:`outermost_records`."""
     out = outermost_records(files)
     covered = library_file_ids(files)
     if not covered.size:
@@ -335,7 +335,7 @@ def time_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         if frame is None or not len(frame):
             continue
         if layer in LIBRARY_FILE_LAYERS:
-            out[layer] = _library_file_time(frame)
+            out[layer] = library_file_time(frame)
         elif layer in LIBRARY_DATA_LAYERS:
             out[layer] = frame
     return out

@@ -18,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from pario import __version__
-from pario.analysis.io import LAYER_LABELS
+from pario.analysis.io import FILE_LAYER_LABELS, LAYER_LABELS, library_layers_note
 from pario.analysis.pop import efficiency_level
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
@@ -115,7 +115,7 @@ def file_figures(run: RunAnalysis, top: int) -> list[dict[str, Any]]:
     files = files.iloc[::-1]  # slowest at the top of a horizontal bar chart
     ranks = range(len(files), 0, -1)
     labels = [f"{i}. {shorten(str(n), 40)}" for i, n in zip(ranks, files["name"], strict=True)]
-    full = [f"{n} ({LAYER_LABELS.get(str(lay), str(lay))})" for n, lay in
+    full = [f"{n} ({FILE_LAYER_LABELS.get(str(lay), str(lay))})" for n, lay in
             zip(files["name"], files["layer"], strict=True)]
     height = max(300, 28 * len(files) + 120)
     time_traces = [{"type": "bar", "orientation": "h", "name": name, "y": labels,
@@ -182,6 +182,8 @@ def _environment() -> Environment:
     env.filters["nbytes"] = fmt.nbytes
     env.filters["count"] = fmt.count
     env.filters["timestamp"] = fmt.timestamp
+    env.filters["library_note"] = library_layers_note
+    env.filters["file_layer_label"] = lambda layer: FILE_LAYER_LABELS.get(str(layer), str(layer))
     env.filters["layer_label"] = lambda layer: LAYER_LABELS.get(str(layer), str(layer))
     env.filters["json"] = safe_json
     return env

@@ -17,7 +17,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from pario.analysis.io import LAYER_LABELS, KindIO
+from pario.analysis.io import (
+    FILE_LAYER_LABELS,
+    IN_DATA_ROW,
+    LAYER_LABELS,
+    KindIO,
+    LayerIO,
+    library_layers_note,
+)
 from pario.analysis.libraries import LIBRARY_LABELS
 from pario.analysis.mpihints import FileInjection
 from pario.analysis.pop import PopMetrics, efficiency_level
@@ -133,6 +140,20 @@ def _volume_row(label: str, k: KindIO, notes: Footnotes) -> list[Text]:
             _val(k.rate_aggregate, notes)]
 
 
+def _layer_times(lay: LayerIO, notes: Footnotes) -> list[Text]:
+    """Read, write and metadata time, then the load balances, of a by-layer row.  A dash where
+    the layer has no time of that kind (no balance to measure), and for a library file's reads
+    and writes: they are its datasets' or variables' (a Darshan PnetCDF file's waits excepted)."""
+    times, balances = [], []
+    for k in (lay.read, lay.write, lay.meta):
+        none = not k.time_total.value
+        mine = k.kind == "meta" or lay.layer not in IN_DATA_ROW or not none
+        times.append(_val(k.time_mean, notes) if mine else _t("—", "dim"))
+        if k.kind != "meta":
+            balances.append(_t("—", "dim") if none else _eff(k.load_balance, notes))
+    return [*times, *balances, _eff(lay.total.load_balance, notes)]
+
+
 def io_section(run: RunAnalysis) -> RenderableType:
     if not run.has_io:
         return Group(_heading("I/O"), _t(NO_IO, "bold yellow"))
@@ -149,15 +170,22 @@ def io_section(run: RunAnalysis) -> RenderableType:
     layers = _table("By layer (nested calls included): time per rank / I/O load balance", "layer", "files",
                     "read", "write", "metadata", "LB read", "LB write", "LB all")
     for lay in run.io.layers:
-        layers.add_row(_t(lay.label), _t(f"{lay.files:,}"), _val(lay.read.time_mean, notes),
-                       _val(lay.write.time_mean, notes), _val(lay.meta.time_mean, notes),
-                       _eff(lay.read.load_balance, notes), _eff(lay.write.load_balance, notes),
-                       _eff(lay.total.load_balance, notes))
+        layers.add_row(_t(lay.label), _t(f"{lay.files:,}"), *_layer_times(lay, notes))
     layer_bytes = _table("By layer: bytes", "layer", "read", "written", "mean read", "mean write")
     for lay in run.io.layers:
+        if lay.layer in IN_DATA_ROW:  # a library file's bytes are its datasets' or variables'
+            layer_bytes.add_row(_t(lay.label), *[_t("—", "dim")] * 4)
+            continue
         layer_bytes.add_row(_t(lay.label), _val(lay.read.bytes, notes), _val(lay.write.bytes, notes),
                             _val(lay.read.mean_request, notes), _val(lay.write.mean_request, notes))
-    return Group(_heading("I/O"), times, volume, layers, layer_bytes, histograms(run), *notes.render())
+    for t in (layers, layer_bytes):
+        t.columns[0].no_wrap = True
+        t.columns[0].min_width = max(len(lay.label) for lay in run.io.layers)
+    parts: list[RenderableType] = [_heading("I/O"), times, volume, layers, layer_bytes]
+    note = library_layers_note(run.io.layers)
+    if note:
+        parts.append(Wrapped(note, style="dim"))
+    return Group(*parts, histograms(run), *notes.render())
 
 
 def histograms(run: RunAnalysis) -> RenderableType:
@@ -241,12 +269,19 @@ def files_section(run: RunAnalysis, top: int) -> RenderableType:
     for c in t.columns[1:]:
         c.no_wrap = True
     for row in shown.itertuples(index=False):
-        layer = LAYER_LABELS.get(str(row.layer), str(row.layer))
+        layer = FILE_LAYER_LABELS.get(str(row.layer), str(row.layer))
         t.add_row(Wrapped(relative(str(row.name), directory)), _t(layer), _t(fmt.count(row.ranks)),
                   _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
                   _t(fmt.nbytes(row.bytes_written)))
     caption = [Wrapped(f"in {directory}", style="dim")] if directory else []
     return Group(_heading("Files"), t, *caption, *engine_lines(run, directory))
+
+
+LIBRARY_COLUMNS_NOTE = (
+    "asked: bytes of the datasets' or variables' reads and writes; moved: bytes of the file's MPI-IO "
+    "calls beneath the library (POSIX calls when it used no MPI-IO); ratio: moved / asked; time: in the "
+    "library's calls on the file and its datasets or variables; beneath: in the MPI-IO (or POSIX) "
+    "calls under them; overhead: time - beneath.")
 
 
 def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
@@ -257,13 +292,14 @@ def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
         return Group()
     notes = Footnotes()
     directory = common_directory(f.name for f in lib.files[:top])
-    t = _table("Libraries: bytes asked by the application vs moved beneath, time summed over ranks", "file",
-               "library", "asked", "moved beneath", "moved/asked", "library time", "beneath",
-               "overhead", right_from=2)
+    t = _table("Libraries: bytes asked by the application vs moved beneath it; time summed over ranks",
+               "file", "library", "asked", "moved", "ratio", "time", "beneath", "overhead", right_from=2)
+    t.columns[0].min_width = min(max(len(relative(f.name, directory)) for f in lib.files[:top]), 16)
     for c in t.columns[1:]:
         c.no_wrap = True
     for f in lib.files[:top]:
-        beneath = LAYER_LABELS.get(f.beneath_layer, f.beneath_layer)
+        # the layer beneath is said when it is not MPI-IO (HDF5's sec2 driver: POSIX)
+        beneath = LAYER_LABELS.get(f.beneath_layer, f.beneath_layer) if f.beneath_layer != "mpiio" else ""
         asked = Value.of((f.asked_read.value or 0.0) + (f.asked_written.value or 0.0), "B")
         moved = (Value.of((f.moved_read.value or 0.0) + (f.moved_written.value or 0.0), "B")
                  if f.beneath_layer else f.moved_read)
@@ -276,6 +312,7 @@ def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
     parts: list[RenderableType] = [_heading("I/O libraries"), t]
     if directory:
         parts.append(Wrapped(f"in {directory}", style="dim"))
+    parts.append(Wrapped(LIBRARY_COLUMNS_NOTE, style="dim"))
     data = lib.datasets
     if data is not None and len(data):
         shown = data.head(top)
@@ -283,10 +320,11 @@ def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
         d = _table(f"Top {min(top, len(data))} of {len(data):,} datasets and variables by time (summed over "
                    "ranks)", "dataset / variable", "library", "ranks", "time", "read", "written", "reads",
                    "writes", right_from=2)
+        d.columns[0].min_width = min(max(len(relative(str(n), ddir)) for n in shown["name"]), 28)
         for c in d.columns[1:]:
             c.no_wrap = True
         for row in shown.itertuples(index=False):
-            label = LAYER_LABELS.get(str(row.layer), str(row.layer))
+            label = LIBRARY_LABELS.get(str(row.library), str(row.library))
             d.add_row(Wrapped(relative(str(row.name), ddir)), _t(label),
                       _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
                       _t(fmt.nbytes(row.bytes_written)), _t(fmt.count(row.reads)), _t(fmt.count(row.writes)))

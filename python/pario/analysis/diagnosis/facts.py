@@ -26,7 +26,7 @@ from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
-from pario.model import LAYERS, Profile, fs_name, size_columns
+from pario.model import LAYERS, LIBRARY_LAYERS, Profile, fs_name, size_columns
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
 BYTES_COLS = {"read": "bytes_read", "write": "bytes_written"}
@@ -125,7 +125,11 @@ class Facts:
 
     @property
     def has_io(self) -> bool:
-        return any(len(f) for f in self.files.values())
+        """Any file I/O of the application: records of its files (POSIX, STDIO, MPI-IO) or of an
+        I/O library (HDF5, PnetCDF; a Darshan log may hold those alone)."""
+        return any(len(f) for f in self.files.values()) or any(
+            len(self.profile.layer(layer)) for layer in LIBRARY_LAYERS
+        )
 
 
 def _empty() -> pd.DataFrame:

@@ -100,7 +100,9 @@ def hdf5_small_chunks(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     subjects, lost, worst = [], 0.0, None
     for row in g.itertuples(index=False):
         did = int(row.id)
-        shape = [int(dims[c].get(did, 0)) for c in dims if dims[c].get(did, 0) > 0]
+        # chunk_size_d1 is the fastest-varying (last) dimension (Darshan's order): the shape in
+        # HDF5's order (slowest first, as H5Pset_chunk and h5dump take it) is the reverse
+        shape = [int(dims[c].get(did, 0)) for c in reversed(dims) if dims[c].get(did, 0) > 0]
         if not shape or elem.get(did, -1) <= 0:
             continue
         chunk = float(np.prod(shape)) * elem[did]
