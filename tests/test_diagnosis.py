@@ -263,20 +263,20 @@ ELSEWHERE = {
     "LUSTRE-STRIPE-SIZE",
     "MPIIO-AGGREGATORS-STRIPES",
     "MPIIO-INDEPENDENT-OVERHEAD",
-    # I/O libraries: on the Darshan logs and synthetic profiles in tests/test_library_layers.py; real
-    # HDF5 runs wait for the runtime's HDF5 capture, PnetCDF alignment needs Lustre
-    "LIB-HDF5-SMALL-CHUNKS",
+    # I/O libraries: alignment matters on Lustre (or for files of 16 MiB and more: the synthetic
+    # profiles in tests/test_library_layers.py)
     "LIB-HDF5-NO-ALIGNMENT",
     "LIB-PNETCDF-ALIGNMENT",
-    "LIB-METADATA-DOMINATES",
-    "LIB-AMPLIFICATION",
 }
 
 
 #: Rules whose real runs live in another test file.
 OTHER_FILES = {"RUN-LAUNCHER-ONLY": "tests/test_job_scripts.py",
                "LIB-PNETCDF-SMALL-PUTS": "tests/test_library_layers.py",
-               "LIB-INDEPENDENT-TRANSFERS": "tests/test_library_layers.py"}
+               "LIB-INDEPENDENT-TRANSFERS": "tests/test_library_layers.py",
+               "LIB-HDF5-SMALL-CHUNKS": "tests/test_library_layers.py",
+               "LIB-METADATA-DOMINATES": "tests/test_library_layers.py",
+               "LIB-AMPLIFICATION": "tests/test_library_layers.py"}
 
 
 def test_every_run_rule_has_a_real_run_case():

@@ -1,7 +1,9 @@
 """The I/O library layers (HDF5, PnetCDF) in the model, the report and the diagnosis: Darshan's
 H5F/H5D/PNETCDF_FILE/PNETCDF_VAR records (values checked against PyDarshan's own reading of the
-logs), the library rules on synthetic profiles (firing and silent), and real PnetCDF runs of the
-s3d kernel built to show the problem (many small independent puts) and clean (nonblocking)."""
+logs), the library rules on synthetic profiles (firing and silent), real PnetCDF runs of the s3d
+kernel built to show the problem (many small independent puts) and clean (nonblocking), and real
+HDF5 runs of the vpic kernel (64-element chunks, independent transfers vs contiguous, collective)
+with their report, timeline and diagnosis."""
 
 from __future__ import annotations
 
@@ -163,6 +165,7 @@ def _hdf5(
     nprocs: int = 4,
     *,
     chunk: int = 64,
+    chunk_d2: int = 0,
     alignment: int = 1,
     coll: int = 0,
     meta: float = 0.1,
@@ -201,7 +204,7 @@ def _hdf5(
                 "datatype_size": 8,
                 "layout": 2,
                 "chunk_size_d1": chunk,
-                "chunk_size_d2": 0,
+                "chunk_size_d2": chunk_d2,
                 "file_rec_id": 1,
             }
             for r in range(nprocs)
@@ -221,6 +224,25 @@ def test_hdf5_rules_fire_and_stay_silent():
     # one rank alone cannot transfer collectively with others
     assert "LIB-INDEPENDENT-TRANSFERS" not in ids(_hdf5(nprocs=1))
     assert "LIB-INDEPENDENT-TRANSFERS" not in ids(_hdf5(), RuleConfig(library_collective_min_ranks=8))
+
+
+def test_hdf5_chunk_shape_is_shown_slowest_dimension_first():
+    """chunk_size_d1 is the fastest-varying (last) dimension, as Darshan stores it: a 4 x 64 chunk
+    (H5Pset_chunk's order) has d1 = 64, d2 = 4, and the finding and its code say 4x64."""
+    f = next(f for f in diagnose(_hdf5(chunk=64, chunk_d2=4)) if f.id == "LIB-HDF5-SMALL-CHUNKS")
+    assert "4x64-element chunks" in f.statement
+    snippet = f.recommendations[0].snippet or ""
+    # the mean transfer is 1 MiB (64 MiB in 4 x 16 writes): 2 KiB chunks scaled by round(512 ** 0.5)
+    # = 23 per dimension
+    assert "hsize_t chunk[2] = {92, 1472};" in snippet
+    assert f.subjects[0].metrics[0].value == 4 * 64 * 8
+
+
+def test_library_records_alone_are_io():
+    """A log whose only records are an I/O library's (Darshan can hold H5F/H5D alone) has I/O:
+    DATA-NO-IO stays silent, as it fires on a log with no records at all."""
+    assert "DATA-NO-IO" in ids(profile(4, 10.0))
+    assert "DATA-NO-IO" not in ids(_hdf5())
 
 
 def test_hdf5_no_alignment_recommends_the_hints_and_the_code():
@@ -332,3 +354,140 @@ def test_s3d_pnetcdf_small_independent_puts_vs_nonblocking(run_under_pario, tmp_
     assert float(clean.files["pnetcdf_var"]["nb_writes"].sum()) > 0
     quiet = {f.id for f in diagnose(clean)}
     assert not {"LIB-PNETCDF-SMALL-PUTS", "LIB-INDEPENDENT-TRANSFERS"} & quiet
+
+
+# ------------------------------------------------------------------------------------------
+# real runs: vpic --hdf5
+# ------------------------------------------------------------------------------------------
+
+VPIC_NP = 4
+PARTICLES = 64 * 1024
+#: bytes the application asks HDF5 to write: particles per rank x 8 variables x 4 B x ranks
+VPIC_BYTES = VPIC_NP * PARTICLES * 8 * 4
+
+
+def _vpic(run_under_pario, tmp_path: Path, name: str, *options: str, trace: bool = False):
+    from pario import paths
+    from pario.log.pario_reader import read_pario_log
+
+    log = tmp_path / f"{name}.pario"
+    kernel = str(paths.program("pario-kernel-vpic"))
+    command = ["mpirun", "-np", str(VPIC_NP), kernel, "--hdf5", "--particles", "64k", *options,
+               "--path", str(tmp_path / f"{name}.h5"), "--delete"]
+    r = run_under_pario(log, command, extra=["--trace"] if trace else None)
+    assert r.returncode == 0, r.stderr
+    p = read_pario_log(log)
+    if not len(p.files["h5d"]):
+        pytest.skip("the HDF5 layer is not active in this build")
+    return log, p
+
+
+def _values(f) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    return {m.name: m.value for m in f.evidence}
+
+
+@pytest.fixture(scope="module")
+def vpic_runs(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+    """vpic --hdf5 on 4 ranks: the problem run (64-element chunks, independent transfers; traced)
+    and the clean run (contiguous datasets, collective transfers)."""
+    tmp = tmp_path_factory.mktemp("vpic")
+
+    def run(log: Path, command: list[str], extra: list[str] | None = None):  # type: ignore[no-untyped-def]
+        return subprocess.run([*pario_cmd, "run", "--log", str(log), *(extra or []), "--", *command],
+                              env=mpi_env, capture_output=True, text=True, timeout=180)
+
+    bad = _vpic(run, tmp, "chunked", "--independent", "--chunk", "64", trace=True)
+    good = _vpic(run, tmp, "contiguous", "--collective")
+    return tmp, bad, good
+
+
+def test_vpic_hdf5_counters_are_the_programs(vpic_runs):
+    _, (_, bad), (_, good) = vpic_runs
+    for p, coll in ((bad, 0), (good, 1)):
+        d = p.files["h5d"]
+        # 8 datasets (x, y, z, id1, id2, px, py, pz), one H5Dwrite of 64Ki elements of 4 B per rank
+        assert d["id"].nunique() == 8 and float(d["writes"].sum()) == 8 * VPIC_NP
+        assert float(d["bytes_written"].sum()) == VPIC_BYTES
+        assert float(d["coll_writes"].sum()) == coll * 8 * VPIC_NP
+        assert set(d["layout"].astype(int)) == ({2} if p is bad else {1})
+    assert set(bad.files["h5d"]["chunk_size_d1"].astype(int)) == {64}
+
+
+def test_vpic_hdf5_problem_run_fires_the_library_rules(vpic_runs):
+    _, (_, bad), _ = vpic_runs
+    found = {f.id: f for f in diagnose(bad)}
+    assert {"LIB-HDF5-SMALL-CHUNKS", "LIB-INDEPENDENT-TRANSFERS", "LIB-AMPLIFICATION"} <= set(found)
+    # chunks of 64 elements x 4 B against the mean transfer: 8 MiB / 32 H5Dwrite = 256 KiB
+    chunks = found["LIB-HDF5-SMALL-CHUNKS"]
+    assert _values(chunks)["datasets"] == 8 and _values(chunks)["chunk_ratio"] == 256 / (256 * 1024)
+    sub = {m.name: m.value for m in chunks.subjects[0].metrics}
+    assert (sub["chunk_bytes"], sub["reference"], sub["chunks_per_transfer"]) == (256, 256 * 1024, 1024)
+    assert "64-element chunks" in chunks.statement
+    assert "hsize_t chunk[1] = {65536};" in (chunks.recommendations[0].snippet or "")
+    indep = found["LIB-INDEPENDENT-TRANSFERS"]
+    assert _values(indep)["objects"] == 8
+    sub = {m.name: m.value for m in indep.subjects[0].metrics}
+    assert sub["ranks"] == VPIC_NP and sub["transfers"] == VPIC_NP and sub["bytes"] == VPIC_BYTES / 8
+    # parallel HDF5 allocates every chunk at H5Dcreate and writes its fill value: the datasets'
+    # 8 MiB go down twice (plus HDF5's metadata)
+    amp = found["LIB-AMPLIFICATION"]
+    moved = float(bad.files["mpiio"]["bytes_written"].sum() + bad.files["mpiio"]["bytes_read"].sum())
+    ev = _values(amp)
+    assert ev["asked"] == VPIC_BYTES and ev["moved"] == moved and 2.0 <= ev["ratio"] < 2.5
+    assert {m.name: m.value for m in amp.subjects[0].metrics}["chunked"] == VPIC_BYTES
+    assert "H5D_FILL_TIME_NEVER" in (amp.recommendations[0].snippet or "")
+    # the fill values (H5Dcreate) and the chunk-cache flush (H5Dclose) are metadata time: about
+    # two thirds of the library's time here (0.67-0.70 measured), the threshold is a half
+    meta = found["LIB-METADATA-DOMINATES"]
+    assert "fill values" in meta.statement and 0.5 <= _values(meta)["meta_share"] < 1.0
+    assert "H5D_FILL_TIME_NEVER" in (meta.recommendations[0].snippet or "")
+
+
+def test_vpic_hdf5_clean_run_fires_none(vpic_runs):
+    _, _, (_, good) = vpic_runs
+    found = {f.id for f in diagnose(good)}
+    assert not {"LIB-HDF5-SMALL-CHUNKS", "LIB-INDEPENDENT-TRANSFERS", "LIB-AMPLIFICATION",
+                "LIB-METADATA-DOMINATES", "DATA-NO-IO"} & found
+    lib = library_summary(good).files[0]
+    assert lib.asked_written.value == VPIC_BYTES and 1.0 <= lib.amplification.value < 1.01
+
+
+def test_vpic_hdf5_report_counts_the_library_once(vpic_runs, pario_cmd):
+    """The traced problem run's report: the outermost I/O is the library's (its calls, the bytes
+    asked), the HDF5 files row holds the files' own calls only (no second count of the datasets'
+    time or bytes), the Files table lists the file at HDF5 with the Libraries table's time,
+    IO + MPI + compute = wall on every rank, and the timeline labels the library's events."""
+    tmp, (log, bad), _ = vpic_runs
+    out = subprocess.run([*pario_cmd, "report", "-q", "--json", str(tmp / "r.json"), "--html",
+                          str(tmp / "r.html"), str(log)], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    run = json.loads((tmp / "r.json").read_text())["runs"][0]
+    write = run["io"]["overall"]["write"]
+    assert (write["bytes"]["value"], write["ops"]["value"]) == (VPIC_BYTES, 8 * VPIC_NP)
+    layers = {lay["layer"]: lay for lay in run["io"]["layers"]}
+    h5f, h5d = layers["h5f"], layers["h5d"]
+    assert h5f["write"]["time_total"]["value"] == 0 and h5f["write"]["bytes"]["value"] is None
+    assert h5f["meta"]["time_total"]["value"] == pytest.approx(float(bad.files["h5f"]["meta_time"].sum()))
+    assert h5d["write"]["bytes"]["value"] == VPIC_BYTES
+    assert h5d["write"]["time_total"]["value"] == pytest.approx(float(bad.files["h5d"]["write_time"].sum()))
+    top = run["files"]["top"][0]
+    lib = library_summary(bad).files[0]
+    assert (top["layer"], top["bytes_written"], top["writes"]) == ("h5f", VPIC_BYTES, 8 * VPIC_NP)
+    assert top["time"] == pytest.approx(lib.library_time.value)
+    r = run["ranks"]
+    for k in range(VPIC_NP):
+        assert r["compute"][k] + r["mpi"][k] + r["io"][k] == pytest.approx(r["wall"][k], rel=1e-9)
+    # every rank's I/O time is its HDF5 time (the MPI-IO beneath is not counted again)
+    hdf5 = bad.ranks[["hdf5_read", "hdf5_write", "hdf5_meta"]].to_numpy().sum(axis=1)
+    assert r["io"] == pytest.approx(list(hdf5 + bad.ranks[["posix_meta"]].to_numpy().sum(axis=1)))
+    html = (tmp / "r.html").read_text()
+    assert html.count("HDF5 dataset write") >= 8 * VPIC_NP  # one timeline event per H5Dwrite
+    term = subprocess.run([*pario_cmd, "report", str(log)], capture_output=True, text=True, timeout=180,
+                          env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"})
+    assert term.returncode == 0, term.stderr
+    row = next(line for line in term.stdout.splitlines() if line.startswith("HDF5 files "))
+    assert row.split()[2:5] == ["1", "—", "—"]  # files, read, write
+    assert "their reads, writes" in term.stdout and "chunked.h5" in term.stdout
+    diag = subprocess.run([*pario_cmd, "diagnose", str(log)], capture_output=True, text=True, timeout=180)
+    assert diag.returncode == 0, diag.stderr
+    assert "LIB-HDF5-SMALL-CHUNKS" in diag.stdout and "LIB-AMPLIFICATION" in diag.stdout

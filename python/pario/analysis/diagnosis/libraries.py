@@ -575,7 +575,17 @@ def metadata_dominates(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             f"data ({fmt.count(opens)} file creates/opens over {fmt.count(len(f))} file records)."
         )
         if lib == "HDF5":
-            recs = [
+            recs = []
+            if _chunked_extent(facts):
+                statement += (
+                    " With chunked datasets, H5Dcreate also writes the fill values of every chunk "
+                    "(parallel HDF5 allocates them all there) and H5Dclose writes the chunks still in "
+                    "the chunk cache: that data movement counts here."
+                )
+                recs.append(Recommendation(
+                    "code", "When every element is written anyway, skip the fill values at H5Dcreate:",
+                    "H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);"))
+            recs += [
                 Recommendation(
                     "code",
                     "Open each file once and keep it open; create datasets once, outside "
@@ -621,56 +631,106 @@ def metadata_dominates(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         )
 
 
+#: The extra bytes beneath an HDF5 file, as a share of its chunked datasets' full size, at or above
+#: which the fill values written when the chunks were allocated explain them.
+_FILL_SHARE = 0.9
+
+
+def _chunked_extent(facts: Facts) -> dict[int, float]:
+    """Per HDF5 file id: the full size of its chunked datasets (elements x element size), which
+    HDF5 writes as fill values when it allocates their chunks (parallel HDF5 allocates every chunk
+    at H5Dcreate) unless the fill time is H5D_FILL_TIME_NEVER."""
+    d = _layer(facts, "h5d")
+    if not len(d) or "layout" not in d:
+        return {}
+    layout, npoints, elem = _first(d, "layout"), _first(d, "dataspace_npoints"), _first(d, "datatype_size")
+    files = data_file_ids(d, _layer(facts, "h5f"))
+    file_of = dict(zip(d["id"].to_numpy(dtype=np.uint64).tolist(), files.tolist(), strict=True))
+    out: dict[int, float] = {}
+    for did, lay in layout.items():
+        fid = int(file_of.get(did, 0))
+        if lay == 2 and fid and npoints.get(did, -1) > 0 and elem.get(did, -1) > 0:
+            out[fid] = out.get(fid, 0.0) + npoints[did] * elem[did]
+    return out
+
+
 @rule(
     "LIB-AMPLIFICATION",
     title="The library moves far more bytes than the application asked for",
     family=FAMILY,
-    config=("library_amplification_min",),
+    config=("library_amplification_min", "library_min_bytes"),
 )
 def amplification(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Per library file: bytes moved beneath (MPI-IO, else POSIX) / bytes asked of the library at
-    least library_amplification_min: tiny datasets or variables whose metadata, headers and
-    padding outweigh the data."""
+    least library_amplification_min (tiny datasets or variables whose metadata, headers and
+    padding outweigh the data), or an HDF5 file whose extra bytes beneath are its chunked datasets'
+    full size (at least library_min_bytes): the fill values written when the chunks were
+    allocated."""
     from pario.analysis.libraries import library_summary
 
-    subjects, tiny = [], 0
+    extent = _chunked_extent(facts)
+    fids = {str(n): int(i) for n, i in zip(_layer(facts, "h5f")["name"], _layer(facts, "h5f")["id"],
+                                           strict=True)} if len(_layer(facts, "h5f")) else {}
+    subjects, fill = [], []
     asked_total = moved_total = 0.0
     for lf in library_summary(facts.profile).files:
         asked = (lf.asked_read.value or 0.0) + (lf.asked_written.value or 0.0)
         moved = (lf.moved_read.value or 0.0) + (lf.moved_written.value or 0.0)
-        if not lf.beneath_layer or asked <= 0 or moved < cfg.library_amplification_min * asked:
+        if not lf.beneath_layer or asked <= 0:
+            continue
+        chunked = extent.get(fids.get(lf.name, 0), 0.0) if lf.library == "hdf5" else 0.0
+        filled = chunked >= cfg.library_min_bytes and moved - asked >= _FILL_SHARE * chunked
+        if moved < cfg.library_amplification_min * asked and not filled:
             continue
         asked_total += asked
         moved_total += moved
-        tiny += 1
-        subjects.append(
-            Subject(
-                "file",
-                lf.name,
-                (
-                    Metric("asked", "bytes asked", asked, "B"),
-                    Metric("moved", "bytes moved beneath", moved, "B"),
-                    Metric("ratio", "moved / asked", moved / asked, "x"),
-                ),
-            )
-        )
+        metrics = [
+            Metric("asked", "bytes asked", asked, "B"),
+            Metric("moved", "bytes moved beneath", moved, "B"),
+            Metric("ratio", "moved / asked", moved / asked, "x"),
+        ]
+        if filled:
+            fill.append(lf.name)
+            metrics.append(Metric("chunked", "full size of the chunked datasets", chunked, "B"))
+        subjects.append(Subject("file", lf.name, tuple(metrics)))
     if not subjects:
         return
+    n = len(subjects)
     statement = (
-        f"{tiny} file{'s' if tiny > 1 else ''} written through an I/O library (e.g. {subjects[0].name}) "
-        f"move {fmt.nbytes(moved_total)} beneath the library for {fmt.nbytes(asked_total)} the application "
-        f"asked for ({moved_total / asked_total:.0f}x): the library's metadata, headers and padding "
-        "outweigh the data, and the requests are tiny."
+        f"{n} file{'s' if n > 1 else ''} written through an I/O library (e.g. {subjects[0].name}) "
+        f"move{'' if n > 1 else 's'} {fmt.nbytes(moved_total)} beneath the library for "
+        f"{fmt.nbytes(asked_total)} the application asked for ({moved_total / asked_total:.2g}x)"
     )
-    recs = [
-        Recommendation(
-            "code",
-            "Write fewer, larger datasets (or one dataset with a dimension per rank or "
-            "step) instead of many tiny ones, and fewer files; store small values as attributes, "
-            "or give tiny HDF5 datasets a compact layout:",
-            "H5Pset_layout(dcpl, H5D_COMPACT);",
+    recs = []
+    if fill:
+        which = "this file" if n == 1 else ("these files" if len(fill) == n else f"{len(fill)} of them")
+        statement += (
+            f": the chunked datasets of {which} are written twice in full, once as fill values when HDF5 "
+            "allocates their chunks (parallel HDF5 allocates them all in H5Dcreate, whose time counts as "
+            "metadata) and once as the data."
         )
-    ]
+        recs.append(
+            Recommendation(
+                "code",
+                "When every element is written anyway, tell HDF5 not to write fill values, on the "
+                "dataset creation property list:",
+                "H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);",
+            )
+        )
+    if len(fill) < n:
+        statement += (
+            ("; in the others" if fill else ":")
+            + " the library's metadata, headers and padding outweigh the data, and the requests are tiny."
+        )
+        recs.append(
+            Recommendation(
+                "code",
+                "Write fewer, larger datasets (or one dataset with a dimension per rank or "
+                "step) instead of many tiny ones, and fewer files; store small values as attributes, "
+                "or give tiny HDF5 datasets a compact layout:",
+                "H5Pset_layout(dcpl, H5D_COMPACT);",
+            )
+        )
     yield finding(
         "LIB-AMPLIFICATION",
         cfg,
