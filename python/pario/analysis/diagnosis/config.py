@@ -169,7 +169,9 @@ class RuleConfig:
         "an HDF5 chunk at most this fraction of the stripe size (or of the mean transfer) is too small",
     )
     library_min_bytes: int = _f(
-        1 * MiB, "B", "fewest bytes a dataset, variable or file must move for the chunk and collective rules"
+        1 * MiB,
+        "B",
+        "fewest bytes a dataset, variable or file must move for the chunk, collective and fill-value rules",
     )
     hdf5_align_min_bytes: int = _f(
         16 * MiB, "B", "an HDF5 file without alignment is reported when on Lustre or at least this large"

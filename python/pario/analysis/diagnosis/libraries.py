@@ -631,6 +631,11 @@ def metadata_dominates(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         )
 
 
+def _times(x: float) -> str:
+    """A ratio as '2.2x' or '1,593x'."""
+    return f"{x:,.0f}x" if x >= 10 else f"{x:.1f}x"
+
+
 #: The extra bytes beneath an HDF5 file, as a share of its chunked datasets' full size, at or above
 #: which the fill values written when the chunks were allocated explain them.
 _FILL_SHARE = 0.9
@@ -699,7 +704,7 @@ def amplification(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     statement = (
         f"{n} file{'s' if n > 1 else ''} written through an I/O library (e.g. {subjects[0].name}) "
         f"move{'' if n > 1 else 's'} {fmt.nbytes(moved_total)} beneath the library for "
-        f"{fmt.nbytes(asked_total)} the application asked for ({moved_total / asked_total:.2g}x)"
+        f"{fmt.nbytes(asked_total)} the application asked for ({_times(moved_total / asked_total)})"
     )
     recs = []
     if fill:

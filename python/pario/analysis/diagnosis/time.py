@@ -10,6 +10,8 @@ from pario.analysis.diagnosis.facts import Facts, autotune, col, mpiio_files, tu
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.analysis.pop import pop_metrics
+from pario.analysis.rankio import time_records
+from pario.model import LIBRARY_LAYERS
 
 FAMILY = "time"
 
@@ -35,7 +37,10 @@ def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if ioe is not None and ioe >= cfg.io_bound_max_efficiency:
         return
     kinds = {k: float(t.io_of(k).mean()) for k in ("read", "write", "meta")}
-    outer = list(facts.outermost().values())
+    # the bytes at the outermost layer, as the report's I/O table: an I/O library's datasets and
+    # variables (the bytes asked) instead of the MPI-IO and POSIX records beneath them
+    libraries = {k: facts.profile.layer(k) for k in LIBRARY_LAYERS}
+    outer = list(time_records({**facts.files, **libraries}).values())
     b_read = sum(float(col(f, "bytes_read").sum()) for f in outer)
     b_write = sum(float(col(f, "bytes_written").sum()) for f in outer)
     nbytes = b_read + b_write
