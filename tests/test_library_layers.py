@@ -117,6 +117,14 @@ def test_ior_logs_findings_and_report():
     assert [lay.layer for lay in run.io.layers] == ["posix", "stdio", "mpiio", "pnetcdf_file", "pnetcdf_var"]
     var = run.io.layers[-1]
     assert (var.write.ops.value, var.write.bytes.value) == (16, 4194304)
+    # the files row holds the file's own calls; the variables' bytes are in their row only
+    assert run.io.layers[-2].write.bytes.value is None
+    # the file is listed once, at PnetCDF, with the variables' bytes and calls
+    top = run.files.iloc[0]
+    assert (top["layer"], top["name"], top["bytes_written"], top["writes"]) == (
+        "pnetcdf_file", IOR_FILE, 4194304, 16)
+    lib = library_summary(read_darshan_log(PNETCDF)).files[0]
+    assert top["time"] == pytest.approx(lib.library_time.value)
 
 
 @needs_logs
