@@ -7,6 +7,11 @@
 * ``io-time`` (minimised): the slowest rank's I/O time on the selected files;
 * ``wall-time`` (minimised): the job's run time (the longest rank's wall time).
 
+A file written or read through HDF5 or PnetCDF is measured at the library: the data bytes the
+program handed to H5Dwrite/ncmpi_put_* (not the library's metadata beneath) over the time in
+the library's calls (its datasets' or variables' transfers and the file's own create, open,
+flush, enddef, close), every call counted once (pario.analysis.rankio.time_records).
+
 The selected files are those whose path matches ``--files`` (a glob with a '/' is matched
 against the whole path, one without against the base name; default: every file written or
 read by the program, except the runtime's lock-test and /dev files).
@@ -21,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pario.analysis.rankio import counter_column, outermost_rank_io
+from pario.analysis.libraries import data_file_ids
+from pario.analysis.rankio import combine, counter_column, layer_members, rank_io, time_records
 from pario.hints import section_matches
-from pario.model import LAYERS, Profile
+from pario.model import LAYERS, LIBRARIES, Profile
 from pario.tune.choices import MAXIMISE
 
 
@@ -63,9 +69,11 @@ def _ignored_by_default(path: str) -> bool:
 
 
 def selected_files(profile: Profile, glob: str | None) -> dict[str, pd.DataFrame]:
-    """Each layer's records of the files the objective measures."""
+    """Each layer's records of the files the objective measures: the file-system layers', the
+    I/O libraries' file records, and the datasets and variables of those files."""
     out = {}
-    for layer in LAYERS:
+    file_layers = (*LAYERS, *(files for files, _ in LIBRARIES.values()))
+    for layer in file_layers:
         frame = profile.layer(layer)
         if not len(frame):
             out[layer] = frame
@@ -75,6 +83,13 @@ def selected_files(profile: Profile, glob: str | None) -> dict[str, pd.DataFrame
         keep = names.map(lambda n: matches(n, glob) and not library_file(n)
                          and (glob is not None or not _ignored_by_default(n)))
         out[layer] = frame[keep.to_numpy(dtype=bool)]
+    for files_layer, data_layer in LIBRARIES.values():
+        data = profile.layer(data_layer)
+        if len(data):
+            ids = data_file_ids(data, profile.layer(files_layer))
+            chosen = out[files_layer]["id"].to_numpy(dtype=np.uint64)
+            data = data[np.isin(ids, chosen) & (ids != 0)]
+        out[data_layer] = data
     return out
 
 
@@ -90,7 +105,8 @@ class Measurement:
 def measure(profile: Profile, objective: str, glob: str | None = None) -> Measurement:
     """The objective of one run.  Raises NoObjective when there is nothing to measure."""
     files = selected_files(profile, glob)
-    names = sorted({str(n) for f in files.values() for n in f["name"]} if files else set())
+    file_layers = (*LAYERS, *(files for files, _ in LIBRARIES.values()))
+    names = sorted({str(n) for layer in file_layers for n in files[layer]["name"]})
     if objective == "wall-time":
         t = float(profile.job.runtime)
         if not (t > 0 and math.isfinite(t)):
@@ -99,8 +115,10 @@ def measure(profile: Profile, objective: str, glob: str | None = None) -> Measur
     if not names:
         what = f"no file matches --files {glob}" if glob else "the program did no file I/O"
         raise NoObjective(what)
-    _, total = outermost_rank_io(files, profile.job.nprocs, profile.file_ranks)
-    table = total.table
+    nprocs = profile.job.nprocs
+    per_layer = [rank_io(frame, nprocs, layer_members(profile.file_ranks, layer))
+                 for layer, frame in time_records(files).items()]
+    table = combine(per_layer, nprocs).table
     if objective == "io-time":
         t = float(table["time"].max())
         if not t > 0:
