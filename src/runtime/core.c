@@ -187,7 +187,7 @@ char *pario_arena_strdup(const char *s, size_t maxlen)
 size_t pario_arena_used(void) { return arena_front + (arena_cap - arena_back); }
 size_t pario_arena_cap(void) { return arena_cap; }
 
-static size_t parse_size(const char *s, size_t dflt)
+size_t pario_parse_size(const char *s, size_t dflt)
 {
     if (!s || !*s)
         return dflt;
@@ -718,7 +718,7 @@ static void do_init(void)
     pario_core.start_epoch = (double)time(NULL);
     pario_core.pid = getpid();
 
-    arena_cap = parse_size(getenv("PARIO_MEM"), (size_t)8 << 20);
+    arena_cap = pario_parse_size(getenv("PARIO_MEM"), (size_t)8 << 20);
     if (arena_cap < 65536)
         arena_cap = 65536;
     void *m = mmap(NULL, arena_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -272,6 +272,10 @@ struct pario_library_status {
 extern struct pario_library_status pario_hdf5_status, pario_pnetcdf_status;
 extern struct pario_library_status *const pario_library_status[]; /* NULL-terminated (log.c) */
 
+/* A size from the environment: digits with an optional k/m/g suffix (powers of 1024); dflt
+ * when s is NULL, empty or not a number. */
+size_t pario_parse_size(const char *s, size_t dflt);
+
 /* Memory: bytes used / cap of the arena; exported for tests and the log. */
 size_t pario_arena_used(void);
 size_t pario_arena_cap(void);

@@ -186,11 +186,11 @@ static void pnc_setup(void)
     if (v && sscanf(v, "%d.%d", &major, &minor) != 2)
         major = minor = -1;
     if (missing)
-        snprintf(st->why, sizeof st->why, "%s not found in the PnetCDF library the program loaded", missing);
+        snprintf(st->why, sizeof st->why, "%.120s not found in the PnetCDF library the program loaded", missing);
     else if (major != PNETCDF_VERSION_MAJOR || minor != PNETCDF_VERSION_MINOR)
         snprintf(st->why, sizeof st->why,
                  "pario was built against PnetCDF " STR(PNETCDF_VERSION_MAJOR) "." STR(PNETCDF_VERSION_MINOR)
-                 " and the program loaded %s: its calls pass through unrecorded",
+                 " and the program loaded %.64s: its calls pass through unrecorded",
                  st->found[0] ? st->found : "an unknown version");
     st->active = st->why[0] == '\0';
     pnc_state = st->active ? 1 : -1;

@@ -55,28 +55,9 @@ static struct {
 
 /* ---- start-up ------------------------------------------------------------*/
 
-static uint64_t env_size(const char *name, uint64_t dflt)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return dflt;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return dflt;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: break;
-    }
-    return v;
-}
-
 static void alloc_buffer(void)
 {
-    uint64_t cap = env_size("PARIO_TRACE_BUFFER", 65536);
+    uint64_t cap = pario_parse_size(getenv("PARIO_TRACE_BUFFER"), 65536);
     if (cap < 1)
         cap = 1;
     if (cap > ((uint64_t)1 << 26))
@@ -98,7 +79,7 @@ void pario_trace_setup(void)
     const char *on = getenv("PARIO_TRACE");
     if (!on || !*on || strcmp(on, "0") == 0)
         return;
-    T.spill_max = env_size("PARIO_TRACE_MAX", (uint64_t)256 << 20);
+    T.spill_max = pario_parse_size(getenv("PARIO_TRACE_MAX"), (size_t)256 << 20);
     alloc_buffer();
     T.origin = pario_start_ticks();
     pario_tracing = 1;
