@@ -188,16 +188,27 @@ def io_section(run: RunAnalysis) -> RenderableType:
     return Group(*parts, histograms(run), *notes.render())
 
 
+#: request-size columns per table
+HISTOGRAM_COLUMNS = 4
+
+
 def histograms(run: RunAnalysis) -> RenderableType:
     columns = [(f"{lay.label} {d}", h) for lay in run.io.layers
                for d, h in (("read", lay.histogram_read), ("write", lay.histogram_write))
                if h is not None and any(h)]
     if not columns:
         return Group()
-    t = _table("Requests by size (bytes)", "size", *[c for c, _ in columns])
-    for i, label in enumerate(fmt.BUCKET_LABELS):
-        t.add_row(_t(label), *[_t(fmt.count(h[i]) if h[i] else "·") for _, h in columns])
-    return t
+    # at most four layers' columns a table, so that a run through a library (POSIX, MPI-IO and
+    # the library's datasets) still fits 80 columns without cutting the headers
+    tables = []
+    for start in range(0, len(columns), HISTOGRAM_COLUMNS):
+        part = columns[start:start + HISTOGRAM_COLUMNS]
+        title = "Requests by size (bytes)" + (" (continued)" if start else "")
+        t = _table(title, "size", *[c for c, _ in part])
+        for i, label in enumerate(fmt.BUCKET_LABELS):
+            t.add_row(_t(label), *[_t(fmt.count(h[i]) if h[i] else "·") for _, h in part])
+        tables.append(t)
+    return Group(*tables)
 
 
 def mpi_section(run: RunAnalysis) -> RenderableType:
