@@ -8,6 +8,7 @@ with their report, timeline and diagnosis."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -374,15 +375,17 @@ PARTICLES = 64 * 1024
 VPIC_BYTES = VPIC_NP * PARTICLES * 8 * 4
 
 
-def _vpic(run_under_pario, tmp_path: Path, name: str, *options: str, trace: bool = False):
+def _vpic(run_under_pario, tmp_path: Path, name: str, *options: str, trace: bool = False,
+          particles: str = "64k", hints: Path | None = None, keep: bool = False):
     from pario import paths
     from pario.log.pario_reader import read_pario_log
 
     log = tmp_path / f"{name}.pario"
     kernel = str(paths.program("pario-kernel-vpic"))
-    command = ["mpirun", "-np", str(VPIC_NP), kernel, "--hdf5", "--particles", "64k", *options,
-               "--path", str(tmp_path / f"{name}.h5"), "--delete"]
-    r = run_under_pario(log, command, extra=["--trace"] if trace else None)
+    command = ["mpirun", "-np", str(VPIC_NP), kernel, "--hdf5", "--particles", particles, *options,
+               "--path", str(tmp_path / f"{name}.h5"), *([] if keep else ["--delete"])]
+    extra = (["--trace"] if trace else []) + (["--hints", str(hints)] if hints else [])
+    r = run_under_pario(log, command, extra=extra or None)
     assert r.returncode == 0, r.stderr
     p = read_pario_log(log)
     if not len(p.files["h5d"]):
@@ -454,8 +457,10 @@ def test_vpic_hdf5_problem_run_fires_the_library_rules(vpic_runs):
 def test_vpic_hdf5_clean_run_fires_none(vpic_runs):
     _, _, (_, good) = vpic_runs
     found = {f.id for f in diagnose(good)}
+    # no LIB-HDF5-NO-ALIGNMENT either: 8 MiB off Lustre, below hdf5_align_min_bytes (16 MiB)
     assert not {"LIB-HDF5-SMALL-CHUNKS", "LIB-INDEPENDENT-TRANSFERS", "LIB-AMPLIFICATION",
-                "LIB-METADATA-DOMINATES", "DATA-NO-IO"} & found
+                "LIB-METADATA-DOMINATES", "LIB-HDF5-NO-ALIGNMENT", "DATA-NO-IO"} & found
+    assert set(good.files["h5f"]["alignment"].astype(int)) == {1}
     lib = library_summary(good).files[0]
     assert lib.asked_written.value == VPIC_BYTES and 1.0 <= lib.amplification.value < 1.01
 
@@ -499,3 +504,72 @@ def test_vpic_hdf5_report_counts_the_library_once(vpic_runs, pario_cmd):
     diag = subprocess.run([*pario_cmd, "diagnose", str(log)], capture_output=True, text=True, timeout=180)
     assert diag.returncode == 0, diag.stderr
     assert "LIB-HDF5-SMALL-CHUNKS" in diag.stdout and "LIB-AMPLIFICATION" in diag.stdout
+
+
+# ------------------------------------------------------------------------------------------
+# real runs: vpic --hdf5 without alignment, and with the alignment the finding recommends
+# ------------------------------------------------------------------------------------------
+
+#: 256Ki particles per rank: 4 ranks x 256Ki x 8 variables x 4 B = 32 MiB through HDF5, above
+#: hdf5_align_min_bytes (16 MiB): the rule's large-file condition off Lustre
+ALIGN_PARTICLES = 256 * 1024
+ALIGN_BYTES = VPIC_NP * ALIGN_PARTICLES * 8 * 4
+
+
+def _dataset_offsets(h5: Path) -> dict[str, int]:
+    """Each dataset's address in the file, as h5dump reports it (contiguous layout)."""
+    out = subprocess.run(["h5dump", "-p", "-H", str(h5)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    names = re.findall(r'DATASET "([^"]+)"', out.stdout)
+    offsets = [int(x) for x in re.findall(r"OFFSET (\d+)", out.stdout)]
+    assert len(names) == len(offsets) == 8, out.stdout
+    return dict(zip(names, offsets, strict=True))
+
+
+@pytest.fixture(scope="module")
+def vpic_align_runs(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+    """vpic --hdf5 --collective on 4 ranks writing 32 MiB: without alignment (HDF5's default),
+    then again with the PARIO_HINTS lines LIB-HDF5-NO-ALIGNMENT recommends (no recompiling),
+    and with ``hdf5.coll_metadata_write true`` (the fix for HDF5's small metadata writes)."""
+    tmp = tmp_path_factory.mktemp("vpic_align")
+
+    def run(log: Path, command: list[str], extra: list[str] | None = None):  # type: ignore[no-untyped-def]
+        return subprocess.run([*pario_cmd, "run", "--log", str(log), *(extra or []), "--", *command],
+                              env=mpi_env, capture_output=True, text=True, timeout=180)
+
+    size = str(ALIGN_PARTICLES)
+    bad = _vpic(run, tmp, "unaligned", "--collective", particles=size, keep=True)
+    found = {f.id: f for f in diagnose(bad[1])}
+    assert "LIB-HDF5-NO-ALIGNMENT" in found, sorted(found)
+    hint = next(r for r in found["LIB-HDF5-NO-ALIGNMENT"].recommendations if r.kind == "hint")
+    (tmp / "align.hints").write_text((hint.snippet or "") + "\n")
+    good = _vpic(run, tmp, "aligned", "--collective", particles=size, hints=tmp / "align.hints", keep=True)
+    (tmp / "meta.hints").write_text("hdf5.coll_metadata_write true\n")
+    meta = _vpic(run, tmp, "collmeta", "--collective", particles=size, hints=tmp / "meta.hints")
+    return tmp, bad, good, meta
+
+
+def test_vpic_hdf5_no_alignment_on_a_large_file_and_the_hint_fixes_it(vpic_align_runs):
+    tmp, (_, bad), (_, good), _ = vpic_align_runs
+    f = next(f for f in diagnose(bad) if f.id == "LIB-HDF5-NO-ALIGNMENT")
+    assert _values(f) == {"files": 1, "alignment": 1}
+    (sub,) = f.subjects
+    assert sub.name == str(tmp / "unaligned.h5")
+    assert {m.name: m.value for m in sub.metrics} == {"bytes": ALIGN_BYTES, "stripe_size": None}
+    assert "move at least 16 MiB" in f.statement  # ext4 here: the large-file condition, not Lustre
+    snippets = [r.snippet or "" for r in f.recommendations]
+    assert snippets[0] == "hdf5.alignment_threshold 1048576\nhdf5.alignment 1048576"
+    assert snippets[1] == "H5Pset_alignment(fapl, 1048576, 1048576);  /* threshold, alignment */"
+    assert any(r.kind == "autotune" for r in f.recommendations)
+    h5f = bad.files["h5f"]
+    assert set(h5f["alignment"].astype(int)) == {1} and float(h5f["bytes_written"].sum()) == ALIGN_BYTES
+    # the problem is real: no dataset (4 MiB each) starts on a file-system block
+    block = int(bad.files["posix"]["file_alignment"].max())
+    assert block > 1 and all(o % block for o in _dataset_offsets(tmp / "unaligned.h5").values())
+    # the recommended hints, given to pario run (the program unchanged), are in effect and recorded,
+    # every dataset starts on a MiB boundary, and the rule is silent
+    h5f = good.files["h5f"]
+    assert set(h5f["alignment"].astype(int)) == {MiB} and set(h5f["align_threshold"].astype(int)) == {MiB}
+    assert all(o % MiB == 0 for o in _dataset_offsets(tmp / "aligned.h5").values())
+    assert "LIB-HDF5-NO-ALIGNMENT" not in {f.id for f in diagnose(good)}
+    assert float(good.files["h5d"]["bytes_written"].sum()) == ALIGN_BYTES
