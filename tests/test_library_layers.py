@@ -7,6 +7,7 @@ with their report, timeline and diagnosis."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -573,3 +574,35 @@ def test_vpic_hdf5_no_alignment_on_a_large_file_and_the_hint_fixes_it(vpic_align
     assert all(o % MiB == 0 for o in _dataset_offsets(tmp / "aligned.h5").values())
     assert "LIB-HDF5-NO-ALIGNMENT" not in {f.id for f in diagnose(good)}
     assert float(good.files["h5d"]["bytes_written"].sum()) == ALIGN_BYTES
+
+
+def test_vpic_hdf5_small_writes_beneath_are_hdf5_metadata(vpic_align_runs):
+    """The clean (collective, contiguous) run's application writes are 32 H5Dwrite of 1 MiB; the
+    small file-system writes beneath are HDF5's metadata, written independently by the ranks:
+    IO-SMALL-WRITES says so and recommends collective metadata writes, which (as a hint, the program
+    unchanged) turn those independent MPI-IO writes into collective ones and silence the rule."""
+    tmp, (_, bad), _, (_, meta) = vpic_align_runs
+    f = next(f for f in diagnose(bad) if f.id == "IO-SMALL-WRITES")
+    ev = _values(f)
+    posix = bad.files["posix"]
+    buckets = [f"size_write_{b}" for b in ("0_100", "100_1k", "1k_10k", "10k_100k")]
+    small = float(posix[buckets].to_numpy().sum())
+    assert ev["small_writes"] == ev["library_small_writes"] == small >= 16
+    assert f"beneath 1 HDF5 file (e.g. {tmp / 'unaligned.h5'})" in f.statement
+    assert "(32 H5Dwrite calls, 1 MiB on average)" in f.statement and "HDF5's own metadata" in f.statement
+    # no advice to aggregate in memory or call MPI-IO collectively: the application already does
+    texts = [r.text for r in f.recommendations]
+    assert not any("Aggregate" in t or "MPI_File_write_all" in t for t in texts)
+    first = f.recommendations[0]
+    assert (first.kind, first.snippet) == ("hint", "hdf5.coll_metadata_write true")
+    # the same profile without its library records is judged as any run: the generic advice
+    plain = dataclasses.replace(bad, files={k: v for k, v in bad.files.items() if k not in ("h5f", "h5d")})
+    g = next(f for f in diagnose(plain) if f.id == "IO-SMALL-WRITES")
+    assert "library_small_writes" not in _values(g) and "Aggregate" in g.recommendations[0].text
+    assert "HDF5's own" not in g.statement
+    # the hint: HDF5's MPI-IO writes are all collective, few small writes remain, the rule is silent
+    m = meta.files["mpiio"]
+    assert float(m["indep_writes"].sum()) == 0 and float(bad.files["mpiio"]["indep_writes"].sum()) > 0
+    assert set(meta.files["h5f"]["coll_metadata_writes"].astype(int)) == {1}
+    assert float(meta.files["posix"][buckets].to_numpy().sum()) == 4  # from 18
+    assert "IO-SMALL-WRITES" not in {f.id for f in diagnose(meta)}

@@ -11,13 +11,15 @@ or PnetCDF alignment) keeps its rule silent.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, autotune, col, hex_id
+from pario.analysis.diagnosis.facts import Facts, autotune, col, hex_id, small_ops
+from pario.analysis.diagnosis.facts import ops as request_ops
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.analysis.libraries import data_file_ids
@@ -67,6 +69,49 @@ def _first(frame: pd.DataFrame, column: str) -> dict[int, float]:
 def _lost(facts: Facts, seconds_summed: float) -> float:
     """Seconds summed over ranks as a per-rank mean (the rules' time at stake)."""
     return seconds_summed / max(facts.nprocs, 1)
+
+
+@dataclass(frozen=True)
+class LibraryRequests:
+    """What the application asked of an I/O library on one file, in one direction."""
+
+    library: str  # "HDF5" or "PnetCDF"
+    calls: float  # H5Dread/H5Dwrite, ncmpi_get_*/ncmpi_put_* (all ranks)
+    nbytes: float
+
+
+def large_request_files(facts: Facts, kind: str, limit: int, min_share: float) -> dict[str, LibraryRequests]:
+    """Per file name: HDF5 and PnetCDF files whose application requests of ``kind`` (the dataset
+    and variable records' calls) are large, fewer than ``min_share`` of them at most ``limit``
+    bytes, and (HDF5) that hold no chunked dataset with chunks of at most ``limit`` bytes. The
+    small requests beneath such a file are the library's own (metadata, headers), not the
+    application's data (small chunks are data, split by the library: LIB-HDF5-SMALL-CHUNKS)."""
+    out: dict[str, LibraryRequests] = {}
+    for lib, flayer, dlayer in (("HDF5", "h5f", "h5d"), ("PnetCDF", "pnetcdf_file", "pnetcdf_var")):
+        f, d = _layer(facts, flayer), _layer(facts, dlayer)
+        if not len(f) or not len(d):
+            continue
+        fids = data_file_ids(d, f).tolist()
+        calls, small = request_ops(d, dlayer, kind), small_ops(d, dlayer, kind, limit)
+        nbytes = col(d, "bytes_read" if kind == "read" else "bytes_written")
+        chunk = np.zeros(len(d))
+        if dlayer == "h5d" and "datatype_size" in d and any(c in d for c in _CHUNK_DIMS):
+            dims = [col(d, c) for c in _CHUNK_DIMS if c in d]
+            chunk = np.where(dims[0] > 0, np.prod([np.where(x > 0, x, 1.0) for x in dims], axis=0), 0.0)
+            chunk = chunk * col(d, "datatype_size")
+        per: dict[int, list[float]] = {}
+        for k, fid in enumerate(fids):
+            acc = per.setdefault(int(fid), [0.0, 0.0, 0.0, 0.0])
+            acc[0] += calls[k]
+            acc[1] += small[k]
+            acc[2] += nbytes[k]
+            acc[3] += 1.0 if 0 < chunk[k] <= limit else 0.0
+        names = {int(i): str(n) for i, n in zip(f["id"].to_numpy(dtype=np.uint64).tolist(), f["name"],
+                                                 strict=True)}
+        for fid, (n, n_small, b, small_chunked) in per.items():
+            if fid and fid in names and n > 0 and n_small < min_share * n and not small_chunked:
+                out[names[fid]] = LibraryRequests(lib, float(n), float(b))
+    return out
 
 
 # ------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ little about the file system; STDIO files are judged by rate instead
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -208,6 +209,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         return  # a few small requests (headers, metadata) among large ones, and cheap: nothing to gain
     exact = all(s.exact for s in stakes)
     mean_size = total_bytes / n_total if n_total else 0.0
+    lib = _library_small(facts, cfg, kind, per)
     head = top_rows(per, ["time", "small"], cfg.top_subjects)
     subjects = [
         Subject(
@@ -243,6 +245,8 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         statement += (
             f" The slowest rank spends up to {fmt.seconds(lost)} in them ({fmt.pct(lost_share)} of the run)."
         )
+    if lib is not None:
+        statement += " " + lib.statement
     evidence = [
         Metric(f"small_{kind}s", f"{verb} {cfg.small_label()}", int(n_small), "count"),
         Metric(f"all_{kind}s", f"all {verb} (file-system level)", int(n_total), "count"),
@@ -252,7 +256,10 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         Metric("mean_request", f"mean {kind} size", mean_size, "B"),
         Metric("time_at_stake", f"slowest rank's time in small {verb}", lost, "s", approximate=not exact),
     ]
-    recs = [
+    if lib is not None:
+        evidence.append(Metric(f"library_small_{kind}s", f"small {verb} beneath {lib.what}", int(lib.small),
+                               "count"))
+    recs = [] if lib is not None and lib.small >= n_small else [
         Recommendation(
             "code",
             (
@@ -270,7 +277,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         )
     ]
     mpiio = facts.layer("mpiio")
-    if len(mpiio):
+    if len(mpiio) and (lib is None or lib.small < n_small):
         indep = float(
             layer_ops(facts, "mpiio", kind).sum() - layer_col(facts, "mpiio", f"coll_{kind}s").sum()
         )
@@ -286,6 +293,8 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
                     f"MPI_File_{kind}_at_all(fh, offset, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);",
                 )
             )
+    if lib is not None:
+        recs.extend(lib.recommendations)
     if _hdf5_files(facts, per, picked):
         recs.append(
             Recommendation(
@@ -311,6 +320,73 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         subjects=subjects,
         subjects_total=len(per),
     )
+
+
+@dataclass(frozen=True)
+class _LibrarySmall:
+    """The small requests of IO-SMALL-* beneath HDF5/PnetCDF files whose application requests are
+    large: the library's own (metadata, headers)."""
+
+    small: float
+    what: str
+    statement: str
+    recommendations: tuple[Recommendation, ...]
+
+
+def _library_small(facts: Facts, cfg: RuleConfig, kind: str, per: pd.DataFrame) -> _LibrarySmall | None:
+    """None when no file of ``per`` with small requests is such a library file (always without
+    library records: runs without HDF5 or PnetCDF are judged as before)."""
+    if not any(len(facts.profile.layer(x)) for x in ("h5f", "pnetcdf_file")):
+        return None
+    from pario.analysis.diagnosis.libraries import large_request_files
+
+    files = large_request_files(facts, kind, cfg.small_request_bytes, cfg.small_min_share)
+    names = [str(n) for n in per["name"]]
+    small = per["small"].to_numpy(dtype=np.float64)
+    mine = [(n, s) for n, s in zip(names, small.tolist(), strict=True) if n in files and s > 0]
+    if not mine:
+        return None
+    n_small = float(sum(s for _, s in mine))
+    name = max(mine, key=lambda x: x[1])[0]
+    req = files[name]
+    libs = sorted({files[n].library for n, _ in mine})
+    lib_text = " and ".join(libs)
+    call = {"HDF5": f"H5D{kind}", "PnetCDF": "ncmpi_put_*" if kind == "write" else "ncmpi_get_*"}[req.library]
+    own = {"HDF5": f"HDF5's own metadata {kind}s (superblock, object headers, heaps, B-trees)",
+           "PnetCDF": f"PnetCDF's own header {kind}s (dimensions, attributes, variables, record count)"}
+    what = f"{lib_text} file{'s' if len(mine) > 1 else ''} with large application requests"
+    statement = (
+        f"{fmt.count(n_small)} of the small {kind}s are beneath {len(mine)} {lib_text} "
+        f"file{'s' if len(mine) > 1 else ''} (e.g. {name}) whose application {kind}s through the library are "
+        f"large ({fmt.count(req.calls)} {call} calls, {fmt.nbytes(req.nbytes / req.calls)} on average): "
+        f"they are {' and '.join(own[x] for x in libs)}, not the application's data."
+    )
+    recs: list[Recommendation] = []
+    h5f = facts.profile.layer("h5f")
+    hdf5_names = {n for n, _ in mine if files[n].library == "HDF5"}
+    mpio = h5f["use_mpiio"].to_numpy(dtype=np.float64, na_value=-1.0) if "use_mpiio" in h5f else None
+    if hdf5_names and (mpio is None or any(
+            m > 0 for n, m in zip(h5f["name"].astype(str), mpio.tolist(), strict=True) if n in hdf5_names)):
+        key, call_c = (("hdf5.coll_metadata_write", "H5Pset_coll_metadata_write") if kind == "write"
+                       else ("hdf5.coll_metadata_ops", "H5Pset_all_coll_metadata_ops"))
+        recs.append(Recommendation(
+            "hint",
+            "Parallel HDF5 "
+            + ("writes its metadata from each rank in small independent writes; collective metadata writes "
+               "gather them into collective MPI-IO calls" if kind == "write"
+               else "reads its metadata from every rank; collective metadata reads let one rank read and "
+               "broadcast")
+            + f" (PARIO_HINTS, without recompiling; in the program: {call_c}(fapl, 1)):",
+            f"{key} true",
+        ))
+    if "PnetCDF" in libs:
+        recs.append(Recommendation(
+            "code",
+            "PnetCDF's header is written by rank 0 at ncmpi_enddef and ncmpi_close (and read at "
+            "ncmpi_open): define every dimension, variable and attribute before one ncmpi_enddef, and "
+            "avoid ncmpi_redef and ncmpi_sync in loops.",
+        ))
+    return _LibrarySmall(n_small, what, statement, tuple(recs))
 
 
 @rule(
