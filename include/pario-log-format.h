@@ -206,7 +206,7 @@ enum pario_block_kind {
     X(H5F_F_CLOSE_END_TIMESTAMP, "last close, seconds since job start")       \
     X(H5F_F_READ_TIME, "time in H5Dread on the file's datasets")             \
     X(H5F_F_WRITE_TIME, "time in H5Dwrite on the file's datasets")           \
-    X(H5F_F_META_TIME, "time in H5Fcreate/open/flush/close")                 \
+    X(H5F_F_META_TIME, "time in H5Fcreate/open/flush/close and the file's group, attribute and H5Oopen/close calls") \
     PARIO_SHARED_FCOUNTERS(H5F)
 
 #define PARIO_H5D_COUNTERS                                                    \
