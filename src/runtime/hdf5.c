@@ -1,7 +1,8 @@
 /*
  * HDF5 layer: files (H5F) and datasets (H5D) of programs that call libhdf5
  * (docs/libraries.md).  The wrappers (H5Fcreate/open/flush/close,
- * H5Dcreate/open/read/write/flush/close) are built against the HDF5 headers
+ * H5Dcreate/open/read/write/flush/close, and the group, attribute and
+ * H5Oopen/H5Oclose calls as metadata of their file) are built against the HDF5 headers
  * found at build time (PARIO_HAVE_HDF5), but libpario.so does not link
  * libhdf5: every HDF5 function pario calls itself is looked up with dlsym at
  * the first intercepted call, and only when the library's major.minor version
@@ -164,6 +165,7 @@ static struct {
     H5FN(H5Fget_access_plist);
     H5FN(H5Fget_name);
     H5FN(H5Iget_name);
+    H5FN(H5Iget_file_id);
     H5FN(H5Pget_driver);
     H5FN(H5Pget_alignment);
     H5FN(H5Pget_meta_block_size);
@@ -221,7 +223,8 @@ static void h5_resolve(void)
     NEED(H5Dget_space) NEED(H5Dget_type) NEED(H5Dget_create_plist) NEED(H5Sget_select_npoints)
     NEED(H5Sget_select_type) NEED(H5Sis_regular_hyperslab) NEED(H5Sget_simple_extent_ndims)
     NEED(H5Sget_simple_extent_npoints) NEED(H5Sclose) NEED(H5Tget_size) NEED(H5Tclose) NEED(H5Pget_layout)
-    NEED(H5Pget_chunk) NEED(H5Fget_access_plist) NEED(H5Fget_name) NEED(H5Iget_name) NEED(H5Pget_driver)
+    NEED(H5Pget_chunk) NEED(H5Fget_access_plist) NEED(H5Fget_name) NEED(H5Iget_name) NEED(H5Iget_file_id)
+    NEED(H5Pget_driver)
     NEED(H5Pget_alignment) NEED(H5Pget_meta_block_size) NEED(H5Pget_sieve_buf_size) NEED(H5Pcopy)
     NEED(H5Pclose) NEED(H5Pset_alignment) NEED(H5Pset_meta_block_size) NEED(H5Pset_sieve_buf_size)
     NEED(H5Eget_auto2) NEED(H5Eset_auto2)
@@ -1001,15 +1004,12 @@ herr_t H5Dflush(hid_t did)
     return rc;
 }
 
-herr_t H5Dclose(hid_t did)
+/* Close a dataset id (H5Dclose, or H5Oclose of a dataset): H5D metadata. */
+static herr_t dset_close(hid_t did, long s, herr_t (*close)(hid_t))
 {
-    REAL_OR_FAIL(H5Dclose, -1);
-    if (!h5_on())
-        return real_H5Dclose(did);
-    long s = tab_find(dset_keys, (int64_t)did);
     struct pario_record *r = s >= 0 ? dset_vals[s].rec : NULL;
     int ci = s >= 0 ? dset_vals[s].fs.ci : -1;
-    TIMED(herr_t, real_H5Dclose(did));
+    TIMED(herr_t, close(did));
     if (rc >= 0 && s >= 0)
         tab_del(dset_keys, (int64_t)did);
     meta_done(th, PARIO_H5D, r, -1, H5D_F_META_TIME, t0, t1, ci);
@@ -1020,5 +1020,163 @@ herr_t H5Dclose(hid_t did)
     }
     return rc;
 }
+
+herr_t H5Dclose(hid_t did)
+{
+    REAL_OR_FAIL(H5Dclose, -1);
+    if (!h5_on())
+        return real_H5Dclose(did);
+    return dset_close(did, tab_find(dset_keys, (int64_t)did), real_H5Dclose);
+}
+
+/* ---- groups, attributes, objects: metadata of their file --------------------
+ * Their time is the file's H5F_F_META_TIME and the rank's hdf5_meta (no counter
+ * of their own; an attribute's bytes are counted nowhere: H5F/H5D bytes are the
+ * datasets'), and each call is an IO_META event of layer 3. */
+
+/* The H5F record of the file holding obj (any id H5Iget_file_id takes), or NULL;
+ * asked with the depth raised and HDF5's error printing off (a bad id is the
+ * program's error, reported by the call itself). */
+static struct pario_record *object_file(struct pario_thread *th, hid_t obj)
+{
+    MAP(H5Fclose);
+    th->depth++;
+    struct h5_quiet q;
+    quiet_begin(&q);
+    hid_t fid = h5.H5Iget_file_id(obj);
+    quiet_end(&q);
+    struct pario_record *r = NULL;
+    if (fid >= 0) {
+        r = file_record_of(fid);
+        if (real_H5Fclose)
+            real_H5Fclose(fid); /* the reference H5Iget_file_id added; not the program's id */
+    }
+    th->depth--;
+    return r;
+}
+
+/* coll: a call parallel HDF5 requires of every rank of the file's communicator
+ * (H5Gcreate, H5Acreate, H5Awrite): COLLECTIVE in the trace on an MPI-IO file. */
+static void object_done(struct pario_thread *th, struct pario_record *r, int coll, uint64_t t0, uint64_t t1)
+{
+    int ci = r && coll && pario_tracing ? state_get(r->id).ci : -1;
+    meta_done(th, PARIO_H5F, r, -1, H5F_F_META_TIME, t0, t1, ci);
+}
+
+/* A call on loc that leaves it open (create, open, read, write): the file is
+ * looked up after the call, outside its time. */
+#define OBJECT_CALL(T, f, loc, coll, ...)                                                          \
+    REAL_OR_FAIL(f, -1);                                                                           \
+    if (!h5_on())                                                                                  \
+        return real_##f(__VA_ARGS__);                                                              \
+    TIMED(T, real_##f(__VA_ARGS__));                                                               \
+    object_done(th, object_file(th, loc), coll, t0, t1);                                           \
+    return rc
+
+/* A call that closes id: the file is looked up before. */
+#define OBJECT_CLOSE(f, id)                                                                        \
+    REAL_OR_FAIL(f, -1);                                                                           \
+    if (!h5_on())                                                                                  \
+        return real_##f(id);                                                                       \
+    struct pario_record *fr = object_file(pario_thread(), id);                                     \
+    TIMED(herr_t, real_##f(id));                                                                   \
+    object_done(th, fr, 0, t0, t1);                                                                \
+    return rc
+
+REAL(H5Gcreate2);
+REAL(H5Gopen2);
+REAL(H5Gclose);
+REAL(H5Acreate2);
+REAL(H5Acreate_by_name);
+REAL(H5Aopen);
+REAL(H5Aopen_by_name);
+REAL(H5Aopen_by_idx);
+REAL(H5Awrite);
+REAL(H5Aread);
+REAL(H5Aclose);
+REAL(H5Oopen);
+REAL(H5Oclose);
+
+hid_t H5Gcreate2(hid_t loc, const char *name, hid_t lcpl, hid_t gcpl, hid_t gapl)
+{
+    OBJECT_CALL(hid_t, H5Gcreate2, loc, 1, loc, name, lcpl, gcpl, gapl);
+}
+
+hid_t H5Gopen2(hid_t loc, const char *name, hid_t gapl) { OBJECT_CALL(hid_t, H5Gopen2, loc, 0, loc, name, gapl); }
+
+herr_t H5Gclose(hid_t gid) { OBJECT_CLOSE(H5Gclose, gid); }
+
+hid_t H5Acreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t acpl, hid_t aapl)
+{
+    OBJECT_CALL(hid_t, H5Acreate2, loc, 1, loc, name, type, space, acpl, aapl);
+}
+
+hid_t H5Acreate_by_name(hid_t loc, const char *obj_name, const char *attr_name, hid_t type, hid_t space,
+                        hid_t acpl, hid_t aapl, hid_t lapl)
+{
+    OBJECT_CALL(hid_t, H5Acreate_by_name, loc, 1, loc, obj_name, attr_name, type, space, acpl, aapl, lapl);
+}
+
+hid_t H5Aopen(hid_t obj, const char *name, hid_t aapl) { OBJECT_CALL(hid_t, H5Aopen, obj, 0, obj, name, aapl); }
+
+hid_t H5Aopen_by_name(hid_t loc, const char *obj_name, const char *attr_name, hid_t aapl, hid_t lapl)
+{
+    OBJECT_CALL(hid_t, H5Aopen_by_name, loc, 0, loc, obj_name, attr_name, aapl, lapl);
+}
+
+hid_t H5Aopen_by_idx(hid_t loc, const char *obj_name, H5_index_t idx_type, H5_iter_order_t order, hsize_t n,
+                     hid_t aapl, hid_t lapl)
+{
+    OBJECT_CALL(hid_t, H5Aopen_by_idx, loc, 0, loc, obj_name, idx_type, order, n, aapl, lapl);
+}
+
+herr_t H5Awrite(hid_t aid, hid_t mtype, const void *buf)
+{
+    OBJECT_CALL(herr_t, H5Awrite, aid, 1, aid, mtype, buf);
+}
+
+herr_t H5Aread(hid_t aid, hid_t mtype, void *buf) { OBJECT_CALL(herr_t, H5Aread, aid, 0, aid, mtype, buf); }
+
+herr_t H5Aclose(hid_t aid) { OBJECT_CLOSE(H5Aclose, aid); }
+
+hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl) { OBJECT_CALL(hid_t, H5Oopen, loc, 0, loc, name, lapl); }
+
+/* H5Oclose of a dataset known to the layer closes it as H5Dclose does; of
+ * anything else (a group, a named datatype, a dataset opened before...) it is
+ * file metadata. */
+herr_t H5Oclose(hid_t obj)
+{
+    REAL_OR_FAIL(H5Oclose, -1);
+    if (!h5_on())
+        return real_H5Oclose(obj);
+    long s = tab_find(dset_keys, (int64_t)obj);
+    if (s >= 0)
+        return dset_close(obj, s, real_H5Oclose);
+    OBJECT_CLOSE(H5Oclose, obj);
+}
+
+#ifndef H5_NO_DEPRECATED_SYMBOLS
+REAL(H5Gcreate1);
+REAL(H5Gopen1);
+REAL(H5Acreate1);
+REAL(H5Aopen_name);
+REAL(H5Aopen_idx);
+
+hid_t H5Gcreate1(hid_t loc, const char *name, size_t size_hint)
+{
+    OBJECT_CALL(hid_t, H5Gcreate1, loc, 1, loc, name, size_hint);
+}
+
+hid_t H5Gopen1(hid_t loc, const char *name) { OBJECT_CALL(hid_t, H5Gopen1, loc, 0, loc, name); }
+
+hid_t H5Acreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t acpl)
+{
+    OBJECT_CALL(hid_t, H5Acreate1, loc, 1, loc, name, type, space, acpl);
+}
+
+hid_t H5Aopen_name(hid_t loc, const char *name) { OBJECT_CALL(hid_t, H5Aopen_name, loc, 0, loc, name); }
+
+hid_t H5Aopen_idx(hid_t loc, unsigned idx) { OBJECT_CALL(hid_t, H5Aopen_idx, loc, 0, loc, idx); }
+#endif
 
 #endif /* PARIO_HAVE_HDF5 */
