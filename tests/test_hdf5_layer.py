@@ -1,7 +1,9 @@
 """The runtime's HDF5 layer (src/runtime/hdf5.c, docs/libraries.md): exact H5F/H5D counters of
 tests/programs/h5_known.c on 4 ranks, the rank's HDF5 time classes over the MPI-IO beneath,
-PARIO_HINTS hdf5.* injection (alignment, collective transfers) with its trace events, a program
-without HDF5, and a libhdf5 of another version (the layer passes calls through, META says why)."""
+PARIO_HINTS hdf5.* injection (alignment, collective transfers) with its trace events, groups and
+attributes as the file's HDF5 metadata (tests/programs/h5_groups.c and vpic --hdf5: no MPI-IO time
+of the rank's own), a program without HDF5, and a libhdf5 of another version (the layer passes
+calls through, META says why)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pario import paths
 from pario.log import read_log
 from pario.model import Profile
 from pario.trace.format import FLAG_COLLECTIVE, LAYER_MASK, LAYER_SHIFT, Kind
@@ -183,9 +186,11 @@ def test_trace_events(hinted: H5Run) -> None:
         layer = (e["flags"] & LAYER_MASK) >> LAYER_SHIFT
         lib = e[(layer == H5F) | (layer == H5D)]
         coll = (lib["flags"] & FLAG_COLLECTIVE) != 0
-        assert coll.all() and (lib["comm"] >= 0).all()  # an MPI-IO file: every call collective
         h5f = lib[(lib["flags"] & LAYER_MASK) >> LAYER_SHIFT == H5F]
-        assert list(h5f["kind"]) == [Kind.IO_META] * 5 and set(h5f["file"].tolist()) == {fid}
+        # an MPI-IO file: every call collective but H5Gclose (the 5 file calls, H5Gcreate2 and H5Gclose)
+        assert list(h5f["kind"]) == [Kind.IO_META] * 7 and set(h5f["file"].tolist()) == {fid}
+        assert int((~coll).sum()) == 1 and (lib["comm"][coll] >= 0).all()
+        assert list((h5f["flags"] & FLAG_COLLECTIVE) != 0).count(False) == 1
         h5d = lib[(lib["flags"] & LAYER_MASK) >> LAYER_SHIFT == H5D]
         data = h5d[h5d["kind"] != Kind.IO_META]
         assert list(data["kind"]) == [Kind.IO_WRITE, Kind.IO_READ, Kind.IO_WRITE, Kind.IO_WRITE, Kind.IO_READ]
@@ -194,6 +199,90 @@ def test_trace_events(hinted: H5Run) -> None:
         assert list(data["file"]) == [dids[n] for n in order]
         # nothing of the MPI-IO beneath: HDF5 calls are the outermost
         assert not np.any(layer == 2)
+
+
+# ---- groups and attributes ----------------------------------------------------------------
+
+GROUPS = 8  # h5_groups.c's NG
+MPIIO_FIELDS = ["mpiio_read", "mpiio_write", "mpiio_meta"]
+
+
+def layer_of(events: np.ndarray) -> np.ndarray:
+    return (events["flags"] & LAYER_MASK) >> LAYER_SHIFT
+
+
+def h5_groups_calls() -> str:
+    """h5_groups.c's HDF5 calls in order, C for the collective ones on its MPI-IO file, i the others."""
+    write = "C" + "CCCii" * GROUPS + "CCi" + "C"  # H5Fcreate, groups, the root's attribute, H5Fclose
+    read = "C" + "iiiii" * GROUPS + "iii" + "ii" + "C"  # H5Fopen, groups, H5Aopen_by_name, H5Oopen/close
+    return write + read
+
+
+def test_groups_and_attributes_are_hdf5_metadata(tmp_path: Path, compile_program,  # type: ignore[no-untyped-def]
+                                                 pario_cmd: list[str], mpi_env: dict[str, str]) -> None:
+    """Every group, attribute and H5Oopen/H5Oclose call of h5_groups on 3 ranks is HDF5 metadata
+    time of the file (the object headers the reopened file reads through MPI-IO are not the rank's
+    MPI-IO time) and one IO_META event of layer 3 on the file's record."""
+    nprocs = 3
+    exe = compile_program("h5_groups.c", extra=hdf5_flags())
+    log = tmp_path / "groups.pario"
+    command = ["mpirun", "-np", str(nprocs), str(exe), str(tmp_path)]
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--trace", "--", *command], env=mpi_env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and f"ok {GROUPS} groups" in proc.stdout, proc.stderr
+    p = read_log(log)
+    r = p.ranks
+    assert (r[MPIIO_FIELDS] == 0).all().all() and (r["hdf5_meta"] > 0).all()
+    assert (r[["hdf5_read", "hdf5_write"]] == 0).all().all()
+    # beneath, the MPI-IO record still sees the metadata HDF5 wrote and read back
+    m = one_record(p.layer("mpiio"), str(tmp_path / "groups.h5"))
+    assert m["bytes_written"] > GROUPS * 1000 and m["bytes_read"] > GROUPS * 1000
+    f = one_record(p.layer("h5f"), str(tmp_path / "groups.h5"))
+    assert (f["creates"], f["opens"], f["bytes_written"], f["bytes_read"]) == (nprocs, nprocs, 0, 0)
+    # no dataset: every rank's HDF5 time is the file's metadata time
+    assert p.layer("h5d").empty
+    assert f["meta_time"] == pytest.approx(r["hdf5_meta"].sum(), rel=1e-6)
+    assert p.trace is not None
+    fid = int(f["id"])
+    for rt in p.trace.ranks:
+        e = rt.events
+        lib = layer_of(e) == H5F
+        io = np.isin(e["kind"], [Kind.IO_READ, Kind.IO_WRITE, Kind.IO_META])
+        assert not np.any(io & (layer_of(e) == 2))  # the MPI-IO beneath is not an event
+        h5 = e[lib]
+        calls = "".join("C" if flags & FLAG_COLLECTIVE else "i" for flags in h5["flags"])
+        assert calls == h5_groups_calls()
+        assert set(h5["kind"].tolist()) == {Kind.IO_META} and set(h5["file"].tolist()) == {fid}
+        assert (h5["bytes"] == 0).all()
+        assert (h5["comm"][(h5["flags"] & FLAG_COLLECTIVE) != 0] >= 0).all()
+        # the rank's HDF5 metadata time is its layer-3 events' time
+        mine = float((rt.t1[lib] - rt.t0[lib]).sum())
+        assert mine == pytest.approx(float(r.loc[rt.rank, "hdf5_meta"]), rel=1e-3)
+
+
+def test_vpic_groups_are_hdf5_time(tmp_path: Path, pario_cmd: list[str],  # type: ignore[no-untyped-def]
+                                   mpi_env: dict[str, str]) -> None:
+    """vpic --hdf5 --steps 2 --read on 2 ranks: a group /Timestep_<k> per step, created then
+    opened again; all the MPI-IO is beneath HDF5 and every group call is an event of the file."""
+    log = tmp_path / "vpic.pario"
+    kernel = str(paths.program("pario-kernel-vpic"))
+    command = ["mpirun", "-np", "2", kernel, "--hdf5", "--steps", "2", "--read", "--particles", "16k",
+               "--path", str(tmp_path / "vpic.h5"), "--delete"]
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--trace", "--", *command], env=mpi_env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    p = read_log(log)
+    r = p.ranks
+    assert (r[MPIIO_FIELDS] == 0).all().all()
+    assert (r[["hdf5_meta", "hdf5_read", "hdf5_write"]] > 0).all().all()
+    meta = p.layer("h5f")["meta_time"].sum() + p.layer("h5d")["meta_time"].sum()
+    assert meta == pytest.approx(r["hdf5_meta"].sum(), rel=1e-6)
+    assert p.trace is not None
+    for rt in p.trace.ranks:
+        h5 = rt.events[layer_of(rt.events) == H5F]
+        # H5Fcreate, 2 x (H5Gcreate2, H5Gclose), H5Fclose, H5Fopen, 2 x (H5Gopen2, H5Gclose), H5Fclose
+        calls = "".join("C" if flags & FLAG_COLLECTIVE else "i" for flags in h5["flags"])
+        assert calls == "C" + "Ci" * 2 + "C" + "C" + "ii" * 2 + "C"
 
 
 def test_program_without_hdf5(known_run) -> None:  # type: ignore[no-untyped-def]
