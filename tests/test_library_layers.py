@@ -458,9 +458,11 @@ def test_vpic_hdf5_problem_run_fires_the_library_rules(vpic_runs):
 def test_vpic_hdf5_clean_run_fires_none(vpic_runs):
     _, _, (_, good) = vpic_runs
     found = {f.id for f in diagnose(good)}
-    # no LIB-HDF5-NO-ALIGNMENT either: 8 MiB off Lustre, below hdf5_align_min_bytes (16 MiB)
+    # no LIB-HDF5-NO-ALIGNMENT either: 8 MiB off Lustre, below hdf5_align_min_bytes (16 MiB).
+    # (LIB-METADATA-DOMINATES is left to the 32 MiB runs below: on these 8 MiB, H5Fcreate and
+    # H5Fclose alone take 44-49% of HDF5's time on this machine, too near the rule's 50%.)
     assert not {"LIB-HDF5-SMALL-CHUNKS", "LIB-INDEPENDENT-TRANSFERS", "LIB-AMPLIFICATION",
-                "LIB-METADATA-DOMINATES", "LIB-HDF5-NO-ALIGNMENT", "DATA-NO-IO"} & found
+                "LIB-HDF5-NO-ALIGNMENT", "DATA-NO-IO"} & found
     assert set(good.files["h5f"]["alignment"].astype(int)) == {1}
     lib = library_summary(good).files[0]
     assert lib.asked_written.value == VPIC_BYTES and 1.0 <= lib.amplification.value < 1.01
@@ -572,7 +574,11 @@ def test_vpic_hdf5_no_alignment_on_a_large_file_and_the_hint_fixes_it(vpic_align
     h5f = good.files["h5f"]
     assert set(h5f["alignment"].astype(int)) == {MiB} and set(h5f["align_threshold"].astype(int)) == {MiB}
     assert all(o % MiB == 0 for o in _dataset_offsets(tmp / "aligned.h5").values())
-    assert "LIB-HDF5-NO-ALIGNMENT" not in {f.id for f in diagnose(good)}
+    found = {f.id for f in diagnose(good)}
+    assert "LIB-HDF5-NO-ALIGNMENT" not in found
+    # 32 MiB of collective contiguous writes: the data, not HDF5's metadata, takes its time
+    assert not {"LIB-METADATA-DOMINATES", "LIB-HDF5-SMALL-CHUNKS", "LIB-INDEPENDENT-TRANSFERS",
+                "LIB-AMPLIFICATION"} & found
     assert float(good.files["h5d"]["bytes_written"].sum()) == ALIGN_BYTES
 
 
