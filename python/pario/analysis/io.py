@@ -165,7 +165,7 @@ def _histogram(frame: pd.DataFrame, layer: str, direction: str) -> tuple[int, ..
     return tuple(int(_sum(frame, (c,))) for c in cols)
 
 
-_OWN_CALLS = {"h5f": ("HDF5 files", "H5Fcreate/open/flush/close", "HDF5 datasets"),
+_OWN_CALLS = {"h5f": ("HDF5 files", "H5Fcreate/open/flush/close, groups, attributes", "HDF5 datasets"),
               "pnetcdf_file": ("PnetCDF files", "ncmpi_create/open/redef/enddef/sync/close",
                                "PnetCDF variables")}
 

@@ -6,7 +6,7 @@ asked the library for and the bytes moved beneath it, and the library's own time
 * moved beneath: the bytes of the file's MPI-IO records, or of its POSIX records when the library
   wrote without MPI-IO (HDF5's sec2 driver);
 * library time: the datasets' or variables' read, write and metadata time plus the file's own
-  metadata time (H5Fcreate/open/flush/close; ncmpi_create/open/redef/enddef/sync/close; a
+  metadata time (H5Fcreate/open/flush/close, groups, attributes; ncmpi_create/open/redef/enddef/sync/close; a
   Darshan log's PnetCDF waits), summed over ranks;
 * overhead: library time - the time of the calls beneath on the same file (MPI-IO, else POSIX),
   summed over ranks: the time the library spends in itself (its metadata, data conversion,

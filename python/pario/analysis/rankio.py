@@ -299,7 +299,7 @@ def library_file_ids(files: Mapping[str, pd.DataFrame]) -> np.ndarray:
 
 def library_file_time(frame: pd.DataFrame) -> pd.DataFrame:
     """A library file record's own time (docs/metrics.md, "I/O libraries"): its metadata time
-    (H5Fcreate/open/flush/close, ncmpi_create/open/redef/enddef/sync/close); its reads and
+    (H5Fcreate/open/flush/close, groups, attributes, ncmpi_create/open/redef/enddef/sync/close); its reads and
     writes are its datasets' or variables' records.  A Darshan PnetCDF file record keeps the
     time in ncmpi_wait/wait_all apart from its variables' (it has no read or write time of its
     own): that wait is the file's write time if it wrote bytes, else its read time."""

@@ -594,7 +594,7 @@ def metadata_dominates(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """HDF5 (H5F/H5D create, open, flush, close) or PnetCDF (create, open, redef, enddef, sync,
     close, def_var) metadata takes at least library_meta_min_share of the library's time."""
     for lib, flayer, dlayer, ops in (
-        ("HDF5", "h5f", "h5d", "file and dataset create/open/flush/close"),
+        ("HDF5", "h5f", "h5d", "file, dataset, group and attribute calls"),
         ("PnetCDF", "pnetcdf_file", "pnetcdf_var", "create/open/redef/enddef/sync/close and def_var"),
     ):
         f, d = _layer(facts, flayer), _layer(facts, dlayer)
