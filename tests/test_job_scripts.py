@@ -147,15 +147,19 @@ mpirun -np 4 {exe} {out2} {K} {S}
     check_io_known(read_log(written[0]), out1, 3, K, S)
     check_io_known(read_log(written[1]), out2, 4, K, S)
 
-    # with a file name, the jobs are numbered steps of it
-    job = script(tmp_path / "job2.sh", f"""eval "$({' '.join(pario_cmd)} env --log {tmp_path}/run.pario)"
+    # with a file name, the jobs are numbered steps of it; --trace records their event traces
+    env = f"{' '.join(pario_cmd)} env --trace --log {tmp_path}/run.pario"
+    job = script(tmp_path / "job2.sh", f"""eval "$({env})"
 mpirun -np 3 {exe} {out1} {K} {S}
 mpirun -np 4 {exe} {out2} {K} {S}
 """)
     proc = subprocess.run([str(job)], env=mpi_env, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.glob("run*")) == ["run.step1.pario", "run.step2.pario"]
-    check_io_known(read_log(tmp_path / "run.step2.pario"), out2, 4, K, S)
+    step2 = read_log(tmp_path / "run.step2.pario")
+    check_io_known(step2, out2, 4, K, S)
+    assert step2.trace is not None and [r.rank for r in step2.trace.ranks] == [0, 1, 2, 3]
+    assert read_log(tmp_path / "run.step1.pario").trace.nprocs == 3  # type: ignore[union-attr]
 
 
 def test_pario_env_prints_what_it_sets(pario_cmd, libpario, tmp_path: Path):
@@ -165,7 +169,7 @@ def test_pario_env_prints_what_it_sets(pario_cmd, libpario, tmp_path: Path):
     lines = proc.stdout.splitlines()
     assert lines[0] == f'export LD_PRELOAD={libpario}"${{LD_PRELOAD:+:$LD_PRELOAD}}"'
     assert f"export PARIO_LOG={tmp_path}/" in lines and "export PARIO_STEPS=1" in lines
-    assert "export PARIO_PARENT_PID=mpi" in lines
+    assert "export PARIO_PARENT_PID=mpi" in lines and not any("PARIO_TRACE=" in line for line in lines)
     assert lines[-1].endswith('LD_PRELOAD;PARIO_LOG;PARIO_STEPS;PARIO_PARENT_PID;PARIO_HINTS;PARIO_MEM;'
                               'PARIO_EXCLUDE;PARIO_COLL;PARIO_TRACE;PARIO_TRACE_BUFFER;PARIO_TRACE_MAX"')
     bad = subprocess.run([*pario_cmd, "env", "--log", f"{tmp_path}/missing/"], capture_output=True,

@@ -239,7 +239,8 @@ FORWARDED = ("LD_PRELOAD", "PARIO_LOG", "PARIO_STEPS", "PARIO_PARENT_PID", "PARI
              "PARIO_EXCLUDE", "PARIO_COLL", "PARIO_TRACE", "PARIO_TRACE_BUFFER", "PARIO_TRACE_MAX")
 
 
-def env_exports(log: str | None, hints: str | None = None, collective: str | None = None) -> list[str]:
+def env_exports(log: str | None, hints: str | None = None, collective: str | None = None,
+                trace: bool = False) -> list[str]:
     """Shell lines that switch the runtime on inside a job script (``eval "$(pario env)"``).
 
     Every MPI job started after them writes its own log: in the directory
@@ -249,7 +250,7 @@ def env_exports(log: str | None, hints: str | None = None, collective: str | Non
     ``srun`` and MPICH's ``mpiexec`` pass the environment on; Open MPI's
     ``mpirun`` is told to with ``OMPI_MCA_mca_base_env_list``.  ``hints`` (a checked
     hints file) and ``collective`` (a checked ``ALGO[:SHUFFLE]``) become ``PARIO_HINTS`` and
-    ``PARIO_COLL``.
+    ``PARIO_COLL``; ``trace`` exports ``PARIO_TRACE=1`` (event traces, docs/trace.md).
     """
     lib = paths.runtime_library()
     target, as_dir = log_target(log or f"{Path.cwd()}/")
@@ -262,6 +263,8 @@ def env_exports(log: str | None, hints: str | None = None, collective: str | Non
         values["PARIO_HINTS"] = hints
     if collective:
         values["PARIO_COLL"] = collective
+    if trace:
+        values["PARIO_TRACE"] = "1"
     forwarded = ";".join(FORWARDED)
     lines = [f'export LD_PRELOAD={shlex.quote(str(lib))}"${{LD_PRELOAD:+:$LD_PRELOAD}}"']
     lines += [f"export {k}={shlex.quote(v)}" for k, v in values.items()]

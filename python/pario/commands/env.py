@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
                    help="serve the collective writes by pario's two-phase engine (exports PARIO_COLL; "
                    "ALGO and SHUFFLE below)")
+    p.add_argument("--trace", action="store_true",
+                   help="also record an event trace of every rank (exports PARIO_TRACE=1; docs/trace.md)")
     p.set_defaults(func=_run)
 
 
@@ -50,6 +52,6 @@ def _run(args: argparse.Namespace) -> int:
     # a bad value or file is refused (one line; a file's error names file:line) before the job uses it
     collective = check_setting(args.collective) if args.collective is not None else None
     hints = checked_file(args.hints) if args.hints else None
-    for line in launch.env_exports(args.log, hints, collective):
+    for line in launch.env_exports(args.log, hints, collective, trace=args.trace):
         print(line)
     return 0
