@@ -113,7 +113,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
 
 def _trace_metrics(profile: Profile) -> Any:
     """The replays' POP factors when the run was traced (pario run --trace), else None."""
-    trace = getattr(profile, "trace", None)
+    trace = profile.trace
     if trace is None:
         return None
     from pario.trace.metrics import trace_metrics

@@ -31,7 +31,7 @@ def _run(args: argparse.Namespace) -> int:
     from pario.trace.replay import prepare, replays
 
     profile = read_log(args.log)
-    trace = getattr(profile, "trace", None)
+    trace = profile.trace
     if trace is None:
         raise ParioError(f"{args.log}: the log has no event trace; record one with pario run --trace")
     p = prepare(trace)  # ReplayError (a ParioError): one line

@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.html:
         from pario.report.html import write_html
 
-        write_html(runs, scaling, args.html, top=top, traces=[getattr(p, "trace", None) for p in profiles])
+        write_html(runs, scaling, args.html, top=top, traces=[p.trace for p in profiles])
     if not args.quiet and args.json != "-":
         from pario.report.terminal import render
 

@@ -21,14 +21,18 @@ def to_json(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, *, top
 def write_json(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, path: str, *,
                top: int = DEFAULT_TOP) -> None:
     """Write the JSON report to ``path`` ('-' for standard output)."""
-    text = to_json(runs, scaling, top=top)
+    _write(to_json(runs, scaling, top=top), path, "the JSON report")
+
+
+def _write(text: str, path: str, what: str) -> None:
+    """``text`` and a newline to ``path``, or to standard output for '-'; one line if it cannot."""
     if path == "-":
         sys.stdout.write(text + "\n")
         return
     try:
         Path(path).write_text(text + "\n", encoding="utf-8")
     except OSError as exc:
-        raise ParioError(f"{path}: cannot write the JSON report: {exc.strerror}") from None
+        raise ParioError(f"{path}: cannot write {what}: {exc.strerror}") from None
 
 
 def replay_dict(log: str, m: Any) -> dict[str, Any]:
@@ -47,11 +51,4 @@ def replay_dict(log: str, m: Any) -> dict[str, Any]:
 
 def write_replay_json(log: str, m: Any, path: str) -> None:
     """Write ``replay_dict`` to ``path`` ('-' for standard output)."""
-    text = json.dumps(replay_dict(log, m), allow_nan=False, ensure_ascii=False)
-    if path == "-":
-        sys.stdout.write(text + "\n")
-        return
-    try:
-        Path(path).write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise ParioError(f"{path}: cannot write the JSON: {exc.strerror}") from None
+    _write(json.dumps(replay_dict(log, m), allow_nan=False, ensure_ascii=False), path, "the JSON")
