@@ -401,17 +401,13 @@ _Static_assert(PNETCDF_VAR_PUT_VARN - PNETCDF_VAR_PUT_VAR == SHAPE_varn &&
                    PNETCDF_VAR_BPUT_VAR - PNETCDF_VAR_PUT_VAR == 6 * KIND_bput,
                "PnetCDF API counters out of order");
 
+/* aux: the request id of a nonblocking call, else -1 (PnetCDF calls have no file offset). */
 static void trace_pnc(struct pario_thread *th, int kind, int layer, const struct pario_record *r, int coll_ci,
                       int nonblocking, int64_t bytes, int64_t aux, uint64_t t0, uint64_t t1)
 {
     int flags = (coll_ci != INT32_MIN ? PT_COLLECTIVE : 0) | (nonblocking ? PT_NONBLOCKING : 0);
-    struct pario_trace_event *e = pario_trace_new(th, t0, t1, kind, flags | PT_LAYER(layer));
-    if (!e)
-        return;
-    e->file = r ? r->id : 0;
-    e->bytes = bytes > 0 ? (uint64_t)bytes : 0;
-    e->comm = coll_ci != INT32_MIN ? coll_ci : -1;
-    e->aux = aux;
+    pario_trace_io_event(th, t0, t1, kind, layer, r ? r->id : 0, aux, bytes, flags,
+                         coll_ci != INT32_MIN ? coll_ci : -1, aux);
 }
 
 /* A nonblocking request posted: kept until its wait. */

@@ -66,7 +66,8 @@ struct pario_trace_event *pario_trace_new(struct pario_thread *th, uint64_t t0, 
 /* 1 if th is the traced thread (for wrappers that must prepare before the call). */
 int pario_trace_mine(const struct pario_thread *th);
 
-/* An I/O event (POSIX layer 0, STDIO 1, MPI-IO 2). */
+/* An I/O event of a layer (PARIO_POSIX .. PARIO_PNETCDF_VAR): aux when >= 0 (a request id),
+ * else the offset. */
 void pario_trace_io_event(struct pario_thread *th, uint64_t t0, uint64_t t1, int kind, int layer,
                           uint64_t file, int64_t offset, int64_t bytes, int flags, int comm, int64_t aux);
 static inline void pario_trace_io(struct pario_thread *th, uint64_t t0, uint64_t t1, int kind, int layer,
