@@ -13,14 +13,18 @@ Usage: .venv/bin/python bench/replay_speed.py [--ranks 64] [--iterations 7000] [
 from __future__ import annotations
 
 import argparse
-import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from pario.trace.format import EVENT_DTYPE, FLAG_CONT, FLAG_NONBLOCKING, Kind
 from pario.trace.model import RankTrace, Trace
 from pario.trace.replay import prepare, replay, replays
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report_speed import in_process  # noqa: E402  (bench/report_speed.py: median of timed calls)
 
 #: (kind, flags, peer offset (None: no peer), tag, completes a request)
 PATTERN = (
@@ -93,15 +97,6 @@ def consistent(trace: Trace) -> Trace:
     return Trace(trace.nprocs, tuple(out))
 
 
-def median_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=64)
@@ -113,9 +108,9 @@ def main() -> None:
     print(f"trace: {args.ranks} ranks, {trace.nevents:,} events (built in {time.perf_counter() - t:.1f} s)")
     p = prepare(trace)
     print(f"calls: {p.deps.ncalls:,}, dependency edges: {len(p.deps.dep_idx):,}")
-    t_match = median_time(lambda: prepare(trace), args.reps)
-    t_one = median_time(lambda: replay(p), args.reps)
-    t_four = median_time(lambda: replays(p), args.reps)
+    t_match = in_process(lambda: prepare(trace), args.reps)
+    t_one = in_process(lambda: replay(p), args.reps)
+    t_four = in_process(lambda: replays(p), args.reps)
     r = replay(p)
     n = trace.nevents
     rows = (("match (prepare)", t_match), ("one replay", t_one), ("four replays", t_four),
