@@ -49,6 +49,9 @@ def test_pandas_round_trip() -> None:
     for name in t.columns:
         np.testing.assert_array_equal(back[name], t[name])
     assert as_table(t) is t
+    grouped = as_table(frame.groupby("id", sort=False).agg(total=("bytes", "sum")))
+    assert grouped.columns == ["id", "total"] and grouped["id"].tolist() == [7, 3, 5]
+    assert as_table(frame).columns == t.columns  # a RangeIndex is only positions
 
 
 @pytest.mark.parametrize("sort", [True, False])
