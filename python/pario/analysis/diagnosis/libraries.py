@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis.config import RuleConfig
@@ -23,47 +23,60 @@ from pario.analysis.diagnosis.facts import ops as request_ops
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.analysis.libraries import data_file_ids
+from pario.analysis.rankio import float_values
+from pario.table import Table, as_table, group_codes, group_reduce
 
 FAMILY = "libraries"
 _CHUNK_DIMS = tuple(f"chunk_size_d{i}" for i in range(1, 6))
+_FILE_LAYER = {"h5d": "h5f", "pnetcdf_var": "pnetcdf_file"}
 
 
-def _layer(facts: Facts, layer: str) -> pd.DataFrame:
-    return facts.profile.layer(layer)
+def _layer(facts: Facts, layer: str) -> Table:
+    """All records of a library layer (every file: the rules judge each library file), once per Facts."""
+    return facts.cached(("libraries", layer), lambda: as_table(facts.profile.layer(layer)))
 
 
-def _nranks(frame: pd.DataFrame, nprocs: int) -> np.ndarray:
-    rank = frame["rank"].to_numpy(dtype=np.int64)
-    n = col(frame, "nranks") if "nranks" in frame else np.zeros(len(frame))
+def _file_ids(facts: Facts, layer: str) -> np.ndarray:
+    """Per dataset/variable record of ``layer``: its file's id (0 when not found)."""
+    # the profile's own tables: data_file_ids takes what the readers make
+    return data_file_ids(facts.profile.layer(layer), facts.profile.layer(_FILE_LAYER[layer]))
+
+
+def _ids(t: Table) -> np.ndarray:
+    return np.asarray(t["id"]).astype(np.uint64)
+
+
+def _by_id(t: Table, values: np.ndarray) -> dict[int, Any]:
+    """Per id: ``values`` of its last record (plain Python values)."""
+    return dict(zip(_ids(t).tolist(), np.asarray(values).tolist(), strict=True))
+
+
+def _nranks(t: Table, nprocs: int) -> np.ndarray:
+    rank = np.asarray(t["rank"]).astype(np.int64)
+    n = col(t, "nranks") if "nranks" in t else np.zeros(len(t))
     return np.where(rank >= 0, 1.0, np.where(n > 0, n, float(nprocs)))
 
 
-def _grouped(frame: pd.DataFrame, cols: tuple[str, ...], nprocs: int) -> pd.DataFrame:
-    """Per dataset/variable id: the sums of ``cols`` and the ranks (records of one rank summed)."""
-    data = {
-        "id": frame["id"].to_numpy(dtype=np.uint64),
-        "name": frame["name"].to_numpy(),
-        "ranks": _nranks(frame, nprocs),
-        **{c: col(frame, c) for c in cols},
-    }
-    out = (
-        pd.DataFrame(data)
-        .groupby("id", sort=False)
-        .agg({"name": "first", "ranks": "sum", **{c: "sum" for c in cols}})
-    )
-    out["ranks"] = out["ranks"].clip(upper=nprocs)
-    return out.reset_index()
+def _grouped(t: Table, cols: tuple[str, ...], nprocs: int) -> list[dict[str, Any]]:
+    """Per dataset/variable id (in order of first record): its id, name, the sums of ``cols`` and
+    the ranks (records of one rank summed), as plain Python values."""
+    keys, codes = group_codes(_ids(t), sort=False)
+    n = len(keys)
+    out = Table({"id": keys, "name": group_reduce(np.asarray(t["name"]), codes, n, "first")}, length=n)
+    out["ranks"] = np.minimum(group_reduce(_nranks(t, nprocs), codes, n, "sum"), nprocs)
+    for c in cols:
+        out[c] = group_reduce(col(t, c), codes, n, "sum")
+    values = [out[c].tolist() for c in out.columns]
+    return [dict(zip(out.columns, row, strict=True)) for row in zip(*values, strict=True)]
 
 
-def _first(frame: pd.DataFrame, column: str) -> dict[int, float]:
+def _first(t: Table, column: str) -> dict[int, float]:
     """Per id: the largest recorded value of a property counter (-1 when never recorded)."""
-    if column not in frame or not len(frame):
+    if column not in t or not len(t):
         return {}
-    v = frame[column].to_numpy(dtype=np.float64, na_value=-1.0)
-    out: dict[int, float] = {}
-    for i, x in zip(frame["id"].to_numpy(dtype=np.uint64).tolist(), v.tolist(), strict=True):
-        out[int(i)] = max(out.get(int(i), -1.0), float(x))
-    return out
+    keys, codes = group_codes(_ids(t), sort=False)
+    most = group_reduce(float_values(t[column], -1.0), codes, len(keys), "max")
+    return dict(zip(keys.tolist(), np.maximum(most, -1.0).tolist(), strict=True))
 
 
 def _lost(facts: Facts, seconds_summed: float) -> float:
@@ -91,7 +104,6 @@ def large_request_files(facts: Facts, kind: str, limit: int, min_share: float) -
         f, d = _layer(facts, flayer), _layer(facts, dlayer)
         if not len(f) or not len(d):
             continue
-        fids = data_file_ids(d, f).tolist()
         calls, small = request_ops(d, dlayer, kind), small_ops(d, dlayer, kind, limit)
         nbytes = col(d, "bytes_read" if kind == "read" else "bytes_written")
         chunk = np.zeros(len(d))
@@ -99,18 +111,18 @@ def large_request_files(facts: Facts, kind: str, limit: int, min_share: float) -
             dims = [col(d, c) for c in _CHUNK_DIMS if c in d]
             chunk = np.where(dims[0] > 0, np.prod([np.where(x > 0, x, 1.0) for x in dims], axis=0), 0.0)
             chunk = chunk * col(d, "datatype_size")
-        per: dict[int, list[float]] = {}
-        for k, fid in enumerate(fids):
-            acc = per.setdefault(int(fid), [0.0, 0.0, 0.0, 0.0])
-            acc[0] += calls[k]
-            acc[1] += small[k]
-            acc[2] += nbytes[k]
-            acc[3] += 1.0 if 0 < chunk[k] <= limit else 0.0
-        names = {int(i): str(n) for i, n in zip(f["id"].to_numpy(dtype=np.uint64).tolist(), f["name"],
-                                                 strict=True)}
-        for fid, (n, n_small, b, small_chunked) in per.items():
+        # per file (in order of its first record): the sums over its datasets' or variables' records
+        fids, codes = group_codes(_file_ids(facts, dlayer), sort=False)
+        per = zip(
+            fids.tolist(),
+            *(group_reduce(x, codes, len(fids), "sum").tolist()
+              for x in (calls, small, nbytes, ((chunk > 0) & (chunk <= limit)).astype(np.float64))),
+            strict=True,
+        )
+        names = _by_id(f, f["name"])
+        for fid, n, n_small, b, small_chunked in per:
             if fid and fid in names and n > 0 and n_small < min_share * n and not small_chunked:
-                out[names[fid]] = LibraryRequests(lib, float(n), float(b))
+                out[str(names[fid])] = LibraryRequests(lib, float(n), float(b))
     return out
 
 
@@ -137,22 +149,18 @@ def hdf5_small_chunks(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     )
     elem = _first(d, "datatype_size")
     dims = {c: _first(d, c) for c in _CHUNK_DIMS if c in d}
-    files = data_file_ids(d, _layer(facts, "h5f"))
-    file_of = {
-        int(i): int(f)
-        for i, f in zip(d["id"].to_numpy(dtype=np.uint64).tolist(), files.tolist(), strict=True)
-    }
+    file_of = _by_id(d, _file_ids(facts, "h5d"))
     subjects, lost, worst = [], 0.0, None
-    for row in g.itertuples(index=False):
-        did = int(row.id)
+    for row in g:
+        did = int(row["id"])
         # chunk_size_d1 is the fastest-varying (last) dimension (Darshan's order): the shape in
         # HDF5's order (slowest first, as H5Pset_chunk and h5dump take it) is the reverse
         shape = [int(dims[c].get(did, 0)) for c in reversed(dims) if dims[c].get(did, 0) > 0]
         if not shape or elem.get(did, -1) <= 0:
             continue
         chunk = float(np.prod(shape)) * elem[did]
-        nbytes = row.bytes_read + row.bytes_written
-        calls = row.reads + row.writes
+        nbytes = row["bytes_read"] + row["bytes_written"]
+        calls = row["reads"] + row["writes"]
         if nbytes < cfg.library_min_bytes or calls <= 0:
             continue
         stripe = facts.striping.get(file_of.get(did, 0))
@@ -163,15 +171,15 @@ def hdf5_small_chunks(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         )
         if chunk > cfg.hdf5_chunk_max_ratio * ref:
             continue
-        t = row.read_time + row.write_time
+        t = row["read_time"] + row["write_time"]
         lost += t
         scale = max(int(round((ref / chunk) ** (1.0 / len(shape)))), 2)
         if worst is None or chunk / ref < worst[0]:
-            worst = (chunk / ref, shape, [d_ * scale for d_ in shape], ref, what, str(row.name))
+            worst = (chunk / ref, shape, [d_ * scale for d_ in shape], ref, what, str(row["name"]))
         subjects.append(
             Subject(
                 "dataset",
-                str(row.name),
+                str(row["name"]),
                 (
                     Metric("chunk_bytes", "chunk size", chunk, "B"),
                     Metric("reference", what, ref, "B"),
@@ -237,12 +245,10 @@ def hdf5_no_alignment(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         return
     align = _first(f, "alignment")
     written = {
-        int(r.id): r.bytes_read + r.bytes_written
-        for r in _grouped(f, ("bytes_read", "bytes_written"), facts.nprocs).itertuples(index=False)
+        int(r["id"]): r["bytes_read"] + r["bytes_written"]
+        for r in _grouped(f, ("bytes_read", "bytes_written"), facts.nprocs)
     }
-    names = {
-        int(i): str(n) for i, n in zip(f["id"].to_numpy(dtype=np.uint64).tolist(), f["name"], strict=True)
-    }
+    names = _by_id(f, f["name"])
     subjects, stripe_size = [], 0
     for fid, a in align.items():
         if a != 1:
@@ -254,7 +260,7 @@ def hdf5_no_alignment(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         subjects.append(
             Subject(
                 "file",
-                names[fid],
+                str(names[fid]),
                 (
                     Metric("bytes", "bytes through HDF5", written.get(fid, 0.0), "B"),
                     Metric("stripe_size", "stripe size", float(stripe.stripe_size) if stripe else None, "B"),
@@ -314,7 +320,9 @@ def independent_transfers(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     subjects, lost, libs = [], 0.0, set()
     h5f = _layer(facts, "h5f")
     mpio_files = (
-        {int(i) for i, u in _first(h5f, "use_mpiio").items() if u > 0} if "use_mpiio" in h5f else None
+        np.array([i for i, u in _first(h5f, "use_mpiio").items() if u > 0], dtype=np.uint64)
+        if "use_mpiio" in h5f
+        else None
     )
     for layer, coll_cols in (
         ("h5d", ("coll_reads", "coll_writes")),
@@ -339,16 +347,10 @@ def independent_transfers(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         )
         g = _grouped(d, tuple(dict.fromkeys(cols)), facts.nprocs)
         if layer == "h5d" and mpio_files is not None:
-            fids = data_file_ids(d, h5f)
-            via_mpio = {
-                int(i)
-                for i, f in zip(d["id"].to_numpy(dtype=np.uint64).tolist(), fids.tolist(), strict=True)
-                if int(f) in mpio_files
-            }
+            via_mpio = set(_ids(d)[np.isin(_file_ids(facts, "h5d"), mpio_files)].tolist())
         else:
             via_mpio = None
-        for row in g.itertuples(index=False):
-            r = row._asdict()
+        for r in g:
             if via_mpio is not None and int(r["id"]) not in via_mpio:
                 continue  # an HDF5 file without the MPI-IO driver cannot transfer collectively
             nbytes = r["bytes_read"] + r["bytes_written"]
@@ -468,10 +470,11 @@ def pnetcdf_small_puts(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     )
     g = _grouped(v, cols, facts.nprocs)
     subjects, lost, total_calls = [], 0.0, 0.0
-    for row in g.itertuples(index=False):
+    for r in g:
         for kind, calls, nb, nbytes, t in (
-            ("put", row.indep_writes + row.coll_writes, row.nb_writes, row.bytes_written, row.write_time),
-            ("get", row.indep_reads + row.coll_reads, row.nb_reads, row.bytes_read, row.read_time),
+            ("put", r["indep_writes"] + r["coll_writes"], r["nb_writes"], r["bytes_written"],
+             r["write_time"]),
+            ("get", r["indep_reads"] + r["coll_reads"], r["nb_reads"], r["bytes_read"], r["read_time"]),
         ):
             if calls < cfg.pnetcdf_small_min_calls or nb > 0 or nbytes / calls > cfg.pnetcdf_small_put_bytes:
                 continue
@@ -480,13 +483,13 @@ def pnetcdf_small_puts(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             subjects.append(
                 Subject(
                     "variable",
-                    str(row.name),
+                    str(r["name"]),
                     (
                         Metric("calls", f"blocking {kind}s", calls, "count"),
                         Metric("mean", f"mean {kind}", nbytes / calls, "B"),
                         Metric("time", f"{kind} time (summed over ranks)", t, "s"),
                     ),
-                    hex_id(int(row.id)),
+                    hex_id(int(r["id"])),
                 )
             )
     if not subjects:
@@ -530,9 +533,7 @@ def pnetcdf_alignment(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if not len(f) or "var_align" not in f:
         return
     align = _first(f, "var_align")
-    names = {
-        int(i): str(n) for i, n in zip(f["id"].to_numpy(dtype=np.uint64).tolist(), f["name"], strict=True)
-    }
+    names = _by_id(f, f["name"])
     subjects, stripe_size = [], 0
     for fid, a in align.items():
         stripe = facts.striping.get(fid)
@@ -542,7 +543,7 @@ def pnetcdf_alignment(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         subjects.append(
             Subject(
                 "file",
-                names[fid],
+                str(names[fid]),
                 (
                     Metric("var_align", "nc_var_align_size", a, "B"),
                     Metric("stripe_size", "stripe size", stripe.stripe_size, "B"),
@@ -694,8 +695,7 @@ def _chunked_extent(facts: Facts) -> dict[int, float]:
     if not len(d) or "layout" not in d:
         return {}
     layout, npoints, elem = _first(d, "layout"), _first(d, "dataspace_npoints"), _first(d, "datatype_size")
-    files = data_file_ids(d, _layer(facts, "h5f"))
-    file_of = dict(zip(d["id"].to_numpy(dtype=np.uint64).tolist(), files.tolist(), strict=True))
+    file_of = _by_id(d, _file_ids(facts, "h5d"))
     out: dict[int, float] = {}
     for did, lay in layout.items():
         fid = int(file_of.get(did, 0))
@@ -719,8 +719,8 @@ def amplification(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     from pario.analysis.libraries import library_summary
 
     extent = _chunked_extent(facts)
-    fids = {str(n): int(i) for n, i in zip(_layer(facts, "h5f")["name"], _layer(facts, "h5f")["id"],
-                                           strict=True)} if len(_layer(facts, "h5f")) else {}
+    h5f = _layer(facts, "h5f")
+    fids = dict(zip(np.asarray(h5f["name"]).astype(str).tolist(), _ids(h5f).tolist(), strict=True))
     subjects, fill = [], []
     asked_total = moved_total = 0.0
     for lf in library_summary(facts.profile).files:
