@@ -1,12 +1,13 @@
 """The in-memory model: the single interface between log readers and analyses.
 
 A pario log and a Darshan log both become a :class:`Profile`.  The model is
-columnar: one pandas DataFrame of ranks and one DataFrame of file records per
-layer, never a Python object per record, so a 65 536-rank log stays cheap.
+columnar: one table of ranks and one table of file records per layer
+(:class:`pario.table.Table`: named 1-D NumPy columns), never a Python object per
+record, so a 65 536-rank log stays cheap.
 
 Column conventions
 ------------------
-``Profile.ranks`` (index: rank 0..P-1), seconds unless noted, NaN when the
+``Profile.ranks`` (row i: rank i), seconds unless noted, NaN when the
 source does not know the value (Darshan records no MPI time):
 
 * ``wall``; I/O time by layer and kind: ``posix_read``, ``posix_write``,
@@ -36,12 +37,15 @@ them, without the layer prefix and ``F_``, lower case: ``POSIX_BYTES_READ`` ->
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
-import pandas as pd
+
+from pario.table import Table
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from pario.trace.model import Trace
 
 #: The file-system and MPI-IO layers: their records are files, their bytes reach the file system.
@@ -68,6 +72,10 @@ SIZE_BUCKETS: tuple[str, ...] = (
     "0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M",
     "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS",
 )
+
+
+#: A rank table: a Table, or a DataFrame from a reader not yet switched to Tables.
+RankTable = TypeVar("RankTable", Table, "pd.DataFrame")
 
 
 def counter_column(name: str) -> str:
@@ -132,20 +140,43 @@ class Profile:
     trace: Trace | None = None
 
     def layer(self, name: str) -> pd.DataFrame:
-        """File records of a layer (an empty frame if the layer has none)."""
-        return self.files.get(name, pd.DataFrame(columns=["id", "rank", "name"]))
+        """File records of a layer (an empty table if the layer has none: a Table when the
+        profile's tables are Tables, else a DataFrame, until the readers make Tables)."""
+        records = self.files.get(name)
+        if records is not None:
+            return records
+        if isinstance(self.ranks, Table):
+            return empty_layer()  # type: ignore[return-value]
+        import pandas as pd
+
+        return pd.DataFrame(columns=["id", "rank", "name"])
 
 
-def add_derived_rank_columns(ranks: pd.DataFrame) -> pd.DataFrame:
-    """Return ``ranks`` with io, io_read/write/meta, mpi and useful columns added.
+def empty_layer() -> Table:
+    """A layer without records: the key columns, no rows."""
+    return Table({"id": np.zeros(0, dtype=np.uint64), "rank": np.zeros(0, dtype=np.int64),
+                  "name": np.zeros(0, dtype=object)})
+
+
+def add_derived_rank_columns(ranks: RankTable) -> RankTable:
+    """Return ``ranks`` with io, io_read/write/meta, mpi and useful columns added (a Table
+    for a Table, a DataFrame for a DataFrame).
 
     A sum over columns skips missing values and is missing only when all its terms are
     (pandas' ``sum(axis=1, min_count=1)``, computed here with NumPy in column order).
     """
+    derived = _derived_rank_columns(ranks)
+    if isinstance(ranks, Table):
+        return ranks.assign(**derived)
+    return _with_frame_columns(ranks, derived)
+
+
+def _derived_rank_columns(ranks: RankTable) -> dict[str, np.ndarray]:
+    """The derived columns of :func:`add_derived_rank_columns`, in their order."""
     n = len(ranks)
 
     def column(name: str) -> np.ndarray:
-        return ranks[name].to_numpy(dtype=np.float64) if name in ranks else derived[name]
+        return np.asarray(ranks[name], dtype=np.float64) if name in ranks else derived[name]
 
     def row_sum(cols: list[str]) -> np.ndarray:
         if not cols:
@@ -167,15 +198,23 @@ def add_derived_rank_columns(ranks: pd.DataFrame) -> pd.DataFrame:
     derived["io"] = row_sum(["io_read", "io_write", "io_meta"])
     derived["mpi"] = row_sum([c for c in MPI_TIME_COLUMNS if c in ranks])
     io, mpi = derived["io"], derived["mpi"]
-    rest = ranks["wall"].to_numpy(dtype=np.float64) - (np.where(np.isnan(io), 0.0, io)
-                                                       + np.where(np.isnan(mpi), 0.0, mpi))
+    rest = np.asarray(ranks["wall"], dtype=np.float64) - (np.where(np.isnan(io), 0.0, io)
+                                                          + np.where(np.isnan(mpi), 0.0, mpi))
     derived["useful"] = np.where((rest >= 0.0) | np.isnan(rest), rest, 0.0)
+    return derived
+
+
+def _with_frame_columns(ranks: pd.DataFrame, derived: dict[str, np.ndarray]) -> pd.DataFrame:
+    """A rank DataFrame with the derived columns (until the readers make Tables)."""
+    import pandas as pd
+
     if any(c in ranks for c in derived) or not all(ranks.dtypes == np.float64):
         out = ranks.copy()
         for name, values in derived.items():
             out[name] = values
         return out
     # one float block: the rank table and the derived columns side by side
+    n = len(ranks)
     block = np.empty((n, len(ranks.columns) + len(derived)))
     block[:, :len(ranks.columns)] = ranks.to_numpy(dtype=np.float64)
     for i, values in enumerate(derived.values()):

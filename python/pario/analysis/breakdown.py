@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
+from pario.table import Table
 
 COMPUTE, MPI, IO = "compute", "MPI", "I/O"
 
@@ -68,20 +68,22 @@ def _what(bound: str) -> str:
     return {COMPUTE: "computation", MPI: "MPI", IO: "I/O"}[bound]
 
 
-def rank_breakdown(rt: RankTimes) -> pd.DataFrame:
-    """One row per rank: wall, compute, mpi, read, write, meta and non_io seconds.
+def rank_breakdown(rt: RankTimes) -> Table:
+    """One row per rank: rank, wall, compute, mpi, read, write, meta, io and non_io seconds.
 
     ``compute`` and ``mpi`` are NaN when MPI time is not recorded.
     """
-    frame = pd.DataFrame({
+    n = rt.nranks
+    no_mpi = np.full(n, np.nan)
+    io = rt.io
+    return Table({
         "rank": rt.ranks,
         "wall": rt.wall,
-        "compute": rt.useful if rt.mpi is not None else np.nan,
-        "mpi": rt.mpi if rt.mpi is not None else np.nan,
+        "compute": rt.useful if rt.mpi is not None else no_mpi,
+        "mpi": rt.mpi if rt.mpi is not None else no_mpi.copy(),
         "read": rt.io_read,
         "write": rt.io_write,
         "meta": rt.io_meta,
-        "io": rt.io,
-    })
-    frame["non_io"] = np.clip(frame["wall"] - frame["io"], 0.0, None)
-    return frame
+        "io": io,
+        "non_io": np.clip(rt.wall - io, 0.0, None),
+    }, length=n)

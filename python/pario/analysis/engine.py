@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
+import numpy as np
 
-from pario.analysis.rankio import counter_column
+from pario.analysis.rankio import counter_column, group_sum
 from pario.collective import ALGORITHM_CODES, DIRECT, FALLBACK_REASONS, SHUFFLE_CODES
 from pario.model import Profile
+from pario.table import as_table, group_codes, group_reduce
 from pario.units import count, seconds
 
 _SUMMED = ("engine_writes", "engine_cycles", "engine_fallbacks", "engine_setup_time", "engine_shuffle_time",
@@ -100,21 +101,24 @@ def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
     """Every MPI-IO file on which the engine served or gave back a collective write, the most
     calls first (then by name); empty for logs without the engine's counters (Darshan, older
     pario logs) or when it was not selected."""
-    frame = profile.layer("mpiio")
+    frame = as_table(profile.layer("mpiio"))
     if not len(frame) or not any(c in frame for c in ("engine_writes", "engine_fallbacks")):
         return ()
-    data = pd.DataFrame({c: counter_column(frame, c) for c in (*_SUMMED, *_MAXED)})
-    data["id"] = frame["id"].to_numpy()
-    data["name"] = frame["name"].to_numpy()
+    data = {c: counter_column(frame, c) for c in (*_SUMMED, *_MAXED)}
     active = (data["engine_writes"] > 0) | (data["engine_fallbacks"] > 0)
     if not active.any():
         return ()
-    grouped = data[active.to_numpy()].groupby("id", sort=False).agg(
-        {"name": "first", **{c: "sum" for c in _SUMMED}, **{c: "max" for c in _MAXED}})
+    ids, codes = group_codes(frame["id"][active], sort=False)
+    n = len(ids)
+    first = group_reduce(np.arange(len(codes)), codes, n, "min")
+    names = frame["name"][active][first]
+    per_file = {**{c: group_sum(data[c][active], codes, n) for c in _SUMMED},
+                **{c: group_reduce(data[c][active], codes, n, "max") for c in _MAXED}}
     out = []
-    for fid, r in grouped.iterrows():
+    for i in range(n):
+        r = {c: v[i] for c, v in per_file.items()}
         out.append(EngineFile(
-            id=int(fid), name=str(r["name"]),  # type: ignore[call-overload]
+            id=int(ids[i]), name=str(names[i]),
             algorithm=ALGORITHM_CODES.get(int(r["engine_algorithm"]), ""),
             shuffle=SHUFFLE_CODES.get(int(r["engine_shuffle"]), ""),
             calls=int(r["engine_writes"]), cycles=int(r["engine_cycles"]),

@@ -5,11 +5,11 @@ file's own calls; the MPI-IO and POSIX calls beneath are the Libraries table's).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.libraries import data_file_ids
-from pario.analysis.rankio import LIBRARY_DATA_LAYERS, float_values, time_records
+from pario.analysis.rankio import LIBRARY_DATA_LAYERS, float_values, group_sum, time_records
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
+from pario.table import Table, as_table, group_codes, group_reduce
 
 FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",
                                  "time", "bytes_read", "bytes_written", "reads", "writes")
@@ -24,29 +24,29 @@ _WRITES = {"posix": ("writes",), "stdio": ("writes",),
 _FILE_LAYER = {data: file for file, data in LIBRARIES.values()}
 
 
-def _values(frame: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
+def _values(frame: Table, cols: tuple[str, ...]) -> np.ndarray:
     present = [c for c in cols if c in frame]
     if not present:
         return np.zeros(len(frame))
-    # the row sum of the columns, added in column order (no sub-frame)
+    # the row sum of the columns, added in column order
     total = np.clip(float_values(frame[present[0]], 0.0), 0.0, None)
     for c in present[1:]:
         total = total + np.clip(float_values(frame[c], 0.0), 0.0, None)
     return total
 
 
-def directories(files: pd.DataFrame) -> np.ndarray:
+def directories(files: Table) -> np.ndarray:
     """Rows that are directories, not files: no data moved and (a record of an older pario log
     or a Darshan log) a name under which other files were recorded, or no activity at all."""
     names = [str(n) for n in files["name"]]
     parents = {n[:i] for n in names for i in range(1, len(n)) if n[i] == "/"}
-    idle = ((files["bytes_read"] + files["bytes_written"] + files["reads"] + files["writes"]) == 0).to_numpy()
+    idle = (files["bytes_read"] + files["bytes_written"] + files["reads"] + files["writes"]) == 0
     named = np.array([n.rstrip("/") in parents for n in names], dtype=bool)
-    empty = idle & (files["time"] == 0).to_numpy()
+    empty = idle & (files["time"] == 0)
     return idle & (named | empty)
 
 
-def file_table(profile: Profile) -> pd.DataFrame:
+def file_table(profile: Profile) -> Table:
     """One row per (layer, file), sorted by I/O time, slowest first.
 
     ``ranks`` counts the ranks that touched the file (for a record reduced
@@ -54,22 +54,21 @@ def file_table(profile: Profile) -> pd.DataFrame:
     """
     nprocs = profile.job.nprocs
     parts = []
-    for layer, frame in time_records({k: profile.layer(k) for k in ALL_LAYERS}).items():
+    for layer, frame in time_records({k: as_table(profile.layer(k)) for k in ALL_LAYERS}).items():
         if not len(frame):
             continue
-        rank = frame["rank"].to_numpy(dtype=np.int64)
+        rank = np.asarray(frame["rank"]).astype(np.int64)
         if "nranks" in frame:
-            shared_n = frame["nranks"].to_numpy(dtype=np.float64, na_value=nprocs)
+            shared_n = float_values(frame["nranks"], float(nprocs))
         else:
             shared_n = np.full(len(frame), float(nprocs))
-        data = {"id": frame["id"].to_numpy(), "name": frame["name"].to_numpy(),
-                "ranks": np.where(rank >= 0, 1.0, shared_n)}
+        data = {"id": frame["id"], "name": frame["name"], "ranks": np.where(rank >= 0, 1.0, shared_n)}
         for c in _SUMS:
             data[c] = _values(frame, (c,))
         data["reads"] = _values(frame, _READS.get(layer, ()))
         data["writes"] = _values(frame, _WRITES.get(layer, ()))
         if layer in LIBRARY_DATA_LAYERS:  # a dataset or variable counts in its file's row
-            frec = profile.layer(_FILE_LAYER[layer])
+            frec = as_table(profile.layer(_FILE_LAYER[layer]))
             fid = data_file_ids(frame, frec)
             known = fid != 0
             data = {k: np.asarray(v)[known] for k, v in data.items()}
@@ -77,18 +76,33 @@ def file_table(profile: Profile) -> pd.DataFrame:
             data["name"] = np.array([""] * int(known.sum()), dtype=object)
             data["ranks"] = np.zeros(int(known.sum()))  # the file record counts the ranks
             layer = _FILE_LAYER[layer]
-        df = pd.DataFrame(data)
-        df.insert(0, "layer", layer)
-        parts.append(df)
+        n = len(data["id"])
+        parts.append(Table({"layer": np.full(n, layer, dtype=object), **data}, length=n))
     if not parts:
-        return pd.DataFrame({c: pd.Series(dtype=float) for c in FILE_COLUMNS})
-    rows = pd.concat(parts, ignore_index=True)
-    agg = {"name": "max", "ranks": "sum", **{c: "sum" for c in (*_SUMS, "reads", "writes")}}
-    out = rows.groupby(["layer", "id"], sort=False).agg(agg).reset_index()
-    out["ranks"] = out["ranks"].clip(upper=nprocs).astype(np.int64)
+        return Table({c: np.zeros(0) for c in FILE_COLUMNS}, length=0)
+    return _sorted_files(_per_file(Table.concat(parts), nprocs))
+
+
+def _per_file(rows: Table, nprocs: int) -> Table:
+    """One row per (layer, id), in order of first appearance: the longest name (a library's
+    dataset rows have none), the counts and times summed."""
+    _, layer_code = np.unique(rows["layer"], return_inverse=True)
+    ids, id_code = np.unique(rows["id"], return_inverse=True)
+    _, codes = group_codes(layer_code.reshape(-1) * len(ids) + id_code.reshape(-1), sort=False)
+    ngroups = int(codes.max()) + 1 if len(codes) else 0
+    first = group_reduce(np.arange(len(rows)), codes, ngroups, "min")
+    names, name_code = np.unique(rows["name"], return_inverse=True)
+    out = Table({"layer": rows["layer"][first], "id": rows["id"][first],
+                 "name": names[group_reduce(name_code.reshape(-1), codes, ngroups, "max")]}, length=ngroups)
+    for c in ("ranks", *_SUMS, "reads", "writes"):
+        out[c] = group_sum(rows[c], codes, ngroups)
+    out["ranks"] = np.minimum(out["ranks"], nprocs).astype(np.int64)
     out["time"] = out["read_time"] + out["write_time"] + out["meta_time"]
-    out = out[list(FILE_COLUMNS)]
-    out = out[~directories(out)]
-    order = np.lexsort((-out["bytes_read"].to_numpy(), -out["bytes_written"].to_numpy(),
-                        -out["time"].to_numpy()))
-    return out.take(order).reset_index(drop=True)
+    return out[list(FILE_COLUMNS)]
+
+
+def _sorted_files(files: Table) -> Table:
+    """The files without the directories, slowest first (then most bytes written, read)."""
+    files = files[~directories(files)]
+    order = np.lexsort((-files["bytes_read"], -files["bytes_written"], -files["time"]))
+    return files[order]

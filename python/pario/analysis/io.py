@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.rankio import (
     LIBRARY_DATA_LAYERS,
@@ -23,12 +22,13 @@ from pario.analysis.rankio import (
     float_values,
     layer_members,
     library_file_time,
-    rank_io,
+    rank_io_table,
     time_records,
 )
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
 from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
+from pario.table import Table, as_table
 
 LAYER_LABELS: dict[str, str] = {"all": "All layers", "posix": "POSIX", "mpiio": "MPI-IO", "stdio": "STDIO",
                                 "h5f": "HDF5 files", "h5d": "HDF5 datasets", "pnetcdf_file": "PnetCDF files",
@@ -105,20 +105,20 @@ class IOSummary:
     buckets: tuple[str, ...] = SIZE_BUCKETS
 
 
-def _sum(frame: pd.DataFrame, cols: tuple[str, ...]) -> float:
+def _sum(frame: Table, cols: tuple[str, ...]) -> float:
     present = [c for c in cols if c in frame]
     if not present or not len(frame):
         return 0.0
-    # column by column (no sub-frame): whole numbers below 2**53 add up exactly in any order
+    # column by column: whole numbers below 2**53 add up exactly in any order
     parts = [np.clip(float_values(frame[c], 0.0), 0.0, None) for c in present]
     total = sum(float(p.sum()) for p in parts)
     if total < 2.0**53 and all(bool(np.all(np.floor(p) == p)) for p in parts):
         return total
-    values = frame[present].to_numpy(dtype=np.float64, na_value=0.0)
-    return float(np.clip(values, 0.0, None).sum())
+    # else one sum over the columns one after the other (the order of the sums so far)
+    return float(np.concatenate(parts).sum())
 
 
-def _ops(frames: Mapping[str, pd.DataFrame], kind: str) -> float:
+def _ops(frames: Mapping[str, Table], kind: str) -> float:
     return sum(_sum(frame, OPS[layer][kind]) for layer, frame in frames.items() if layer in OPS)
 
 
@@ -158,7 +158,7 @@ def _kind(kind: str, per_rank: np.ndarray, runtime: float, ops: float, nbytes: f
     )
 
 
-def _histogram(frame: pd.DataFrame, layer: str, direction: str) -> tuple[int, ...] | None:
+def _histogram(frame: Table, layer: str, direction: str) -> tuple[int, ...] | None:
     cols = size_columns(layer, direction)
     if not any(c in frame for c in cols):
         return None
@@ -189,7 +189,7 @@ def _in_data_row(k: KindIO, note: str) -> KindIO:
     return KindIO(**{**{f: getattr(k, f) for f in k.__dataclass_fields__}, **gone})
 
 
-def _layer(layer: str, frame: pd.DataFrame, rio: RankIO, runtime: float) -> LayerIO:
+def _layer(layer: str, frame: Table, rio: RankIO, runtime: float) -> LayerIO:
     """One layer's row.  A library file layer (``h5f``, ``pnetcdf_file``) shows the files' own
     calls only (create/open/flush/close; a Darshan PnetCDF file's waits): their reads and writes
     are their datasets' or variables' row, as in Darshan's H5F records (``rio`` is then of
@@ -200,14 +200,14 @@ def _layer(layer: str, frame: pd.DataFrame, rio: RankIO, runtime: float) -> Laye
     for kind in ("read", "write", "meta"):
         col = f"{kind}_time"
         nbytes = _sum(frame, (BYTES_OF[kind],)) if kind in BYTES_OF else None
-        kinds[kind] = _kind(kind, t[col].to_numpy(), runtime, _ops(frames, kind), nbytes,
+        kinds[kind] = _kind(kind, t[col], runtime, _ops(frames, kind), nbytes,
                             exact_max=rio.exact_max[col], exact_ranks=rio.exact_ranks[col])
         if layer in IN_DATA_ROW and kind in BYTES_OF:
             kinds[kind] = _in_data_row(kinds[kind], IN_DATA_ROW[layer])
     all_ops = sum(_ops(frames, k) for k in ("read", "write", "meta"))
-    total = _kind("total", t["time"].to_numpy(), runtime, all_ops, None,
+    total = _kind("total", t["time"], runtime, all_ops, None,
                   exact_max=rio.exact_max["time"], exact_ranks=rio.exact_ranks["time"])
-    nfiles = int(frame["id"].nunique()) if "id" in frame and len(frame) else 0
+    nfiles = int(np.unique(frame["id"]).size) if "id" in frame and len(frame) else 0
     return LayerIO(layer, LAYER_LABELS.get(layer, layer), nfiles, kinds["read"], kinds["write"],
                    kinds["meta"], total, _histogram(frame, layer, "read"), _histogram(frame, layer, "write"))
 
@@ -216,7 +216,7 @@ def io_summary(profile: Profile, rt: RankTimes, io: ProfileIO | None = None) -> 
     """I/O metrics of a run, overall (outermost layer) and per layer (``io``: the profile's
     per-rank I/O, if already at hand)."""
     io = io or profile_io(profile)
-    files = {layer: profile.layer(layer) for layer in ALL_LAYERS}
+    files = {layer: as_table(profile.layer(layer)) for layer in ALL_LAYERS}
     has_io = any(len(f) for f in files.values())
     layers = tuple(_layer(layer, frame, _layer_io(profile, io, layer, frame), rt.runtime)
                    for layer, frame in files.items() if len(frame))
@@ -233,22 +233,23 @@ def io_summary(profile: Profile, rt: RankTimes, io: ProfileIO | None = None) -> 
     total = _kind("total", rt.io, rt.runtime, sum(_ops(counted, k) for k in ("read", "write", "meta")), None,
                   exact_max=rt.exact_max("io"), exact_ranks=rt.exact_ranks("io"))
     # files only (a dataset's or variable's record is not a file)
-    ids = [f["id"].to_numpy(dtype=np.uint64) for k, f in outer.items() if k not in LIBRARY_DATA_LAYERS]
+    ids = [np.asarray(f["id"]).astype(np.uint64) for k, f in outer.items() if k not in LIBRARY_DATA_LAYERS]
     nfiles = int(np.unique(np.concatenate(ids)).size) if ids else 0
     overall = LayerIO("all", LAYER_LABELS["all"], nfiles, kinds["read"], kinds["write"], kinds["meta"], total)
     return IOSummary(has_io, overall, layers)
 
 
-def _layer_io(profile: Profile, io: ProfileIO, layer: str, frame: pd.DataFrame) -> RankIO:
+def _layer_io(profile: Profile, io: ProfileIO, layer: str, frame: Table) -> RankIO:
     """Per-rank I/O of a layer's row: a library file layer's own calls only."""
     if layer not in LIBRARY_FILE_LAYERS:
         return io.layer(layer)
-    return rank_io(library_file_time(frame), profile.job.nprocs, layer_members(profile.file_ranks, layer))
+    members = layer_members(profile.file_ranks, layer)
+    return rank_io_table(library_file_time(frame), profile.job.nprocs, members)
 
 
-def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> pd.DataFrame:
-    """Bytes read and written per rank at the outermost layer (estimated for shared records;
-    ``io``: the profile's per-rank I/O, if already at hand)."""
+def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> Table:
+    """Bytes read and written per rank (row i: rank i) at the outermost layer (estimated for
+    shared records; ``io``: the profile's per-rank I/O, if already at hand)."""
     nprocs = profile.job.nprocs
     io = io or profile_io(profile)
     per_layer, _ = io.outermost()
@@ -256,10 +257,11 @@ def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> p
     parts = [per_layer[layer].table for layer in LAYERS
              if layer in per_layer and len(io.outer_frames[layer])]
     if not parts:
-        return pd.DataFrame({"bytes_read": np.zeros(nprocs), "bytes_written": np.zeros(nprocs)})
+        return Table({"bytes_read": np.zeros(nprocs), "bytes_written": np.zeros(nprocs)}, length=nprocs)
     total = parts[0][["bytes_read", "bytes_written"]].copy()
     for part in parts[1:]:
-        total += part[["bytes_read", "bytes_written"]]
+        for c in ("bytes_read", "bytes_written"):
+            total[c] = total[c] + part[c]
     return total
 
 

@@ -19,11 +19,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from pario.analysis.rankio import LIBRARY_DATA_LAYERS, LIBRARY_FILE_LAYERS, counter_column, float_values
+from pario.analysis.rankio import (
+    LIBRARY_DATA_LAYERS,
+    LIBRARY_FILE_LAYERS,
+    Records,
+    counter_column,
+    float_values,
+    group_sum,
+)
 from pario.analysis.values import Value, ratio
 from pario.model import LIBRARIES, Profile
+from pario.table import Table, as_table, group_codes, group_reduce
 
 NOTHING_BENEATH = "no MPI-IO or POSIX records of the file"
 LIBRARY_LABELS: dict[str, str] = {"hdf5": "HDF5", "pnetcdf": "PnetCDF"}
@@ -65,36 +72,37 @@ class LibrarySummary:
 
     files: tuple[LibraryFile, ...] = ()
     #: one row per dataset or variable (DATA_COLUMNS), slowest first
-    datasets: pd.DataFrame | None = None
+    datasets: Table | None = None
 
     @property
     def present(self) -> bool:
         return bool(self.files)
 
 
-def _sum(frame: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
+def _sum(frame: Table, cols: tuple[str, ...]) -> np.ndarray:
     total = np.zeros(len(frame))
     for c in cols:
         total = total + counter_column(frame, c)
     return total
 
 
-def data_file_ids(data: pd.DataFrame, files: pd.DataFrame) -> np.ndarray:
+def data_file_ids(data: Records, files: Records) -> np.ndarray:
     """The id of each dataset's or variable's file (0 when not found): its ``file_rec_id``
     counter (pario logs) or the file record whose name prefixes the dataset's
     (``FILE:/DATASET``, ``FILE:VARIABLE``: Darshan logs)."""
     out = np.zeros(len(data), dtype=np.uint64)
     if not len(data):
         return out
-    known = set(files["id"].to_numpy(dtype=np.uint64).tolist()) if len(files) else set()
+    data, files = as_table(data), as_table(files)
+    file_ids = np.asarray(files["id"]).astype(np.uint64) if len(files) else np.zeros(0, dtype=np.uint64)
+    known = set(file_ids.tolist())
     if "file_rec_id" in data:
-        raw = data["file_rec_id"].to_numpy()
+        raw = np.asarray(data["file_rec_id"])
         if raw.dtype.kind in "iu":  # the uint64 id as int64 bits (exact; a float would round it)
             rec = raw.astype(np.int64).view(np.uint64)
             out = np.where(np.isin(rec, np.fromiter(known, dtype=np.uint64, count=len(known))), rec,
                            np.uint64(0)).astype(np.uint64)
-    by_name = ({str(n): np.uint64(i) for n, i in zip(files["name"], files["id"], strict=True)}
-               if len(files) else {})
+    by_name = {str(n): np.uint64(i) for n, i in zip(files["name"], file_ids.tolist(), strict=True)}
     for k, name in enumerate(str(n) for n in data["name"]):
         if out[k]:
             continue
@@ -106,22 +114,22 @@ def data_file_ids(data: pd.DataFrame, files: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def _by_id(frame: pd.DataFrame | None, ids: np.ndarray, values: np.ndarray) -> dict[int, float]:
+def _by_id(frame: Table | None, ids: np.ndarray, values: np.ndarray) -> dict[int, float]:
+    """Per id, in order of first appearance, the sum of its values in record order."""
     if frame is None or not len(frame):
         return {}
-    out: dict[int, float] = {}
-    for i, v in zip(ids.tolist(), values.tolist(), strict=True):
-        out[int(i)] = out.get(int(i), 0.0) + float(v)
-    return out
+    uniq, codes = group_codes(ids, sort=False)
+    sums = np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=len(uniq))
+    return dict(zip((int(i) for i in uniq.tolist()), sums.tolist(), strict=True))
 
 
-def _layer_ids(frame: pd.DataFrame | None) -> np.ndarray:
+def _layer_ids(frame: Table | None) -> np.ndarray:
     if frame is None or not len(frame):
         return np.zeros(0, dtype=np.uint64)
-    return frame["id"].to_numpy(dtype=np.uint64)
+    return np.asarray(frame["id"]).astype(np.uint64)
 
 
-def _beneath(files: Mapping[str, pd.DataFrame], fid: int) -> tuple[str, float, float, float]:
+def _beneath(files: Mapping[str, Table], fid: int) -> tuple[str, float, float, float]:
     """(layer, bytes read, bytes written, time) of the records beneath the library on file ``fid``."""
     for layer in ("mpiio", "posix"):
         frame = files.get(layer)
@@ -134,7 +142,7 @@ def _beneath(files: Mapping[str, pd.DataFrame], fid: int) -> tuple[str, float, f
     return ("", 0.0, 0.0, 0.0)
 
 
-def _file_own_time(frame: pd.DataFrame) -> np.ndarray:
+def _file_own_time(frame: Table) -> np.ndarray:
     """A library file record's own time: metadata, plus a Darshan PnetCDF file's waits (its
     variables' times leave them out; a pario file record's read/write time is its variables')."""
     own = counter_column(frame, "meta_time")
@@ -146,14 +154,15 @@ def _file_own_time(frame: pd.DataFrame) -> np.ndarray:
 def library_summary(profile: Profile) -> LibrarySummary:
     """Per library file: bytes asked vs moved beneath, library time and overhead; per dataset or
     variable: a row like the file table's."""
-    files = profile.files
+    files: dict[str, Table] = {}
     rows: list[LibraryFile] = []
-    data_parts: list[pd.DataFrame] = []
+    data_parts: list[Table] = []
     for library, (file_layer, data_layer) in LIBRARIES.items():
-        frec = profile.layer(file_layer)
-        drec = profile.layer(data_layer)
+        frec = as_table(profile.layer(file_layer))
+        drec = as_table(profile.layer(data_layer))
         if not len(frec) and not len(drec):
             continue
+        files = files or {layer: as_table(profile.layer(layer)) for layer in ("mpiio", "posix")}
         fids = _layer_ids(frec)
         dfid = data_file_ids(drec, frec)
         dtime = _sum(drec, _TIMES)
@@ -177,7 +186,7 @@ def library_summary(profile: Profile) -> LibrarySummary:
             over = max(ltime - btime, 0.0)
             rows.append(LibraryFile(
                 library=library, name=names.get(fid, f"<file {fid:016x}>"),
-                datasets=len(np.unique(drec["id"].to_numpy()[dfid == np.uint64(fid)])) if len(drec) else 0,
+                datasets=len(np.unique(drec["id"][dfid == np.uint64(fid)])) if len(drec) else 0,
                 asked_read=Value.of(asked_r.get(fid, 0.0), "B"),
                 asked_written=Value.of(asked_w.get(fid, 0.0), "B"),
                 beneath_layer=layer,
@@ -194,33 +203,32 @@ def library_summary(profile: Profile) -> LibrarySummary:
         if len(drec):
             data_parts.append(_data_rows(library, data_layer, drec, dfid, names, profile.job.nprocs))
     rows.sort(key=lambda f: -(f.library_time.value or 0.0))
-    datasets = (pd.concat(data_parts, ignore_index=True) if data_parts
-                else pd.DataFrame({c: pd.Series(dtype=float) for c in DATA_COLUMNS}))
+    datasets = (Table.concat(data_parts) if data_parts
+                else Table({c: np.zeros(0) for c in DATA_COLUMNS}, length=0))
     if len(datasets):
-        order = np.lexsort((-datasets["bytes_written"].to_numpy(), -datasets["time"].to_numpy()))
-        datasets = datasets.take(order).reset_index(drop=True)
+        datasets = datasets[np.lexsort((-datasets["bytes_written"], -datasets["time"]))]
     return LibrarySummary(tuple(rows), datasets)
 
 
-def _data_rows(library: str, layer: str, drec: pd.DataFrame, dfid: np.ndarray, names: Mapping[int, str],
-               nprocs: int) -> pd.DataFrame:
-    rank = drec["rank"].to_numpy(dtype=np.int64)
+def _data_rows(library: str, layer: str, drec: Table, dfid: np.ndarray, names: Mapping[int, str],
+               nprocs: int) -> Table:
+    """One row per dataset or variable (its records summed, in order of first appearance)."""
+    rank = np.asarray(drec["rank"]).astype(np.int64)
     shared_n = (float_values(drec["nranks"], float(nprocs)) if "nranks" in drec
                 else np.full(len(drec), float(nprocs)))
-    df = pd.DataFrame({
-        "id": drec["id"].to_numpy(), "name": drec["name"].to_numpy(),
-        "file": [names.get(int(i), "") for i in dfid.tolist()],
-        "ranks": np.where(rank >= 0, 1.0, shared_n),
-        **{c: counter_column(drec, c) for c in (*_TIMES, "bytes_read", "bytes_written")},
-        "reads": _sum(drec, DATA_CALLS[layer]["read"]), "writes": _sum(drec, DATA_CALLS[layer]["write"]),
-    })
-    agg = {"name": "first", "file": "first", "ranks": "sum",
-           **{c: "sum" for c in (*_TIMES, "bytes_read", "bytes_written", "reads", "writes")}}
-    out = df.groupby("id", sort=False).agg(agg).reset_index()
-    out["ranks"] = out["ranks"].clip(upper=nprocs).astype(np.int64)
+    ids, codes = group_codes(drec["id"], sort=False)
+    n = len(ids)
+    first = group_reduce(np.arange(len(drec)), codes, n, "min")
+    files = np.array([names.get(int(i), "") for i in dfid[first].tolist()], dtype=object)
+    out = Table({"library": np.full(n, library, dtype=object), "layer": np.full(n, layer, dtype=object),
+                 "id": ids, "name": drec["name"][first], "file": files}, length=n)
+    ranks = group_sum(np.where(rank >= 0, 1.0, shared_n), codes, n)
+    out["ranks"] = np.minimum(ranks, nprocs).astype(np.int64)
+    for c in (*_TIMES, "bytes_read", "bytes_written"):
+        out[c] = group_sum(counter_column(drec, c), codes, n)
+    out["reads"] = group_sum(_sum(drec, DATA_CALLS[layer]["read"]), codes, n)
+    out["writes"] = group_sum(_sum(drec, DATA_CALLS[layer]["write"]), codes, n)
     out["time"] = out["read_time"] + out["write_time"] + out["meta_time"]
-    out.insert(0, "layer", layer)
-    out.insert(0, "library", library)
     return out[list(DATA_COLUMNS)]
 
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from pario.analysis.times import rank_ids
 from pario.analysis.values import Value
 from pario.model import Profile
+from pario.table import as_table
 
 
 @dataclass(frozen=True)
@@ -17,11 +21,13 @@ class MemorySummary:
 
 def memory_summary(profile: Profile) -> MemorySummary:
     """Mean and peak of the per-process memory high-water mark (bytes)."""
-    ranks = profile.ranks
+    ranks = as_table(profile.ranks)
     source = {"darshan": "Darshan"}.get(profile.job.source, profile.job.source)
-    if "maxrss" not in ranks or not ranks["maxrss"].notna().any():
+    rss = np.asarray(ranks["maxrss"], dtype=np.float64) if "maxrss" in ranks else np.zeros(0)
+    known = ~np.isnan(rss)
+    if not known.any():
         u = Value.unavailable(f"{source} logs record no memory usage", "B")
         return MemorySummary(u, u, None)
-    rss = ranks["maxrss"].dropna()
+    rss, ids = rss[known], rank_ids(ranks)[known]
     return MemorySummary(Value.of(float(rss.mean()), "B"), Value.of(float(rss.max()), "B"),
-                         int(rss.idxmax()))
+                         int(ids[int(np.argmax(rss))]))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.values import Value, ratio
 from pario.model import Profile
+from pario.table import Table, as_table
 
 CLASSES: tuple[tuple[str, str], ...] = (("coll", "collective"), ("p2p", "point-to-point"), ("other", "other"))
 
@@ -34,15 +34,15 @@ class MpiSummary:
     classes: tuple[MpiClass, ...]
 
 
-def _col(ranks: pd.DataFrame, name: str) -> np.ndarray | None:
+def _col(ranks: Table, name: str) -> np.ndarray | None:
     if name not in ranks:
         return None
-    return np.nan_to_num(ranks[name].to_numpy(dtype=np.float64, na_value=np.nan), nan=0.0)
+    return np.nan_to_num(np.asarray(ranks[name], dtype=np.float64), nan=0.0)
 
 
 def mpi_summary(profile: Profile, runtime: float) -> MpiSummary:
     job = profile.job
-    ranks = profile.ranks
+    ranks = as_table(profile.ranks)
     if not job.has_mpi_time:
         source = {"darshan": "Darshan"}.get(job.source, job.source)
         reason = f"{source} logs record no MPI time"

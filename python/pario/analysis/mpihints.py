@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from pario.model import Profile
+from pario.table import as_table, group_codes, group_reduce
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,12 @@ class HintsInEffect:
 def _names(profile: Profile) -> dict[int, str]:
     names: dict[int, str] = {}
     for layer in ("mpiio", "posix", "stdio"):
-        frame = profile.layer(layer)
+        frame = as_table(profile.layer(layer))
         if len(frame) and "id" in frame and "name" in frame:
-            for fid, name in zip(frame["id"].to_numpy(), frame["name"].to_numpy(), strict=True):
+            # each file's first record names it
+            ids, codes = group_codes(frame["id"], sort=False)
+            first = group_reduce(np.arange(len(codes)), codes, len(ids), "min")
+            for fid, name in zip(ids.tolist(), frame["name"][first].tolist(), strict=True):
                 names.setdefault(int(fid), str(name))
     return names
 

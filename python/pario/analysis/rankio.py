@@ -23,10 +23,16 @@ happens for files every rank opened).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
-import pandas as pd
+
+from pario.model import empty_layer
+from pario.table import Table, as_table
+
+#: File records: a Table, or a DataFrame from a caller not yet switched to Tables.
+Records = Any
 
 TIME_COLS: tuple[str, ...] = ("read_time", "write_time", "meta_time")
 BYTE_COLS: tuple[str, ...] = ("bytes_read", "bytes_written")
@@ -45,19 +51,19 @@ SHARED_NOTE = ("per-rank split of shared-file records estimated from the fastest
 class RankIO:
     """Per-rank I/O of a set of file records.
 
-    ``table`` has one row per rank 0..P-1 and the columns of ``QUANTITIES``.
+    ``table`` has one row per rank 0..P-1 (row i: rank i) and the columns of ``QUANTITIES``.
     ``exact_ranks[q]``: every per-rank value of ``q`` is exact.
     ``exact_max[q]``: the maximum over ranks of ``q`` is exact (true for one
     shared file alone: its slowest rank is the maximum).
     """
 
-    table: pd.DataFrame
+    table: Table
     exact_ranks: dict[str, bool]
     exact_max: dict[str, bool]
     contributors: dict[str, int]
 
 
-def counter_column(records: pd.DataFrame, name: str) -> np.ndarray:
+def counter_column(records: Records, name: str) -> np.ndarray:
     """A counter of ``records`` as floats, 0 where the column is missing or a value is missing,
     not finite or negative (Darshan's -1 for 'not recorded')."""
     if name not in records:
@@ -66,10 +72,10 @@ def counter_column(records: pd.DataFrame, name: str) -> np.ndarray:
     return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
 
 
-def float_values(column: pd.Series, na_value: float) -> np.ndarray:
-    """``column.to_numpy(dtype=np.float64, na_value=na_value)``, without pandas' missing-value
-    pass when the column is a plain NumPy number column (a third of the time on small frames)."""
-    v = column.to_numpy()
+def float_values(column: Any, na_value: float) -> np.ndarray:
+    """A column (an ndarray, or anything ``np.asarray`` takes) as a new float64 array, its
+    missing values (NaN, None) replaced by ``na_value``."""
+    v = np.asarray(column)
     if v.dtype.kind in "iub":
         return v.astype(np.float64)
     if v.dtype.kind == "f":
@@ -78,17 +84,55 @@ def float_values(column: pd.Series, na_value: float) -> np.ndarray:
         if nan.any():
             v[nan] = na_value
         return v
-    return column.to_numpy(dtype=np.float64, na_value=na_value)
+    # objects: None (or NaN) where a value is missing
+    missing = np.equal(v, None) | np.not_equal(v, v)
+    return np.where(missing, na_value, v).astype(np.float64)
 
 
-def _int_column(records: pd.DataFrame, name: str) -> np.ndarray:
+def group_sum(values: np.ndarray, codes: np.ndarray, ngroups: int) -> np.ndarray:
+    """Per group (``codes``: each row's group, 0..ngroups-1), the sum of its values in row
+    order, NaN skipped, with Kahan's compensation: the sums of the file tables have always
+    been compensated (pandas' groupby sums floats so), and the reports print their digits.
+
+    One step per position within a group, every group at once: the groups sorted largest
+    first, those with a value at position k are the first ones.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    keep = ~np.isnan(v)
+    v, codes = v[keep], np.asarray(codes)[keep]
+    counts = np.bincount(codes, minlength=ngroups)
+    starts = np.cumsum(counts) - counts
+    ordered = v[np.argsort(codes, kind="stable")]  # each group's rows together, in row order
+    by_size = np.argsort(-counts, kind="stable")
+    sizes, first = counts[by_size], starts[by_size]
+    total = np.zeros(ngroups)
+    comp = np.zeros(ngroups)
+    for k in range(int(sizes[0]) if ngroups else 0):
+        m = int(np.searchsorted(-sizes, -k, side="left"))  # groups with more than k values
+        y = ordered[first[:m] + k] - comp[:m]
+        t = total[:m] + y
+        c = (t - total[:m]) - y
+        comp[:m] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation
+        total[:m] = t
+    out = np.empty(ngroups)
+    out[by_size] = total
+    return out
+
+
+def _int_column(records: Records, name: str) -> np.ndarray:
     if name not in records:
         return np.full(len(records), -1, dtype=np.int64)
     return float_values(records[name], -1.0).astype(np.int64)
 
 
-def rank_io(records: pd.DataFrame, nprocs: int,
-            members: Mapping[int, np.ndarray] | None = None) -> RankIO:
+def rank_io(records: Records, nprocs: int, members: Mapping[int, np.ndarray] | None = None) -> RankIO:
+    """Per-rank read/write/metadata time and bytes of ``records`` (one layer), its ``table`` a
+    DataFrame until its callers outside the analyses take a Table (:func:`rank_io_table`)."""
+    return _frame_for_now(rank_io_table(records, nprocs, members))
+
+
+def rank_io_table(records: Records, nprocs: int,
+                  members: Mapping[int, np.ndarray] | None = None) -> RankIO:
     """Per-rank read/write/metadata time and bytes of ``records`` (one layer)."""
     nprocs = max(int(nprocs), 0)
     vals = {c: counter_column(records, c) for c in (*TIME_COLS, *BYTE_COLS)}
@@ -120,21 +164,26 @@ def rank_io(records: pd.DataFrame, nprocs: int,
     return RankIO(_table(out, nprocs), exact_ranks, exact_max, contributors)
 
 
-def _table(columns: Mapping[str, np.ndarray], nprocs: int) -> pd.DataFrame:
-    """The per-rank frame of ``QUANTITIES`` from read/write/meta times and bytes, built in one block
-    (``time`` and ``bytes`` added in column order, as a row sum of the frame adds them)."""
-    block = np.empty((len(QUANTITIES), nprocs))
-    for i, q in enumerate(QUANTITIES):
+def _table(columns: Mapping[str, np.ndarray], nprocs: int) -> Table:
+    """The per-rank table of ``QUANTITIES`` from read/write/meta times and bytes (``time`` and
+    ``bytes`` added in column order, as a row sum adds them)."""
+    out = Table(length=nprocs)
+    for q in QUANTITIES:
         if q in _GROUP_OF_TOTAL:
             parts = _GROUP_OF_TOTAL[q]
             total = columns[parts[0]] + columns[parts[1]]
             for c in parts[2:]:
                 total = total + columns[c]
-            block[i] = total
+            out[q] = total
         else:
-            block[i] = columns[q]
-    return pd.DataFrame(block.T, index=pd.RangeIndex(nprocs, name="rank"), columns=list(QUANTITIES),
-                        copy=False)
+            out[q] = np.asarray(columns[q], dtype=np.float64)
+    return out
+
+
+def _frame_for_now(rio: RankIO) -> RankIO:
+    """``rio`` with its table as a DataFrame indexed by rank, for the callers outside the
+    analyses that still read it with pandas (to go once they take the Table)."""
+    return replace(rio, table=rio.table.to_pandas(index_name="rank"))
 
 
 _GROUP_OF_TOTAL: dict[str, tuple[str, ...]] = {"time": TIME_COLS, "bytes": BYTE_COLS}
@@ -146,11 +195,11 @@ class _Placement:
     max_ok: dict[str, np.ndarray]  # per shared record: alone, its maximum would be exact
 
 
-def _spread_shared(records: pd.DataFrame, shared: np.ndarray, vals: dict[str, np.ndarray], nprocs: int,
+def _spread_shared(records: Records, shared: np.ndarray, vals: dict[str, np.ndarray], nprocs: int,
                    members: Mapping[int, np.ndarray] | None, out: dict[str, np.ndarray]) -> _Placement:
     """Spread the shared records (``records[shared]``; ``vals``: their counters) over their ranks."""
     n_rec = int(np.count_nonzero(shared))
-    ids = (records["id"].to_numpy(dtype=np.uint64)[shared] if "id" in records
+    ids = (np.asarray(records["id"]).astype(np.uint64)[shared] if "id" in records
            else np.zeros(n_rec, dtype=np.uint64))
     member_lists: list[np.ndarray | None] = []
     for rid in ids:
@@ -190,7 +239,7 @@ def _spread_shared(records: pd.DataFrame, shared: np.ndarray, vals: dict[str, np
     return _Placement(exact, max_ok)
 
 
-def _extremes(records: pd.DataFrame, shared: np.ndarray,
+def _extremes(records: Records, shared: np.ndarray,
               prefix: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     has = ("fastest_rank" in records) and ("slowest_rank" in records)
     if has:
@@ -239,17 +288,24 @@ def _add_rest(target: np.ndarray, amount: np.ndarray, known: np.ndarray,
 
 
 def combine(parts: Sequence[RankIO], nprocs: int) -> RankIO:
-    """Sum per-rank I/O of several layers, keeping track of exactness."""
+    """Sum per-rank I/O of several layers, keeping track of exactness; its ``table`` a DataFrame
+    until its callers outside the analyses take a Table (:func:`combine_tables`)."""
+    return _frame_for_now(combine_tables(parts, nprocs))
+
+
+def combine_tables(parts: Sequence[RankIO], nprocs: int) -> RankIO:
+    """Sum per-rank I/O of several layers (tables or frames), keeping track of exactness."""
     if not parts:
-        empty = pd.DataFrame({q: np.zeros(nprocs) for q in QUANTITIES},
-                             index=pd.RangeIndex(nprocs, name="rank"))
+        empty = Table({q: np.zeros(nprocs) for q in QUANTITIES}, length=nprocs)
         ones = {q: True for q in QUANTITIES}
         return RankIO(empty, ones, dict(ones), {q: 0 for q in QUANTITIES})
-    block = parts[0].table.to_numpy(dtype=np.float64, copy=True)
-    for p in parts[1:]:
-        block = block + p.table.to_numpy(dtype=np.float64)
-    table = pd.DataFrame(block, index=parts[0].table.index.copy(), columns=parts[0].table.columns.copy(),
-                         copy=False)
+    tables = [as_table(p.table) for p in parts]
+    table = Table(length=len(tables[0]))
+    for q in tables[0].columns:
+        total = np.asarray(tables[0][q], dtype=np.float64)
+        for t in tables[1:]:
+            total = total + np.asarray(t[q], dtype=np.float64)
+        table[q] = total
     contributors = {q: sum(p.contributors[q] for p in parts) for q in QUANTITIES}
     exact_ranks = {q: all(p.exact_ranks[q] for p in parts) for q in QUANTITIES}
     exact_max = {}
@@ -268,7 +324,7 @@ def layer_members(file_ranks: Mapping[tuple[str, int], np.ndarray], layer: str) 
     return {rid: ranks for (lay, rid), ranks in file_ranks.items() if lay == layer}
 
 
-def outermost_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def outermost_records(files: Mapping[str, Records]) -> dict[str, Table]:
     """Each layer's records with time that no outer layer already counts.
 
     POSIX calls made inside MPI-IO calls are counted as MPI-IO time, so POSIX
@@ -276,11 +332,11 @@ def outermost_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFra
     separate (Darshan and pario do not see the POSIX calls libc makes for
     STDIO streams).
     """
-    out = {layer: frame for layer, frame in files.items() if layer in ("posix", "stdio", "mpiio")}
-    mpiio = files.get("mpiio")
-    posix = files.get("posix")
+    out = {layer: as_table(frame) for layer, frame in files.items() if layer in ("posix", "stdio", "mpiio")}
+    mpiio = out.get("mpiio")
+    posix = out.get("posix")
     if mpiio is not None and posix is not None and len(mpiio) and len(posix):
-        nested = posix["id"].isin(mpiio["id"].unique())
+        nested = np.isin(posix["id"], mpiio["id"])
         out["posix"] = posix[~nested]
     return out
 
@@ -290,24 +346,22 @@ LIBRARY_FILE_LAYERS: dict[str, str] = {"h5f": "hdf5", "pnetcdf_file": "pnetcdf"}
 LIBRARY_DATA_LAYERS: dict[str, str] = {"h5d": "hdf5", "pnetcdf_var": "pnetcdf"}
 
 
-def library_file_ids(files: Mapping[str, pd.DataFrame]) -> np.ndarray:
+def library_file_ids(files: Mapping[str, Records]) -> np.ndarray:
     """Ids of the files an I/O library (HDF5, PnetCDF) has records of."""
-    ids = [f["id"].to_numpy(dtype=np.uint64) for layer, f in files.items()
+    ids = [np.asarray(f["id"]).astype(np.uint64) for layer, f in files.items()
            if layer in LIBRARY_FILE_LAYERS and f is not None and len(f)]
     return np.unique(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.uint64)
 
 
-def library_file_time(frame: pd.DataFrame) -> pd.DataFrame:
+def library_file_time(frame: Records) -> Table:
     """A library file record's own time (docs/metrics.md, "I/O libraries"): its metadata time
     (H5Fcreate/open/flush/close, groups, attributes, ncmpi_create/open/redef/enddef/sync/close); its reads and
     writes are its datasets' or variables' records.  A Darshan PnetCDF file record keeps the
     time in ncmpi_wait/wait_all apart from its variables' (it has no read or write time of its
     own): that wait is the file's write time if it wrote bytes, else its read time."""
+    frame = as_table(frame)
     n = len(frame)
-    out = pd.DataFrame({"id": frame["id"].to_numpy(), "rank": frame["rank"].to_numpy(),
-                        "name": frame["name"].to_numpy()})
-    if "nranks" in frame:
-        out["nranks"] = frame["nranks"].to_numpy()
+    out = frame[["id", "rank", "name", *(["nranks"] if "nranks" in frame else [])]]
     wait = counter_column(frame, "wait_time") if "read_time" not in frame else np.zeros(n)
     wrote = counter_column(frame, "bytes_written") > 0.0
     out["read_time"] = np.where(wrote, 0.0, wait)
@@ -318,7 +372,7 @@ def library_file_time(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def time_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def time_records(files: Mapping[str, Records]) -> dict[str, Table]:
     """The records whose times add up to each rank's I/O time, every call counted once at its
     outermost layer: :func:`outermost_records`, less the MPI-IO, POSIX and STDIO records of the
     files an I/O library has records of (time in HDF5 or PnetCDF calls is the library's), plus
@@ -330,25 +384,25 @@ def time_records(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         return out
     for layer, frame in list(out.items()):
         if len(frame):
-            out[layer] = frame[~np.isin(frame["id"].to_numpy(dtype=np.uint64), covered)]
+            out[layer] = frame[~np.isin(np.asarray(frame["id"]).astype(np.uint64), covered)]
     for layer, frame in files.items():
         if frame is None or not len(frame):
             continue
         if layer in LIBRARY_FILE_LAYERS:
             out[layer] = library_file_time(frame)
         elif layer in LIBRARY_DATA_LAYERS:
-            out[layer] = frame
+            out[layer] = as_table(frame)
     return out
 
 
-def outermost_rank_io(files: Mapping[str, pd.DataFrame], nprocs: int,
+def outermost_rank_io_table(files: Mapping[str, Table], nprocs: int,
                       file_ranks: Mapping[tuple[str, int], np.ndarray]) -> tuple[dict[str, RankIO], RankIO]:
     """Per-rank I/O of each layer's outermost records, and of all of them together."""
     per_layer = {
-        layer: rank_io(frame, nprocs, layer_members(file_ranks, layer))
+        layer: rank_io_table(frame, nprocs, layer_members(file_ranks, layer))
         for layer, frame in outermost_records(files).items()
     }
-    return per_layer, combine(list(per_layer.values()), nprocs)
+    return per_layer, combine_tables(list(per_layer.values()), nprocs)
 
 
 class ProfileIO:
@@ -359,36 +413,36 @@ class ProfileIO:
     computes each on first use.  The profile must not change while it is in use.
     """
 
-    def __init__(self, files: Mapping[str, pd.DataFrame], nprocs: int,
+    def __init__(self, files: Mapping[str, Records], nprocs: int,
                  file_ranks: Mapping[tuple[str, int], np.ndarray]) -> None:
-        self._files = files
+        self._files = {layer: as_table(frame) for layer, frame in files.items() if frame is not None}
         self._nprocs = nprocs
         self._file_ranks = file_ranks
         self._layers: dict[str, RankIO] = {}
         self._outermost: tuple[dict[str, RankIO], RankIO] | None = None
         self._time: RankIO | None = None
         #: the records ``outermost`` counted, by layer
-        self.outer_frames: dict[str, pd.DataFrame] = {}
+        self.outer_frames: dict[str, Table] = {}
 
     def layer(self, layer: str) -> RankIO:
         """``rank_io`` of all the records of ``layer``."""
         if layer not in self._layers:
             frame = self._files.get(layer)
-            frame = frame if frame is not None else pd.DataFrame(columns=["id", "rank", "name"])
-            self._layers[layer] = rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
+            frame = frame if frame is not None else empty_layer()
+            self._layers[layer] = rank_io_table(frame, self._nprocs, layer_members(self._file_ranks, layer))
         return self._layers[layer]
 
     def outermost(self) -> tuple[dict[str, RankIO], RankIO]:
-        """``outermost_rank_io(files, nprocs, file_ranks)`` (a layer whose records are all
+        """``outermost_rank_io_table(files, nprocs, file_ranks)`` (a layer whose records are all
         outermost shares :meth:`layer`'s result)."""
         if self._outermost is None:
             self.outer_frames = outermost_records(self._files)
             per_layer = {
                 layer: (self.layer(layer) if frame is self._files.get(layer)
-                        else rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer)))
+                        else rank_io_table(frame, self._nprocs, layer_members(self._file_ranks, layer)))
                 for layer, frame in self.outer_frames.items()
             }
-            self._outermost = (per_layer, combine(list(per_layer.values()), self._nprocs))
+            self._outermost = (per_layer, combine_tables(list(per_layer.values()), self._nprocs))
         return self._outermost
 
     def time_outermost(self) -> RankIO:
@@ -399,7 +453,7 @@ class ProfileIO:
         if self._time is None:
             frames = time_records(self._files)
             per_layer = [self.layer(layer) if frame is self._files.get(layer)
-                         else rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
+                         else rank_io_table(frame, self._nprocs, layer_members(self._file_ranks, layer))
                          for layer, frame in frames.items()]
-            self._time = combine(per_layer, self._nprocs)
+            self._time = combine_tables(per_layer, self._nprocs)
         return self._time

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from pario.analysis.breakdown import TimeShares, rank_breakdown, time_shares
 from pario.analysis.engine import EngineFile, engine_files
@@ -17,10 +15,14 @@ from pario.analysis.mpi import MpiSummary, mpi_summary
 from pario.analysis.mpihints import HintsInEffect, hints_in_effect
 from pario.analysis.pop import PopMetrics, pop_metrics
 from pario.analysis.rankio import SHARED_NOTE
-from pario.analysis.times import RankTimes, rank_times
+from pario.analysis.times import RankTimes, at_ranks, rank_times
 from pario.analysis.values import Value
 from pario.hints import rejected_notes
 from pario.model import Profile
+from pario.table import Table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -89,9 +91,9 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
     rt = rank_times(profile, pio)
     io = io_summary(profile, rt, pio)
     ranks = rank_breakdown(rt)
-    per_rank_bytes = outermost_bytes_per_rank(profile, pio).reindex(rt.ranks, fill_value=0.0)
-    ranks["bytes_read"] = per_rank_bytes["bytes_read"].to_numpy()
-    ranks["bytes_written"] = per_rank_bytes["bytes_written"].to_numpy()
+    per_rank_bytes = outermost_bytes_per_rank(profile, pio)
+    ranks["bytes_read"] = at_ranks(per_rank_bytes["bytes_read"], rt.ranks)
+    ranks["bytes_written"] = at_ranks(per_rank_bytes["bytes_written"], rt.ranks)
     return RunAnalysis(
         job=_job_info(profile, rt),
         has_io=io.has_io,
@@ -101,14 +103,27 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         mpi=mpi_summary(profile, rt.runtime),
         memory=memory_summary(profile),
         totals=_totals(rt, io),
-        files=file_table(profile),
-        ranks=ranks,
+        files=_frame_for_now(file_table(profile)),
+        ranks=_frame_for_now(ranks),
         notes=_notes(profile, rt),
         findings=tuple(_diagnose(profile, config, rt)) if diagnosis else (),
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
-        libraries=library_summary(profile),
+        libraries=_datasets_frame_for_now(library_summary(profile)),
     )
+
+
+def _frame_for_now(table: Table) -> pd.DataFrame:
+    """A table as a DataFrame, for the renderers that still read the analysis with pandas (to
+    go once they take Tables)."""
+    return table.to_pandas()
+
+
+def _datasets_frame_for_now(summary: LibrarySummary) -> LibrarySummary:
+    """``summary`` with its datasets as a DataFrame (as :func:`_frame_for_now`)."""
+    if summary.datasets is None:
+        return summary
+    return replace(summary, datasets=summary.datasets.to_pandas())  # type: ignore[arg-type]
 
 
 def _trace_metrics(profile: Profile) -> Any:

@@ -8,6 +8,7 @@ import numpy as np
 
 from pario.analysis.rankio import SHARED_NOTE, ProfileIO
 from pario.model import IO_KINDS, Profile, add_derived_rank_columns
+from pario.table import Table, as_table
 
 KIND_TIME = {"read": "read_time", "write": "write_time", "meta": "meta_time", "io": "time"}
 
@@ -64,34 +65,50 @@ class RankTimes:
         return SHARED_NOTE
 
 
-def _array(frame, column: str) -> np.ndarray:  # type: ignore[no-untyped-def]
-    if column not in frame:
-        return np.zeros(len(frame))
-    return np.nan_to_num(frame[column].to_numpy(dtype=np.float64, na_value=np.nan), nan=0.0)
+def _array(ranks: Table, column: str) -> np.ndarray:
+    """A rank column as floats, 0 where missing (or absent)."""
+    if column not in ranks:
+        return np.zeros(len(ranks))
+    return np.nan_to_num(np.asarray(ranks[column], dtype=np.float64), nan=0.0)
+
+
+def rank_ids(ranks: Table) -> np.ndarray:
+    """The rank of each row of a rank table: its ``rank`` column when it has one (a log
+    without some ranks' data), else the row's position."""
+    if "rank" in ranks:
+        return np.asarray(ranks["rank"], dtype=np.int64)
+    return np.arange(len(ranks), dtype=np.int64)
+
+
+def at_ranks(per_rank: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """``per_rank`` (row i: rank i) at ``ranks``, 0 for a rank beyond it."""
+    inside = (ranks >= 0) & (ranks < len(per_rank))
+    return np.where(inside, per_rank[np.where(inside, ranks, 0)] if len(per_rank) else 0.0, 0.0)
 
 
 def rank_times(profile: Profile, io: ProfileIO | None = None) -> RankTimes:
     """The time classes of every rank in ``profile`` (``io``: its per-rank I/O, if already at hand)."""
     job = profile.job
-    ranks = profile.ranks
+    ranks = as_table(profile.ranks)
     if "io" not in ranks or "useful" not in ranks:
         ranks = add_derived_rank_columns(ranks)
     wall = _array(ranks, "wall")
     runtime = float(job.runtime) if job.runtime and job.runtime > 0 else float(wall.max(initial=0.0))
     mpi = _array(ranks, "mpi") if job.has_mpi_time else None
     reason = "" if job.has_mpi_time else f"{_source_name(job.source)} logs record no MPI time"
-    common = {"ranks": ranks.index.to_numpy(), "wall": wall, "mpi": mpi, "runtime": runtime,
+    ids = rank_ids(ranks)
+    common = {"ranks": ids, "wall": wall, "mpi": mpi, "runtime": runtime,
               "source": job.source, "wall_per_rank": job.source != "darshan", "no_mpi_reason": reason}
     if job.has_rank_times:
         return RankTimes(io_read=_array(ranks, "io_read"), io_write=_array(ranks, "io_write"),
                          io_meta=_array(ranks, "io_meta"), **common)  # type: ignore[arg-type]
     # the profile's own layer order: the order of the sums
     combined = (io or ProfileIO(profile.files, job.nprocs, profile.file_ranks)).time_outermost()
-    table = combined.table.reindex(ranks.index, fill_value=0.0)
+    table = combined.table
     exact_ranks = {k: combined.exact_ranks[c] for k, c in KIND_TIME.items()}
     exact_max = {k: combined.exact_max[c] for k, c in KIND_TIME.items()}
-    return RankTimes(io_read=table["read_time"].to_numpy(), io_write=table["write_time"].to_numpy(),
-                     io_meta=table["meta_time"].to_numpy(), io_exact_ranks=exact_ranks,
+    return RankTimes(io_read=at_ranks(table["read_time"], ids), io_write=at_ranks(table["write_time"], ids),
+                     io_meta=at_ranks(table["meta_time"], ids), io_exact_ranks=exact_ranks,
                      io_exact_max=exact_max, **common)  # type: ignore[arg-type]
 
 
