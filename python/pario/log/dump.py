@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 import numpy as np
 
 from pario.model import Profile
+from pario.table import Table, as_table
 
 #: Columns that identify a record rather than count something.
 KEY_COLUMNS = ("id", "rank", "name")
@@ -30,14 +32,12 @@ def to_dict(profile: Profile) -> dict[str, Any]:
     """The whole profile as plain JSON-able data (the documented JSON form)."""
     job = {k: _plain(v) for k, v in dataclasses.asdict(profile.job).items()}
     job["metadata"] = {k: v for k, v in profile.job.metadata.items() if k != "schema"}
-    ranks = [
-        {"rank": int(rank), **{col: _plain(val) for col, val in row.items()}}
-        for rank, row in profile.ranks.iterrows()
-    ]
+    ranks = [{"rank": rank, **{col: _plain(val) for col, val in row.items()}}
+             for rank, row in enumerate(_rows(as_table(profile.ranks)))]
     files: dict[str, list[dict[str, Any]]] = {}
     for layer, frame in profile.files.items():
         records = []
-        for row in frame.to_dict(orient="records"):
+        for row in _rows(as_table(frame)):
             rec = {col: _plain(val) for col, val in row.items()}
             rec["id"] = f"{int(row['id']):016x}"
             ranks_of = profile.file_ranks.get((layer, int(row["id"])))
@@ -63,15 +63,15 @@ def write_text(profile: Profile, out: TextIO) -> None:
             value = {k: v for k, v in job.metadata.items() if k != "schema"}
         out.write(f"# {key}: {value}\n")
     out.write("\n# per-rank values: rank<TAB>field<TAB>value\n")
-    for rank, row in profile.ranks.iterrows():
+    for rank, row in enumerate(_rows(as_table(profile.ranks))):
         for col, val in row.items():
-            out.write(f"{int(rank)}\t{col}\t{_fmt(val)}\n")
+            out.write(f"{rank}\t{col}\t{_fmt(val)}\n")
     for layer, frame in profile.files.items():
         out.write(f"\n# {layer} records: layer<TAB>rank<TAB>file id<TAB>counter<TAB>value<TAB>file name "
                   "(rank -1: shared, reduced over ranks)\n")
-        counters = [c for c in frame.columns if c not in KEY_COLUMNS]
-        for row in frame.itertuples(index=False):
-            d = row._asdict()
+        table = as_table(frame)
+        counters = [c for c in table.columns if c not in KEY_COLUMNS]
+        for d in _rows(table):
             rid = f"{int(d['id']):016x}"
             for c in counters:
                 out.write(f"{layer}\t{int(d['rank'])}\t{rid}\t{c}\t{_fmt(d[c])}\t{d['name']}\n")
@@ -83,6 +83,13 @@ def write_text(profile: Profile, out: TextIO) -> None:
         for fid, hints in profile.hints.items():
             for k, v in sorted(hints.items()):
                 out.write(f"{fid:016x}\t{k}\t{v}\n")
+
+
+def _rows(table: Table) -> Iterator[dict[str, Any]]:
+    """The rows of a table as dicts of Python values (row i of the rank table is rank i)."""
+    names = table.columns
+    for values in zip(*(table[c].tolist() for c in names), strict=True):
+        yield dict(zip(names, values, strict=True))
 
 
 def _fmt(value: Any) -> str:

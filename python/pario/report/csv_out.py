@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import csv
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+import numpy as np
 
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
 from pario.errors import ParioError
 from pario.model import SIZE_BUCKETS
 from pario.report.data import plain, run_dict
+from pario.table import Table, as_table
 
 VALUE_KEYS = {"value", "unit", "approximate", "note", "reason"}
 CSV_FILES = ("metrics.csv", "ranks.csv", "files.csv", "histograms.csv", "scaling.csv", "findings.csv")
@@ -36,7 +39,31 @@ def _walk(prefix: str, obj: Any) -> Iterator[tuple[str, dict[str, Any]]]:
                     yield from _walk(f"{prefix}.{name}", item)
 
 
-def metrics_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
+def _column(values: Sequence[Any]) -> np.ndarray:
+    """Python values as one column, typed as pandas types a column of records (so that the CSV
+    keeps the bytes it had when pandas wrote it): ints alone as ints; numbers with a float or a
+    missing value (None) as floats, NaN where missing; anything else as objects."""
+    present = [v for v in values if v is not None]
+    numbers = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                  for v in present)
+    if not numbers:
+        objects = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):  # one by one: a list value stays one value
+            objects[i] = v
+        return objects
+    if len(present) == len(values) and all(isinstance(v, (int, np.integer)) for v in present):
+        return np.array(values, dtype=np.int64)
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def _from_rows(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> Table:
+    """A table of records: ``columns``, or every key in order of first appearance."""
+    if columns is None:
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+    return Table({c: _column([row.get(c) for row in rows]) for c in columns}, length=len(rows))
+
+
+def metrics_table(runs: Sequence[RunAnalysis]) -> Table:
     rows = []
     for i, run in enumerate(runs):
         data = run_dict(run, top=0)
@@ -44,20 +71,28 @@ def metrics_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
             data.pop(key, None)
         for name, v in _walk("", data):
             rows.append({"run": i, "log": run.job.path, "metric": name, **v})
-    return pd.DataFrame(rows, columns=["run", "log", "metric", *sorted(VALUE_KEYS)])
+    return _from_rows(rows, ["run", "log", "metric", *sorted(VALUE_KEYS)])
 
 
-def _with_run(frames: Sequence[tuple[int, RunAnalysis, pd.DataFrame]]) -> pd.DataFrame:
-    parts = []
-    for i, run, frame in frames:
-        f = frame.copy()
-        f.insert(0, "log", run.job.path)
-        f.insert(0, "run", i)
-        parts.append(f)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+def _with_run(tables: Sequence[tuple[int, RunAnalysis, Table]]) -> Table:
+    """The runs' tables one after the other, each row with its run's index and log first.
+
+    Columns are the union of the tables' (in order of appearance), missing values NaN; a
+    column whose types differ between runs takes NumPy's common type, as pandas' concat did.
+    """
+    if not tables:
+        return Table()
+    names = list(dict.fromkeys(c for _, _, t in tables for c in t.columns))
+    n = sum(len(t) for _, _, t in tables)
+    runs = np.concatenate([np.full(len(t), i, dtype=np.int64) for i, _, t in tables])
+    logs = np.concatenate([np.full(len(t), run.job.path, dtype=object) for _, run, t in tables])
+    out = Table({"run": runs, "log": logs}, length=n)
+    for c in names:
+        out[c] = np.concatenate([t[c] if c in t else np.full(len(t), np.nan) for _, _, t in tables])
+    return out
 
 
-def histograms_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
+def histograms_table(runs: Sequence[RunAnalysis]) -> Table:
     rows = []
     for i, run in enumerate(runs):
         for lay in run.io.layers:
@@ -67,12 +102,12 @@ def histograms_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
                 for bucket, n in zip(SIZE_BUCKETS, hist, strict=True):
                     rows.append({"run": i, "log": run.job.path, "layer": lay.layer, "direction": direction,
                                  "bucket": bucket, "requests": n})
-    return pd.DataFrame(rows, columns=["run", "log", "layer", "direction", "bucket", "requests"])
+    return _from_rows(rows, ["run", "log", "layer", "direction", "bucket", "requests"])
 
 
-def scaling_frame(scaling: ScalingAnalysis | None) -> pd.DataFrame:
+def scaling_table(scaling: ScalingAnalysis | None) -> Table:
     if scaling is None:
-        return pd.DataFrame()
+        return Table()
     rows = []
     for row in scaling.rows:
         flat: dict[str, Any] = {"mode": scaling.mode}
@@ -83,10 +118,10 @@ def scaling_frame(scaling: ScalingAnalysis | None) -> pd.DataFrame:
             else:
                 flat[key] = val
         rows.append(flat)
-    return pd.DataFrame(rows)
+    return _from_rows(rows)
 
 
-def findings_frame(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None) -> pd.DataFrame:
+def findings_table(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None) -> Table:
     """One row per finding: run (-1: across the runs), id, severity, statement, time lost, first fix."""
     from pario.analysis.diagnosis import finding_dict
 
@@ -99,10 +134,10 @@ def findings_frame(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None)
                          "time_lost_s": d["time_lost_s"], "time_lost_share": d["time_lost_share"],
                          "recommendation": d["recommendations"][0]["text"] if d["recommendations"] else ""})
     columns = ["run", "id", "severity", "statement", "time_lost_s", "time_lost_share", "recommendation"]
-    return pd.DataFrame(rows, columns=columns)
+    return _from_rows(rows, columns)
 
 
-def libraries_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
+def libraries_table(runs: Sequence[RunAnalysis]) -> Table:
     """One row per library file: bytes asked and moved beneath, library time, beneath, overhead."""
     rows = []
     for i, run in enumerate(runs):
@@ -111,7 +146,27 @@ def libraries_frame(runs: Sequence[RunAnalysis]) -> pd.DataFrame:
             for key, val in plain(f).items():
                 flat[key] = val["value"] if isinstance(val, dict) else val
             rows.append(flat)
-    return pd.DataFrame(rows)
+    return _from_rows(rows)
+
+
+def _cells(column: np.ndarray) -> list[Any]:
+    """A column's CSV fields as pandas wrote them: numbers as NumPy prints them, missing values
+    (NaN, None) empty, objects as they are (the csv module prints them)."""
+    if column.dtype.kind in "biu":
+        return column.astype(str).tolist()
+    if column.dtype.kind == "f":
+        cells = column.astype(str)
+        cells[np.isnan(column)] = ""
+        return cells.tolist()
+    return ["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in column.tolist()]
+
+
+def _write_table(table: Table, path: Path) -> None:
+    columns = [_cells(table[c]) for c in table.columns]
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(table.columns)
+        writer.writerows(zip(*columns, strict=True))
 
 
 def write_csv(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, directory: str) -> list[Path]:
@@ -124,22 +179,22 @@ def write_csv(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, dire
     if not out.is_dir():
         raise ParioError(f"{out}: not a directory")
     tables = {
-        "metrics.csv": metrics_frame(runs),
-        "ranks.csv": _with_run([(i, r, r.ranks) for i, r in enumerate(runs)]),
-        "files.csv": _with_run([(i, r, r.files) for i, r in enumerate(runs)]),
-        "histograms.csv": histograms_frame(runs),
-        "scaling.csv": scaling_frame(scaling),
-        "findings.csv": findings_frame(runs, scaling),
+        "metrics.csv": metrics_table(runs),
+        "ranks.csv": _with_run([(i, r, as_table(r.ranks)) for i, r in enumerate(runs)]),
+        "files.csv": _with_run([(i, r, as_table(r.files)) for i, r in enumerate(runs)]),
+        "histograms.csv": histograms_table(runs),
+        "scaling.csv": scaling_table(scaling),
+        "findings.csv": findings_table(runs, scaling),
     }
     if any(r.libraries.present for r in runs):
-        tables["libraries.csv"] = libraries_frame(runs)
-        tables["datasets.csv"] = _with_run([(i, r, r.libraries.datasets) for i, r in enumerate(runs)
+        tables["libraries.csv"] = libraries_table(runs)
+        tables["datasets.csv"] = _with_run([(i, r, as_table(r.libraries.datasets)) for i, r in enumerate(runs)
                                             if r.libraries.datasets is not None])
     written = []
-    for name, frame in tables.items():
+    for name, table in tables.items():
         path = out / name
         try:
-            frame.to_csv(path, index=False)
+            _write_table(table, path)
         except OSError as exc:
             raise ParioError(f"{path}: cannot write: {exc.strerror}") from None
         written.append(path)

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from pario import __version__
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
 from pario.analysis.values import Value
 from pario.model import SIZE_BUCKETS
+from pario.table import Table, as_table
 
 SCHEMA_VERSION = 1
 DEFAULT_TOP = 20
@@ -30,13 +31,21 @@ def value_dict(v: Value | None) -> dict[str, Any] | None:
             "reason": v.reason or None}
 
 
+def is_table(obj: Any) -> bool:
+    """A Table, or a DataFrame (which can only exist once something imported pandas)."""
+    if isinstance(obj, Table):
+        return True
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, pd.DataFrame)
+
+
 def plain(obj: Any) -> Any:
-    """Dataclasses, Values, NumPy scalars and containers as JSON-ready data."""
+    """Dataclasses (without their tables), Values, NumPy scalars and containers as JSON-ready data."""
     if isinstance(obj, Value):
         return value_dict(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                if not isinstance(getattr(obj, f.name), pd.DataFrame)}
+                if not is_table(getattr(obj, f.name))}
     if isinstance(obj, dict):
         return {str(k): plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -48,19 +57,23 @@ def plain(obj: Any) -> Any:
     return obj
 
 
-def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows of a frame as dicts, NaN as None, NumPy types as Python types."""
-    out = []
-    for row in frame.to_dict("records"):
-        out.append({str(k): plain(v) for k, v in row.items()})
-    return out
+def records(table: Table) -> list[dict[str, Any]]:
+    """Rows of a table as dicts of Python values (NaN stays NaN)."""
+    names = table.columns
+    columns = [table[c].tolist() for c in names]
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
-def frame_columns(frame: pd.DataFrame) -> dict[str, list[Any]]:
-    """A frame as {column: [values]} (compact for one row per rank)."""
+def table_records(table: Table) -> list[dict[str, Any]]:
+    """Rows of a table as JSON-ready dicts: NaN as None, NumPy types as Python types."""
+    return [{str(k): plain(v) for k, v in row.items()} for row in records(table)]
+
+
+def table_columns(table: Table) -> dict[str, list[Any]]:
+    """A table as {column: [values]} (compact for one row per rank)."""
     out: dict[str, list[Any]] = {}
-    for col in frame.columns:
-        arr = frame[col].to_numpy()
+    for col in table.columns:
+        arr = table[col]
         if arr.dtype.kind == "f":
             values = arr.tolist()
             if np.isnan(arr).any():
@@ -85,8 +98,8 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "mpi": plain(run.mpi),
         "memory": plain(run.memory),
         "totals": plain(run.totals),
-        "files": {"count": int(len(run.files)), "top": frame_records(run.files.head(top))},
-        "ranks": frame_columns(run.ranks),
+        "files": {"count": int(len(run.files)), "top": table_records(as_table(run.files).head(top))},
+        "ranks": table_columns(as_table(run.ranks)),
         "findings": findings_list(run.findings),
         "hints": run.hints.as_dict(),
         "collective_engine": [e.as_dict() for e in run.engine],
@@ -98,10 +111,9 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
 
 def libraries_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
     """The I/O libraries' files (all) and their datasets/variables (the ``top`` slowest)."""
-    data = run.libraries.datasets
-    n = int(len(data)) if data is not None else 0
+    data = as_table(run.libraries.datasets) if run.libraries.datasets is not None else Table()
     return {"files": [plain(f) for f in run.libraries.files],
-            "datasets": {"count": n, "top": frame_records(data.head(top)) if data is not None and n else []}}
+            "datasets": {"count": len(data), "top": table_records(data.head(top))}}
 
 
 def findings_list(findings: Sequence[Any]) -> list[dict[str, Any]]:

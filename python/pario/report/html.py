@@ -26,7 +26,8 @@ from pario.analysis.values import Value
 from pario.errors import ParioError
 from pario.names import shorten
 from pario.report import format as fmt
-from pario.report.data import DEFAULT_TOP, findings_list
+from pario.report.data import DEFAULT_TOP, findings_list, records
+from pario.table import as_table
 from pario.trace.model import Trace
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -67,8 +68,8 @@ def _layout(title: str, **extra: Any) -> dict[str, Any]:
 
 def rank_figure(run: RunAnalysis) -> dict[str, Any]:
     """Per-rank stacked time bars: compute / MPI (or compute + MPI) / read / write / metadata."""
-    ranks = run.ranks
-    has_mpi = bool(ranks["mpi"].notna().any())
+    ranks = as_table(run.ranks)
+    has_mpi = bool((~np.isnan(np.asarray(ranks["mpi"], dtype=np.float64))).any())
     parts = (["compute", "mpi"] if has_mpi else ["non_io"]) + ["read", "write", "meta"]
     names = {"compute": "compute", "mpi": "MPI", "non_io": "compute + MPI", "read": "read", "write": "write",
              "meta": "metadata"}
@@ -76,12 +77,12 @@ def rank_figure(run: RunAnalysis) -> dict[str, Any]:
     group = max(1, -(-n // MAX_RANK_BARS))
     if group == 1:
         x = ranks["rank"].astype(int).tolist()
-        values = {p: ranks[p].to_numpy(dtype=np.float64) for p in parts}
+        values = {p: np.asarray(ranks[p], dtype=np.float64) for p in parts}
         title, xtitle = "Time per rank", "rank"
     else:
         starts = np.arange(0, n, group)
-        x = [f"{ranks['rank'].iloc[s]}–{ranks['rank'].iloc[min(s + group, n) - 1]}" for s in starts]
-        values = {p: np.add.reduceat(np.nan_to_num(ranks[p].to_numpy(dtype=np.float64)), starts)
+        x = [f"{ranks['rank'][s]}–{ranks['rank'][min(s + group, n) - 1]}" for s in starts]
+        values = {p: np.add.reduceat(np.nan_to_num(np.asarray(ranks[p], dtype=np.float64)), starts)
                   / np.diff(np.append(starts, n)) for p in parts}
         title = f"Time per rank (mean over groups of {group} consecutive ranks)"
         xtitle = "ranks"
@@ -109,10 +110,10 @@ def histogram_figure(run: RunAnalysis) -> dict[str, Any] | None:
 
 
 def file_figures(run: RunAnalysis, top: int) -> list[dict[str, Any]]:
-    files = run.files.head(top)
+    files = as_table(run.files).head(top)
     if not len(files):
         return []
-    files = files.iloc[::-1]  # slowest at the top of a horizontal bar chart
+    files = files[::-1]  # slowest at the top of a horizontal bar chart
     ranks = range(len(files), 0, -1)
     labels = [f"{i}. {shorten(str(n), 40)}" for i, n in zip(ranks, files["name"], strict=True)]
     full = [f"{n} ({FILE_LAYER_LABELS.get(str(lay), str(lay))})" for n, lay in
@@ -257,8 +258,8 @@ def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = N
             figures.append(hist)
         figures += file_figures(run, top)
         views.append({"index": i, "run": run, "figures": figures, "findings": findings_list(run.findings),
-                      "files": run.files.head(top).to_dict("records"), "buckets": fmt.BUCKET_LABELS,
-                      "datasets": (run.libraries.datasets.head(top).to_dict("records")
+                      "files": records(as_table(run.files).head(top)), "buckets": fmt.BUCKET_LABELS,
+                      "datasets": (records(as_table(run.libraries.datasets).head(top))
                                    if run.libraries.datasets is not None else []),
                       "timeline": timeline_view(traces[i] if traces is not None else None)})
     template = _environment().get_template("report.html.j2")

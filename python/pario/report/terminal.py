@@ -33,6 +33,8 @@ from pario.analysis.scaling import ScalingAnalysis
 from pario.analysis.values import Value
 from pario.names import common_directory, relative
 from pario.report import format as fmt
+from pario.report.data import records
+from pario.table import as_table
 from pario.textfit import Wrapped
 
 LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "bold red", "unknown": "dim"}
@@ -270,7 +272,7 @@ def pop_section(run: RunAnalysis) -> RenderableType:
 
 
 def files_section(run: RunAnalysis, top: int) -> RenderableType:
-    files = run.files
+    files = as_table(run.files)
     if not len(files):
         return Group()
     shown = files.head(top)
@@ -279,11 +281,11 @@ def files_section(run: RunAnalysis, top: int) -> RenderableType:
                "layer", "ranks", "I/O time", "read", "written", right_from=2)
     for c in t.columns[1:]:
         c.no_wrap = True
-    for row in shown.itertuples(index=False):
-        layer = FILE_LAYER_LABELS.get(str(row.layer), str(row.layer))
-        t.add_row(Wrapped(relative(str(row.name), directory)), _t(layer), _t(fmt.count(row.ranks)),
-                  _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
-                  _t(fmt.nbytes(row.bytes_written)))
+    for row in records(shown):
+        layer = FILE_LAYER_LABELS.get(str(row["layer"]), str(row["layer"]))
+        t.add_row(Wrapped(relative(str(row["name"]), directory)), _t(layer), _t(fmt.count(row["ranks"])),
+                  _t(fmt.seconds(row["time"])), _t(fmt.nbytes(row["bytes_read"])),
+                  _t(fmt.nbytes(row["bytes_written"])))
     caption = [Wrapped(f"in {directory}", style="dim")] if directory else []
     return Group(_heading("Files"), t, *caption, *engine_lines(run, directory))
 
@@ -324,7 +326,7 @@ def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
     if directory:
         parts.append(Wrapped(f"in {directory}", style="dim"))
     parts.append(Wrapped(LIBRARY_COLUMNS_NOTE, style="dim"))
-    data = lib.datasets
+    data = as_table(lib.datasets) if lib.datasets is not None else None
     if data is not None and len(data):
         shown = data.head(top)
         ddir = common_directory(str(n) for n in shown["file"] if n)
@@ -334,11 +336,12 @@ def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
         d.columns[0].min_width = min(max(len(relative(str(n), ddir)) for n in shown["name"]), 28)
         for c in d.columns[1:]:
             c.no_wrap = True
-        for row in shown.itertuples(index=False):
-            label = LIBRARY_LABELS.get(str(row.library), str(row.library))
-            d.add_row(Wrapped(relative(str(row.name), ddir)), _t(label),
-                      _t(fmt.count(row.ranks)), _t(fmt.seconds(row.time)), _t(fmt.nbytes(row.bytes_read)),
-                      _t(fmt.nbytes(row.bytes_written)), _t(fmt.count(row.reads)), _t(fmt.count(row.writes)))
+        for row in records(shown):
+            label = LIBRARY_LABELS.get(str(row["library"]), str(row["library"]))
+            d.add_row(Wrapped(relative(str(row["name"]), ddir)), _t(label),
+                      _t(fmt.count(row["ranks"])), _t(fmt.seconds(row["time"])),
+                      _t(fmt.nbytes(row["bytes_read"])), _t(fmt.nbytes(row["bytes_written"])),
+                      _t(fmt.count(row["reads"])), _t(fmt.count(row["writes"])))
         parts.append(d)
         if ddir:
             parts.append(Wrapped(f"in {ddir}", style="dim"))
