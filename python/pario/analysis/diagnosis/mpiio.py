@@ -7,6 +7,10 @@ too, but a recommendation then says to change the hints file, not the code.
 Darshan's own log-writing hints (job metadata) are never used.  Where hints
 are unknown (Darshan logs), the number of aggregators is measured from the
 POSIX records beneath MPI-IO: the participation ratio of bytes per rank.
+
+The rules read tables with NumPy (no pandas: ``pario diagnose`` must not import it).
+Records taken from ``Facts`` are selected with a mask and handed back to its functions
+(``col``, ``stake``, ``nranks``) as they came.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis.config import KiB, RuleConfig
@@ -31,6 +35,7 @@ from pario.analysis.diagnosis.facts import (
     hint,
     hint_origin,
     io_component,
+    layer_values,
     mpiio_files,
     nranks,
     objective_for,
@@ -42,6 +47,13 @@ from pario.analysis.diagnosis.facts import (
 )
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, merged, rule
+from pario.table import Table, as_table, group_codes, group_reduce
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    #: Records as ``Facts.layer`` gives them (a DataFrame until the readers give Tables).
+    Records = Table | pd.DataFrame
 
 FAMILY = "mpiio"
 
@@ -127,7 +139,7 @@ def aggregators(facts: Facts, fid: int) -> Aggregators | None:
     return None
 
 
-def _coll_weight(m_rec, kinds: tuple[str, ...] = ("read", "write")) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+def _coll_weight(m_rec: Records, kinds: tuple[str, ...] = ("read", "write")) -> dict[str, np.ndarray]:
     out = {}
     for k in kinds:
         coll = col(m_rec, f"coll_{k}s") + col(m_rec, f"split_{k}s")
@@ -136,9 +148,40 @@ def _coll_weight(m_rec, kinds: tuple[str, ...] = ("read", "write")) -> dict[str,
     return out
 
 
-def _records(facts: Facts, fid: int):  # type: ignore[no-untyped-def]
-    m = facts.layer("mpiio")
-    return m[m["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+def _ids(facts: Facts, layer: str) -> np.ndarray:
+    """Per record of ``facts.layer(layer)``: its file id as uint64 (cached)."""
+    return facts.cached(
+        ("mpiio rules: ids", layer), lambda: np.asarray(layer_values(facts, layer, "id")).astype(np.uint64)
+    )
+
+
+def _of_file(facts: Facts, layer: str, fid: int) -> Records:
+    """The records of file ``fid`` in ``facts.layer(layer)``."""
+    return facts.layer(layer)[_ids(facts, layer) == np.uint64(fid)]
+
+
+def _records(facts: Facts, fid: int) -> Records:
+    return _of_file(facts, "mpiio", fid)
+
+
+def _files(facts: Facts) -> Table:
+    """:func:`mpiio_files` as a Table, one row per file, its id in column "id" (cached)."""
+
+    def make() -> Table:
+        t = as_table(mpiio_files(facts))
+        if len(t) and "id" not in t:  # ids 0..n-1 are taken for row positions and dropped
+            t = Table({"id": np.arange(len(t), dtype=np.uint64), **dict(t.items())})
+        return t
+
+    return facts.cached("mpiio rules: files", make)
+
+
+def _sum(t: Table, *names: str) -> np.ndarray:
+    """Per row: the sum of the columns ``names``."""
+    out = np.asarray(t[names[0]], dtype=np.float64)
+    for name in names[1:]:
+        out = out + t[name]
+    return out
 
 
 def _pow2ceil(x: float) -> int:
@@ -192,14 +235,20 @@ def _aggr_recs(facts: Facts, fid: int, n: int, stripes: Striping | None) -> list
 )
 def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Collective I/O on a large file shared by many ranks goes through one aggregator."""
-    files = mpiio_files(facts)
+    files = _files(facts)
     hits = []
-    for fid, r in files.iterrows() if len(files) else []:
-        fid = int(fid)
-        coll = float(r.coll_writes + r.coll_reads)
-        nbytes = float(r.bytes_written + r.bytes_read)
-        if r.ranks < cfg.single_aggregator_min_ranks or coll <= 0 or nbytes < cfg.large_shared_file_bytes:
-            continue
+    if not len(files):
+        return
+    coll_n = _sum(files, "coll_writes", "coll_reads")
+    nbytes_n = _sum(files, "bytes_written", "bytes_read")
+    large = (
+        (files["ranks"] >= cfg.single_aggregator_min_ranks)
+        & (coll_n > 0)
+        & (nbytes_n >= cfg.large_shared_file_bytes)
+    )
+    for i in np.flatnonzero(large):
+        r = files.row(i)
+        fid, nbytes = int(r["id"]), float(nbytes_n[i])
         agg = aggregators(facts, fid)
         p = participation(facts, fid)
         single = agg is not None and (agg.count <= 1.0 if agg.hinted else False)
@@ -223,7 +272,7 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "POSIX level"
         )
     statement = (
-        f"{int(r.ranks)} ranks do collective I/O on {r['name']} ({fmt.nbytes(nbytes)}) through a single "
+        f"{int(r['ranks'])} ranks do collective I/O on {r['name']} ({fmt.nbytes(nbytes)}) through a single "
         f"aggregator ({'; '.join(how)}): one rank's link and one process do all of the file-system I/O while "
         "the others wait in the collective call."
     )
@@ -241,9 +290,9 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "that file."
         )
     evidence = [
-        Metric("ranks", "ranks sharing the file", int(r.ranks), "count"),
+        Metric("ranks", "ranks sharing the file", int(r["ranks"]), "count"),
         Metric("bytes", "bytes through MPI-IO", nbytes, "B"),
-        Metric("collective_calls", "collective calls", float(r.coll_writes + r.coll_reads), "count"),
+        Metric("collective_calls", "collective calls", float(r["coll_writes"] + r["coll_reads"]), "count"),
         Metric(
             "aggregators",
             "aggregators",
@@ -271,7 +320,7 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 "top_rank_share", f"share of the POSIX bytes moved by rank {p.top_rank}", p.top_share, "share"
             )
         )
-    n = stripes.stripe_count if stripes and stripes.stripe_count > 1 else min(int(r.ranks), 8)
+    n = stripes.stripe_count if stripes and stripes.stripe_count > 1 else min(int(r["ranks"]), 8)
     if stripes is not None and stripes.stripe_count == 1:
         n = suggested_stripes(file_size(facts, fid), cfg)
     recs = _aggr_recs(facts, fid, n, stripes)
@@ -296,7 +345,7 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             facts,
             "the number of aggregators (cb_nodes, OMPIO's aggregators) and the collective buffer size",
             [str(r["name"])],
-            objective_of(float(r.bytes_written), float(r.bytes_read)),
+            objective_of(float(r["bytes_written"]), float(r["bytes_read"])),
         )
     )
     subjects = [
@@ -304,7 +353,7 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "file",
             str(h[1]["name"]),
             (
-                Metric("ranks", "ranks", int(h[1].ranks), "count"),
+                Metric("ranks", "ranks", int(h[1]["ranks"]), "count"),
                 Metric("bytes", "bytes", h[5], "B"),
                 Metric("time_at_stake", "slowest rank's collective time", h[4].max, "s"),
             ),
@@ -342,13 +391,17 @@ def aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 
 
 def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
-    files = mpiio_files(facts)
-    for fid, r in files.iterrows() if len(files) else []:
-        fid = int(fid)
+    files = _files(facts)
+    if not len(files) or not facts.striping:
+        return
+    large = (_sum(files, "coll_writes", "coll_reads") > 0) & (
+        _sum(files, "bytes_written", "bytes_read") >= cfg.large_shared_file_bytes
+    )
+    for i in np.flatnonzero(large):
+        r = files.row(i)
+        fid = int(r["id"])
         s = facts.striping.get(fid)
-        coll = float(r.coll_writes + r.coll_reads)
-        nbytes = float(r.bytes_written + r.bytes_read)
-        if s is None or coll <= 0 or nbytes < cfg.large_shared_file_bytes:
+        if s is None:
             continue
         agg = aggregators(facts, fid)
         if agg is None or agg.source.startswith("ROMIO's Lustre default"):
@@ -404,7 +457,7 @@ def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 facts,
                 "the aggregator count and the striping",
                 [str(r["name"])],
-                objective_of(float(r.bytes_written), float(r.bytes_read)),
+                objective_of(float(r["bytes_written"]), float(r["bytes_read"])),
             ),
         ]
         yield finding(
@@ -430,6 +483,30 @@ def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         )
 
 
+def _striped_files(facts: Facts) -> tuple[dict[int, float], dict[int, str]]:
+    """Per striped file with records: the ranks sharing it (the most of any layer) and its name
+    (that of its last record, in the last layer that has one)."""
+    wanted = np.array([f for f in facts.striping if 0 <= f < 1 << 64], dtype=np.uint64)
+    shared: dict[int, float] = {}
+    names: dict[int, str] = {}
+    for layer, frame in facts.files.items():
+        if not len(frame):
+            continue
+        ids = _ids(facts, layer)
+        rows = np.flatnonzero(np.isin(ids, wanted))
+        if not len(rows):
+            continue
+        keys, codes = group_codes(ids[rows])
+        per = group_reduce(nranks(frame, facts.nprocs)[rows], codes, len(keys), "sum")
+        last = np.zeros(len(keys), dtype=np.intp)
+        np.maximum.at(last, codes, np.arange(len(rows)))
+        layer_names = np.asarray(frame["name"])[rows[last]]
+        for f, v, name in zip(keys.tolist(), per.tolist(), layer_names, strict=True):
+            shared[f] = max(shared.get(f, 0.0), v)
+            names[f] = str(name)
+    return shared, names
+
+
 @rule(
     "LUSTRE-STRIPE-COUNT",
     title="Large shared file on too few OSTs",
@@ -441,17 +518,7 @@ def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if not facts.striping:
         return
     hits = []
-    shared: dict[int, float] = {}
-    for frame in facts.files.values():
-        if not len(frame):
-            continue
-        per = pd.Series(nranks(frame, facts.nprocs)).groupby(frame["id"].to_numpy()).sum()
-        for f, v in per.items():
-            shared[int(f)] = max(shared.get(int(f), 0.0), float(v))
-    names = {}
-    for frame in facts.files.values():
-        for fid, name in zip(frame["id"].to_numpy(), frame["name"].to_numpy(), strict=False):
-            names[int(fid)] = str(name)
+    shared, names = _striped_files(facts)
     for fid, s in facts.striping.items():
         if fid not in names or shared.get(fid, 0.0) < 2:
             continue
@@ -466,12 +533,12 @@ def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         return
     per_rank = None
     stakes = {}
+    outer = {layer: frame for layer, frame in facts.outermost().items() if len(frame)}
+    outer_ids = {layer: np.asarray(frame["id"]).astype(np.uint64) for layer, frame in outer.items()}
     for fid, *_ in hits:
         st_sum = None
-        for layer, frame in facts.outermost().items():
-            if not len(frame):
-                continue
-            sel = frame["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)
+        for layer, frame in outer.items():
+            sel = outer_ids[layer] == np.uint64(fid)
             if sel.any():
                 st = stake(facts, layer, frame[sel], {"read": 1.0, "write": 1.0})
                 st_sum = st.per_rank if st_sum is None else st_sum + st.per_rank
@@ -566,7 +633,7 @@ def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         return
     hits = []
     for fid, s in facts.striping.items():
-        rec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+        rec = _of_file(facts, "posix", fid)
         if not len(rec):
             continue
         p = participation(facts, fid)
@@ -585,13 +652,12 @@ def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         ratio = big / small
         if abs(ratio - round(ratio)) <= 0.05 * ratio / max(round(ratio), 1):
             continue
-        hits.append((fid, str(rec["name"].iloc[0]), s, size, common > 0, p))
+        hits.append((fid, str(np.asarray(rec["name"])[0]), s, size, common > 0, p))
     if not hits:
         return
     stakes = {}
     for fid, *_ in hits:
-        rec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
-        stakes[fid] = stake(facts, "posix", rec, {"read": 1.0, "write": 1.0}).max
+        stakes[fid] = stake(facts, "posix", _of_file(facts, "posix", fid), {"read": 1.0, "write": 1.0}).max
     hits.sort(key=lambda h: stakes[h[0]], reverse=True)
     fid, name, s, size, is_common, p = hits[0]
     good = max(64 * KiB, int(round(size / (64 * KiB))) * 64 * KiB)
@@ -647,10 +713,12 @@ def cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 
 
 def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
-    files = mpiio_files(facts)
-    posix = facts.layer("posix")
-    for fid, r in files.iterrows() if len(files) else []:
-        fid = int(fid)
+    files = _files(facts)
+    if not len(files):
+        return
+    for i in np.flatnonzero(_sum(files, "coll_writes", "coll_reads") > 0):
+        r = files.row(i)
+        fid = int(r["id"])
         for kind in ("write", "read"):
             if float(r[f"coll_{kind}s"]) <= 0:
                 continue
@@ -663,17 +731,17 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 setting, origin = "fcoll=individual (OMPIO)", "application"
             else:
                 continue
-            rec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)] if len(posix) else posix
+            rec = _of_file(facts, "posix", fid)
             n = float(col(rec, f"{kind}s").sum())
             b = float(col(rec, "bytes_written" if kind == "write" else "bytes_read").sum())
             mean = b / n if n > 0 else float("nan")
-            noncontig = bool(r.noncontig)
+            noncontig = bool(r["noncontig"])
             if not (noncontig or (n > 0 and mean < cfg.collective_max_request_bytes)):
                 continue
             m = _records(facts, fid)
             st = stake(facts, "mpiio", m, {kind: _coll_weight(m, (kind,))[kind]})
             statement = (
-                f"Collective {kind}s to {r['name']} run with {setting}: the {int(r.ranks)} ranks' pieces "
+                f"Collective {kind}s to {r['name']} run with {setting}: the {int(r['ranks'])} ranks' pieces "
                 f"reach the file system separately ({fmt.count(n)} POSIX {kind}s, mean {fmt.nbytes(mean)}) "
                 "instead of being merged into large contiguous requests."
             )
@@ -771,18 +839,19 @@ def cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     from pario.analysis.engine import engine_files
 
-    files = mpiio_files(facts)
-    served_by = facts.cached("engine", lambda: engine_files(facts.profile)) if len(files) else ()
-    engine = {e.id: e for e in served_by}
-    for fid, r in files.iterrows() if len(files) else []:
-        fid = int(fid)
+    files = _files(facts)
+    if not len(files):
+        return
+    engine = {e.id: e for e in facts.cached("engine", lambda: engine_files(facts.profile))}
+    writes = (files["coll_writes"] > 0) & (files["ranks"] > 0) & (files["bytes_written"] > 0)
+    for i in np.flatnonzero(writes):
+        r = files.row(i)
+        fid = int(r["id"])
         served = engine.get(fid)
         if served is not None and served.calls:
             continue
-        coll = float(r.coll_writes)
-        allw = coll + float(r.indep_writes + r.other_writes)
-        if coll <= 0 or r.ranks <= 0 or r.bytes_written <= 0:
-            continue
+        coll = float(r["coll_writes"])
+        allw = coll + float(r["indep_writes"] + r["other_writes"])
         agg = aggregators(facts, fid)
         if agg is None or agg.bypassed:
             continue
@@ -797,8 +866,8 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         if buf <= 0:
             buf = cfg.ompio_buffer_default_bytes if comp == "ompio" else cfg.romio_cb_buffer_default_bytes
             buf_src = f"{'OMPIO' if comp == 'ompio' else 'ROMIO'} default"
-        calls = coll / float(r.ranks)  # collective write calls per rank = collective operations
-        coll_bytes = float(r.bytes_written) * coll / allw
+        calls = coll / float(r["ranks"])  # collective write calls per rank = collective operations
+        coll_bytes = float(r["bytes_written"]) * coll / allw
         per_call = coll_bytes / max(calls, 1.0)
         cycles = math.ceil(per_call / (a * buf))
         if cycles < cfg.cb_cycles_min:
@@ -903,23 +972,23 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 )
 def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Most of the time of independent MPI-IO calls is spent outside their POSIX calls (locks, sieving)."""
-    files = mpiio_files(facts)
-    posix = facts.layer("posix")
-    if not len(files) or not len(posix):
+    files = _files(facts)
+    if not len(files) or not len(facts.layer("posix")):
         return
     hits = []
-    for fid, r in files.iterrows():
-        fid = int(fid)
-        indep = float(r.indep_reads + r.indep_writes)
-        alln = indep + float(r.coll_reads + r.coll_writes + r.other_reads + r.other_writes)
-        if alln <= 0 or indep / alln < cfg.independent_min_share:
-            continue
-        prec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+    indep_n = _sum(files, "indep_reads", "indep_writes")
+    alln_n = indep_n + _sum(files, "coll_reads", "coll_writes", "other_reads", "other_writes")
+    mostly = alln_n > 0
+    mostly[mostly] = indep_n[mostly] / alln_n[mostly] >= cfg.independent_min_share
+    for i in np.flatnonzero(mostly):
+        r = files.row(i)
+        fid, indep = int(r["id"]), float(indep_n[i])
+        prec = _of_file(facts, "posix", fid)
         p_bytes = float((col(prec, "bytes_read") + col(prec, "bytes_written")).sum())
-        m_bytes = float(r.bytes_read + r.bytes_written)
+        m_bytes = float(r["bytes_read"] + r["bytes_written"])
         if not len(prec) or m_bytes <= 0 or p_bytes < 0.5 * m_bytes:
             continue  # no file-system records to compare with (partial log)
-        m_time = float(r.read_time + r.write_time)
+        m_time = float(r["read_time"] + r["write_time"])
         p_time = float((col(prec, "read_time") + col(prec, "write_time")).sum())
         if m_time <= 0 or (m_time - p_time) / m_time < cfg.mpiio_overhead_min_share:
             continue
@@ -942,7 +1011,7 @@ def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 p_time,
                 lost,
                 fs_of(facts, fid, str(r["name"])),
-                int(r.ranks),
+                int(r["ranks"]),
                 split,
             )
         )
@@ -1047,22 +1116,24 @@ def default_hints(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         return  # Darshan does not record the hints in effect: nothing to say about them
     from pario.analysis.engine import engine_files
 
-    files = mpiio_files(facts)
-    engines = facts.cached("engine", lambda: engine_files(facts.profile)) if len(files) else ()
-    served = {e.id for e in engines if e.calls}
-    files = files[~files.index.isin(served)]
+    files = _files(facts)
+    if not len(files):
+        return
+    engines = facts.cached("engine", lambda: engine_files(facts.profile))
+    served = np.array([e.id for e in engines if e.calls], dtype=np.uint64)
+    files = files[~np.isin(files["id"].astype(np.uint64), served)]
     if not len(files):
         return
     m = facts.layer("mpiio")
-    m = m[~m["id"].isin(served)]
+    m = m[~np.isin(_ids(facts, "mpiio"), served)]
     st = stake(facts, "mpiio", m, {"read": 1.0, "write": 1.0})
     share = st.max / facts.runtime if facts.runtime > 0 else 0.0
     if share < cfg.default_hints_min_share:
         return
-    tuned = sorted({k for fid in files.index for k in facts.hints.get(int(fid), {}) if k in TUNING_KEYS})
+    tuned = sorted({k for fid in files["id"] for k in facts.hints.get(int(fid), {}) if k in TUNING_KEYS})
     if tuned:
         return
-    comps = sorted({io_component(facts, int(fid)) or "unknown" for fid in files.index})
+    comps = sorted({io_component(facts, int(fid)) or "unknown" for fid in files["id"]})
     statement = (
         f"MPI-IO reads and writes take {fmt.pct(share)} of the run ({fmt.seconds(st.max)} on the slowest "
         f"rank) and run with the library's defaults ({', '.join(comps)}; no aggregator, buffer or striping "
@@ -1089,7 +1160,7 @@ def default_hints(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             facts,
             "the I/O component, these hints and pario's collective writes",
             [str(n) for n in files["name"]],
-            objective_of(float(files["bytes_written"].sum()), float(files["bytes_read"].sum())),
+            objective_of(float(np.sum(files["bytes_written"])), float(np.sum(files["bytes_read"]))),
         ),
     ]
     yield finding(
