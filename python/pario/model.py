@@ -7,8 +7,9 @@ record, so a 65 536-rank log stays cheap.
 
 Column conventions
 ------------------
-``Profile.ranks`` (row i: rank i), seconds unless noted, NaN when the
-source does not know the value (Darshan records no MPI time):
+``Profile.ranks`` (row i: rank i; when some ranks left no data, a ``rank``
+column says which rank a row is), float64 columns, seconds unless noted, NaN
+when the source does not know the value (Darshan records no MPI time):
 
 * ``wall``; I/O time by layer and kind: ``posix_read``, ``posix_write``,
   ``posix_meta``, ``stdio_*``, ``mpiio_*``, and the I/O libraries' ``hdf5_*``
@@ -27,9 +28,10 @@ layers) and ``LIBRARY_LAYERS`` (HDF5's files ``h5f`` and datasets ``h5d``,
 PnetCDF's files ``pnetcdf_file`` and variables ``pnetcdf_var``): columns ``id``
 (uint64 hash of the path; a dataset's or variable's path is
 ``FILE:/DATASET`` / ``FILE:VARIABLE``), ``rank`` (-1 for a record reduced over
-several ranks), ``name``, then the layer's counters named as Darshan names
-them, without the layer prefix and ``F_``, lower case: ``POSIX_BYTES_READ`` ->
-``bytes_read``, ``POSIX_F_READ_TIME`` -> ``read_time``,
+several ranks), ``name`` (an object array of str), then the layer's counters
+(int64 or float64) named as Darshan names them, without the layer prefix and
+``F_``, lower case: ``POSIX_BYTES_READ`` -> ``bytes_read``,
+``POSIX_F_READ_TIME`` -> ``read_time``,
 ``MPIIO_SIZE_WRITE_AGG_0_100`` -> ``size_write_agg_0_100``,
 ``PNETCDF_VAR_PUT_VARA`` -> ``put_vara``.
 """
