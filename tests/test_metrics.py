@@ -384,3 +384,34 @@ def test_rank_times_arrays_directly() -> None:
     pop = pop_metrics(rt)
     assert pop.parallel_efficiency.value == pytest.approx(3 / 4)
     assert pop.io_efficiency.value == pytest.approx(6 / 7)
+
+
+# ---------------------------------------------------------------------------
+# the model's tables: pario.table.Table (the readers' DataFrames until they switch)
+# ---------------------------------------------------------------------------
+
+def test_analysis_of_tables_is_that_of_frames() -> None:
+    """The same run as Tables (rank 1 without data: a rank column) and as DataFrames."""
+    from pario.table import as_table
+
+    posix = records([{"id": 1, "rank": 0, "write_time": 1.0, "bytes_written": 10, "writes": 1},
+                     {"id": 1, "rank": 2, "write_time": 2.0, "bytes_written": 20, "writes": 2},
+                     {"id": 2, "rank": -1, "read_time": 5.0, "bytes_read": 7, "reads": 1}])
+    frame = pd.DataFrame({"wall": [10.0, 8.0], "mpi_coll": [1.0, 2.0], "maxrss": [1e6, 3e6]},
+                         index=pd.Index([0, 2], name="rank"))
+    p = Profile(job=job(3, 10.0), ranks=add_derived_rank_columns(frame), files={"posix": posix})
+    t = Profile(job=p.job, ranks=add_derived_rank_columns(as_table(frame)), files={"posix": as_table(posix)})
+    a, b = analyze(p, diagnosis=False), analyze(t, diagnosis=False)
+    assert (a.pop, a.io, a.mpi, a.memory, a.totals) == (b.pop, b.io, b.mpi, b.memory, b.totals)
+    assert a.files.equals(b.files) and a.ranks.equals(b.ranks)
+    assert b.ranks["rank"].tolist() == [0, 2] and b.memory.peak_rank == 2
+
+
+def test_analysis_modules_do_not_import_pandas() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, pario.model, pario.analysis, pario.analysis.run, pario.analysis.engine; "
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
