@@ -1,10 +1,14 @@
-"""Darshan logs into the model: every real log, exact totals against PyDarshan, damaged files."""
+"""Darshan logs into the model: every real log read as PyDarshan reads it, exact totals against
+PyDarshan, damaged files."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,7 +17,7 @@ import pytest
 
 from pario.analysis import analyze, rank_times
 from pario.errors import LogFormatError, ParioError
-from pario.log import darshan_reader, read_log
+from pario.log import darshan_lib, darshan_reader, read_log
 
 LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
 ALL_LOGS = sorted(LOGS.glob("*.darshan"))
@@ -49,6 +53,72 @@ def pydarshan_totals(path: Path) -> dict[str, dict[str, float]]:
     out["job"] = {"nprocs": float(report.metadata["job"]["nprocs"]),
                   "run_time": float(report.metadata["job"]["run_time"])}
     return out
+
+
+@pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
+def test_the_library_binding_reads_what_pydarshan_reads(path: Path) -> None:
+    """darshan_lib (libdarshan-util without the darshan package) against DarshanReport: job,
+    exe, mounts, modules, names, every record of the modules pario reads (PyDarshan keeps the
+    named ones) with the counter names, and the LUSTRE components."""
+    import darshan
+
+    report = darshan.DarshanReport(str(path), read_all=True)
+    log = darshan_lib.read_log(str(path))
+    assert log.job == report.metadata["job"]
+    assert log.exe == report.metadata["exe"]
+    assert log.mounts == report.mounts
+    keys = ("len", "ver", "idx", "partial_flag")
+    assert log.modules == {m: {k: info[k] for k in keys} for m, info in report.modules.items()}
+    assert log.names == report.name_records
+    assert set(log.records) == set(report.records) & set(darshan_lib.RECORD_STRUCTS)
+    for mod, records in log.records.items():
+        named = np.isin(records.ids, np.fromiter(log.names, dtype=np.uint64, count=len(log.names)))
+        theirs = report.records[mod].to_numpy()
+        assert int(named.sum()) == len(theirs), mod
+        assert list(records.counter_names) == report.counters[mod]["counters"]
+        assert list(records.fcounter_names) == report.counters[mod]["fcounters"]
+        if not theirs:
+            continue
+        assert records.ids[named].tolist() == [r["id"] for r in theirs]
+        assert records.ranks[named].tolist() == [r["rank"] for r in theirs]
+        np.testing.assert_array_equal(records.counters[named], np.stack([r["counters"] for r in theirs]))
+        np.testing.assert_array_equal(records.fcounters[named], np.stack([r["fcounters"] for r in theirs]))
+        if "file_rec_id" in theirs[0]:
+            assert records.file_rec_ids is not None
+            assert records.file_rec_ids[named].tolist() == [r["file_rec_id"] for r in theirs]
+    if "LUSTRE" not in report.modules:
+        assert log.lustre is None
+        return
+    assert log.lustre is not None
+    comps = [(r["id"], r["rank"], c) for r in report.records["LUSTRE"].to_numpy() for c in r["components"]]
+    named = np.isin(log.lustre.ids, np.fromiter(log.names, dtype=np.uint64, count=len(log.names)))
+    assert list(log.lustre.counter_names) == report.counters["LUSTRE"]["counters"]
+    assert log.lustre.ids[named].tolist() == [i for i, _, _ in comps]
+    assert log.lustre.ranks[named].tolist() == [r for _, r, _ in comps]
+    np.testing.assert_array_equal(log.lustre.counters[named].reshape(-1, len(log.lustre.counter_names)),
+                                  np.array([c["counters"] for _, _, c in comps]).reshape(len(comps), -1))
+    pools = [p for p, keep in zip(log.lustre.pool_names, named, strict=True) if keep]
+    osts = [o.tolist() for o, keep in zip(log.lustre.ost_ids, named, strict=True) if keep]
+    assert pools == [c["pool_name"] for _, _, c in comps]
+    assert osts == [c["ost_ids"].tolist() for _, _, c in comps]
+
+
+def test_reading_imports_neither_pydarshan_nor_pandas() -> None:
+    """The reading child's work imports neither the darshan package nor pandas; the whole read
+    does not import darshan (nor pandas, once the model's tables are Tables)."""
+    code = (
+        "import json, sys\n"
+        "from pario.log import darshan_reader\n"
+        f"darshan_reader._load_with_library({str(log('imbalanced-io'))!r})\n"
+        "child = sorted(m for m in ('darshan', 'pandas') if m in sys.modules)\n"
+        f"darshan_reader.read_darshan_log({str(log('imbalanced-io'))!r})\n"
+        "print(json.dumps([child, 'darshan' in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         check=True)
+    child, darshan_imported = json.loads(out.stdout)
+    assert child == []
+    assert not darshan_imported
 
 
 @pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
@@ -205,7 +275,7 @@ def test_crash_in_the_reader_library_is_contained(tmp_path: Path, monkeypatch: p
     def crash(path: str) -> None:
         os.kill(os.getpid(), signal.SIGSEGV)
 
-    monkeypatch.setattr(darshan_reader, "_load_with_pydarshan", crash)
+    monkeypatch.setattr(darshan_reader, "_load_with_library", crash)
     with pytest.raises(LogFormatError, match="crashed \\(SIGSEGV\\)"):
         read_log(log("mpi-io-test-x86_64-3.5.0"))
 
@@ -214,7 +284,7 @@ def test_hang_in_the_reader_library_is_contained(monkeypatch: pytest.MonkeyPatch
     def hang(path: str) -> None:
         time.sleep(60)
 
-    monkeypatch.setattr(darshan_reader, "_load_with_pydarshan", hang)
+    monkeypatch.setattr(darshan_reader, "_load_with_library", hang)
     monkeypatch.setattr(darshan_reader, "DEFAULT_TIMEOUT", 1.0)
     start = time.monotonic()
     with pytest.raises(LogFormatError, match="did not finish within 1 s"):
@@ -226,7 +296,7 @@ def test_python_error_in_the_child_is_reported(monkeypatch: pytest.MonkeyPatch) 
     def fail(path: str) -> None:
         raise RuntimeError("Failed to open file.")
 
-    monkeypatch.setattr(darshan_reader, "_load_with_pydarshan", fail)
+    monkeypatch.setattr(darshan_reader, "_load_with_library", fail)
     with pytest.raises(LogFormatError, match="RuntimeError: Failed to open file"):
         read_log(log("mpi-io-test-x86_64-3.5.0"))
 

@@ -1,8 +1,9 @@
 """Read a Darshan log into the model, safely.
 
-PyDarshan's C library (libdarshan-util) trusts the file: a damaged log can
-make it abort on an assertion, read out of bounds or loop.  So a log goes
-through two gates before it becomes a :class:`~pario.model.Profile`:
+Darshan's C library (libdarshan-util, as PyDarshan bundles it; :mod:`pario.log.darshan_lib`
+binds it without importing PyDarshan, which imports pandas) trusts the file: a damaged log
+can make it abort on an assertion, read out of bounds or loop.  So a log goes through two
+gates before it becomes a :class:`~pario.model.Profile`:
 
 1. :func:`check_darshan_log` validates, in Python, everything the library
    would trust: the version, the magic number, the compression type, the
@@ -11,11 +12,12 @@ through two gates before it becomes a :class:`~pario.model.Profile`:
    the job record and the name records are well formed -- exactly as far as
    libdarshan-util needs them, so that every log it reads passes.  Modules
    pario does not analyse (DFS, DAOS, HEATMAP, ...) are only inflated; a module
-   id the library does not know is left out of the copy PyDarshan reads.
-2. PyDarshan itself then runs in a forked child process with a time limit;
+   id the library does not know is left out of the copy the library reads.
+2. The library itself then runs in a forked child process with a time limit;
    if it still crashes or hangs, the child dies, not ``pario``.
 
-The child sends back plain DataFrames; the model is built here.  Per-rank
+The child sends back plain tables (:class:`~pario.table.Table`); the model is built here.
+As in PyDarshan's ``DarshanReport``, a record without a name record is left out.  Per-rank
 time classes for records that Darshan reduced over all ranks are estimated
 as described in :mod:`pario.analysis.rankio` and docs/metrics.md.
 
@@ -48,10 +50,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from pario.errors import LogFormatError
+from pario.log import darshan_lib
 from pario.model import LIBRARIES, Job, Profile, add_derived_rank_columns, counter_column
+from pario.table import Table
 
 DARSHAN_MAGIC = 6567223
 #: Log format versions libdarshan-util 3.4/3.5 reads, with their DARSHAN_MAX_MODS.
@@ -74,7 +77,7 @@ KNOWN_MODULES: tuple[str, ...] = (
 MAX_NPROCS = 1 << 26
 #: Largest size any region may inflate to.
 MAX_INFLATED_BYTES = 1 << 34
-#: Time PyDarshan may take: DEFAULT_TIMEOUT plus TIMEOUT_PER_MIB per MiB of log.
+#: Time the library may take: DEFAULT_TIMEOUT plus TIMEOUT_PER_MIB per MiB of log.
 DEFAULT_TIMEOUT = 120.0
 TIMEOUT_PER_MIB = 2.0
 _JOB_RECORD_SIZE = 4096
@@ -97,14 +100,16 @@ class DarshanHeader:
 
 @dataclass
 class _RawDarshan:
-    """What the PyDarshan child sends back: plain, picklable data."""
+    """What the reading child sends back: plain, picklable data."""
 
     job: dict[str, Any]
     exe: str
     mounts: list[tuple[str, str]]
     modules: dict[str, dict[str, Any]]
-    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
-    lustre: pd.DataFrame | None = None
+    #: module -> its named records: rank, id, name, the counters and fcounters (Darshan's names)
+    frames: dict[str, Table] = field(default_factory=dict)
+    #: the LUSTRE components of named records: rank, id and the counters; None without any
+    lustre: Table | None = None
 
 
 # --------------------------------------------------------------------------
@@ -283,46 +288,80 @@ def _check_module_version(idx: int, ver: int, where: str) -> None:
 
 
 # --------------------------------------------------------------------------
-# gate 2: PyDarshan in a child process
+# gate 2: libdarshan-util in a child process
 # --------------------------------------------------------------------------
 
-def _load_with_pydarshan(path: str) -> _RawDarshan:
-    import darshan
-
-    report = darshan.DarshanReport(path, read_all=False)
-    modules = {name: dict(info) for name, info in report.modules.items()}
-    raw = _RawDarshan(job=dict(report.metadata["job"]), exe=str(report.metadata.get("exe") or ""),
-                      mounts=[(str(a), str(b)) for a, b in report.mounts], modules=modules)
-    report.read_name_records()
-    for mod in LAYER_OF_MODULE:
-        if mod in modules:
-            report.mod_read_all_records(mod, warnings=False)
-            raw.frames[mod] = _module_frame(report.records[mod])
-    if "LUSTRE" in modules:
-        report.mod_read_all_lustre_records(warnings=False)
-        records = report.records.get("LUSTRE")
-        if records is not None and len(records):
-            raw.lustre = records.to_df()["components"]
-    names = report.name_records
-    for frame in raw.frames.values():
-        frame.insert(2, "name", [names.get(int(i), f"<unknown {int(i):016x}>") for i in frame["id"]])
+def _load_with_library(path: str) -> _RawDarshan:
+    """Read the log with libdarshan-util (:mod:`pario.log.darshan_lib`) into plain tables."""
+    log = darshan_lib.read_log(path, LAYER_OF_MODULE)
+    raw = _RawDarshan(job=log.job, exe=log.exe, mounts=log.mounts,
+                      modules={name: dict(info) for name, info in log.modules.items()})
+    names = _name_lookup(log.names)
+    for mod, records in log.records.items():
+        raw.frames[mod] = _module_frame(records, names)
+    if log.lustre is not None:
+        raw.lustre = _lustre_frame(log.lustre, names)
     return raw
 
 
-def _module_frame(records: Any) -> pd.DataFrame:
-    if not len(records):
-        return pd.DataFrame({"rank": pd.Series(dtype=np.int64), "id": pd.Series(dtype=np.uint64)})
-    dfs = records.to_df()
-    counters = dfs["counters"].reset_index(drop=True)
-    fcounters = dfs["fcounters"].drop(columns=["rank", "id"]).reset_index(drop=True)
-    return pd.concat([counters, fcounters], axis=1)
+def _name_lookup(names: dict[int, str]) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted record ids, their names as an object array), for :func:`_names_of`."""
+    ids = np.fromiter(names.keys(), dtype=np.uint64, count=len(names))
+    values = np.empty(len(names), dtype=object)
+    values[:] = list(names.values())
+    order = np.argsort(ids, kind="stable")
+    return ids[order], values[order]
+
+
+def _names_of(ids: np.ndarray, names: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """For each id: whether it has a name record, and the name (None where it has none)."""
+    known_ids, known_names = names
+    out = np.empty(len(ids), dtype=object)
+    if not len(known_ids):
+        return np.zeros(len(ids), dtype=bool), out
+    pos = np.minimum(np.searchsorted(known_ids, ids), len(known_ids) - 1)
+    found = known_ids[pos] == ids
+    out[found] = known_names[pos[found]]
+    return found, out
+
+
+def _module_frame(records: darshan_lib.Records, names: tuple[np.ndarray, np.ndarray]) -> Table:
+    """A module's named records: rank, id, name, then the counters and fcounters under Darshan's
+    names; without any, only rank, id and name (PyDarshan made no counter columns then)."""
+    found, name = _names_of(records.ids, names)
+    if not found.any():
+        return Table({"rank": np.zeros(0, dtype=np.int64), "id": np.zeros(0, dtype=np.uint64),
+                      "name": np.zeros(0, dtype=object)})
+    keep = None if found.all() else found
+    def rows(a: np.ndarray) -> np.ndarray:
+        return a if keep is None else a[keep]
+
+    table = Table({"rank": rows(records.ranks), "id": rows(records.ids), "name": rows(name)})
+    # one transposing copy per block: each counter column then is contiguous
+    for block, columns in ((records.counters, records.counter_names),
+                           (records.fcounters, records.fcounter_names)):
+        by_column = np.ascontiguousarray(rows(block).T)
+        for i, col in enumerate(columns):
+            table[col] = by_column[i]
+    return table
+
+
+def _lustre_frame(comps: darshan_lib.LustreComponents, names: tuple[np.ndarray, np.ndarray]) -> Table | None:
+    """The components of the named LUSTRE records (rank, id, counters), None without any."""
+    found, _ = _names_of(comps.ids, names)
+    if not found.any():
+        return None
+    table = Table({"rank": comps.ranks[found], "id": comps.ids[found]})
+    for i, col in enumerate(comps.counter_names):
+        table[col] = comps.counters[found, i]
+    return table
 
 
 def _run_guarded(path: str, timeout: float) -> _RawDarshan:
-    """Run PyDarshan in a forked child; turn a crash or hang into LogFormatError."""
+    """Read the log in a forked child; turn a crash or hang into LogFormatError."""
     if not hasattr(os, "fork"):
-        return _load_with_pydarshan(path)
-    import darshan  # noqa: F401  (import once in the parent, so that children start warm)
+        return _load_with_library(path)
+    darshan_lib.library()  # loaded once in the parent, so that children start warm
 
     with tempfile.TemporaryFile() as errlog:
         rfd, wfd = os.pipe()
@@ -363,7 +402,7 @@ def _child(path: str, rfd: int, wfd: int, errfd: int) -> None:  # pragma: no cov
         os.dup2(errfd, 1)
         os.dup2(errfd, 2)
         try:
-            result: tuple[str, Any] = ("ok", _load_with_pydarshan(path))
+            result: tuple[str, Any] = ("ok", _load_with_library(path))
         except BaseException as exc:  # noqa: B036 - everything must go back to the parent
             result = ("error", f"{type(exc).__name__}: {exc}")
         data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
@@ -407,7 +446,7 @@ def _last_error_line(text: str) -> str:
 def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = None) -> Profile:
     """Read a Darshan log; raise LogFormatError naming the file if it is damaged.
 
-    ``timeout`` bounds the time PyDarshan may take (default: DEFAULT_TIMEOUT seconds plus
+    ``timeout`` bounds the time the reading library may take (default: DEFAULT_TIMEOUT seconds plus
     TIMEOUT_PER_MIB per MiB of log).
     """
     p = Path(path)
@@ -442,26 +481,29 @@ def _readable_by_library(path: Path, header: DarshanHeader) -> Iterator[Path]:
         yield copy
 
 
-def _layer_frame(frame: pd.DataFrame, nprocs: int, layer: str = "posix") -> pd.DataFrame:
-    renamed = {c: counter_column(c) for c in frame.columns if c not in ("rank", "id", "name")}
-    if layer not in _FS_LAYERS:
-        renamed = {c: _LIBRARY_RENAMES.get(v, v) for c, v in renamed.items()}
-    out = frame.rename(columns=renamed)
-    front = ["id", "rank", "name"]
-    out = out[front + [c for c in out.columns if c not in front]].copy()
-    out["id"] = out["id"].astype(np.uint64)
-    out["rank"] = out["rank"].astype(np.int64)
-    out["nranks"] = np.where(out["rank"].to_numpy() < 0, nprocs, 1).astype(np.int64)
-    return out.reset_index(drop=True)
+def _layer_frame(frame: Table, nprocs: int, layer: str = "posix") -> Table:
+    """A module's records as a model layer: id, rank, name, the counters under pario's names
+    (:func:`~pario.model.counter_column`), then ``nranks`` (the job's size for a shared record)."""
+    def model_name(col: str) -> str:
+        name = counter_column(col)
+        return name if layer in _FS_LAYERS else _LIBRARY_RENAMES.get(name, name)
+
+    out = Table({"id": np.asarray(frame["id"]).astype(np.uint64),
+                 "rank": np.asarray(frame["rank"]).astype(np.int64), "name": frame["name"]})
+    for col in frame.columns:
+        if col not in ("id", "rank", "name"):
+            out[model_name(col)] = frame[col]
+    out["nranks"] = np.where(out["rank"] < 0, nprocs, 1).astype(np.int64)
+    return out
 
 
-def _empty_layer() -> pd.DataFrame:
-    return pd.DataFrame({"id": pd.Series(dtype=np.uint64), "rank": pd.Series(dtype=np.int64),
-                         "name": pd.Series(dtype=object)})
+def _empty_layer() -> Table:
+    return Table({"id": np.zeros(0, dtype=np.uint64), "rank": np.zeros(0, dtype=np.int64),
+                  "name": np.zeros(0, dtype=object)})
 
 
 def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profile:
-    from pario.analysis.rankio import combine, rank_io, time_records
+    from pario.analysis.rankio import combine_tables, rank_io_table, time_records
 
     job = raw.job
     nprocs = int(job["nprocs"])
@@ -472,8 +514,8 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         files[LAYER_OF_MODULE[mod]] = _layer_frame(frame, nprocs, LAYER_OF_MODULE[mod])
 
     runtime = float(job.get("run_time") or 0.0)
-    per_layer = {layer: rank_io(frame, nprocs, {}) for layer, frame in time_records(files).items()}
-    combined = combine(list(per_layer.values()), nprocs)
+    per_layer = {layer: rank_io_table(frame, nprocs, {}) for layer, frame in time_records(files).items()}
+    combined = combine_tables(list(per_layer.values()), nprocs)
     ranks = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))
 
     start = float(job.get("start_time_sec", 0)) + float(job.get("start_time_nsec", 0)) * 1e-9
@@ -505,7 +547,10 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
                 start_time=start, end_time=end, runtime=runtime, argv=argv, jobid=str(job.get("jobid", "")),
                 complete=not reasons, partial_reasons=reasons, has_mpi_time=False,
                 has_rank_times=all(combined.exact_ranks.values()), metadata=metadata),
-        ranks=ranks, files=files, hints={}, file_ranks={},
+        # DataFrames until the model's tables are Tables (the integrator's switch)
+        ranks=ranks.to_pandas(index_name="rank"),  # type: ignore[arg-type]
+        files={layer: table.to_pandas() for layer, table in files.items()},  # type: ignore[misc]
+        hints={}, file_ranks={},
     )
 
 
@@ -515,10 +560,8 @@ _NAN_RANK_COLUMNS: tuple[str, ...] = (
     "mpi_other_calls", "maxrss", "cpu_user", "cpu_sys")
 
 
-def _rank_table(per_layer: dict[str, Any], nprocs: int, runtime: float) -> pd.DataFrame:
-    """The per-rank table before the derived columns, built in one piece (one float block:
-    adding its 20 columns one by one to a frame of 65 536 ranks cost more than the rest of
-    the read)."""
+def _rank_table(per_layer: dict[str, Any], nprocs: int, runtime: float) -> Table:
+    """The per-rank table before the derived columns (row i: rank i)."""
     columns: dict[str, np.ndarray] = {"wall": np.full(nprocs, runtime)}
     groups = {**{layer: (layer,) for layer in _FS_LAYERS}, **LIBRARIES}
     for name, layers in groups.items():
@@ -526,25 +569,23 @@ def _rank_table(per_layer: dict[str, Any], nprocs: int, runtime: float) -> pd.Da
             total = np.zeros(nprocs)
             for layer in layers:
                 if layer in per_layer:
-                    part = per_layer[layer].table[f"{kind}_time"].to_numpy()
-                    total = total + np.asarray(part, dtype=np.float64)
+                    total = total + np.asarray(per_layer[layer].table[f"{kind}_time"], dtype=np.float64)
             columns[f"{name}_{kind}"] = total
     for col in _NAN_RANK_COLUMNS:
         columns[col] = np.full(nprocs, np.nan)
-    block = np.empty((len(columns), nprocs))
-    for i, values in enumerate(columns.values()):
-        block[i] = values
-    return pd.DataFrame(block.T, index=pd.RangeIndex(nprocs, name="rank"), columns=list(columns), copy=False)
+    return Table(columns, length=nprocs)
 
 
-def _lustre_striping(frame: pd.DataFrame | None) -> dict[int, dict[str, int]]:
+def _lustre_striping(frame: Table | None) -> dict[int, dict[str, int]]:
     """file id -> stripe size and count of the file's first layout component."""
     if frame is None or not len(frame):
         return {}
-    out: dict[int, dict[str, int]] = {}
     if "LUSTRE_COMP_STRIPE_SIZE" not in frame or "LUSTRE_COMP_STRIPE_COUNT" not in frame:
         return {}
-    for rid, size, count in zip(frame["id"], frame["LUSTRE_COMP_STRIPE_SIZE"],
-                                frame["LUSTRE_COMP_STRIPE_COUNT"], strict=True):
-        out.setdefault(int(rid), {"stripe_size": int(size), "stripe_count": int(count)})
+    _, first = np.unique(frame["id"], return_index=True)
+    first.sort()  # files in the order of their first component
+    out: dict[int, dict[str, int]] = {}
+    for rid, size, count in zip(frame["id"][first].tolist(), frame["LUSTRE_COMP_STRIPE_SIZE"][first].tolist(),
+                                frame["LUSTRE_COMP_STRIPE_COUNT"][first].tolist(), strict=True):
+        out[int(rid)] = {"stripe_size": int(size), "stripe_count": int(count)}
     return out

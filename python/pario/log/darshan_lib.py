@@ -1,0 +1,300 @@
+"""Darshan logs through libdarshan-util, the C library PyDarshan bundles, without PyDarshan.
+
+``import darshan`` imports pandas (a quarter of a second) before it reads a byte, which
+alone made ``pario report`` slower than PyDarshan loading the log.  This module uses only
+what PyDarshan ships for its own C binding: the library (found as PyDarshan's
+``discover_darshan.find_utils`` finds it) and the C declarations that match it
+(``darshan/backend/api_def_c.py``, a module holding one string, executed by file path so
+that the ``darshan`` package itself never runs).  It is a binding, not a parser: the
+library opens, inflates, byte-swaps and up-converts every record; here the records are
+only copied into NumPy arrays, as PyDarshan's ``cffi_backend`` copies them.
+
+What is read is what ``darshan.DarshanReport`` gives for the same log: the job (with its
+run time and metadata), the executable line, the mounts, the modules, the name records,
+the records of the modules asked for (id, rank, the H5D/PNETCDF_VAR file id, the counters
+under the library's counter names) and the LUSTRE records' layout components.  As
+PyDarshan, every record is given, named or not (``DarshanReport`` keeps only records with
+a name record; that choice is the caller's).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import importlib.util
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: The modules whose records are files, and their C record structs (PyDarshan's _structdefs).
+RECORD_STRUCTS: dict[str, str] = {
+    "POSIX": "struct darshan_posix_file", "MPI-IO": "struct darshan_mpiio_file",
+    "STDIO": "struct darshan_stdio_file", "H5F": "struct darshan_hdf5_file",
+    "H5D": "struct darshan_hdf5_dataset", "PNETCDF_FILE": "struct darshan_pnetcdf_file",
+    "PNETCDF_VAR": "struct darshan_pnetcdf_var",
+}
+
+
+@dataclass(frozen=True)
+class Records:
+    """One module's records in log order: row i of every array is record i."""
+
+    ids: np.ndarray  # uint64
+    ranks: np.ndarray  # int64, -1 for a record reduced over all ranks
+    counters: np.ndarray  # int64, (records, counters)
+    fcounters: np.ndarray  # float64, (records, fcounters)
+    counter_names: tuple[str, ...]
+    fcounter_names: tuple[str, ...]
+    file_rec_ids: np.ndarray | None = None  # uint64, H5D and PNETCDF_VAR: the record of their file
+
+
+@dataclass(frozen=True)
+class LustreComponents:
+    """The layout components of the LUSTRE records, one row per component, records in log order."""
+
+    ids: np.ndarray  # uint64: the record (file) of each component
+    ranks: np.ndarray  # int64
+    counters: np.ndarray  # int64, (components, counters)
+    counter_names: tuple[str, ...]
+    pool_names: tuple[str, ...]
+    ost_ids: tuple[np.ndarray, ...]  # int64, the component's OSTs (its stripe count of them)
+
+
+@dataclass(frozen=True)
+class DarshanLog:
+    """What :func:`read_log` read: plain, picklable data."""
+
+    job: dict[str, Any]
+    exe: str
+    mounts: list[tuple[str, str]]
+    modules: dict[str, dict[str, Any]]  # name -> len, ver, idx, partial_flag
+    names: dict[int, str]
+    records: dict[str, Records]
+    lustre: LustreComponents | None
+
+
+class _Library:
+    """The cffi declarations and the loaded library."""
+
+    def __init__(self, ffi: Any, lib: Any) -> None:
+        self.ffi = ffi
+        self.lib = lib
+
+
+@functools.lru_cache(maxsize=1)
+def library() -> _Library:
+    """PyDarshan's libdarshan-util with PyDarshan's declarations of it (loaded once)."""
+    import cffi
+
+    spec = importlib.util.find_spec("darshan")  # finds the package, does not run it
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("reading Darshan logs needs PyDarshan (pip install darshan)")
+    root = spec.submodule_search_locations[0]
+    api = importlib.util.spec_from_file_location("_pario_darshan_api_def_c",
+                                                 os.path.join(root, "backend", "api_def_c.py"))
+    if api is None or api.loader is None:
+        raise ImportError(f"PyDarshan at {root} has no backend/api_def_c.py")
+    declarations = importlib.util.module_from_spec(api)
+    api.loader.exec_module(declarations)  # defines a string and a function that returns it
+    ffi = cffi.FFI()
+    ffi.cdef(declarations.load_darshan_header(""))
+    return _Library(ffi, _open_library(ffi, root))
+
+
+def _open_library(ffi: Any, root: str) -> Any:
+    """The library as PyDarshan's find_utils finds it: the wheel's own copy, else the system's."""
+    bundled = sorted(glob.glob(os.path.join(os.path.dirname(root), "darshan.libs", "libdarshan-util*.so*")))
+    if bundled:
+        return ffi.dlopen(bundled[0])
+    for name in ("libdarshan-util.so", "libdarshan-util.dylib"):
+        try:
+            return ffi.dlopen(name)
+        except OSError:
+            continue
+    raise ImportError("libdarshan-util not found: PyDarshan's wheel bundles it, or install darshan-util")
+
+
+def read_log(path: str, modules: Iterable[str] = tuple(RECORD_STRUCTS), *, lustre: bool = True) -> DarshanLog:
+    """Read ``path``: its job, exe, mounts, modules, names, the records of ``modules`` present in
+    the log and, with ``lustre``, the LUSTRE components.  RuntimeError if it cannot be opened."""
+    dl = library()
+    handle = dl.lib.darshan_log_open(os.fsencode(path))
+    if handle == dl.ffi.NULL:
+        raise RuntimeError("Failed to open file.")
+    try:
+        job = _job(dl, handle)
+        exe = _exe(dl, handle)
+        mounts = _mounts(dl, handle)
+        mods = _modules(dl, handle)
+        names = _names(dl, handle)
+        records = {m: _records(dl, handle, m, mods[m]["idx"]) for m in modules if m in mods}
+        comps = _lustre(dl, handle, mods["LUSTRE"]["idx"]) if lustre and "LUSTRE" in mods else None
+    finally:
+        dl.lib.darshan_log_close(handle)
+    return DarshanLog(job=job, exe=exe, mounts=mounts, modules=mods, names=names, records=records,
+                      lustre=comps)
+
+
+def _string(dl: _Library, chars: Any) -> str:
+    return str(dl.ffi.string(chars).decode("utf-8"))
+
+
+def _job(dl: _Library, handle: Any) -> dict[str, Any]:
+    """The job record, its run time and metadata, as PyDarshan's log_get_job gives them."""
+    ffi, lib = dl.ffi, dl.lib
+    rec = ffi.new("struct darshan_job *")
+    lib.darshan_log_get_job(handle, rec)
+    job: dict[str, Any] = {k: int(getattr(rec, k)) for k in (
+        "uid", "start_time_sec", "start_time_nsec", "end_time_sec", "end_time_nsec", "nprocs", "jobid")}
+    runtime = ffi.new("double *")
+    lib.darshan_log_get_job_runtime(handle, rec[0], runtime)
+    job["run_time"] = float(runtime[0])
+    # the format version opens the log handle's struct (PyDarshan reads it the same way)
+    job["log_ver"] = _string(dl, ffi.cast("char *", handle))
+    # "key=value" lines; like PyDarshan, what follows the last newline is not a line
+    lines = _string(dl, rec.metadata).split("\n")[:-1]
+    job["metadata"] = dict(line.split("=", maxsplit=1) for line in lines)
+    return job
+
+
+def _exe(dl: _Library, handle: Any) -> str:
+    buf = dl.ffi.new("char[]", 4096)
+    dl.lib.darshan_log_get_exe(handle, buf)
+    return _string(dl, buf)
+
+
+def _mounts(dl: _Library, handle: Any) -> list[tuple[str, str]]:
+    ffi, lib = dl.ffi, dl.lib
+    mnts = ffi.new("struct darshan_mnt_info **")
+    count = ffi.new("int *")
+    lib.darshan_log_get_mounts(handle, mnts, count)
+    try:
+        return [(_string(dl, mnts[0][i].mnt_path), _string(dl, mnts[0][i].mnt_type)) for i in range(count[0])]
+    finally:
+        lib.darshan_free(mnts[0])
+
+
+def _modules(dl: _Library, handle: Any) -> dict[str, dict[str, Any]]:
+    ffi, lib = dl.ffi, dl.lib
+    mods = ffi.new("struct darshan_mod_info **")
+    count = ffi.new("int *")
+    lib.darshan_log_get_modules(handle, mods, count)
+    try:
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(count[0]):
+            m = mods[0][i]
+            out[_string(dl, m.name)] = {"len": int(m.len), "ver": int(m.ver), "idx": int(m.idx),
+                                        "partial_flag": bool(m.partial_flag)}
+        return out
+    finally:
+        lib.darshan_free(mods[0])
+
+
+def _names(dl: _Library, handle: Any) -> dict[int, str]:
+    """Record id -> name (a later record of an id replaces an earlier one, as in PyDarshan)."""
+    ffi, lib = dl.ffi, dl.lib
+    recs = ffi.new("struct darshan_name_record **")
+    count = ffi.new("int *")
+    lib.darshan_log_get_name_records(handle, recs, count)
+    names: dict[int, str] = {}
+    try:
+        for i in range(count[0]):
+            names[int(recs[0][i].id)] = _string(dl, recs[0][i].name)
+    finally:
+        for i in range(count[0]):
+            lib.darshan_free(recs[0][i].name)
+        lib.darshan_free(recs[0])
+    return names
+
+
+def counter_names(mod: str, *, floating: bool = False) -> tuple[str, ...]:
+    """The library's names of a module's counters (``LUSTRE_COMP`` for the Lustre components),
+    as PyDarshan's counter_names gets them: up to the ``*_NUM_INDICES`` entry."""
+    dl = library()
+    prefix = "MPIIO" if mod == "MPI-IO" else mod
+    f = "f_" if floating else ""
+    names = getattr(dl.lib, f"{prefix.lower()}_{f}counter_names")
+    end = f"{prefix.upper()}_{f.upper()}NUM_INDICES"
+    out: list[str] = []
+    while (name := _string(dl, names[len(out)])) != end:
+        out.append(name)
+    return tuple(out)
+
+
+def _record_dtype(dl: _Library, struct: str) -> np.dtype:
+    """The NumPy layout of a record struct (base_rec, [file_rec_id], counters, fcounters) at the
+    C offsets, so that all records are decoded by one ``frombuffer``."""
+    ctype = dl.ffi.typeof(struct)
+    names, formats, offsets = ["id", "rank"], [np.dtype("=u8"), np.dtype("=i8")], [0, 8]
+    kinds = {"file_rec_id": "=u8", "counters": "=i8", "fcounters": "=f8"}
+    for name, field in ctype.fields:
+        if name == "base_rec":
+            continue
+        names.append(name)
+        length = field.type.length if field.type.kind == "array" else None
+        formats.append(np.dtype((kinds[name], (length,))) if length else np.dtype(kinds[name]))
+        offsets.append(field.offset)
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                     "itemsize": dl.ffi.sizeof(ctype)})
+
+
+def _records(dl: _Library, handle: Any, mod: str, idx: int) -> Records:
+    """All records of a module: each copied whole out of the library's buffer, decoded at once."""
+    ffi, lib = dl.ffi, dl.lib
+    struct = RECORD_STRUCTS[mod]
+    size = ffi.sizeof(struct)
+    buf = ffi.new("void **")  # the library allocates the record once and reuses it
+    chunks: list[bytes] = []
+    try:
+        while lib.darshan_log_get_record(handle, idx, buf) > 0:
+            chunks.append(ffi.buffer(buf[0], size)[:])
+    finally:
+        if buf[0] != ffi.NULL:
+            lib.darshan_free(buf[0])
+    rec = np.frombuffer(b"".join(chunks), dtype=_record_dtype(dl, struct))
+    names, fnames = counter_names(mod), counter_names(mod, floating=True)
+    if rec["counters"].shape[1:] != (len(names),) or rec["fcounters"].shape[1:] != (len(fnames),):
+        raise RuntimeError(f"{mod}: the library's counter names do not match its record layout")
+    file_ids = rec["file_rec_id"].copy() if "file_rec_id" in rec.dtype.names else None
+    return Records(ids=rec["id"].copy(), ranks=rec["rank"].copy(), counters=rec["counters"].copy(),
+                   fcounters=rec["fcounters"].copy(), counter_names=names, fcounter_names=fnames,
+                   file_rec_ids=file_ids)
+
+
+def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
+    """The LUSTRE records' components, read as PyDarshan's _log_get_lustre_record reads them."""
+    ffi, lib = dl.ffi, dl.lib
+    names = counter_names("LUSTRE_COMP")
+    count_at = names.index("LUSTRE_COMP_STRIPE_COUNT")
+    ids: list[int] = []
+    ranks: list[int] = []
+    counters: list[np.ndarray] = []
+    pools: list[str] = []
+    osts: list[np.ndarray] = []
+    while True:
+        buf = ffi.new("void **")  # a record's size varies: a new one each time, as PyDarshan does
+        if lib.darshan_log_get_record(handle, idx, buf) < 1:
+            break
+        try:
+            rec = ffi.cast("struct darshan_lustre_record **", buf)[0]
+            ost_ids = ffi.cast("int64_t *", rec.ost_ids)
+            used = 0
+            for i in range(rec.num_comps):
+                comp = rec.comps[i]
+                values = np.frombuffer(ffi.buffer(comp.counters), dtype=np.int64).copy()
+                stripes = int(values[count_at])
+                ids.append(int(rec.base_rec.id))
+                ranks.append(int(rec.base_rec.rank))
+                counters.append(values)
+                pools.append(_string(dl, comp.pool_name))
+                osts.append(np.array(ffi.unpack(ost_ids + used, stripes), dtype=np.int64))
+                used += stripes
+        finally:
+            lib.darshan_free(buf[0])
+    return LustreComponents(
+        ids=np.array(ids, dtype=np.uint64), ranks=np.array(ranks, dtype=np.int64),
+        counters=np.array(counters, dtype=np.int64).reshape(len(counters), len(names)),
+        counter_names=names, pool_names=tuple(pools), ost_ids=tuple(osts))
