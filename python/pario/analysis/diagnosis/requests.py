@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis._frames import isin, per_file, sum_in_order
@@ -33,21 +33,22 @@ from pario.analysis.diagnosis.facts import (
     layer_unique,
     layer_values,
     name_suffix_rows,
-    ops,
     outer_unique,
     small_bytes_bound,
     small_ops,
-    stake,
     stake_rows,
 )
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule
+from pario.analysis.rankio import float_values
+from pario.table import Table, as_table, group_codes, group_reduce
 
 FAMILY = "requests"
 FIX_RANDOM = {
     "read": "read the whole region in large blocks and pick the pieces in memory",
     "write": "assemble them in memory and write whole regions",
 }
+LAYER_NAMES = {"mpiio": "MPI-IO"}  # the others: upper case
 UPPER_SMALL = (
     "upper bound: the slowest rank's time in the small {kind}s (each file's {kind} time x its share of "
     "small {kind}s); larger requests would save part of it"
@@ -73,14 +74,11 @@ def _fs_parts(facts: Facts, kind: str | None = None) -> list[Part]:
         mpiio = facts.layer("mpiio")
         keep = None
         if kind is not None and len(posix) and len(mpiio):
-            moved = pd.Series(col(mpiio, BYTES_COLS[kind])).groupby(mpiio["id"].to_numpy()).sum()
-            library = {int(i) for i, b in moved.items() if b <= 0}
-            if library:
-                ids = layer_values(facts, "posix", "id")
-                if ids.dtype == np.uint64:
-                    drop = isin(ids, np.array(sorted(library), dtype=np.uint64))
-                else:
-                    drop = posix["id"].isin(list(library)).to_numpy()
+            files, codes = group_codes(layer_values(facts, "mpiio", "id"))
+            moved = group_reduce(layer_col(facts, "mpiio", BYTES_COLS[kind]), codes, len(files), "sum")
+            library = files[moved <= 0]  # (bytes are never negative: these move none)
+            if len(library):
+                drop = isin(layer_values(facts, "posix", "id"), library)
                 if drop.any():
                     keep = ~drop
         out: list[Part] = []
@@ -111,7 +109,7 @@ def _hdf5(facts: Facts, names: list[str]) -> bool:
     return any(str(m).startswith("H5") for m in mods) or any(n.endswith(HDF5_SUFFIXES) for n in names)
 
 
-def _hdf5_files(facts: Facts, per: pd.DataFrame, picked: list[tuple[str, np.ndarray]]) -> bool:
+def _hdf5_files(facts: Facts, per: Table, picked: list[tuple[str, np.ndarray]]) -> bool:
     """``_hdf5(facts, names of per)``; ``per`` groups by file the records at ``picked`` (layer, positions)."""
     masks = [name_suffix_rows(facts, layer, HDF5_SUFFIXES) for layer, _ in picked]
     if len(per) != sum(len(pos) for _, pos in picked) or any(m is None for m in masks):
@@ -144,6 +142,29 @@ def _histogram_column(facts: Facts, layer: str) -> Callable[[str], np.ndarray]:
 
 def _part(v: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     return v if rows is None else v[rows]
+
+
+def _files(grouped: Any) -> Table:
+    """A result of :func:`per_file` or :func:`top_rows` (grouped by file id) as a Table whose
+    "id" column is the file id."""
+    per = as_table(grouped)
+    if "id" not in per:  # ids 0..n-1 look like row positions to as_table, which drops them
+        per = Table({"id": np.arange(len(per)), **dict(per.items())}, length=len(per))
+    return per
+
+
+def _file_subject(r: dict[str, Any], metrics: tuple[Metric, ...]) -> Subject:
+    return Subject("file", str(r["name"]), metrics, hex_id(r["id"]))
+
+
+def _descending(v: np.ndarray) -> np.ndarray:
+    """The row order of pandas' ``sort_values(ascending=False)`` on one column ``v``, ties
+    included: as pandas does, a quicksort of the values reversed, reversed; NaN last."""
+    v = np.asarray(v)
+    missing = np.isnan(v) if v.dtype.kind == "f" else np.zeros(len(v), dtype=bool)
+    rows = np.flatnonzero(~missing)[::-1]
+    order = rows[np.argsort(v[rows], kind="quicksort")][::-1]
+    return np.concatenate([order, np.flatnonzero(missing)])
 
 
 def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[Finding]:
@@ -181,7 +202,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
     if not rows:
         return
     data = {k: np.concatenate([r[k] for r in rows]) for k in rows[0] if k != "id"}
-    per = per_file(
+    grouped = per_file(
         np.concatenate([r["id"] for r in rows]),
         data,
         {
@@ -195,6 +216,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         # the MPI-IO part holds only files without POSIX records
         unique=all(layer_unique(facts, layer) for layer, _ in picked),
     )
+    per = _files(grouped)
     n_small = float(per["small"].sum())
     n_total = float(sum(_part(layer_ops(facts, lay, kind), p).sum() for lay, p in parts))
     total_bytes = float(sum(_part(layer_col(facts, lay, BYTES_COLS[kind]), p).sum() for lay, p in parts))
@@ -210,25 +232,28 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
     exact = all(s.exact for s in stakes)
     mean_size = total_bytes / n_total if n_total else 0.0
     lib = _library_small(facts, cfg, kind, per)
-    head = top_rows(per, ["time", "small"], cfg.top_subjects)
+    head = _files(top_rows(grouped, ["time", "small"], cfg.top_subjects))
     subjects = [
-        Subject(
-            "file",
-            str(r["name"]),
+        _file_subject(
+            r,
             (
-                Metric(f"small_{kind}s", f"{kind}s {cfg.small_label()}", int(r.small), "count"),
+                Metric(f"small_{kind}s", f"{kind}s {cfg.small_label()}", int(r["small"]), "count"),
                 Metric(
                     "share_of_requests",
                     f"share of the file's {kind}s",
-                    r.small / r.total if r.total else 0.0,
+                    float(r["small"] / r["total"]) if r["total"] else 0.0,
                     "share",
                 ),
-                Metric("mean_request", f"mean {kind} size", r.bytes / r.total if r.total else 0.0, "B"),
-                Metric("time", f"time in small {kind}s (all ranks)", float(r.time), "s"),
+                Metric(
+                    "mean_request",
+                    f"mean {kind} size",
+                    float(r["bytes"] / r["total"]) if r["total"] else 0.0,
+                    "B",
+                ),
+                Metric("time", f"time in small {kind}s (all ranks)", float(r["time"]), "s"),
             ),
-            hex_id(fid),
         )
-        for fid, r in head.iterrows()
+        for r in head.rows()
     ]
     verb = "reads" if kind == "read" else "writes"
     lost_share = lost / facts.runtime if facts.runtime > 0 else 0.0
@@ -333,7 +358,7 @@ class _LibrarySmall:
     recommendations: tuple[Recommendation, ...]
 
 
-def _library_small(facts: Facts, cfg: RuleConfig, kind: str, per: pd.DataFrame) -> _LibrarySmall | None:
+def _library_small(facts: Facts, cfg: RuleConfig, kind: str, per: Table) -> _LibrarySmall | None:
     """None when no file of ``per`` with small requests is such a library file (always without
     library records: runs without HDF5 or PnetCDF are judged as before)."""
     if not any(len(facts.profile.layer(x)) for x in ("h5f", "pnetcdf_file")):
@@ -342,7 +367,7 @@ def _library_small(facts: Facts, cfg: RuleConfig, kind: str, per: pd.DataFrame) 
 
     files = large_request_files(facts, kind, cfg.small_request_bytes, cfg.small_min_share)
     names = [str(n) for n in per["name"]]
-    small = per["small"].to_numpy(dtype=np.float64)
+    small = np.asarray(per["small"], dtype=np.float64)
     mine = [(n, s) for n, s in zip(names, small.tolist(), strict=True) if n in files and s > 0]
     if not mine:
         return None
@@ -362,9 +387,9 @@ def _library_small(facts: Facts, cfg: RuleConfig, kind: str, per: pd.DataFrame) 
         f"they are {' and '.join(own[x] for x in libs)}, not the application's data."
     )
     recs: list[Recommendation] = []
-    h5f = facts.profile.layer("h5f")
+    h5f = as_table(facts.profile.layer("h5f"))
     hdf5_names = {n for n, _ in mine if files[n].library == "HDF5"}
-    mpio = h5f["use_mpiio"].to_numpy(dtype=np.float64, na_value=-1.0) if "use_mpiio" in h5f else None
+    mpio = float_values(h5f["use_mpiio"], -1.0) if "use_mpiio" in h5f else None
     if hdf5_names and (mpio is None or any(
             m > 0 for n, m in zip(h5f["name"].astype(str), mpio.tolist(), strict=True) if n in hdf5_names)):
         key, call_c = (("hdf5.coll_metadata_write", "H5Pset_coll_metadata_write") if kind == "write"
@@ -419,57 +444,65 @@ def small_writes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 )
 def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """Requests of at least one block start off the file system's block (Lustre: stripe) boundaries."""
-    posix = facts.layer("posix")
-    if not len(posix):
+    if not len(facts.layer("posix")):
         return
-    align = col(posix, "file_alignment")
-    reqs = ops(posix, "posix", "read") + ops(posix, "posix", "write")
-    nbytes = col(posix, "bytes_read") + col(posix, "bytes_written")
+
+    def c(name: str) -> np.ndarray:
+        return layer_col(facts, "posix", name)
+
+    align = c("file_alignment")
+    reqs = layer_ops(facts, "posix", "read") + layer_ops(facts, "posix", "write")
+    nbytes = c("bytes_read") + c("bytes_written")
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(reqs > 0, nbytes / np.where(reqs > 0, reqs, 1.0), 0.0)
     # Requests smaller than a block cannot be aligned; IO-SMALL-* covers them.
     sel = (align > 0) & (reqs > 0) & (mean >= align)
-    bad = np.minimum(col(posix, "file_not_aligned"), reqs)
+    bad = np.minimum(c("file_not_aligned"), reqs)
     n_bad, n_all = float(bad[sel].sum()), float(reqs[sel].sum())
     if n_bad < cfg.misaligned_min_requests or n_all <= 0 or n_bad / n_all < cfg.misaligned_min_share:
         return
     frac = np.where(reqs > 0, bad / np.where(reqs > 0, reqs, 1.0), 0.0)
     pick = sel & (bad > 0)
-    st = stake(facts, "posix", posix[pick], {"read": frac[pick], "write": frac[pick]})
-    sub = posix[pick].assign(
-        _bad=bad[pick],
-        _reqs=reqs[pick],
-        _align=align[pick],
-        _mean=mean[pick],
-        _time=(col(posix, "read_time") + col(posix, "write_time"))[pick] * frac[pick],
+    st = stake_rows(facts, "posix", pick, {"read": frac[pick], "write": frac[pick]})
+    grouped = per_file(
+        layer_values(facts, "posix", "id")[pick],
+        {
+            "name": layer_values(facts, "posix", "name")[pick],
+            "_bad": bad[pick],
+            "_reqs": reqs[pick],
+            "_align": align[pick],
+            "_mean": mean[pick],
+            "_time": (c("read_time") + c("write_time"))[pick] * frac[pick],
+        },
+        {
+            "name": ("name", "first"),
+            "bad": ("_bad", "sum"),
+            "reqs": ("_reqs", "sum"),
+            "align": ("_align", "max"),
+            "mean": ("_mean", "max"),
+            "time": ("_time", "sum"),
+        },
+        unique=layer_unique(facts, "posix"),
     )
-    per = (
-        sub.groupby("id", sort=False)
-        .agg(
-            name=("name", "first"),
-            bad=("_bad", "sum"),
-            reqs=("_reqs", "sum"),
-            align=("_align", "max"),
-            mean=("_mean", "max"),
-            time=("_time", "sum"),
-        )
-        .sort_values("time", ascending=False)
-    )
+    per = _files(grouped)
     aligns = sorted({int(a) for a in per["align"]})
-    lustre = any(int(fid) in facts.striping for fid in per.index)
+    lustre = bool(facts.striping) and any(fid in facts.striping for fid in per["id"].tolist())
     subjects = [
-        Subject(
-            "file",
-            str(r["name"]),
+        _file_subject(
+            r,
             (
-                Metric("misaligned", "requests not aligned", int(r.bad), "count"),
-                Metric("share", "share of the file's requests", r.bad / r.reqs if r.reqs else 0.0, "share"),
+                Metric("misaligned", "requests not aligned", int(r["bad"]), "count"),
+                Metric(
+                    "share",
+                    "share of the file's requests",
+                    float(r["bad"] / r["reqs"]) if r["reqs"] else 0.0,
+                    "share",
+                ),
                 Metric("alignment", "alignment (block or stripe size)", int(r["align"]), "B"),
                 Metric("mean_request", "mean request size", float(r["mean"]), "B"),
             ),
-            hex_id(fid),
         )
-        for fid, r in per.head(cfg.top_subjects).iterrows()
+        for r in _files(top_rows(grouped, "time", cfg.top_subjects)).rows()
     ]
     a_text = " or ".join(fmt.nbytes(a) for a in aligns[:3])
     statement = (
@@ -564,7 +597,7 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     pick = back > 0
     pos = _positions(rows, pick)
     st = stake_rows(facts, "posix", pos, {kind: frac[pick]})
-    all_per = per_file(
+    grouped = per_file(
         layer_values(facts, "posix", "id")[pos],
         {
             "name": layer_values(facts, "posix", "name")[pos],
@@ -575,20 +608,23 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         {"name": ("name", "first"), "back": ("_back", "sum"), "n": ("_n", "sum"), "time": ("_t", "sum")},
         unique=layer_unique(facts, "posix"),
     )
-    per = top_rows(all_per, "time", cfg.top_subjects)
+    per = _files(top_rows(grouped, "time", cfg.top_subjects))
     verb = f"{kind}s"
     subjects = [
-        Subject(
-            "file",
-            str(r["name"]),
+        _file_subject(
+            r,
             (
-                Metric("backward", f"{verb} going backwards", int(r.back), "count"),
-                Metric("share", f"share of the file's {verb}", r.back / r.n if r.n else 0.0, "share"),
-                Metric("time", "time in them (all ranks)", float(r.time), "s"),
+                Metric("backward", f"{verb} going backwards", int(r["back"]), "count"),
+                Metric(
+                    "share",
+                    f"share of the file's {verb}",
+                    float(r["back"] / r["n"]) if r["n"] else 0.0,
+                    "share",
+                ),
+                Metric("time", "time in them (all ranks)", float(r["time"]), "s"),
             ),
-            hex_id(fid),
         )
-        for fid, r in per.iterrows()
+        for r in per.rows()
     ]
     statement = (
         f"{fmt.pct(n_back / n_all)} of the {verb} ({fmt.count(n_back)} of {fmt.count(n_all)}) jump backwards "
@@ -631,56 +667,43 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         runtime=facts.runtime,
         time_lost=st.max,
         subjects=subjects,
-        subjects_total=len(all_per),
+        subjects_total=len(grouped),
         time_basis=(
             f"upper bound: the slowest rank's {kind} time on these files x the share of backward {verb}"
         ),
     )
 
 
-def _extent_by_file(facts: Facts, kind: str) -> pd.Series:
-    """Distinct bytes a file spans in one direction (highest offset + 1, POSIX and STDIO), by file id."""
-    key = "max_byte_read" if kind == "read" else "max_byte_written"
-    parts = []
-    for layer in ("posix", "stdio"):
-        frame = facts.layer(layer)
-        if key in frame and len(frame):
-            mb = frame[key].to_numpy(dtype=np.float64, na_value=-1.0)
-            keep = mb >= 0
-            parts.append(pd.Series(mb[keep] + 1.0, index=frame["id"].to_numpy()[keep]))
-    if not parts:
-        return pd.Series(dtype=np.float64)
-    both = pd.concat(parts)
-    return both.groupby(level=0).max()
-
-
 def _extent_of(facts: Facts, kind: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`_extent_by_file` as sorted ids and extents (None when no file has one)."""
+    """Distinct bytes each file spans in one direction (highest offset + 1, POSIX and STDIO):
+    the files' ids, sorted, and their extents (None when no file has one)."""
     key = "max_byte_read" if kind == "read" else "max_byte_written"
     ids, ext = [], []
     for layer in ("posix", "stdio"):
         frame = facts.layer(layer)
         if key in frame and len(frame):
-            mb = frame[key].to_numpy(dtype=np.float64, na_value=-1.0)
+            mb = float_values(frame[key], -1.0)
             keep = mb >= 0
             ids.append(layer_values(facts, layer, "id")[keep])
             ext.append(mb[keep] + 1.0)
     if not ids or not sum(len(i) for i in ids):
         return None
-    all_ids = np.concatenate(ids)
+    all_ids, all_ext = np.concatenate(ids), np.concatenate(ext)
     if all_ids.dtype.kind not in "iu":
-        extent = _extent_by_file(facts, kind)
-        return extent.index.to_numpy(), extent.to_numpy(dtype=np.float64)
+        files, codes = group_codes(all_ids)
+        return files, group_reduce(all_ext, codes, len(files), "max")
     order = np.argsort(all_ids)  # the largest of each file's extents: any order will do
-    sid, sext = all_ids[order], np.concatenate(ext)[order]
+    sid, sext = all_ids[order], all_ext[order]
     starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]])
     return sid[starts], np.maximum.reduceat(sext, starts)
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``pd.Series(values, index=keys).reindex(ids).fillna(0.0)`` for sorted distinct ``keys``."""
-    if keys.dtype != ids.dtype or keys.dtype.kind not in "iu":
-        return pd.Series(values, index=keys).reindex(ids).fillna(0.0).to_numpy(dtype=np.float64)
+    """Per id of ``ids``: the value of its key (sorted distinct ``keys``), 0 where it has none."""
+    if not len(keys):
+        return np.zeros(len(ids))
+    if keys.dtype != ids.dtype:  # compare the numbers (uint64 and int64 meet as floats in NumPy)
+        keys, ids = keys.astype(object), ids.astype(object)
     i = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
     return np.where(keys[i] == ids, values[i], 0.0)
 
@@ -710,7 +733,7 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
     if not rows:
         return
     all_ids = np.concatenate([r["id"] for r in rows])
-    all_per = per_file(
+    grouped = per_file(
         all_ids,
         {k: np.concatenate([r[k] for r in rows]) for k in rows[0] if k != "id"},
         {
@@ -722,22 +745,25 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
         },
         unique=outer_unique(facts),
     )
-    hit = (
-        (all_per["extent"] > 0) & (all_per["bytes"] >= cfg.redundant_min_factor * all_per["extent"])
-    ).to_numpy()
-    per = all_per[hit]
-    if not len(per):
+    all_per = _files(grouped)
+    nbytes, span = all_per["bytes"], all_per["extent"]
+    hit = (span > 0) & (nbytes >= cfg.redundant_min_factor * span)
+    if not hit.any():
         return
-    per = per.assign(extra=per["bytes"] - per["extent"], factor=per["bytes"] / per["extent"])
+    # still per_file's own kind of table (DataFrame or Table: both select and assign alike),
+    # for top_rows and sum_in_order, which order it as pandas would
+    chosen = grouped[hit].assign(extra=(nbytes - span)[hit], factor=(nbytes / np.where(hit, span, 1.0))[hit])
+    per = _files(chosen)
     extra = float(per["extra"].sum())
     if extra < cfg.redundant_min_bytes:
         return
     share_extra = per["extra"] / per["bytes"]
     if len(all_per) == len(all_ids):  # one record per file: the files are the records
-        sel_all, frac_all = hit, share_extra.to_numpy(dtype=np.float64)
+        sel_all, frac_all = hit, share_extra
     else:
-        sel_all = isin(all_ids, per.index.to_numpy())
-        frac_all = share_extra.reindex(all_ids[sel_all]).to_numpy(dtype=np.float64)
+        sel_all = isin(all_ids, per["id"])
+        order = np.argsort(per["id"])
+        frac_all = _lookup(per["id"][order], share_extra[order], all_ids[sel_all])
     stakes = []
     start = done = 0
     for layer, keep, count in parts:
@@ -750,26 +776,24 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
         done += k
     per_rank = np.sum([s.per_rank for s in stakes], axis=0)
     lost = float(per_rank.max())
-    head = top_rows(per, "extra", max(cfg.top_subjects, 1))
+    head = _files(top_rows(chosen, "extra", max(cfg.top_subjects, 1)))
     across = per["ranks"] >= 2
     verb = "read" if kind == "read" else "written"
     subjects = [
-        Subject(
-            "file",
-            str(r["name"]),
+        _file_subject(
+            r,
             (
-                Metric("bytes", f"bytes {verb}", float(r.bytes), "B"),
-                Metric("extent", "distinct bytes (highest offset + 1)", float(r.extent), "B"),
-                Metric("factor", f"times each byte is {verb}", float(r.factor), "x"),
-                Metric("ranks", "ranks", int(r.ranks), "count"),
+                Metric("bytes", f"bytes {verb}", float(r["bytes"]), "B"),
+                Metric("extent", "distinct bytes (highest offset + 1)", float(r["extent"]), "B"),
+                Metric("factor", f"times each byte is {verb}", float(r["factor"]), "x"),
+                Metric("ranks", "ranks", int(r["ranks"]), "count"),
             ),
-            hex_id(fid),
         )
-        for fid, r in head.head(cfg.top_subjects).iterrows()
+        for r in head.head(cfg.top_subjects).rows()
     ]
-    top = head.iloc[0]
+    top = head.row(0)
     by = f", by {fmt.count(float(top['ranks']))} ranks" if top["ranks"] >= 2 else ""
-    mean_factor = sum_in_order(per, "bytes", "extra") / sum_in_order(per, "extent", "extra")
+    mean_factor = sum_in_order(chosen, "bytes", "extra") / sum_in_order(chosen, "extent", "extra")
     statement = (
         f"{fmt.nbytes(extra)} are {verb} more than once: {len(per)} file(s) are {verb} on average "
         f"{fmt.times(float(mean_factor))} over (largest: {top['name']}, "
@@ -866,7 +890,7 @@ def redundant_writes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
 def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """A file takes a noticeable share of the run while moving data at a crawl."""
     floor = cfg.min_time_lost_share * facts.runtime
-    hits = []
+    hits: list[Table] = []
     for layer, frame in facts.outermost().items():
         if not len(frame):
             continue
@@ -876,7 +900,7 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             return _part(layer_col(facts, layer, name), keep)
 
         t = c("read_time") + c("write_time") + c("meta_time")
-        rank = frame["rank"].to_numpy(dtype=np.int64)
+        rank = _part(layer_values(facts, layer, "rank"), keep).astype(np.int64)
         slow = c("slowest_rank_time")
         per_rank_max = np.where(
             rank >= 0,
@@ -885,7 +909,7 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         )
         flushes = c("flushes") + c("fsyncs") + c("fdsyncs") + c("syncs")
         # grouped by (layer, id): the groups of each layer in turn
-        per = per_file(
+        per = _files(per_file(
             _part(layer_values(facts, layer, "id"), keep),
             {
                 "name": _part(layer_values(facts, layer, "name"), keep),
@@ -911,56 +935,45 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 "rank": ("rank", "max"),
             },
             unique=layer_unique(facts, layer),
-        )
+        ))
         with np.errstate(invalid="ignore", divide="ignore"):
             # the rate the run sees: bytes over the longest time one rank spends on the file
-            rate = per["bytes"] / per["max_rank"].where(per["max_rank"] > 0)
-        per = per.assign(rate=rate)
+            rate = per["bytes"] / np.where(per["max_rank"] > 0, per["max_rank"], np.nan)
         # files whose time is mostly metadata calls are IFACE-METADATA-HEAVY's
         data_bound = per["meta_time"] < 0.5 * per["time"]
-        sel = (
-            (per["bytes"] > 0)
-            & (per["max_rank"] >= floor)
-            & (per["rate"] < cfg.latency_max_rate)
-            & data_bound
-        ).to_numpy()
+        sel = (per["bytes"] > 0) & (per["max_rank"] >= floor) & (rate < cfg.latency_max_rate) & data_bound
         if sel.any():
-            one = per[sel]
-            one.index = pd.MultiIndex.from_arrays(
-                [np.full(len(one), layer, dtype=object), one.index.to_numpy()], names=["layer", "id"]
-            )
-            hits.append(one)
+            hits.append(per.assign(rate=rate, layer=np.full(len(per), layer, dtype=object))[sel])
     if not hits:
         return
-    hit = pd.concat(hits) if len(hits) > 1 else hits[0]
-    hit = hit.sort_values("max_rank", ascending=False)
+    hit = Table.concat(hits)
+    hit = hit[_descending(hit["max_rank"])]
     lost = float(hit["max_rank"].max())
     subjects = [
-        Subject(
-            "file",
-            str(r["name"]),
+        _file_subject(
+            r,
             (
-                Metric("layer", "layer", str(layer).upper() if layer != "mpiio" else "MPI-IO", "text"),
-                Metric("bytes", "bytes moved", float(r.bytes), "B"),
-                Metric("time", "I/O time (all ranks)", float(r.time), "s"),
-                Metric("rate", "bytes / slowest rank's time on it", float(r.rate), "B/s"),
-                Metric("requests", "read and write calls", int(r.ops), "count"),
-                Metric("flushes", "flush / sync calls", int(r.flushes), "count"),
+                Metric("layer", "layer", LAYER_NAMES.get(r["layer"], str(r["layer"]).upper()), "text"),
+                Metric("bytes", "bytes moved", float(r["bytes"]), "B"),
+                Metric("time", "I/O time (all ranks)", float(r["time"]), "s"),
+                Metric("rate", "bytes / slowest rank's time on it", float(r["rate"]), "B/s"),
+                Metric("requests", "read and write calls", int(r["ops"]), "count"),
+                Metric("flushes", "flush / sync calls", int(r["flushes"]), "count"),
                 Metric(
-                    "meta_time", "of which metadata (open, close, flush, seek...)", float(r.meta_time), "s"
+                    "meta_time", "of which metadata (open, close, flush, seek...)", float(r["meta_time"]), "s"
                 ),
             ),
-            hex_id(fid),
         )
-        for (layer, fid), r in hit.head(cfg.top_subjects).iterrows()
+        for r in hit.head(cfg.top_subjects).rows()
     ]
-    top = hit.iloc[0]
+    top = hit.row(0)
     who = f"rank {int(top['rank'])}" if top["rank"] >= 0 else "the slowest rank"
     statement = (
         f"{len(hit)} file(s) move data at under {fmt.rate(cfg.latency_max_rate)} while taking time: "
-        f"{top['name']} costs {who} {fmt.seconds(float(top.max_rank))} for {fmt.nbytes(float(top.bytes))} "
-        f"({fmt.rate(float(top.rate))}, {fmt.count(float(top.ops))} "
-        f"calls{', ' + fmt.count(float(top.flushes)) + ' flushes/syncs' if top.flushes else ''})."
+        f"{top['name']} costs {who} {fmt.seconds(float(top['max_rank']))} for "
+        f"{fmt.nbytes(float(top['bytes']))} "
+        f"({fmt.rate(float(top['rate']))}, {fmt.count(float(top['ops']))} "
+        f"calls{', ' + fmt.count(float(top['flushes'])) + ' flushes/syncs' if top['flushes'] else ''})."
     )
     evidence = [
         Metric("files", "latency-bound files", len(hit), "count"),
