@@ -24,12 +24,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.libraries import data_file_ids
 from pario.analysis.rankio import combine, counter_column, layer_members, rank_io, time_records
 from pario.hints import section_matches
 from pario.model import LAYERS, LIBRARIES, Profile
+from pario.table import Table, as_table
 from pario.tune.choices import MAXIMISE
 
 
@@ -68,26 +68,28 @@ def _ignored_by_default(path: str) -> bool:
     return system or path in ("<STDOUT>", "<STDERR>", "<STDIN>")
 
 
-def selected_files(profile: Profile, glob: str | None) -> dict[str, pd.DataFrame]:
+def _measured(name: str, glob: str | None) -> bool:
+    # the MPI library's own files are never the program's data, even when a glob matches them
+    return (matches(name, glob) and not library_file(name)
+            and (glob is not None or not _ignored_by_default(name)))
+
+
+def selected_files(profile: Profile, glob: str | None) -> dict[str, Table]:
     """Each layer's records of the files the objective measures: the file-system layers', the
     I/O libraries' file records, and the datasets and variables of those files."""
-    out = {}
+    out: dict[str, Table] = {}
     file_layers = (*LAYERS, *(files for files, _ in LIBRARIES.values()))
     for layer in file_layers:
-        frame = profile.layer(layer)
-        if not len(frame):
-            out[layer] = frame
-            continue
-        names = frame["name"].astype(str)
-        # the MPI library's own files are never the program's data, even when a glob matches them
-        keep = names.map(lambda n: matches(n, glob) and not library_file(n)
-                         and (glob is not None or not _ignored_by_default(n)))
-        out[layer] = frame[keep.to_numpy(dtype=bool)]
+        table = as_table(profile.layer(layer))
+        if len(table):
+            table = table[np.array([_measured(str(n), glob) for n in table["name"]], dtype=bool)]
+        out[layer] = table
     for files_layer, data_layer in LIBRARIES.values():
-        data = profile.layer(data_layer)
+        records = profile.layer(data_layer)
+        data = as_table(records)
         if len(data):
-            ids = data_file_ids(data, profile.layer(files_layer))
-            chosen = out[files_layer]["id"].to_numpy(dtype=np.uint64)
+            ids = data_file_ids(records, profile.layer(files_layer))
+            chosen = np.asarray(out[files_layer]["id"], dtype=np.uint64)
             data = data[np.isin(ids, chosen) & (ids != 0)]
         out[data_layer] = data
     return out
@@ -118,21 +120,31 @@ def measure(profile: Profile, objective: str, glob: str | None = None) -> Measur
     nprocs = profile.job.nprocs
     per_layer = [rank_io(frame, nprocs, layer_members(profile.file_ranks, layer))
                  for layer, frame in time_records(files).items()]
-    table = combine(per_layer, nprocs).table
+    table = as_table(combine(per_layer, nprocs).table)
+
+    def col(name: str) -> np.ndarray:
+        return np.asarray(table[name], dtype=np.float64)
+
     if objective == "io-time":
-        t = float(table["time"].max())
+        t = _nanmax(col("time"))
         if not t > 0:
             raise NoObjective("no I/O time on the selected files")
-        return Measurement(objective, t, float(table["bytes"].sum()), t, tuple(names))
+        return Measurement(objective, t, float(np.nansum(col("bytes"))), t, tuple(names))
     kind = "write" if objective == "write-bw" else "read"
     column = "bytes_written" if kind == "write" else "bytes_read"
-    nbytes = float(table[column].sum())
-    seconds = float((table[f"{kind}_time"] + table["meta_time"]).max())
+    nbytes = float(np.nansum(col(column)))
+    seconds = _nanmax(col(f"{kind}_time") + col("meta_time"))
     if nbytes <= 0:
         raise NoObjective(f"no bytes {'written to' if kind == 'write' else 'read from'} the selected files")
     if seconds <= 0:
         raise NoObjective(f"no {kind} time on the selected files")
     return Measurement(objective, nbytes / seconds, nbytes, seconds, tuple(names))
+
+
+def _nanmax(values: np.ndarray) -> float:
+    """The largest value that is not NaN; NaN if there is none."""
+    present = values[~np.isnan(values)]
+    return float(present.max()) if len(present) else math.nan
 
 
 def workload_features(profile: Profile, glob: str | None = None) -> dict[str, float]:
@@ -141,7 +153,7 @@ def workload_features(profile: Profile, glob: str | None = None) -> dict[str, fl
     mpiio, posix = files["mpiio"], files["posix"]
     outer = mpiio if len(mpiio) else posix
 
-    def total(frame: pd.DataFrame, col: str) -> float:
+    def total(frame: Table, col: str) -> float:
         return float(counter_column(frame, col).sum())
 
     written, read = total(outer, "bytes_written"), total(outer, "bytes_read")
