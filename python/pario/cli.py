@@ -2,7 +2,7 @@
 
 Each subcommand lives in ``pario/commands/<name>.py`` and provides
 ``register(subparsers)``, which adds its parser and sets ``func`` to a
-function ``(args) -> int``.  Heavy imports (pandas, Rich) happen inside those
+function ``(args) -> int``.  Heavy imports (NumPy, Rich, the log readers) happen inside those
 functions so that ``pario run`` starts fast.
 """
 
