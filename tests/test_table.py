@@ -52,6 +52,8 @@ def test_pandas_round_trip() -> None:
     grouped = as_table(frame.groupby("id", sort=False).agg(total=("bytes", "sum")))
     assert grouped.columns == ["id", "total"] and grouped["id"].tolist() == [7, 3, 5]
     assert as_table(frame).columns == t.columns  # a RangeIndex is only positions
+    ids = pd.DataFrame({"n": [5, 6]}, index=pd.Index([0, 1], name="id"))
+    assert as_table(ids).columns == ["id", "n"]  # ids that happen to be positions stay
 
 
 @pytest.mark.parametrize("sort", [True, False])

@@ -141,13 +141,12 @@ class Table:
 
     @classmethod
     def from_pandas(cls, frame: pd.DataFrame) -> Table:
-        """The frame's columns; a named index that is not 0..n-1 (``id`` after a groupby)
-        becomes the first column, any other index is dropped (rows are positions)."""
+        """The frame's columns; a named index other than a RangeIndex (``id`` after a
+        groupby) becomes the first column, a RangeIndex is dropped (rows are positions)."""
         cols: dict[str, np.ndarray] = {}
         index = frame.index
         named = index.name is not None and index.name not in frame.columns and index.nlevels == 1
-        positions = index.dtype.kind in "iu" and np.array_equal(index.to_numpy(), np.arange(len(index)))
-        if named and not positions:
+        if named and type(index).__name__ != "RangeIndex":  # ids that happen to be 0..n-1 stay
             cols[str(index.name)] = index.to_numpy()
         for name in frame.columns:
             s = frame[name]
