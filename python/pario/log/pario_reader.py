@@ -1,8 +1,9 @@
 """Read a pario log (docs/log-format.md) into the model.
 
 The log is a sequence of zlib-compressed, CRC-checked blocks; every record
-array is turned into NumPy with one ``frombuffer`` per block and the frames
-are built once at the end, so a log of 10^5 ranks reads in seconds.
+array is turned into NumPy with one ``frombuffer`` per block and the tables
+(:class:`~pario.table.Table`) are built once at the end, so a log of 10^5 ranks
+reads in seconds.
 """
 
 from __future__ import annotations
@@ -13,15 +14,19 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from pario.errors import LogFormatError
 from pario.log import _format as fmt
 from pario.log.dump import rank_ranges
 from pario.model import Job, Profile, add_derived_rank_columns, counter_column
+from pario.table import Table, as_table
 from pario.trace import reader as trace_reader
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -299,7 +304,8 @@ OVERFLOW_NAME = "<overflow: other files>"
 
 
 def _layer_frame(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
-                 names: tuple[np.ndarray, np.ndarray]) -> pd.DataFrame:
+                 names: tuple[np.ndarray, np.ndarray]) -> Table:
+    """A layer's records: id, rank, name, then its counters and fcounters (model names)."""
     # the shared records first, then every rank's: one join, one copy
     rec = np.frombuffer(b"".join([shared.tobytes(), *chunks]), dtype=lay.dtype)
     ids = rec["id"]
@@ -312,27 +318,62 @@ def _layer_frame(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
         name[found] = known_names[pos[found]]
     for i in np.flatnonzero(~found):
         name[i] = OVERFLOW_NAME if ids[i] == 0 else f"<unknown {int(ids[i]):016x}>"
-    # One block per dtype, laid out as pandas keeps it (one row per counter),
-    # made with a single transposing copy; pandas then takes it as it is, and
-    # later filters need not consolidate a million-row frame column by column.
-    counters = pd.DataFrame(np.ascontiguousarray(rec["c"].T).T,
-                            columns=[counter_column(n) for n in lay.counters], copy=False)
-    fcounters = pd.DataFrame(np.ascontiguousarray(rec["f"].T).T,
-                             columns=[counter_column(n) for n in lay.fcounters], copy=False)
-    keys = pd.DataFrame({"id": ids, "rank": np.array(rec["rank"]), "name": name}, copy=False)
-    return pd.concat([keys, counters, fcounters], axis=1)
+    counters = _columns(rec["c"], [counter_column(n) for n in lay.counters])
+    fcounters = _columns(rec["f"], [counter_column(n) for n in lay.fcounters])
+    return Table({"id": ids, "rank": np.array(rec["rank"]), "name": name, **dict(counters.items()),
+                  **dict(fcounters.items())}, length=len(rec))
+
+
+def _columns(block: np.ndarray, names: list[str]) -> Table:
+    """The columns of a 2-D block, under ``names`` (one transposing copy: each column is then
+    contiguous, and later row selections need not gather across rows)."""
+    by_column = np.ascontiguousarray(block.T)
+    return Table({name: by_column[i] for i, name in enumerate(names)}, length=len(block))
+
+
+def _rank_table(columns: Table, rank_ids: np.ndarray) -> Table:
+    """The rank table (row i: rank i): ``columns``, after a ``rank`` column when the ranks in
+    the log are not 0..n-1 (some ranks left no data)."""
+    if np.array_equal(rank_ids, np.arange(len(rank_ids))):
+        return columns
+    return Table({"rank": rank_ids, **dict(columns.items())}, length=len(rank_ids))
+
+
+def _rank_ids(ranks: Table) -> np.ndarray:
+    """The rank of each row of a rank table (its ``rank`` column, else its position)."""
+    if "rank" in ranks:
+        return np.asarray(ranks["rank"], dtype=np.int64)
+    return np.arange(len(ranks), dtype=np.int64)
+
+
+def _max(values: np.ndarray) -> float:
+    """The largest value that is not NaN (NaN if there is none), as pandas' max."""
+    values = values[~np.isnan(values)]
+    return float(values.max()) if len(values) else float("nan")
+
+
+def _frames_for_now(ranks: Table, files: dict[str, Table]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """The tables as DataFrames, the rank table indexed by rank, until the model's tables are
+    Tables (the integrator's switch passes the tables as they are)."""
+    import pandas as pd
+
+    frame = ranks.drop(["rank"]).to_pandas()
+    frame.index = pd.Index(_rank_ids(ranks), name="rank")
+    return frame, {layer: table.to_pandas() for layer, table in files.items()}
 
 
 def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: _Parts,
            where: str) -> Profile:
     nprocs = int(meta["nprocs"])
     rows = np.frombuffer(b"".join(parts.rows), dtype="<f8").reshape(len(parts.rows), len(rank_fields))
-    ranks = pd.DataFrame(rows, columns=rank_fields, index=pd.Index(parts.rank_ids, name="rank"))
-    if ranks.index.has_duplicates:
+    rank_ids = np.array(parts.rank_ids, dtype=np.int64)
+    order = np.argsort(rank_ids, kind="stable")
+    rank_ids = rank_ids[order]
+    if np.any(rank_ids[1:] == rank_ids[:-1]):
         raise LogFormatError(f"{where}: corrupt pario log (a rank appears twice)")
-    ranks = add_derived_rank_columns(ranks.sort_index())
+    ranks = add_derived_rank_columns(_rank_table(_columns(rows[order], rank_fields), rank_ids))
 
-    files: dict[str, pd.DataFrame] = {}
+    files: dict[str, Table] = {}
     file_ranks: dict[tuple[str, int], np.ndarray] = {}
     names = _names(parts)
     for lay in layers:
@@ -356,7 +397,7 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
         reasons.append(f"{overflowed} files were aggregated into an overflow record "
                        f"(PARIO_MEM={meta.get('mem_cap')} bytes was too small)")
 
-    wall = ranks["wall"] if "wall" in ranks else pd.Series(dtype=float)
+    wall = np.asarray(ranks["wall"], dtype=np.float64) if "wall" in ranks else np.zeros(0)
     job = Job(
         source="pario",
         path=where,
@@ -364,7 +405,7 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
         nprocs=nprocs,
         start_time=float(meta.get("start_time", 0.0)),
         end_time=float(meta.get("end_time", 0.0)),
-        runtime=float(wall.max()) if len(wall) else 0.0,
+        runtime=_max(wall) if len(wall) else 0.0,
         argv=tuple(str(a) for a in meta.get("argv", [])),
         hostname=str(meta.get("hostname", "")),
         jobid=str(meta.get("jobid", "")),
@@ -387,7 +428,8 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
     )
     injected = {fid: h for fid, h in parts.injected.items() if h}
     trace = trace_reader.build_trace(nprocs, parts.traces, names, where) if parts.traces else None
-    return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks,
+    rank_frame, file_frames = _frames_for_now(ranks, files)
+    return Profile(job=job, ranks=rank_frame, files=file_frames, hints=parts.hints, file_ranks=file_ranks,
                    injected_hints=injected, trace=trace)
 
 
@@ -417,7 +459,7 @@ def launch_command(text: object) -> list[str] | None:
     return None
 
 
-def lustre_striping(posix: pd.DataFrame | None) -> dict[int, dict[str, int]]:
+def lustre_striping(posix: Table | pd.DataFrame | None) -> dict[int, dict[str, int]]:
     """file id -> stripe size and count the runtime read from the file's "lustre.lov" attribute.
 
     The same shape as the Darshan reader's.  Files not on Lustre (counters 0) are left out, and so
@@ -426,11 +468,11 @@ def lustre_striping(posix: pd.DataFrame | None) -> dict[int, dict[str, int]]:
     """
     if posix is None or "lustre_stripe_count" not in posix or "lustre_stripe_size" not in posix:
         return {}
-    size = posix["lustre_stripe_size"].to_numpy(dtype=np.int64)
-    count = posix["lustre_stripe_count"].to_numpy(dtype=np.int64)
+    size = np.asarray(posix["lustre_stripe_size"]).astype(np.int64)
+    count = np.asarray(posix["lustre_stripe_count"]).astype(np.int64)
     keep = np.flatnonzero((size > 0) & (count > 0))
     out: dict[int, dict[str, int]] = {}
-    ids = posix["id"].to_numpy(dtype=np.uint64)
+    ids = np.asarray(posix["id"]).astype(np.uint64)
     for fid, s, c in zip(ids[keep].tolist(), size[keep].tolist(), count[keep].tolist(), strict=True):
         out.setdefault(int(fid), {"stripe_size": int(s), "stripe_count": int(c)})
     return out
@@ -442,25 +484,29 @@ def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
     Nothing was reduced: a file several ranks touched has one record per rank.
     """
     first = profiles[0].job
-    ranks = pd.concat([p.ranks for p in profiles]).sort_index()
-    if ranks.index.has_duplicates:
+    per_log = [as_table(p.ranks) for p in profiles]
+    rank_ids = np.concatenate([_rank_ids(t) for t in per_log])
+    order = np.argsort(rank_ids, kind="stable")
+    rank_ids = rank_ids[order]
+    if np.any(rank_ids[1:] == rank_ids[:-1]):
         raise LogFormatError(f"{where}: two per-rank logs hold the same rank")
-    files = {layer: pd.concat([p.files[layer] for p in profiles], ignore_index=True)
-             for layer in profiles[0].files}
+    ranks = _rank_table(Table.concat([t.drop(["rank"]) for t in per_log])[order], rank_ids)
+    files = {layer: Table.concat([as_table(p.files[layer]) for p in profiles]) for layer in profiles[0].files}
     hints: dict[int, dict[str, str]] = {}
     injected: dict[int, dict[str, str]] = {}
     for p in profiles:
         hints.update(p.hints)
         injected.update(p.injected_hints)
-    present = rank_ranges(np.asarray(ranks.index))
+    present = rank_ranges(rank_ids)
     reason = (f"only ranks {present} of {first.nprocs} left data: the job did not reach MPI_Finalize "
               "(merged from its per-rank logs; files several ranks touched are not reduced)")
+    wall = np.asarray(ranks["wall"], dtype=np.float64)
     job = dataclasses.replace(
-        first, path=where, runtime=float(ranks["wall"].max()) if len(ranks) else 0.0, complete=False,
+        first, path=where, runtime=_max(wall) if len(ranks) else 0.0, complete=False,
         partial_reasons=(reason,), end_time=max(p.job.end_time for p in profiles),
         metadata={**first.metadata, "lustre_striping": lustre_striping(files.get("posix"))},
     )
     trace = trace_reader.merge_traces([p.trace for p in profiles], first.nprocs)
-    return Profile(job=job, ranks=ranks, files=files, hints=hints, file_ranks={}, injected_hints=injected,
-                   trace=trace)
-
+    rank_frame, file_frames = _frames_for_now(ranks, files)
+    return Profile(job=job, ranks=rank_frame, files=file_frames, hints=hints, file_ranks={},
+                   injected_hints=injected, trace=trace)

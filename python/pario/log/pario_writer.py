@@ -3,6 +3,7 @@
 Used to build large synthetic logs for benchmarks and to produce test logs.
 The counter lists come from the log the profile was read from (the runtime
 writes them into every log's META block), kept in ``job.metadata["schema"]``.
+The profile's tables may be :class:`~pario.table.Table` or DataFrames.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ import json
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from pario.errors import ParioError
 from pario.log import _format as fmt
 from pario.model import LAYERS, Profile, counter_column
+from pario.table import Table, as_table
 
 
 def _block(kind: int, rank: int, payload: bytes) -> bytes:
@@ -25,18 +28,32 @@ def _block(kind: int, rank: int, payload: bytes) -> bytes:
     return header + comp
 
 
-def _record_array(frame, layer: dict) -> np.ndarray:
-    """A layer's records as the on-disk structured array, sorted by rank (stable)."""
+def _filled(table: Table, name: str, dtype: type) -> np.ndarray:
+    """A column as ``dtype``, 0 where it is NaN; zeros if the table has no such column."""
+    if name not in table:
+        return np.zeros(len(table), dtype=dtype)
+    values = np.asarray(table[name])
+    if values.dtype.kind == "f":
+        values = np.where(np.isnan(values), 0.0, values)
+    return values.astype(dtype)
+
+
+def _record_array(records: Any, layer: dict) -> np.ndarray:
+    """A layer's records (a Table or a DataFrame) as the on-disk structured array, sorted by
+    rank (stable)."""
     counters = [counter_column(n) for n in layer["counters"]]
     fcounters = [counter_column(n) for n in layer["fcounters"]]
     dtype = fmt.record_dtype(len(counters), len(fcounters))
-    if frame is None or not len(frame):
+    if records is None or not len(records):
         return np.zeros(0, dtype=dtype)
-    rec = np.zeros(len(frame), dtype=dtype)
-    rec["id"] = frame["id"].to_numpy(dtype=np.uint64)
-    rec["rank"] = frame["rank"].to_numpy(dtype=np.int64)
-    rec["c"] = frame.reindex(columns=counters).fillna(0).to_numpy(dtype=np.int64)
-    rec["f"] = frame.reindex(columns=fcounters).fillna(0.0).to_numpy(dtype=np.float64)
+    table = as_table(records)
+    rec = np.zeros(len(table), dtype=dtype)
+    rec["id"] = np.asarray(table["id"]).astype(np.uint64)
+    rec["rank"] = np.asarray(table["rank"]).astype(np.int64)
+    for i, name in enumerate(counters):
+        rec["c"][:, i] = _filled(table, name, np.int64)
+    for i, name in enumerate(fcounters):
+        rec["f"][:, i] = _filled(table, name, np.float64)
     return rec[np.argsort(rec["rank"], kind="stable")]
 
 
@@ -82,18 +99,27 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
         out.write(_block(fmt.BLOCK_SHARED, -1, shared + struct.pack("<I", 0)))
 
         # each layer's records of rank r are the slice [lo[r], hi[r]) of its sorted array
-        rows = profile.ranks.reindex(columns=rank_fields).fillna(0.0)
-        rank_ids = rows.index.to_numpy(dtype=np.int64)
+        ranks = as_table(profile.ranks)
+        # a rank table's rank column, when the log lacks some ranks' data; else its positions
+        rank_ids = (np.asarray(ranks["rank"]).astype(np.int64) if "rank" in ranks
+                    else np.arange(len(ranks), dtype=np.int64))
         bounds = [(np.searchsorted(a["rank"], rank_ids, "left"),
                    np.searchsorted(a["rank"], rank_ids, "right")) for a in arrays]
-        names = {int(i): n for f in frames if f is not None for i, n in zip(f["id"], f["name"], strict=True)}
+        names: dict[int, str] = {}
+        for f in frames:
+            if f is not None:
+                t = as_table(f)
+                ids = np.asarray(t["id"]).astype(np.uint64).tolist()
+                names.update(zip(ids, np.asarray(t["name"]).tolist(), strict=True))
         mpiio = next((k for k, lay in enumerate(layers) if lay["name"] == "mpiio"), 0)
         hint_ids = list(profile.hints)
         hint_texts = ["".join(f"{k}={v}\n" for k, v in profile.hints[i].items()) for i in hint_ids]
         injected_ids = list(profile.injected_hints)
         injected_texts = ["".join(f"{k}={v}\n" for k, v in profile.injected_hints[i].items())
                           for i in injected_ids]
-        row_values = rows.to_numpy(dtype=np.float64)
+        row_values = np.zeros((len(ranks), len(rank_fields)))
+        for j, name in enumerate(rank_fields):
+            row_values[:, j] = _filled(ranks, name, np.float64)
         count = 2
         for i, rank in enumerate(rank_ids.tolist()):
             parts = [row_values[i].tobytes()]
