@@ -353,12 +353,17 @@ def _max(values: np.ndarray) -> float:
 
 
 def _frames_for_now(ranks: Table, files: dict[str, Table]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """The tables as DataFrames, the rank table indexed by rank, until the model's tables are
-    Tables (the integrator's switch passes the tables as they are)."""
+    """The tables as DataFrames until the model's tables are Tables (the integrator's switch
+    passes the tables as they are).  The rank table is indexed by rank: a RangeIndex for ranks
+    0..n-1, else the ranks (so that ``as_table`` gives back the table: the ``rank`` column only
+    when some ranks are missing)."""
     import pandas as pd
 
-    frame = ranks.drop(["rank"]).to_pandas()
-    frame.index = pd.Index(_rank_ids(ranks), name="rank")
+    if "rank" not in ranks:
+        frame = ranks.to_pandas(index_name="rank")
+    else:
+        frame = ranks.drop(["rank"]).to_pandas()
+        frame.index = pd.Index(_rank_ids(ranks), name="rank")
     return frame, {layer: table.to_pandas() for layer, table in files.items()}
 
 
