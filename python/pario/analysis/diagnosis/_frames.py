@@ -1,9 +1,10 @@
-"""Fast forms of the few frame operations the rules repeat over every record.
+"""Fast forms of the few table operations the rules repeat over every record.
 
-A log of 100 000 ranks holds a million file records; a ``groupby`` over all of
-them, a full ``sort_values`` or a Python loop per name costs tenths of a second
-each.  Every helper here returns exactly what the plain pandas expression in its
-docstring returns (same rows, order, values and dtypes), taking a shortcut only
+A log of 100 000 ranks holds a million file records; a full sort or a Python loop
+per name costs tenths of a second each.  The rules' findings were first computed
+with pandas, and their order and digits are what people read: the grouping and
+sorting here give the rows, order and values pandas gave (a groupby's sums, its
+quicksort on one key), on :class:`pario.table.Table` columns, taking a shortcut only
 when the shortcut cannot change the result.
 """
 
@@ -14,9 +15,11 @@ import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
-#: Below this many rows the plain pandas expression is cheap: no shortcut.
+from pario.analysis.rankio import group_sum
+from pario.table import Table, as_table, group_codes, group_reduce
+
+#: Below this many rows a full sort is cheap: no shortcut.
 SMALL = 4096
 
 _SEP = "\0"  # cannot occur in a path
@@ -161,16 +164,19 @@ def unique_ids(ids: np.ndarray) -> bool:
 
 
 def isin(values: np.ndarray, among: np.ndarray) -> np.ndarray:
-    """``pd.Series(values).isin(among)`` as a boolean array."""
+    """Per value: it is one of ``among``."""
     values = np.asarray(values)
     among = np.asarray(among)
+    if not len(among) or not len(values):
+        return np.zeros(len(values), dtype=bool)
     if values.dtype == among.dtype and values.dtype.kind in "iu":
-        if not len(among) or not len(values):
-            return np.zeros(len(values), dtype=bool)
         s = among if len(among) < 2 or bool((among[1:] > among[:-1]).all()) else np.sort(among)
         i = np.minimum(np.searchsorted(s, values), len(s) - 1)
         return s[i] == values
-    return pd.Series(values).isin(among).to_numpy()
+    if values.dtype.kind in "iu" and among.dtype.kind in "iu":
+        # uint64 and int64 meet as floats in NumPy: compare the numbers themselves
+        values, among = values.astype(object), among.astype(object)
+    return np.isin(values, among)
 
 
 def per_file(
@@ -178,73 +184,146 @@ def per_file(
     data: Mapping[str, np.ndarray],
     agg: Mapping[str, tuple[str, str]],
     unique: bool | None = None,
-) -> pd.DataFrame:
-    """``pd.DataFrame({"id": ids, **data}).groupby("id", sort=False).agg(**agg)``.
+) -> Table:
+    """The records ``{"id": ids, **data}`` grouped by file, as pandas'
+    ``groupby("id", sort=False).agg(**agg)`` groups them: one row per file, in order of
+    first appearance, its id in the first column "id".
 
-    When no id repeats (``unique``, if the caller knows), each group is its one row: the
-    aggregate of one value is the value (a sum turns NaN into 0 and -0.0 into 0.0, as the
-    grouped sum does).  Text comes back as object columns there, not pandas strings.
+    ``agg`` maps an output column to (input column, "sum" | "first" | "min" | "max"), NaN
+    skipped; floats are summed as pandas sums them (:func:`_float_sum`), so that the
+    printed digits stay the same.
+    When no id repeats (``unique``, if the caller knows), each group is its one row.
     """
-    if len(ids) < SMALL or not (unique_ids(ids) if unique is None else unique):
-        return pd.DataFrame({"id": ids, **data}).groupby("id", sort=False).agg(**agg)
-    cols = {}
+    ids = np.asarray(ids)
+    if unique if unique is not None else unique_ids(ids):
+        keys, codes = ids, None
+    else:
+        keys, codes = group_codes(ids, sort=False)
+    out = Table({"id": keys}, length=len(keys))
     for name, (src, how) in agg.items():
-        v = data[src]
-        if how not in ("sum", "first", "min", "max"):
-            return pd.DataFrame({"id": ids, **data}).groupby("id", sort=False).agg(**agg)
-        if how == "sum" and v.dtype.kind == "f":
-            v = v + 0.0
-            if np.isnan(v).any():
-                v[np.isnan(v)] = 0.0
-        cols[name] = pd.Series(v, dtype=object, copy=False) if v.dtype == object else v
-    return pd.DataFrame(cols).set_axis(pd.Index(ids, name="id"), axis=0)
+        out[name] = _reduce(np.asarray(data[src]), codes, len(keys), how)
+    return out
 
 
-def top(frame: pd.DataFrame, by: str | list[str], n: int) -> pd.DataFrame:
-    """``frame.sort_values(by, ascending=False).head(n)``, without sorting every row.
+def _reduce(v: np.ndarray, codes: np.ndarray | None, ngroups: int, how: str) -> np.ndarray:
+    """``how`` of ``v`` per group (``codes`` None: one row per group)."""
+    if how not in ("sum", "first", "min", "max"):
+        raise ValueError(f"unknown reduction {how!r}")
+    if how == "sum" and v.dtype.kind == "f":
+        return _float_sum(v, codes, ngroups)
+    if codes is None:  # the aggregate of one value is the value
+        return v.astype(np.int64) if how == "sum" and v.dtype.kind == "b" else v
+    if how == "first" and v.dtype == object:
+        # the first value that is not missing (None, NaN), as pandas' "first"
+        ok = ~(np.equal(v, None) | np.not_equal(v, v))
+        rows = np.flatnonzero(ok)
+        seen = np.full(ngroups, len(v), dtype=np.intp)
+        np.minimum.at(seen, codes[rows], rows)
+        out = np.full(ngroups, None, dtype=object)
+        found = seen < len(v)
+        out[found] = v[seen[found]]
+        return out
+    return group_reduce(v, codes, ngroups, how)
 
-    A sort on several keys is stable (ties keep the frame's order), so the rows whose
+
+def _float_sum(v: np.ndarray, codes: np.ndarray | None, ngroups: int) -> np.ndarray:
+    """Per group, the sum of its floats as pandas' groupby sums them.
+
+    When each group's rows are together (always so for groups of one row) and no value is
+    NaN, pandas adds each group's run with ``np.add.reduceat``; otherwise it skips NaN and
+    sums with Kahan's compensation (:func:`pario.analysis.rankio.group_sum`).  The two can
+    differ in the last digit, which the findings print.
+    """
+    nan = np.isnan(v)
+    together = codes is None or bool((codes[1:] >= codes[:-1]).all())
+    if together and not nan.any():
+        if codes is None:
+            return v.copy()
+        if not len(v):
+            return np.zeros(ngroups)
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        return np.add.reduceat(np.ascontiguousarray(v), starts)
+    if codes is None:  # 0.0 + each value: NaN counts 0, -0.0 becomes 0.0
+        return np.where(nan, 0.0, v + 0.0)
+    return group_sum(v, codes, ngroups)
+
+
+def sort_order(table: Table, by: str | list[str]) -> np.ndarray:
+    """The rows of ``table.sort_values(by, ascending=False)`` in pandas, NaN last.
+
+    On one key pandas sorts with NumPy's quicksort (ties in no promised order) on the
+    values reversed, and reverses the result: the same calls here give the same order.
+    On several keys its sort is stable (ties keep the table's order).
+    """
+    keys = [by] if isinstance(by, str) else list(by)
+    if len(keys) == 1:
+        v = np.asarray(table[keys[0]])
+        nan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(len(v), dtype=bool)
+        rows = np.arange(len(v))
+        values, positions = v[~nan][::-1], rows[~nan][::-1]
+        order = positions[values.argsort(kind="quicksort")][::-1]
+        return np.concatenate([order, np.flatnonzero(nan)])
+    # np.lexsort: the last key is the primary one; NaN sorts last
+    return np.lexsort([_descending_key(np.asarray(table[k])) for k in reversed(keys)])
+
+
+def _descending_key(v: np.ndarray) -> np.ndarray:
+    """A key whose ascending order is ``v``'s descending one (NaN stays NaN: last)."""
+    if v.dtype.kind == "f":
+        return -v
+    if v.dtype.kind in "iub":
+        return ~v
+    raise TypeError(f"cannot order a column of {v.dtype} values")
+
+
+def top(frame: Table, by: str | list[str], n: int) -> Table:
+    """The first ``n`` rows of :func:`sort_order` (``sort_values(by, ascending=False).head(n)``),
+    without sorting every row.
+
+    A sort on several keys is stable (ties keep the table's order), so the rows whose
     first key reaches the n-th largest value, sorted alone, give the same head.  A
     quicksort on one key orders ties arbitrarily: the shortcut is taken only when
     the leading values are distinct.
     """
+    t = as_table(frame)
     keys = [by] if isinstance(by, str) else list(by)
-    if len(frame) <= max(SMALL, 4 * n) or n <= 0:
-        return frame.sort_values(by, ascending=False).head(n)
-    vals = [frame[k].to_numpy() for k in keys]
+    if len(t) <= max(SMALL, 4 * n) or n <= 0:
+        return t[sort_order(t, by)[:n]]
+    vals = [np.asarray(t[k]) for k in keys]
     if any(v.dtype.kind not in "iuf" or (v.dtype.kind == "f" and not _plain(v)) for v in vals):
-        return frame.sort_values(by, ascending=False).head(n)
+        return t[sort_order(t, by)[:n]]
     first = vals[0]
     kth = np.partition(first, len(first) - n)[len(first) - n]
     cand = np.flatnonzero(first >= kth)
     if isinstance(by, str):
         v = first[cand]
         if len(_distinct(v)) != len(v):
-            # ties: order them as pandas' quicksort does, on this one column
-            order = frame[by].reset_index(drop=True).sort_values(ascending=False).index.to_numpy()
-            return frame.iloc[order[:n]]
+            return t[sort_order(t, by)[:n]]  # ties: as pandas' quicksort orders them
         order = cand[np.argsort(-v, kind="stable")]
     else:
         # np.lexsort: the last key is the primary one; position breaks ties (stable)
         sort_keys = [cand] + [_descending(v[cand]) for v in reversed(vals)]
         order = cand[np.lexsort(sort_keys)]
-    return frame.iloc[order[:n]]
+    return t[order[:n]]
 
 
-def sum_in_order(frame: pd.DataFrame, column: str, by: str) -> float:
-    """``frame.sort_values(by, ascending=False)[column].sum()``.
+def sum_in_order(frame: Table, column: str, by: str) -> float:
+    """``frame.sort_values(by, ascending=False)[column].sum()`` in pandas (NaN counts 0).
 
     Whole numbers below 2**53 add up exactly in any order: then no sort is needed.
     """
-    v = frame[column].to_numpy()
-    if v.dtype.kind in "iu" or (
+    t = as_table(frame)
+    v = np.asarray(t[column])
+    if v.dtype.kind in "iub":
+        return float(v.sum())
+    if not (
         v.dtype.kind == "f"
         and _plain(v)
         and bool(np.all(np.floor(v) == v))
         and float(np.abs(v).sum()) < 2.0**53
     ):
-        return frame[column].sum()  # type: ignore[no-any-return]
-    return frame.sort_values(by, ascending=False)[column].sum()  # type: ignore[no-any-return]
+        v = v[sort_order(t, by)]
+    return float(np.where(np.isnan(v), 0.0, v).sum())
 
 
 def _plain(v: np.ndarray) -> bool:

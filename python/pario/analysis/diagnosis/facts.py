@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
-from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, sorted_ids, unique_ids
+from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, per_file, sorted_ids, unique_ids
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.findings import Recommendation
 from pario.analysis.io import OPS
@@ -27,11 +26,15 @@ from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
 from pario.model import LAYERS, LIBRARY_LAYERS, Profile, fs_name, size_columns
+from pario.table import Table, as_table
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
 BYTES_COLS = {"read": "bytes_read", "write": "bytes_written"}
 
 T = TypeVar("T")
+
+#: A layer's records: a :class:`pario.table.Table` (a DataFrame works too, read by column).
+Records = Any
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ STRIPING_SOURCES = {
 class Facts:
     """One run, as the rules see it.
 
-    ``files`` holds only the application's files: records whose path matches
+    ``files`` holds only the application's files (one Table of records per layer,
+    rows numbered afresh): records whose path matches
     ``RuleConfig.ignored_path_patterns`` (Python modules, shared libraries, the
     MPI library's lock files...) are left out and counted in ``ignored``.
     ``times`` (per-rank time classes) keeps all I/O, since it is time the run spent.
@@ -63,7 +67,7 @@ class Facts:
     nprocs: int
     runtime: float
     times: RankTimes
-    files: dict[str, pd.DataFrame]
+    files: dict[str, Table]
     ignored: dict[str, int]
     striping: dict[int, Striping]
     hints: dict[int, dict[str, str]]
@@ -86,7 +90,8 @@ class Facts:
             self._memo[key] = value
             return value
 
-    def layer(self, name: str) -> pd.DataFrame:
+    def layer(self, name: str) -> Table:
+        """The application's records of layer ``name`` (an empty table when it has none)."""
         frame = self.files.get(name)
         return frame if frame is not None else _empty()
 
@@ -104,15 +109,15 @@ class Facts:
             mpiio, posix = self.files.get("mpiio"), self.files.get("posix")
             if layer != "posix" or mpiio is None or posix is None or not len(mpiio) or not len(posix):
                 return None
-            nested = isin(posix["id"].to_numpy(), mpiio["id"].unique())
+            nested = isin(posix["id"], np.unique(mpiio["id"]))
             return ~nested if nested.any() else None
 
         return self.cached(("outer_rows", layer), make)
 
-    def outermost(self) -> dict[str, pd.DataFrame]:
+    def outermost(self) -> dict[str, Table]:
         """Each layer's records whose time no outer layer counts (as ``rankio.outermost_records``), cached."""
 
-        def make() -> dict[str, pd.DataFrame]:
+        def make() -> dict[str, Table]:
             out = {
                 layer: frame for layer, frame in self.files.items() if layer in ("posix", "stdio", "mpiio")
             }
@@ -132,27 +137,31 @@ class Facts:
         )
 
 
-def _empty() -> pd.DataFrame:
-    return pd.DataFrame(
-        {"id": pd.Series(dtype=np.uint64), "rank": pd.Series(dtype=np.int64), "name": pd.Series(dtype=object)}
+def _empty() -> Table:
+    return Table(
+        {
+            "id": np.zeros(0, dtype=np.uint64),
+            "rank": np.zeros(0, dtype=np.int64),
+            "name": np.zeros(0, dtype=object),
+        }
     )
 
 
-def _ignored_mask(names: pd.Series, patterns: tuple[str, ...], index: NameIndex | None = None) -> np.ndarray:
+def _ignored_mask(names: np.ndarray, patterns: tuple[str, ...], index: NameIndex | None = None) -> np.ndarray:
     """Which names match one of the glob patterns (one regular expression, each distinct name once)."""
     if not patterns:
         return np.zeros(len(names), dtype=bool)
     if index is not None:
-        return glob_mask(index, names.to_numpy(dtype=object), patterns)
+        return glob_mask(index, names, patterns)
     regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
-    codes, uniques = pd.factorize(names.astype(str))
+    uniques, codes = np.unique(names.astype(str), return_inverse=True)
     hit = np.fromiter((regex.match(u) is not None for u in uniques), dtype=bool, count=len(uniques))
     return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
 
 
 def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) -> Facts:
     """Everything the rules need from one profile (``times``: its ``rank_times``, if already at hand)."""
-    files: dict[str, pd.DataFrame] = {}
+    files: dict[str, Table] = {}
     ignored: dict[str, int] = {}
     # the profiler's own log (and its temporary name) is never the application's file
     log = glob.escape(profile.job.path) if profile.job.path else ""
@@ -160,13 +169,15 @@ def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) 
     patterns = (*cfg.ignored_path_patterns, *own_log)
     names: dict[str, tuple[NameIndex, np.ndarray | None]] = {}
     for layer in LAYERS:
-        frame = profile.layer(layer)
+        frame = as_table(profile.layer(layer))
         if len(frame) and "name" in frame:
-            index = NameIndex.build(frame["name"].to_numpy(dtype=object))
-            drop = _ignored_mask(frame["name"], patterns, index)
+            names_of = np.asarray(frame["name"], dtype=object)
+            index = NameIndex.build(names_of)
+            drop = _ignored_mask(names_of, patterns, index)
             ignored[layer] = int(drop.sum())
             # without a copy of every column when nothing is dropped
-            frame = frame[~drop].reset_index(drop=True) if drop.any() else frame.reset_index(drop=True)
+            if drop.any():
+                frame = frame[~drop]
             if index is not None:
                 names[layer] = (index, np.flatnonzero(~drop) if drop.any() else None)
         files[layer] = frame
@@ -234,7 +245,7 @@ def _striping(profile: Profile) -> dict[int, Striping]:
 # ------------------------------------------------------------------------------------------
 
 
-def col(frame: pd.DataFrame, name: str) -> np.ndarray:
+def col(frame: Records, name: str) -> np.ndarray:
     """A counter as floats; missing columns, NaN and Darshan's -1 ("unknown") become 0."""
     if name not in frame or not len(frame):
         return np.zeros(len(frame))
@@ -245,7 +256,7 @@ def col(frame: pd.DataFrame, name: str) -> np.ndarray:
 Column = Callable[[str], np.ndarray]
 
 
-def ops(frame: pd.DataFrame, layer: str, kind: str, column: Column | None = None) -> np.ndarray:
+def ops(frame: Records, layer: str, kind: str, column: Column | None = None) -> np.ndarray:
     """Per record: operations of ``kind`` (read, write, meta) of ``layer``.
 
     ``column(name)`` gives ``col(frame, name)`` (from :func:`layer_col`'s cache, say).
@@ -258,7 +269,7 @@ def ops(frame: pd.DataFrame, layer: str, kind: str, column: Column | None = None
 
 
 def small_ops(
-    frame: pd.DataFrame, layer: str, kind: str, limit: int, column: Column | None = None
+    frame: Records, layer: str, kind: str, limit: int, column: Column | None = None
 ) -> np.ndarray:
     """Per record: requests of ``kind`` in the histogram buckets at or below ``limit`` bytes."""
     from pario.analysis.diagnosis.config import SMALL_BOUNDS
@@ -288,7 +299,7 @@ BUCKET_UPPER: tuple[float, ...] = (
 
 
 def small_bytes_bound(
-    frame: pd.DataFrame, layer: str, kind: str, limit: int, column: Column | None = None
+    frame: Records, layer: str, kind: str, limit: int, column: Column | None = None
 ) -> np.ndarray:
     """Per record: an upper bound of the bytes moved by small requests.
 
@@ -311,9 +322,9 @@ def small_bytes_bound(
     return np.clip(np.minimum(small, nbytes - large_min), 0.0, None)
 
 
-def nranks(frame: pd.DataFrame, nprocs: int) -> np.ndarray:
+def nranks(frame: Records, nprocs: int) -> np.ndarray:
     """Per record: ranks that touched it (1 for a rank's own record)."""
-    rank = frame["rank"].to_numpy(dtype=np.int64) if "rank" in frame else np.zeros(len(frame), np.int64)
+    rank = np.asarray(frame["rank"], dtype=np.int64) if "rank" in frame else np.zeros(len(frame), np.int64)
     shared = col(frame, "nranks")
     return np.where(rank >= 0, 1.0, np.where(shared > 0, shared, float(nprocs)))
 
@@ -339,8 +350,9 @@ def layer_ops(facts: Facts, layer: str, kind: str) -> np.ndarray:
 
 
 def layer_values(facts: Facts, layer: str, name: str) -> np.ndarray:
-    """``facts.layer(layer)[name].to_numpy()``, cached (read-only; ids, ranks, names)."""
-    return facts.cached(("values", layer, name), lambda: facts.layer(layer)[name].to_numpy())
+    """``facts.layer(layer)[name]``, cached (a read-only view; ids, ranks, names)."""
+    # a view: the cache makes it read-only, not the table's own column
+    return facts.cached(("values", layer, name), lambda: np.asarray(facts.layer(layer)[name]).view())
 
 
 def layer_nranks(facts: Facts, layer: str) -> np.ndarray:
@@ -377,51 +389,35 @@ def hex_id(fid: int | np.integer) -> str:
     return f"{int(fid):016x}"
 
 
-def mpiio_files(facts: Facts) -> pd.DataFrame:
-    """One row per MPI-IO file: ranks, independent and collective requests, bytes, times
-    (computed once per Facts: share, do not modify)."""
+def mpiio_files(facts: Facts) -> Table:
+    """One row per MPI-IO file, its id in the first column "id": ranks, independent and
+    collective requests, bytes, times (computed once per Facts: share, do not modify)."""
     return facts.cached("mpiio_files", lambda: _mpiio_files(facts))
 
 
-def _mpiio_files(facts: Facts) -> pd.DataFrame:
+def _mpiio_files(facts: Facts) -> Table:
     m = facts.layer("mpiio")
     if not len(m):
-        return pd.DataFrame()
-    df = pd.DataFrame(
-        {
-            "id": m["id"].to_numpy(),
-            "name": m["name"].to_numpy(),
-            "ranks": nranks(m, facts.nprocs),
-            "indep_reads": col(m, "indep_reads"),
-            "indep_writes": col(m, "indep_writes"),
-            "coll_reads": col(m, "coll_reads") + col(m, "split_reads"),
-            "coll_writes": col(m, "coll_writes") + col(m, "split_writes"),
-            "other_reads": col(m, "nb_reads") + col(m, "shared_reads"),
-            "other_writes": col(m, "nb_writes") + col(m, "shared_writes"),
-            "bytes_read": col(m, "bytes_read"),
-            "bytes_written": col(m, "bytes_written"),
-            "read_time": col(m, "read_time"),
-            "write_time": col(m, "write_time"),
-            "noncontig": col(m, "noncontig_view"),
-            "views": col(m, "views"),
-        }
-    )
-    return df.groupby("id", sort=False).agg(
-        name=("name", "first"),
-        ranks=("ranks", "sum"),
-        indep_reads=("indep_reads", "sum"),
-        indep_writes=("indep_writes", "sum"),
-        coll_reads=("coll_reads", "sum"),
-        coll_writes=("coll_writes", "sum"),
-        other_reads=("other_reads", "sum"),
-        other_writes=("other_writes", "sum"),
-        bytes_read=("bytes_read", "sum"),
-        bytes_written=("bytes_written", "sum"),
-        read_time=("read_time", "sum"),
-        write_time=("write_time", "sum"),
-        noncontig=("noncontig", "max"),
-        views=("views", "sum"),
-    )
+        return Table()
+    records = {
+        "name": np.asarray(m["name"]),
+        "ranks": nranks(m, facts.nprocs),
+        "indep_reads": col(m, "indep_reads"),
+        "indep_writes": col(m, "indep_writes"),
+        "coll_reads": col(m, "coll_reads") + col(m, "split_reads"),
+        "coll_writes": col(m, "coll_writes") + col(m, "split_writes"),
+        "other_reads": col(m, "nb_reads") + col(m, "shared_reads"),
+        "other_writes": col(m, "nb_writes") + col(m, "shared_writes"),
+        "bytes_read": col(m, "bytes_read"),
+        "bytes_written": col(m, "bytes_written"),
+        "read_time": col(m, "read_time"),
+        "write_time": col(m, "write_time"),
+        "noncontig": col(m, "noncontig_view"),
+        "views": col(m, "views"),
+    }
+    agg = {c: (c, "sum") for c in records}
+    agg.update(name=("name", "first"), noncontig=("noncontig", "max"))
+    return per_file(np.asarray(m["id"]), records, agg)
 
 
 # ------------------------------------------------------------------------------------------
@@ -444,7 +440,7 @@ class Stake:
 
 
 def stake(
-    facts: Facts, layer: str, records: pd.DataFrame, weights: Mapping[str, np.ndarray | float]
+    facts: Facts, layer: str, records: Records, weights: Mapping[str, np.ndarray | float]
 ) -> Stake:
     """Per-rank time of ``records`` with each time kind scaled by ``weights[kind]``.
 
@@ -462,7 +458,7 @@ def stake(
     shared = _has_shared(cols)
     cols = {c: v for c, v in cols.items() if c in _stake_ranks(shared)}
     if shared and "id" in records:
-        cols["id"] = records["id"].to_numpy()
+        cols["id"] = np.asarray(records["id"])
     cols.update({c: col(records, c) for c in _stake_times(shared) if c in records})
     return _stake(facts, layer, len(records), cols, weights)
 
@@ -544,7 +540,7 @@ def _stake(
         for c in extremes:
             rec[c] = cols[c] * factor
     rio = rank_io(_per_rank_records(rec, count, n), n, facts.members(layer))
-    per_rank = rio.table["time"].to_numpy()
+    per_rank = np.asarray(rio.table["time"], dtype=np.float64)
     return Stake(
         float(per_rank.max()) if len(per_rank) else 0.0,
         float(per_rank.mean()) if len(per_rank) else 0.0,
@@ -553,7 +549,7 @@ def _stake(
     )
 
 
-def _per_rank_records(rec: dict[str, np.ndarray], count: int, nprocs: int) -> pd.DataFrame:
+def _per_rank_records(rec: dict[str, np.ndarray], count: int, nprocs: int) -> Table:
     """The records for :func:`rank_io`, each rank's own records first summed into one.
 
     rank_io adds a rank's own records up with ``np.bincount`` in record order; the same
@@ -563,7 +559,7 @@ def _per_rank_records(rec: dict[str, np.ndarray], count: int, nprocs: int) -> pd
     ones, rank < 0, and any past the last rank) are passed as they are.
     """
     if "rank" not in rec or count <= 2 * nprocs:
-        return pd.DataFrame(rec)
+        return Table(rec, length=count)
     rank = rec["rank"].astype(np.int64)
     own = (rank >= 0) & (rank < nprocs)
     others = ~own
@@ -583,7 +579,7 @@ def _per_rank_records(rec: dict[str, np.ndarray], count: int, nprocs: int) -> pd
         else:  # read only for shared records
             mine = np.full(nprocs, -1 if v.dtype.kind in "if" else 0, dtype=v.dtype)
         out[c] = mine if everyone else np.concatenate([mine, v[others]])
-    return pd.DataFrame(out)
+    return Table(out)
 
 
 _RANK_SUMMED = frozenset(TIME_COLS.values())
@@ -639,7 +635,7 @@ def participation(facts: Facts, fid: int) -> Participation | None:
     posix = facts.layer("posix")
     if not len(posix):
         return None
-    rec = posix[posix["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+    rec = posix[_uint64(posix["id"]) == np.uint64(fid)]
     if not len(rec):
         return None
     b = col(rec, "bytes_read") + col(rec, "bytes_written")
@@ -648,20 +644,20 @@ def participation(facts: Facts, fid: int) -> Participation | None:
         return None
     mpiio = facts.layer("mpiio")
     if len(mpiio):
-        m = mpiio[mpiio["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+        m = mpiio[_uint64(mpiio["id"]) == np.uint64(fid)]
         above = float((col(m, "bytes_read") + col(m, "bytes_written")).sum())
         if total < 0.5 * above:
             return None  # the POSIX records miss most of the data (partial log): no conclusion
-    rank = rec["rank"].to_numpy(dtype=np.int64)
+    rank = np.asarray(rec["rank"], dtype=np.int64)
     if (rank >= 0).all():
         k = total * total / float((b * b).sum())
         i = int(np.argmax(b))
         return Participation(k, len(rec), int(rank[i]), float(b[i] / total), total)
     if len(rec) != 1:
         return None
-    r = rec.iloc[0]
+    r = rec.row(0)
     n = float(nranks(rec, facts.nprocs)[0])
-    var = float(r.get("variance_rank_bytes", np.nan)) if "variance_rank_bytes" in rec else math.nan
+    var = float(r["variance_rank_bytes"]) if "variance_rank_bytes" in rec else math.nan
     slow_b = float(col(rec, "slowest_rank_bytes")[0])
     fast_b = float(col(rec, "fastest_rank_bytes")[0])
     top_rank, top_b = (
@@ -677,6 +673,11 @@ def participation(facts: Facts, fid: int) -> Participation | None:
     return Participation(min(max(k, 1.0), n), int(n), top_rank, min(top_b / total, 1.0), total)
 
 
+def _uint64(ids: Any) -> np.ndarray:
+    """File ids as uint64 (whatever integer type the log gave them)."""
+    return np.asarray(ids).astype(np.uint64)
+
+
 def file_size(facts: Facts, fid: int) -> float:
     """Size of a file as the run left it: highest byte written or read + 1 (else the bytes written)."""
     size = 0.0
@@ -684,17 +685,17 @@ def file_size(facts: Facts, fid: int) -> float:
         frame = facts.layer(layer)
         if not len(frame):
             continue
-        sel = frame[frame["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+        sel = frame[_uint64(frame["id"]) == np.uint64(fid)]
         for c in ("max_byte_written", "max_byte_read"):
             if c in sel and len(sel):
-                v = sel[c].to_numpy(dtype=np.float64, na_value=-1.0)
+                v = float_values(sel[c], -1.0)
                 if len(v) and np.nanmax(v) >= 0:
                     size = max(size, float(np.nanmax(v)) + 1.0)
     if size <= 0:
         for layer in ("mpiio", "posix", "stdio"):
             frame = facts.layer(layer)
             if len(frame):
-                sel = frame[frame["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+                sel = frame[_uint64(frame["id"]) == np.uint64(fid)]
                 size = max(size, float(col(sel, "bytes_written").sum()))
     return size
 
@@ -706,7 +707,7 @@ def fs_of(facts: Facts, fid: int, name: str) -> str:
     for layer in ("posix", "mpiio"):
         frame = facts.layer(layer)
         if "fs_type" in frame and len(frame):
-            sel = frame[frame["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+            sel = frame[_uint64(frame["id"]) == np.uint64(fid)]
             magic = col(sel, "fs_type")
             if len(magic) and magic.max() > 0:
                 return fs_name(int(magic.max()))
@@ -778,7 +779,7 @@ def objective_for(facts: Facts, ids: Sequence[int]) -> str:
     for frame in facts.outermost().values():
         if not len(frame):
             continue
-        sel = frame[np.isin(frame["id"].to_numpy(dtype=np.uint64), wanted)]
+        sel = frame[np.isin(_uint64(frame["id"]), wanted)]
         written += float(col(sel, "bytes_written").sum())
         read += float(col(sel, "bytes_read").sum())
     return objective_of(written, read)

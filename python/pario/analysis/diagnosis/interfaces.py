@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.diagnosis import _fmt as fmt
-from pario.analysis.diagnosis._frames import isin, per_file
+from pario.analysis.diagnosis._frames import isin, per_file, sort_order
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
@@ -48,7 +47,8 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         (files["ranks"] >= 2)
         & ((files["indep_writes"] + files["indep_reads"]) >= cfg.independent_min_requests)
     ]
-    for fid, r in cand.iterrows():
+    for r in cand.rows():
+        fid = r["id"]
         for kind in ("write", "read"):
             indep = float(r[f"indep_{kind}s"])
             alln = indep + float(r[f"coll_{kind}s"]) + float(r[f"other_{kind}s"])
@@ -56,7 +56,7 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             if alln <= 0 or indep < cfg.independent_min_requests or indep / alln < cfg.independent_min_share:
                 continue
             mean = nbytes / alln
-            if mean >= cfg.collective_max_request_bytes and not r.noncontig:
+            if mean >= cfg.collective_max_request_bytes and not r["noncontig"]:
                 continue
             rows.append(
                 (
@@ -66,8 +66,8 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                     indep,
                     alln,
                     mean,
-                    bool(r.noncontig),
-                    int(r.ranks),
+                    bool(r["noncontig"]),
+                    int(r["ranks"]),
                     float(r[f"{kind}_time"]) * indep / alln,
                 )
             )
@@ -77,7 +77,8 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     m = facts.layer("mpiio")
     ids = {fid for fid, *_ in rows}
     kinds = {k for _, _, k, *_ in rows}
-    sel = m["id"].isin(list(ids)).to_numpy()
+    m_ids = np.asarray(m["id"])
+    sel = isin(m_ids, np.array(sorted(ids), dtype=m_ids.dtype))
     allops = {k: ops(m, "mpiio", k) for k in ("read", "write")}
     w = {
         k: np.where(allops[k][sel] > 0, col(m, f"indep_{k}s")[sel] / np.maximum(allops[k][sel], 1.0), 0.0)
@@ -185,7 +186,7 @@ def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         rows.append(
             {
                 "id": part(layer_values(facts, layer, "id")),
-                "rank": frame["rank"].to_numpy(dtype=np.int64),
+                "rank": np.asarray(frame["rank"], dtype=np.int64),
                 "bytes": b,
                 "meta": part(layer_col(facts, layer, "meta_time")),
                 "opens": part(layer_ops(facts, layer, "meta")),
@@ -207,14 +208,14 @@ def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         },
         unique=outer_unique(facts),
     )
-    mine = ((all_own["rmin"] >= 0) & (all_own["rmin"] == all_own["rmax"]) & (all_own["bytes"] > 0)).to_numpy()
+    mine = (all_own["rmin"] >= 0) & (all_own["rmin"] == all_own["rmax"]) & (all_own["bytes"] > 0)
     own = all_own[mine]
     nfiles = len(own)
-    owners = int(own["rmin"].nunique()) if nfiles else 0
+    owners = len(np.unique(own["rmin"])) if nfiles else 0
     if nfiles < cfg.fpp_min_files or owners < max(2, 0.5 * facts.nprocs):
         return
     # one record per file: the files are the records
-    sel_all = mine if len(all_own) == len(all_ids) else isin(all_ids, own.index.to_numpy())
+    sel_all = mine if len(all_own) == len(all_ids) else isin(all_ids, own["id"])
     stakes = []
     start = 0
     for layer, keep, count in parts:
@@ -297,41 +298,38 @@ def stdio_bulk(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if s_bytes < cfg.stdio_bulk_min_bytes or total <= 0 or s_bytes / total < cfg.stdio_bulk_min_share:
         return
     st = stake(facts, "stdio", stdio, {"read": 1.0, "write": 1.0, "meta": 1.0})
-    per = (
-        pd.DataFrame(
-            {
-                "id": stdio["id"].to_numpy(),
-                "name": stdio["name"].to_numpy(),
-                "bytes": sb,
-                "time": col(stdio, "read_time") + col(stdio, "write_time") + col(stdio, "meta_time"),
-                "ops": ops(stdio, "stdio", "read") + ops(stdio, "stdio", "write"),
-                "ranks": nranks(stdio, facts.nprocs),
-            }
-        )
-        .groupby("id", sort=False)
-        .agg(
-            name=("name", "first"),
-            bytes=("bytes", "sum"),
-            time=("time", "sum"),
-            ops=("ops", "sum"),
-            ranks=("ranks", "sum"),
-        )
-        .sort_values("bytes", ascending=False)
+    per = per_file(
+        np.asarray(stdio["id"]),
+        {
+            "name": np.asarray(stdio["name"]),
+            "bytes": sb,
+            "time": col(stdio, "read_time") + col(stdio, "write_time") + col(stdio, "meta_time"),
+            "ops": ops(stdio, "stdio", "read") + ops(stdio, "stdio", "write"),
+            "ranks": nranks(stdio, facts.nprocs),
+        },
+        {
+            "name": ("name", "first"),
+            "bytes": ("bytes", "sum"),
+            "time": ("time", "sum"),
+            "ops": ("ops", "sum"),
+            "ranks": ("ranks", "sum"),
+        },
     )
+    per = per[sort_order(per, "bytes")]
     per = per[per["bytes"] > 0]
     subjects = [
         Subject(
             "file",
             str(r["name"]),
             (
-                Metric("bytes", "bytes", float(r.bytes), "B"),
-                Metric("calls", "fread/fwrite calls", int(r.ops), "count"),
-                Metric("time", "time (all ranks)", float(r.time), "s"),
-                Metric("ranks", "ranks", int(r.ranks), "count"),
+                Metric("bytes", "bytes", float(r["bytes"]), "B"),
+                Metric("calls", "fread/fwrite calls", int(r["ops"]), "count"),
+                Metric("time", "time (all ranks)", float(r["time"]), "s"),
+                Metric("ranks", "ranks", int(r["ranks"]), "count"),
             ),
-            hex_id(fid),
+            hex_id(r["id"]),
         )
-        for fid, r in per.iterrows()
+        for r in per.rows()
     ]
     calls = float(per["ops"].sum())
     mean_call = s_bytes / calls if calls > 0 else 0.0
@@ -412,7 +410,7 @@ def metadata_heavy(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         return
     counts = {"opens": 0.0, "stats": 0.0, "seeks": 0.0, "closes/flushes/syncs": 0.0}
     nbytes = 0.0
-    rows = []
+    rows: list[dict[str, np.ndarray]] = []
     for layer, frame in facts.files.items():
         if not len(frame):
             continue
@@ -430,26 +428,23 @@ def metadata_heavy(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             (col(frame, "flushes") + col(frame, "fsyncs") + col(frame, "syncs") + col(frame, "fdsyncs")).sum()
         )
         rows.append(
-            pd.DataFrame(
-                {
-                    "id": frame["id"].to_numpy(),
-                    "name": frame["name"].to_numpy(),
-                    "meta": col(frame, "meta_time"),
-                    "metaops": ops(frame, layer, "meta"),
-                    "layer": layer,
-                }
-            )
+            {
+                "id": np.asarray(frame["id"]),
+                "name": np.asarray(frame["name"]),
+                "meta": col(frame, "meta_time"),
+                "metaops": ops(frame, layer, "meta"),
+            }
         )
     for frame in facts.outermost().values():
         nbytes += float((col(frame, "bytes_read") + col(frame, "bytes_written")).sum())
-    per = (
-        pd.concat(rows)
-        .groupby("id", sort=False)
-        .agg(name=("name", "first"), meta=("meta", "sum"), ops=("metaops", "sum"))
-        .sort_values("meta", ascending=False)
-        if rows
-        else pd.DataFrame(columns=["name", "meta", "ops"])
+    columns = ("id", "name", "meta", "metaops")
+    every = {k: np.concatenate([r[k] for r in rows]) if rows else np.zeros(0) for k in columns}
+    per = per_file(
+        every.pop("id"),
+        every,
+        {"name": ("name", "first"), "meta": ("meta", "sum"), "ops": ("metaops", "sum")},
     )
+    per = per[sort_order(per, "meta")]
     if counts["opens"] + counts["stats"] + counts["seeks"] < cfg.metadata_min_calls:
         return
     nfiles = int((per["ops"] > 0).sum()) if len(per) else 0
@@ -475,13 +470,13 @@ def metadata_heavy(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "file",
             str(r["name"]),
             (
-                Metric("meta_time", "metadata time (all ranks)", float(r.meta), "s"),
-                Metric("meta_ops", "metadata calls", int(r.ops), "count"),
+                Metric("meta_time", "metadata time (all ranks)", float(r["meta"]), "s"),
+                Metric("meta_ops", "metadata calls", int(r["ops"]), "count"),
             ),
-            hex_id(fid),
+            hex_id(r["id"]),
         )
-        for fid, r in per.head(cfg.top_subjects).iterrows()
-        if r.meta > 0
+        for r in per[: cfg.top_subjects].rows()
+        if r["meta"] > 0
     ]
     recs = [
         Recommendation(

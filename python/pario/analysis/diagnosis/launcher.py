@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.launch import MPIRUN_NAMES, step_logs
+from pario.table import as_table
 
 FAMILY = "run"
 
@@ -46,8 +49,8 @@ def launcher_only(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if job.source != "pario" or facts.nprocs != 1:
         return
     kind = launcher_kind(job.exe, job.argv)
-    ranks = facts.profile.ranks
-    mpi_calls = sum(float(ranks[c].sum()) for c in ("mpi_coll_calls", "mpi_p2p_calls", "mpi_other_calls")
+    ranks = as_table(facts.profile.ranks)
+    mpi_calls = sum(float(np.nansum(ranks[c])) for c in ("mpi_coll_calls", "mpi_p2p_calls", "mpi_other_calls")
                     if c in ranks)
     if kind is None or mpi_calls > 0:
         return

@@ -14,14 +14,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from pario.analysis.diagnosis import _fmt as fmt
+from pario.analysis.diagnosis._frames import per_file
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, col, hex_id, hint, nranks, participation, tune_command
+from pario.analysis.diagnosis.facts import (
+    Facts,
+    Records,
+    col,
+    hex_id,
+    hint,
+    nranks,
+    participation,
+    tune_command,
+)
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule
-from pario.analysis.rankio import rank_io
+from pario.analysis.rankio import float_values, rank_io
+from pario.table import Table, as_table
 
 FAMILY = "load"
 
@@ -49,7 +59,7 @@ def rank_file_excess(facts: Facts, rank: int) -> list[FileExcess]:
         if not len(frame):
             continue
         t = col(frame, "read_time") + col(frame, "write_time") + col(frame, "meta_time")
-        r = frame["rank"].to_numpy(dtype=np.int64)
+        r = np.asarray(frame["rank"], dtype=np.int64)
         fast, slow = col(frame, "fastest_rank_time"), col(frame, "slowest_rank_time")
         fr = _int(frame, "fastest_rank")
         sr = _int(frame, "slowest_rank")
@@ -62,31 +72,38 @@ def rank_file_excess(facts: Facts, rank: int) -> list[FileExcess]:
         mine = np.where(shared & (sr == rank), slow, mine)
         mine = np.where(shared & (sr != rank) & (fr == rank), fast, mine)
         mine = np.where(shared & (sr != rank) & (fr != rank), rest, mine)
-        per = (
-            pd.DataFrame(
-                {"id": frame["id"].to_numpy(), "name": frame["name"].to_numpy(), "mine": mine, "t": t}
-            )
-            .groupby("id", sort=False)
-            .agg(name=("name", "first"), mine=("mine", "sum"), t=("t", "sum"))
+        per = per_file(
+            np.asarray(frame["id"]),
+            {"name": np.asarray(frame["name"]), "mine": mine, "t": t},
+            {"name": ("name", "first"), "mine": ("mine", "sum"), "t": ("t", "sum")},
         )
-        per = per.assign(excess=per["mine"] - per["t"] / n)
-        for fid, row in per[per["excess"] > 0].nlargest(10, "excess").iterrows():
-            out.append(FileExcess(int(fid), str(row["name"]), layer, float(row["mine"]), float(row["t"] / n)))
+        excess = per["mine"] - per["t"] / n
+        ahead = per[excess > 0]
+        for row in ahead[_largest(excess[excess > 0], 10)].rows():
+            out.append(
+                FileExcess(int(row["id"]), str(row["name"]), layer, float(row["mine"]), float(row["t"] / n))
+            )
     out.sort(key=lambda e: e.excess, reverse=True)
     return out
 
 
-def _int(frame: pd.DataFrame, name: str) -> np.ndarray:
+def _largest(v: np.ndarray, n: int) -> np.ndarray:
+    """Positions of the ``n`` largest values (no NaN), largest first, ties in order of
+    position: pandas' ``nlargest(n, keep="first")``."""
+    return np.argsort(-v, kind="stable")[:n]
+
+
+def _int(frame: Records, name: str) -> np.ndarray:
     if name not in frame:
         return -np.ones(len(frame))
-    return frame[name].to_numpy(dtype=np.float64, na_value=-1.0)
+    return float_values(frame[name], -1.0)
 
 
 def _is_collective(facts: Facts, fid: int) -> bool:
     m = facts.layer("mpiio")
     if not len(m):
         return False
-    rec = m[m["id"].to_numpy(dtype=np.uint64) == np.uint64(fid)]
+    rec = m[np.asarray(m["id"]).astype(np.uint64) == np.uint64(fid)]
     return float((col(rec, "coll_writes") + col(rec, "coll_reads")).sum()) > 0
 
 
@@ -169,6 +186,23 @@ def _straggler_fires(facts: Facts, cfg: RuleConfig) -> bool:
     return bool(strag) and float(io.max()) - med >= cfg.load_min_lost_share * facts.runtime
 
 
+def _mpi_wait(ranks: Table, columns: list[str], which: list[int]) -> np.ndarray:
+    """Per rank of ``which``: the sum of its ``columns`` in the rank table, NaN when they
+    are all NaN or the table has no row for it."""
+    if "rank" in ranks:  # some ranks left no row: rows are found by their rank
+        labels = np.asarray(ranks["rank"], dtype=np.int64)
+    else:
+        labels = np.arange(len(ranks))
+    values = np.column_stack([np.asarray(ranks[c], dtype=np.float64) for c in columns])
+    per_row = np.where(np.isnan(values).all(axis=1), np.nan, np.nansum(values, axis=1))
+    # each wanted rank's row, if it has one
+    order = np.argsort(labels, kind="stable")
+    wanted = np.asarray(which, dtype=np.int64)
+    at = np.minimum(np.searchsorted(labels[order], wanted), max(len(order) - 1, 0))
+    found = (labels[order][at] == wanted) if len(order) else np.zeros(len(wanted), dtype=bool)
+    return np.where(found, per_row[order][at] if len(order) else np.nan, np.nan)
+
+
 @dataclass(frozen=True)
 class Concentration:
     doers: list[int]  # ranks carrying few_ranks_bytes_share of the bytes, largest first
@@ -184,7 +218,7 @@ def concentration(facts: Facts, cfg: RuleConfig) -> Concentration | None:
     per_rank = np.zeros(n)
     for layer, frame in facts.outermost().items():
         if len(frame):
-            per_rank += rank_io(frame, n, facts.members(layer)).table["bytes"].to_numpy()
+            per_rank += np.asarray(rank_io(frame, n, facts.members(layer)).table["bytes"], dtype=np.float64)
     total = float(per_rank.sum())
     if total <= 0:
         return None
@@ -447,11 +481,11 @@ def few_ranks(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         Metric("time_lost", "time lost: max - mean", lost, "s"),
     ]
     notes = []
-    ranks = facts.profile.ranks
+    ranks = as_table(facts.profile.ranks)
     waits = [c for c in ("mpi_coll", "mpi_p2p") if c in ranks]
     if facts.profile.job.has_mpi_time and waits and idle:
         # collectives and point-to-point only: "other" MPI time includes MPI_Init and MPI_Finalize
-        wait = ranks[waits].sum(axis=1, min_count=1).reindex(idle).to_numpy(dtype=np.float64)
+        wait = _mpi_wait(ranks, waits, idle)
         idle_mpi = float(np.nanmean(wait)) if np.isfinite(wait).any() else float("nan")
         evidence.append(
             Metric("idle_mpi", "mean time of the idle ranks in MPI collectives and messages", idle_mpi, "s")

@@ -49,8 +49,8 @@ def run_io(facts: Facts) -> RunIO:
     for layer, frame in facts.outermost().items():
         if len(frame):
             t = rank_io(frame, n, facts.members(layer)).table
-            written += t["bytes_written"].to_numpy()
-            moved += t["bytes"].to_numpy()
+            written += np.asarray(t["bytes_written"], dtype=np.float64)
+            moved += np.asarray(t["bytes"], dtype=np.float64)
     t = facts.times
     return RunIO(
         facts.label,
