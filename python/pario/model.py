@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from pario.table import Table
+from pario.table import Table, as_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -129,8 +129,8 @@ class Profile:
     """One run: job metadata, per-rank table, per-layer file tables, hints."""
 
     job: Job
-    ranks: pd.DataFrame
-    files: dict[str, pd.DataFrame]
+    ranks: Table
+    files: dict[str, Table]
     #: file id -> MPI-IO hints in effect after open (key -> value)
     hints: dict[int, dict[str, str]] = field(default_factory=dict)
     #: file id -> MPI-IO hints pario injected at its open (PARIO_HINTS: the global hints
@@ -141,17 +141,15 @@ class Profile:
     #: the event trace (``pario run --trace``, docs/trace.md); None without one
     trace: Trace | None = None
 
-    def layer(self, name: str) -> pd.DataFrame:
-        """File records of a layer (an empty table if the layer has none: a Table when the
-        profile's tables are Tables, else a DataFrame, until the readers make Tables)."""
-        records = self.files.get(name)
-        if records is not None:
-            return records
-        if isinstance(self.ranks, Table):
-            return empty_layer()  # type: ignore[return-value]
-        import pandas as pd
+    def __post_init__(self) -> None:
+        # a profile built by hand from DataFrames (tests, scripts) gets the model's Tables
+        self.ranks = as_table(self.ranks)
+        self.files = {layer: as_table(records) for layer, records in self.files.items()}
 
-        return pd.DataFrame(columns=["id", "rank", "name"])
+    def layer(self, name: str) -> Table:
+        """File records of a layer (an empty table if the layer has none)."""
+        records = self.files.get(name)
+        return records if records is not None else empty_layer()
 
 
 def empty_layer() -> Table:

@@ -22,7 +22,7 @@ from pario.analysis.rankio import (
     float_values,
     layer_members,
     library_file_time,
-    rank_io_table,
+    rank_io,
     time_records,
 )
 from pario.analysis.times import RankTimes
@@ -244,7 +244,7 @@ def _layer_io(profile: Profile, io: ProfileIO, layer: str, frame: Table) -> Rank
     if layer not in LIBRARY_FILE_LAYERS:
         return io.layer(layer)
     members = layer_members(profile.file_ranks, layer)
-    return rank_io_table(library_file_time(frame), profile.job.nprocs, members)
+    return rank_io(library_file_time(frame), profile.job.nprocs, members)
 
 
 def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> Table:

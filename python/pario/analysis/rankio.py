@@ -23,7 +23,7 @@ happens for files every rank opened).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -126,13 +126,6 @@ def _int_column(records: Records, name: str) -> np.ndarray:
 
 
 def rank_io(records: Records, nprocs: int, members: Mapping[int, np.ndarray] | None = None) -> RankIO:
-    """Per-rank read/write/metadata time and bytes of ``records`` (one layer), its ``table`` a
-    DataFrame until its callers outside the analyses take a Table (:func:`rank_io_table`)."""
-    return _frame_for_now(rank_io_table(records, nprocs, members))
-
-
-def rank_io_table(records: Records, nprocs: int,
-                  members: Mapping[int, np.ndarray] | None = None) -> RankIO:
     """Per-rank read/write/metadata time and bytes of ``records`` (one layer)."""
     nprocs = max(int(nprocs), 0)
     vals = {c: counter_column(records, c) for c in (*TIME_COLS, *BYTE_COLS)}
@@ -178,12 +171,6 @@ def _table(columns: Mapping[str, np.ndarray], nprocs: int) -> Table:
         else:
             out[q] = np.asarray(columns[q], dtype=np.float64)
     return out
-
-
-def _frame_for_now(rio: RankIO) -> RankIO:
-    """``rio`` with its table as a DataFrame indexed by rank, for the callers outside the
-    analyses that still read it with pandas (to go once they take the Table)."""
-    return replace(rio, table=rio.table.to_pandas(index_name="rank"))
 
 
 _GROUP_OF_TOTAL: dict[str, tuple[str, ...]] = {"time": TIME_COLS, "bytes": BYTE_COLS}
@@ -288,13 +275,7 @@ def _add_rest(target: np.ndarray, amount: np.ndarray, known: np.ndarray,
 
 
 def combine(parts: Sequence[RankIO], nprocs: int) -> RankIO:
-    """Sum per-rank I/O of several layers, keeping track of exactness; its ``table`` a DataFrame
-    until its callers outside the analyses take a Table (:func:`combine_tables`)."""
-    return _frame_for_now(combine_tables(parts, nprocs))
-
-
-def combine_tables(parts: Sequence[RankIO], nprocs: int) -> RankIO:
-    """Sum per-rank I/O of several layers (tables or frames), keeping track of exactness."""
+    """Sum per-rank I/O of several layers, keeping track of exactness."""
     if not parts:
         empty = Table({q: np.zeros(nprocs) for q in QUANTITIES}, length=nprocs)
         ones = {q: True for q in QUANTITIES}
@@ -395,14 +376,14 @@ def time_records(files: Mapping[str, Records]) -> dict[str, Table]:
     return out
 
 
-def outermost_rank_io_table(files: Mapping[str, Table], nprocs: int,
+def outermost_rank_io(files: Mapping[str, Table], nprocs: int,
                       file_ranks: Mapping[tuple[str, int], np.ndarray]) -> tuple[dict[str, RankIO], RankIO]:
     """Per-rank I/O of each layer's outermost records, and of all of them together."""
     per_layer = {
-        layer: rank_io_table(frame, nprocs, layer_members(file_ranks, layer))
+        layer: rank_io(frame, nprocs, layer_members(file_ranks, layer))
         for layer, frame in outermost_records(files).items()
     }
-    return per_layer, combine_tables(list(per_layer.values()), nprocs)
+    return per_layer, combine(list(per_layer.values()), nprocs)
 
 
 class ProfileIO:
@@ -429,20 +410,20 @@ class ProfileIO:
         if layer not in self._layers:
             frame = self._files.get(layer)
             frame = frame if frame is not None else empty_layer()
-            self._layers[layer] = rank_io_table(frame, self._nprocs, layer_members(self._file_ranks, layer))
+            self._layers[layer] = rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
         return self._layers[layer]
 
     def outermost(self) -> tuple[dict[str, RankIO], RankIO]:
-        """``outermost_rank_io_table(files, nprocs, file_ranks)`` (a layer whose records are all
+        """``outermost_rank_io(files, nprocs, file_ranks)`` (a layer whose records are all
         outermost shares :meth:`layer`'s result)."""
         if self._outermost is None:
             self.outer_frames = outermost_records(self._files)
             per_layer = {
                 layer: (self.layer(layer) if frame is self._files.get(layer)
-                        else rank_io_table(frame, self._nprocs, layer_members(self._file_ranks, layer)))
+                        else rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer)))
                 for layer, frame in self.outer_frames.items()
             }
-            self._outermost = (per_layer, combine_tables(list(per_layer.values()), self._nprocs))
+            self._outermost = (per_layer, combine(list(per_layer.values()), self._nprocs))
         return self._outermost
 
     def time_outermost(self) -> RankIO:
@@ -453,7 +434,7 @@ class ProfileIO:
         if self._time is None:
             frames = time_records(self._files)
             per_layer = [self.layer(layer) if frame is self._files.get(layer)
-                         else rank_io_table(frame, self._nprocs, layer_members(self._file_ranks, layer))
+                         else rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
                          for layer, frame in frames.items()]
-            self._time = combine_tables(per_layer, self._nprocs)
+            self._time = combine(per_layer, self._nprocs)
         return self._time

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from pario.analysis.breakdown import TimeShares, rank_breakdown, time_shares
 from pario.analysis.engine import EngineFile, engine_files
@@ -20,9 +20,6 @@ from pario.analysis.values import Value
 from pario.hints import rejected_notes
 from pario.model import Profile
 from pario.table import Table
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -65,9 +62,9 @@ class RunAnalysis:
     memory: MemorySummary
     totals: Totals
     #: one row per (layer, file), slowest first (analysis.files.FILE_COLUMNS)
-    files: pd.DataFrame
+    files: Table
     #: one row per rank: wall, compute, mpi, read, write, meta, io, non_io (s), bytes_read, bytes_written
-    ranks: pd.DataFrame
+    ranks: Table
     #: what the data cannot tell exactly, in sentences
     notes: tuple[str, ...]
     #: the diagnosis (pario.analysis.diagnosis.Finding), ordered by estimated time lost
@@ -103,27 +100,14 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         mpi=mpi_summary(profile, rt.runtime),
         memory=memory_summary(profile),
         totals=_totals(rt, io),
-        files=_frame_for_now(file_table(profile)),
-        ranks=_frame_for_now(ranks),
+        files=file_table(profile),
+        ranks=ranks,
         notes=_notes(profile, rt),
         findings=tuple(_diagnose(profile, config, rt)) if diagnosis else (),
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
-        libraries=_datasets_frame_for_now(library_summary(profile)),
+        libraries=library_summary(profile),
     )
-
-
-def _frame_for_now(table: Table) -> pd.DataFrame:
-    """A table as a DataFrame, for the renderers that still read the analysis with pandas (to
-    go once they take Tables)."""
-    return table.to_pandas()
-
-
-def _datasets_frame_for_now(summary: LibrarySummary) -> LibrarySummary:
-    """``summary`` with its datasets as a DataFrame (as :func:`_frame_for_now`)."""
-    if summary.datasets is None:
-        return summary
-    return replace(summary, datasets=summary.datasets.to_pandas())  # type: ignore[arg-type]
 
 
 def _trace_metrics(profile: Profile) -> Any:

@@ -503,7 +503,7 @@ def _empty_layer() -> Table:
 
 
 def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profile:
-    from pario.analysis.rankio import combine_tables, rank_io_table, time_records
+    from pario.analysis.rankio import combine, rank_io, time_records
 
     job = raw.job
     nprocs = int(job["nprocs"])
@@ -514,8 +514,8 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         files[LAYER_OF_MODULE[mod]] = _layer_frame(frame, nprocs, LAYER_OF_MODULE[mod])
 
     runtime = float(job.get("run_time") or 0.0)
-    per_layer = {layer: rank_io_table(frame, nprocs, {}) for layer, frame in time_records(files).items()}
-    combined = combine_tables(list(per_layer.values()), nprocs)
+    per_layer = {layer: rank_io(frame, nprocs, {}) for layer, frame in time_records(files).items()}
+    combined = combine(list(per_layer.values()), nprocs)
     ranks = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))
 
     start = float(job.get("start_time_sec", 0)) + float(job.get("start_time_nsec", 0)) * 1e-9
@@ -547,10 +547,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
                 start_time=start, end_time=end, runtime=runtime, argv=argv, jobid=str(job.get("jobid", "")),
                 complete=not reasons, partial_reasons=reasons, has_mpi_time=False,
                 has_rank_times=all(combined.exact_ranks.values()), metadata=metadata),
-        # DataFrames until the model's tables are Tables (the integrator's switch)
-        ranks=ranks.to_pandas(index_name="rank"),  # type: ignore[arg-type]
-        files={layer: table.to_pandas() for layer, table in files.items()},  # type: ignore[misc]
-        hints={}, file_ranks={},
+        ranks=ranks, files=files, hints={}, file_ranks={},
     )
 
 

@@ -352,21 +352,6 @@ def _max(values: np.ndarray) -> float:
     return float(values.max()) if len(values) else float("nan")
 
 
-def _frames_for_now(ranks: Table, files: dict[str, Table]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """The tables as DataFrames until the model's tables are Tables (the integrator's switch
-    passes the tables as they are).  The rank table is indexed by rank: a RangeIndex for ranks
-    0..n-1, else the ranks (so that ``as_table`` gives back the table: the ``rank`` column only
-    when some ranks are missing)."""
-    import pandas as pd
-
-    if "rank" not in ranks:
-        frame = ranks.to_pandas(index_name="rank")
-    else:
-        frame = ranks.drop(["rank"]).to_pandas()
-        frame.index = pd.Index(_rank_ids(ranks), name="rank")
-    return frame, {layer: table.to_pandas() for layer, table in files.items()}
-
-
 def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: _Parts,
            where: str) -> Profile:
     nprocs = int(meta["nprocs"])
@@ -433,8 +418,7 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
     )
     injected = {fid: h for fid, h in parts.injected.items() if h}
     trace = trace_reader.build_trace(nprocs, parts.traces, names, where) if parts.traces else None
-    rank_frame, file_frames = _frames_for_now(ranks, files)
-    return Profile(job=job, ranks=rank_frame, files=file_frames, hints=parts.hints, file_ranks=file_ranks,
+    return Profile(job=job, ranks=ranks, files=files, hints=parts.hints, file_ranks=file_ranks,
                    injected_hints=injected, trace=trace)
 
 
@@ -512,6 +496,5 @@ def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
         metadata={**first.metadata, "lustre_striping": lustre_striping(files.get("posix"))},
     )
     trace = trace_reader.merge_traces([p.trace for p in profiles], first.nprocs)
-    rank_frame, file_frames = _frames_for_now(ranks, files)
-    return Profile(job=job, ranks=rank_frame, files=file_frames, hints=hints, file_ranks={},
+    return Profile(job=job, ranks=ranks, files=files, hints=hints, file_ranks={},
                    injected_hints=injected, trace=trace)
