@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
+from typing import Any
 
 from pario.model import Profile
+from pario.table import Table
 
 # io_known's standard run: IO_KNOWN_NP ranks, each making IO_KNOWN_K collective writes of IO_KNOWN_S bytes
 IO_KNOWN_NP, IO_KNOWN_K, IO_KNOWN_S = 4, 8, 4096
 
 
-def one_record(frame: pd.DataFrame, name: str) -> pd.Series:
-    """The single record of file ``name`` in a layer's frame (fails if there are none or several)."""
-    rows = frame[frame["name"] == name]
+def one_record(records: Table, name: str) -> dict[str, Any]:
+    """The single record of file ``name`` in a layer's table (fails if there are none or several)."""
+    rows = records[records["name"] == name]
     assert len(rows) == 1, f"expected one record for {name}, got {len(rows)}"
-    return rows.iloc[0]
+    return rows.row(0)
 
 
 def check_io_known(profile: Profile, out: Path, nprocs: int = IO_KNOWN_NP, k: int = IO_KNOWN_K,
@@ -25,7 +26,7 @@ def check_io_known(profile: Profile, out: Path, nprocs: int = IO_KNOWN_NP, k: in
     whatever launched it (mpirun, srun, MPICH's mpiexec): they depend on the program only."""
     job = profile.job
     assert job.nprocs == nprocs and job.complete and job.partial_reasons == ()
-    assert job.exe.endswith("io_known") and list(profile.ranks.index) == list(range(nprocs))
+    assert job.exe.endswith("io_known") and len(profile.ranks) == nprocs and "rank" not in profile.ranks
 
     rec = one_record(profile.layer("mpiio"), str(out / "shared.dat"))
     assert rec["rank"] == -1 and rec["nranks"] == nprocs and rec["coll_opens"] == nprocs

@@ -315,3 +315,30 @@ def test_names_and_ids() -> None:
     assert mpiio["name"].tolist() == ["/home/wkliao/Darshan/TEST/mpi-io-test.tmp.dat"]
     assert mpiio["id"].dtype == np.uint64
     assert (mpiio["nranks"] == 4).all()
+
+
+#: Reads skew-app.darshan through darshan_lib, then says whether pycparser had to parse declarations.
+_FFI_PROBE = """
+import sys
+from pario.log import darshan_lib
+log = darshan_lib.read_log(sys.argv[1])
+print(len(log.records["POSIX"].ids), "pycparser" in sys.modules)
+"""
+
+
+def test_the_c_declarations_are_parsed_once_then_read_from_the_cache(tmp_path: Path) -> None:
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    log = str(LOGS / "skew-app.darshan")
+
+    def probe() -> str:
+        proc = subprocess.run([sys.executable, "-c", _FFI_PROBE, log], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout  # nothing else may reach standard output (pario report --json -)
+
+    assert probe() == "1 True\n"  # first run: parsed, and written to the cache
+    cached = list((tmp_path / "pario").glob("_pario_darshan_ffi_*.py"))
+    assert len(cached) == 1
+    assert probe() == "1 False\n"  # then read pre-parsed
+    cached[0].write_text("this is not python(\n")
+    assert probe() == "1 True\n"  # a damaged cache file: parsed in line again
