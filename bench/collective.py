@@ -190,8 +190,8 @@ class Bench:
         from pario.log import read_log  # imported late: the baselines need none of it
 
         try:
-            frame = read_log(self.log).layer("mpiio")
-            rec = frame[frame["name"] == str(cfg.path)].iloc[0]
+            records = read_log(self.log).layer("mpiio")
+            rec = records[records["name"] == str(cfg.path)].row(0)
         except Exception as exc:  # noqa: BLE001 - any unreadable log makes the sample invalid
             sample.update(ok=False, error=f"no engine record in the pario log: {exc}")
             return
