@@ -22,9 +22,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import glob
-import hashlib
 import importlib.util
 import os
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -114,8 +114,9 @@ def _ffi(header: str) -> Any:
     """
     import _cffi_backend
 
-    key = hashlib.sha256(f"{_cffi_backend.__version__}\n{header}".encode()).hexdigest()[:16]
-    name = f"_pario_darshan_ffi_{key}"
+    # crc32 rather than hashlib, whose import (OpenSSL) alone takes 10 ms of a report
+    data = f"{_cffi_backend.__version__}\n{header}".encode()
+    name = f"_pario_darshan_ffi_{zlib.crc32(data):08x}{len(data):x}"
     path = os.path.join(_cache_dir(), name + ".py")
     if not os.path.exists(path):
         with contextlib.suppress(Exception):  # a cache we cannot write: parse in line below
