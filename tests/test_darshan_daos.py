@@ -27,6 +27,7 @@ from darshan_builder import (
 )
 from pario.errors import LogFormatError
 from pario.log import darshan_reader, read_log
+from pario.table import Table
 
 
 def pydarshan(path: Path) -> object:
@@ -77,18 +78,25 @@ def test_daos_log_passes_the_structural_check(daos_log: tuple[DarshanLog, Path])
     assert header.module_versions == {1: 4, 9: 2, 16: 1, 17: 1}
 
 
+def by_name(table: Table) -> dict[str, dict[str, object]]:
+    """The table's rows by file name (each name once, as a unique index)."""
+    rows = {r["name"]: r for r in table.rows()}
+    assert len(rows) == len(table), "a file name twice"
+    return rows
+
+
 def test_daos_log_reads_with_exact_posix_and_stdio(daos_log: tuple[DarshanLog, Path]) -> None:
     profile = read_log(daos_log[1])
     assert profile.job.nprocs == 4 and profile.job.runtime == 60.5 and profile.job.complete
-    posix = profile.layer("posix").set_index("name")
-    assert sorted(posix.index) == sorted([DFUSE_FILE, CONFIG_FILE])
-    assert posix.loc[DFUSE_FILE, "bytes_written"] == 64 * MIB
-    assert posix.loc[DFUSE_FILE, "bytes_read"] == 64 * MIB
-    assert posix.loc[DFUSE_FILE, "rank"] == -1 and posix.loc[DFUSE_FILE, "nranks"] == 4
-    assert posix.loc[DFUSE_FILE, "write_time"] == 12.25 and posix.loc[DFUSE_FILE, "read_time"] == 6.5
-    assert posix.loc[CONFIG_FILE, "bytes_read"] == 1234 and posix.loc[CONFIG_FILE, "rank"] == 0
-    stdio = profile.layer("stdio").set_index("name")
-    assert stdio.loc[CSV_FILE, "bytes_written"] == 2048 and stdio.loc["<STDOUT>", "bytes_written"] == 5000
+    posix = by_name(profile.layer("posix"))
+    assert sorted(posix) == sorted([DFUSE_FILE, CONFIG_FILE])
+    assert posix[DFUSE_FILE]["bytes_written"] == 64 * MIB
+    assert posix[DFUSE_FILE]["bytes_read"] == 64 * MIB
+    assert posix[DFUSE_FILE]["rank"] == -1 and posix[DFUSE_FILE]["nranks"] == 4
+    assert posix[DFUSE_FILE]["write_time"] == 12.25 and posix[DFUSE_FILE]["read_time"] == 6.5
+    assert posix[CONFIG_FILE]["bytes_read"] == 1234 and posix[CONFIG_FILE]["rank"] == 0
+    stdio = by_name(profile.layer("stdio"))
+    assert stdio[CSV_FILE]["bytes_written"] == 2048 and stdio["<STDOUT>"]["bytes_written"] == 5000
     meta = profile.job.metadata
     assert meta["modules_not_analysed"] == ["DAOS", "DFS"]
     assert meta["modules"] == {"POSIX": {"records": 2, "version": 4, "partial": False},

@@ -81,14 +81,14 @@ def _on_lustre(profile: Profile) -> Profile:
                         fs_type=0xEF53)
     posix = pd.DataFrame([shared, *own, dom, elsewhere]).fillna(0)
     posix["id"] = posix["id"].astype(np.uint64)
-    empty = profile.layer("stdio").iloc[0:0]
+    empty = profile.layer("stdio")[0:0]
     ranks = pd.DataFrame(0.0, index=pd.RangeIndex(n, name="rank"), columns=list(profile.ranks.columns))
     ranks["wall"] = 600.0
     ranks["posix_write"] = 60.0
     ranks["finalized"] = 1.0
     job = dataclasses.replace(profile.job, nprocs=n, runtime=600.0)
     return Profile(job=job, ranks=add_derived_rank_columns(ranks),
-                   files={"posix": posix, "stdio": empty, "mpiio": profile.layer("mpiio").iloc[0:0]},
+                   files={"posix": posix, "stdio": empty, "mpiio": profile.layer("mpiio")[0:0]},
                    hints={}, file_ranks={("posix", 0x1111): np.arange(n)})
 
 
@@ -105,7 +105,9 @@ def test_reader_fills_lustre_striping(lustre_log: Path):
     expected = {0x1111: {"stripe_size": MiB, "stripe_count": 1}}
     expected.update({0x2000 + r: {"stripe_size": 4 * MiB, "stripe_count": 2} for r in range(8)})
     assert striping == expected  # not the Data-on-MDT file, not the file elsewhere
-    rec = profile.layer("posix").set_index("id").loc[0x1111]
+    posix = profile.layer("posix")
+    (row,) = np.flatnonzero(posix["id"] == 0x1111)
+    rec = posix.row(int(row))
     assert rec["lustre_stripe_offset"] == 3 and rec["lustre_components"] == 1
 
 
