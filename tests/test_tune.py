@@ -262,7 +262,7 @@ def test_write_bw_is_the_kernels_bytes_over_the_slowest_rank(block_log):
     # independently: the shared MPI-IO record of the file (outermost layer); its slowest rank's I/O time
     # is all write + metadata (nothing read), and with one file the slowest rank's time is the maximum
     mpiio = profile.layer("mpiio")
-    rec = mpiio[mpiio["name"] == data].iloc[0]
+    rec = mpiio[mpiio["name"] == data].row(0)
     assert rec["rank"] == -1 and rec["bytes_written"] == SEGMENTS * BLOCK * 4 and rec["read_time"] == 0
     slowest = float(rec["slowest_rank_time"])
     assert slowest >= (rec["write_time"] + rec["meta_time"]) / 4 > 0
