@@ -24,6 +24,7 @@ from pario.model import Job, Profile, add_derived_rank_columns
 from pario.report.html import render_html
 from pario.report.json_out import to_json
 from pario.report.terminal import render_to_string
+from pario.table import Table
 from test_terminal_width import check
 
 ALGO_ERROR = ("unknown algorithm {!r} (expected ALGO[:SHUFFLE], ALGO one of none, comm, write, write-comm, "
@@ -194,7 +195,9 @@ def test_terminal_shows_the_engine_per_file(width):
 def test_only_fallbacks_and_one_reason():
     p = engine_profile()
     m = p.files["mpiio"]
-    m.loc[1, ["engine_writes", "engine_fallbacks", "engine_fb_atomic", "engine_fb_datatype"]] = [0, 1, 1, 0]
+    for col, value in {"engine_writes": 0, "engine_fallbacks": 1, "engine_fb_atomic": 1,
+                       "engine_fb_datatype": 0}.items():
+        m[col][1] = value
     e = {f.name: f for f in engine_files(p)}["/scratch/run/atomic.dat"]
     assert e.served_text() == ""
     assert e.fallback_text() == "1 collective write went to the MPI library: atomic mode"
@@ -205,11 +208,12 @@ def test_only_fallbacks_and_one_reason():
 def test_direct_is_shown_without_shuffle_or_cycles():
     """auto's 'direct' (algorithm 7): each rank wrote its own range; the shuffle code means nothing."""
     p = engine_profile()
-    p.files["mpiio"].loc[2, ["engine_algorithm", "engine_cycles"]] = [7, 0]
+    p.files["mpiio"]["engine_algorithm"][2] = 7
+    p.files["mpiio"]["engine_cycles"][2] = 0
     e = {f.name: f for f in engine_files(p)}["/scratch/run/rank2.dat"]
     assert e.served_text() == ("collective engine: direct (auto: each rank wrote its own range), 1 call; "
                                "setup 0 s, shuffle 0 s, write 100 µs, wait 0 s (summed over ranks)")
-    p.files["mpiio"].loc[2, "engine_cycles"] = 3  # other calls of the file cycled: their counts shown
+    p.files["mpiio"]["engine_cycles"][2] = 3  # other calls of the file cycled: their counts shown
     (e,) = [f for f in engine_files(p) if f.name.endswith("rank2.dat")]
     assert e.served_text().startswith("collective engine: direct (auto: each rank wrote its own range), "
                                       "1 call, 3 cycles, 1 aggregator; ")
@@ -219,10 +223,10 @@ def test_records_of_one_file_are_added_up():
     """Per-rank records of a file (no reduction): counts and times summed, codes and aggregators by max."""
     p = engine_profile()
     m = p.files["mpiio"]
-    half = m.iloc[[0]].copy()
-    half["rank"] = 1
-    m.loc[0, "rank"] = 0
-    p.files["mpiio"] = pd.concat([m, half], ignore_index=True)
+    half = m[[0]].copy()
+    half["rank"][0] = 1
+    m["rank"][0] = 0
+    p.files["mpiio"] = Table.concat([m, half])
     (e,) = [f for f in engine_files(p) if f.name.endswith("block.dat")]
     assert (e.calls, e.cycles, e.aggregators, e.algorithm, e.shuffle) == (16, 32, 2, "write-comm", "p2p")
     assert (e.shuffle_time, e.write_time) == (0.5, 3.0)
@@ -247,7 +251,7 @@ def test_json_and_html():
 def test_no_engine_no_lines():
     p = engine_profile()
     m = p.files["mpiio"]
-    p.files["mpiio"] = m.drop(columns=[c for c in m if c.startswith("engine_")])
+    p.files["mpiio"] = m.drop([c for c in m if c.startswith("engine_")])
     run = analyze(p, diagnosis=False)
     assert run.engine == ()
     assert "collective engine" not in render_to_string([run], width=80)
@@ -279,7 +283,7 @@ def test_block_kernel_through_the_engine_and_its_report(tmp_path, pario_cmd, cle
     calls = 3 * (64 // 16) * STEPS
 
     profile = read_log(log)
-    (rec,) = [r for _, r in profile.layer("mpiio").iterrows() if r["name"] == str(data)]
+    (rec,) = [r for r in profile.layer("mpiio").rows() if r["name"] == str(data)]
     # the MPI-IO counters count the served calls as they count the MPI library's
     assert rec["coll_writes"] == 4 * calls and rec["size_write_agg_10k_100k"] == 4 * calls
     assert rec["bytes_written"] == expected_bytes("block", 4)[0] and rec["write_time"] > 0

@@ -153,7 +153,7 @@ def test_runtime_skips_bad_hints(case, tmp_path, compile_program, libpario, mpi_
     files = profile.layer("mpiio")
     rec = files[files["name"] == str(out / "hints.dat")]
     assert len(rec) == 1
-    in_effect = profile.hints[int(rec["id"].iloc[0])]
+    in_effect = profile.hints[int(rec["id"][0])]
     assert (in_effect["romio_cb_write"], in_effect["cb_nodes"]) == ("enable", "2")
     shown = repr(text if len(text) <= 40 else text[:40] + "...")
     assert analyze(profile, diagnosis=False).notes.count(

@@ -14,6 +14,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from pario.analysis.times import rank_ids
 from pario.log import read_log
 from record_helpers import check_io_known, one_record
 
@@ -108,7 +109,7 @@ def test_step_that_dies_leaves_rank_logs_under_its_step_name(tmp_path: Path, com
     assert not step.exists() and not (tmp_path / "job.step1.pario.tmp").exists()
     assert f"{step} (the job did not finish MPI: 2 per-rank log(s)" in proc.stderr
     merged = read_log(step)
-    assert list(merged.ranks.index) == [0, 1] and not merged.job.complete
+    assert list(rank_ids(merged.ranks)) == [0, 1] and not merged.job.complete
     assert int(merged.layer("posix")["bytes_written"].sum()) == 1000
 
 

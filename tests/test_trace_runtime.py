@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pario.analysis.times import rank_ids
 from pario.log import _format as fmt
 from pario.log import read_log
 from pario.log.pario_reader import _blocks
@@ -159,6 +160,7 @@ def test_times_are_monotone_and_match_the_profile(traced: TracedRun) -> None:
     assert trace is not None
     ranks = traced.profile.ranks
     for r in trace.ranks:
+        (row,) = np.flatnonzero(rank_ids(ranks) == r.rank)  # the rank table's row of rank r.rank
         raw = r.events
         cont = (raw["flags"] & FLAG_CONT) != 0
         # calls follow each other; a further part of a call has the call's times
@@ -172,13 +174,13 @@ def test_times_are_monotone_and_match_the_profile(traced: TracedRun) -> None:
         kinds = raw["kind"][own]
         io = np.isin(kinds, list(IO_KINDS))
         mpi = ~io & (kinds != Kind.FINALIZE)
-        assert dur[io].sum() == pytest.approx(ranks.loc[r.rank, "io"], rel=1e-3, abs=1e-7)
-        assert dur[mpi].sum() == pytest.approx(ranks.loc[r.rank, "mpi"], rel=1e-3, abs=1e-7)
+        assert dur[io].sum() == pytest.approx(ranks["io"][row], rel=1e-3, abs=1e-7)
+        assert dur[mpi].sum() == pytest.approx(ranks["mpi"][row], rel=1e-3, abs=1e-7)
         # the timeline spans the profile's wall time (from the library's start, less MPI_Init,
         # to MPI_Finalize's entry), so the gaps between calls are the profile's computation
-        assert r.end - r.start == pytest.approx(ranks.loc[r.rank, "wall"], rel=1e-6, abs=1e-5)
+        assert r.end - r.start == pytest.approx(ranks["wall"][row], rel=1e-6, abs=1e-5)
         gaps = np.diff(np.concatenate(([r.start], r.t0[own]))) - np.concatenate(([0.0], dur[:-1]))
-        assert gaps.sum() == pytest.approx(ranks.loc[r.rank, "useful"], rel=1e-3, abs=1e-5)
+        assert gaps.sum() == pytest.approx(ranks["useful"][row], rel=1e-3, abs=1e-5)
     # one time base: the collective file open ends at about the same time on every rank
     opens = [r.t1[np.flatnonzero(r.events["kind"] == Kind.IO_META)[0]] for r in trace.ranks]
     assert max(opens) - min(opens) < 0.05
