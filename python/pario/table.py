@@ -154,7 +154,7 @@ class Table:
                 cols[str(name)] = s.to_numpy()
             else:
                 cols[str(name)] = s.to_numpy(dtype=object)
-        return cls(cols, length=len(frame))
+        return cls({k: np.array(v) for k, v in cols.items()}, length=len(frame))  # pandas 3 views: read-only
 
     def to_pandas(self, index_name: str | None = None) -> pd.DataFrame:
         """A DataFrame of the columns (pandas is imported here, never for a report)."""
