@@ -936,7 +936,7 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             },
             unique=layer_unique(facts, layer),
         ))
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # a corrupt log's tiny times
             # the rate the run sees: bytes over the longest time one rank spends on the file
             rate = per["bytes"] / np.where(per["max_rank"] > 0, per["max_rank"], np.nan)
         # files whose time is mostly metadata calls are IFACE-METADATA-HEAVY's
