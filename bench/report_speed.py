@@ -3,11 +3,11 @@
 1. The 65 536-rank Darshan log skew-app.darshan: A = `pario report LOG` (a fresh
    process, terminal report to /dev/null), B = a fresh Python process that only
    loads the same log with PyDarshan (`DarshanReport(LOG, read_all=True)`),
-   interleaved A B A B ..., medians and the ratio A/B.  C = a fresh Python process
-   that only imports pandas, the floor that both pay (pario's model and analysis are
-   pandas frames; PyDarshan imports pandas).  Also the phases of one cold run (imports,
-   read, analyse, render, as a fresh `pario report` meets them), the in-process
-   (warm) phases and PyDarshan's in-process load.
+   interleaved A B C D A B C D ..., medians and the ratio A/B.  C = a fresh Python
+   process that only imports pandas (PyDarshan imports it; pario's report does not),
+   D = one that only imports NumPy (the floor both pay).  Also the phases of one cold
+   run (imports, read, analyse, render, as a fresh `pario report` meets them), the
+   in-process (warm) phases and PyDarshan's in-process load.
 2. A synthetic pario log of 100 000 ranks and 1 000 000 file records, written
    with pario's own writer (`pario.log.pario_writer.write_pario_log`) from a
    small real pario log (for the counter schema): `pario report` timed the
@@ -32,7 +32,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_LOGS = ROOT.parent / "shared" / "darshan-logs"
@@ -84,7 +83,7 @@ def phases(log: Path, reps: int) -> dict[str, float]:
 COLD_PHASES = """
 import sys, time
 t0 = time.perf_counter()
-import pandas
+import numpy
 t1 = time.perf_counter()
 from pario.log import read_log
 from pario.report import build, write_hint_files
@@ -98,7 +97,7 @@ t4 = time.perf_counter()
 with open("/dev/null", "w") as sink:
     render(runs, scaling, file=sink, width=100, color=False)
 t5 = time.perf_counter()
-for name, t in (("pandas", t1 - t0), ("pario imports", t2 - t1), ("read", t3 - t2), ("analyse", t4 - t3),
+for name, t in (("numpy", t1 - t0), ("pario imports", t2 - t1), ("read", t3 - t2), ("analyse", t4 - t3),
                 ("render", t5 - t4)):
     print(name, t, file=sys.stderr)
 """
@@ -122,22 +121,26 @@ def darshan_part(log: Path, reps: int) -> None:
     a = [*report_argv(), str(log)]
     b = [sys.executable, "-c", f"import darshan; darshan.DarshanReport({str(log)!r}, read_all=True)"]
     c = [sys.executable, "-c", "import pandas"]
-    timed(a), timed(b), timed(c)  # warm the page cache and the import caches
-    ta, tb, tc = [], [], []
+    d = [sys.executable, "-c", "import numpy"]
+    for argv in (a, b, c, d):  # warm the page cache and the import caches
+        timed(argv)
+    ta, tb, tc, td = [], [], [], []
     for _ in range(reps):
         ta.append(timed(a))
         tb.append(timed(b))
         tc.append(timed(c))
-    ma, mb, mc = statistics.median(ta), statistics.median(tb), statistics.median(tc)
-    print(f"## {log.name}: fresh processes, {reps} interleaved repetitions (A B C A B C ...), medians")
+        td.append(timed(d))
+    ma, mb, mc, md = (statistics.median(t) for t in (ta, tb, tc, td))
+    print(f"## {log.name}: fresh processes, {reps} interleaved repetitions (A B C D A B C D ...), medians")
     print()
-    print("| A = `pario report LOG` | B = PyDarshan load only | C = `import pandas` only | A/B | A-C | B-C |")
-    print("|---|---|---|---|---|---|")
-    print(f"| {ma:.3f} s | {mb:.3f} s | {mc:.3f} s | {ma / mb:.2f} | {ma - mc:.3f} s | {mb - mc:.3f} s |")
+    print("| A = `pario report LOG` | B = PyDarshan load only | C = `import pandas` only "
+          "| D = `import numpy` only | A/B | A-D | B-D |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| {ma:.3f} s | {mb:.3f} s | {mc:.3f} s | {md:.3f} s | {ma / mb:.2f} | {ma - md:.3f} s "
+          f"| {mb - md:.3f} s |")
     print()
-    print(f"A: {', '.join(f'{t:.3f}' for t in ta)}")
-    print(f"B: {', '.join(f'{t:.3f}' for t in tb)}")
-    print(f"C: {', '.join(f'{t:.3f}' for t in tc)}")
+    for name, times in (("A", ta), ("B", tb), ("C", tc), ("D", td)):
+        print(f"{name}: {', '.join(f'{t:.3f}' for t in times)}")
     cold = cold_phases(log, reps)
     print()
     print(f"One cold run, by phase (median of {reps} fresh processes): "
@@ -145,8 +148,8 @@ def darshan_part(log: Path, reps: int) -> None:
     ph = phases(log, reps)
     load = in_process(lambda: darshan.DarshanReport(str(log), read_all=True), reps)
     print()
-    print(f"In one warm process (median of {reps}): read {ph['read']:.3f} s (PyDarshan in a guarded child "
-          f"included), analyse {ph['analyse']:.3f} s, render {ph['render']:.3f} s; "
+    print(f"In one warm process (median of {reps}): read {ph['read']:.3f} s (libdarshan-util in a "
+          f"guarded child included), analyse {ph['analyse']:.3f} s, render {ph['render']:.3f} s; "
           f"PyDarshan load alone {load:.3f} s")
     print()
 
@@ -179,6 +182,7 @@ def synthetic_profile(seed: Path | None, nranks: int = NRANKS, nrecords: int = N
     """
     from pario.log import read_log
     from pario.model import Job, Profile, add_derived_rank_columns, counter_column
+    from pario.table import Table
 
     rng = np.random.default_rng(42)
     per_rank = nrecords // nranks
@@ -217,12 +221,14 @@ def synthetic_profile(seed: Path | None, nranks: int = NRANKS, nrecords: int = N
                        "mpi_coll", "mpi_p2p", "mpi_other", "maxrss"]
         metadata = {}
 
-    def frame(data: dict, layer: str, names_: list[str]) -> pd.DataFrame:
-        base = pd.DataFrame({"id": np.asarray(data["id"], dtype=np.uint64),
-                             "rank": np.asarray(data["rank"], dtype=np.int64), "name": names_})
-        cols = {c: np.asarray(data.get(c, np.zeros(len(base))), dtype=np.float64) for c in columns[layer]
-                if c not in ("id", "rank")}
-        return pd.concat([base, pd.DataFrame(cols)], axis=1)
+    def frame(data: dict, layer: str, names_: list[str]) -> Table:
+        table = Table({"id": np.asarray(data["id"], dtype=np.uint64),
+                       "rank": np.asarray(data["rank"], dtype=np.int64),
+                       "name": np.asarray(names_, dtype=object).reshape(-1)})
+        for c in columns[layer]:
+            if c not in ("id", "rank"):
+                table[c] = np.asarray(data.get(c, np.zeros(len(table))), dtype=np.float64)
+        return table
 
     files = {"posix": frame(posix, "posix", names),
              "mpiio": frame(mpiio, "mpiio", ["/scratch/run/checkpoint.h5"]),
@@ -232,7 +238,7 @@ def synthetic_profile(seed: Path | None, nranks: int = NRANKS, nrecords: int = N
     mpiio_write = np.full(nranks, (nranks * 0.5 - 0.3 - 1.2) / (nranks - 2))
     mpiio_write[0], mpiio_write[1] = 1.2, 0.3
     wall = 60.0 + 5.0 * skew
-    ranks = pd.DataFrame({c: np.zeros(nranks) for c in rank_fields})
+    ranks = Table({c: np.zeros(nranks) for c in rank_fields})
     ranks["wall"] = wall
     ranks["posix_read"] = per_rank_read
     ranks["posix_write"] = per_rank_write
@@ -241,7 +247,6 @@ def synthetic_profile(seed: Path | None, nranks: int = NRANKS, nrecords: int = N
     ranks["mpi_coll"] = 3.0 + rng.random(nranks)
     ranks["mpi_p2p"] = 2.0 + rng.random(nranks)
     ranks["maxrss"] = 2e9 + 1e8 * rng.random(nranks)
-    ranks.index.name = "rank"
     job = Job(source="pario", path="synthetic.pario", exe="/apps/synthetic", nprocs=nranks, start_time=0.0,
               end_time=float(wall.max()), runtime=float(wall.max()), metadata=metadata)
     return Profile(job=job, ranks=add_derived_rank_columns(ranks), files=files)
