@@ -38,9 +38,11 @@ def _values(frame: Table, cols: tuple[str, ...]) -> np.ndarray:
 def directories(files: Table) -> np.ndarray:
     """Rows that are directories, not files: no data moved and (a record of an older pario log
     or a Darshan log) a name under which other files were recorded, or no activity at all."""
+    idle = (files["bytes_read"] + files["bytes_written"] + files["reads"] + files["writes"]) == 0
+    if not idle.any():  # the parents of a million names are only needed to judge an idle one
+        return idle
     names = [str(n) for n in files["name"]]
     parents = {n[:i] for n in names for i in range(1, len(n)) if n[i] == "/"}
-    idle = (files["bytes_read"] + files["bytes_written"] + files["reads"] + files["writes"]) == 0
     named = np.array([n.rstrip("/") in parents for n in names], dtype=bool)
     empty = idle & (files["time"] == 0)
     return idle & (named | empty)
@@ -91,9 +93,12 @@ def _per_file(rows: Table, nprocs: int) -> Table:
     _, codes = group_codes(layer_code.reshape(-1) * len(ids) + id_code.reshape(-1), sort=False)
     ngroups = int(codes.max()) + 1 if len(codes) else 0
     first = group_reduce(np.arange(len(rows)), codes, ngroups, "min")
-    names, name_code = np.unique(rows["name"], return_inverse=True)
-    out = Table({"layer": rows["layer"][first], "id": rows["id"][first],
-                 "name": names[group_reduce(name_code.reshape(-1), codes, ngroups, "max")]}, length=ngroups)
+    if ngroups == len(rows):  # every file one row: its name (no sort of a million names)
+        name = rows["name"][first]
+    else:
+        names, name_code = np.unique(rows["name"], return_inverse=True)
+        name = names[group_reduce(name_code.reshape(-1), codes, ngroups, "max")]
+    out = Table({"layer": rows["layer"][first], "id": rows["id"][first], "name": name}, length=ngroups)
     for c in ("ranks", *_SUMS, "reads", "writes"):
         out[c] = group_sum(rows[c], codes, ngroups)
     out["ranks"] = np.minimum(out["ranks"], nprocs).astype(np.int64)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.model import Profile
-from pario.table import as_table, group_codes, group_reduce
+from pario.table import as_table
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,18 @@ class HintsInEffect:
 
 
 def _names(profile: Profile) -> dict[int, str]:
+    """The names of the files that have hints (a log may hold a million other files)."""
+    wanted = np.array(sorted({int(f) for f in (*profile.hints, *profile.injected_hints)}), dtype=np.uint64)
     names: dict[int, str] = {}
+    if not len(wanted):
+        return names
     for layer in ("mpiio", "posix", "stdio"):
         frame = as_table(profile.layer(layer))
         if len(frame) and "id" in frame and "name" in frame:
-            # each file's first record names it
-            ids, codes = group_codes(frame["id"], sort=False)
-            first = group_reduce(np.arange(len(codes)), codes, len(ids), "min")
-            for fid, name in zip(ids.tolist(), frame["name"][first].tolist(), strict=True):
+            ids = np.asarray(frame["id"])
+            # candidates by their bits, in log order (the first record names a file)
+            rows = np.flatnonzero(np.isin(ids.astype(np.uint64), wanted))
+            for fid, name in zip(ids[rows].tolist(), frame["name"][rows].tolist(), strict=True):
                 names.setdefault(int(fid), str(name))
     return names
 
