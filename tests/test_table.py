@@ -80,3 +80,10 @@ def test_group_codes_first_appearance() -> None:
     assert group_reduce(np.array([1, 2, 3, 4, 5]), codes, 3, "sum").tolist() == [4, 7, 4]
     empty_keys, empty_codes = group_codes(np.zeros(0))
     assert len(empty_keys) == 0 and len(empty_codes) == 0
+
+
+def test_count_distinct() -> None:
+    from pario.table import count_distinct
+
+    assert count_distinct(np.array([5, 1, 5, 2, 1], dtype=np.uint64)) == 3
+    assert count_distinct(np.zeros(0)) == 0 and count_distinct(np.array([7])) == 1

@@ -79,7 +79,8 @@ def file_table(profile: Profile) -> Table:
             data["ranks"] = np.zeros(int(known.sum()))  # the file record counts the ranks
             layer = _FILE_LAYER[layer]
         n = len(data["id"])
-        parts.append(Table({"layer": np.full(n, layer, dtype=object), **data}, length=n))
+        parts.append(Table({"layer": np.full(n, layer, dtype=object),
+                            "layer_code": np.full(n, ALL_LAYERS.index(layer)), **data}, length=n))
     if not parts:
         return Table({c: np.zeros(0) for c in FILE_COLUMNS}, length=0)
     return _sorted_files(_per_file(Table.concat(parts), nprocs))
@@ -88,7 +89,7 @@ def file_table(profile: Profile) -> Table:
 def _per_file(rows: Table, nprocs: int) -> Table:
     """One row per (layer, id), in order of first appearance: the longest name (a library's
     dataset rows have none), the counts and times summed."""
-    _, layer_code = np.unique(rows["layer"], return_inverse=True)
+    layer_code = rows["layer_code"]  # the layer as a number: no hashing of a million strings
     ids, id_code = np.unique(rows["id"], return_inverse=True)
     _, codes = group_codes(layer_code.reshape(-1) * len(ids) + id_code.reshape(-1), sort=False)
     ngroups = int(codes.max()) + 1 if len(codes) else 0

@@ -318,7 +318,8 @@ def outermost_records(files: Mapping[str, Records]) -> dict[str, Table]:
     posix = out.get("posix")
     if mpiio is not None and posix is not None and len(mpiio) and len(posix):
         nested = np.isin(posix["id"], mpiio["id"])
-        out["posix"] = posix[~nested]
+        if nested.any():  # a copy of a million records only when some are dropped
+            out["posix"] = posix[~nested]
     return out
 
 
@@ -365,7 +366,9 @@ def time_records(files: Mapping[str, Records]) -> dict[str, Table]:
         return out
     for layer, frame in list(out.items()):
         if len(frame):
-            out[layer] = frame[~np.isin(np.asarray(frame["id"]).astype(np.uint64), covered)]
+            inside = np.isin(np.asarray(frame["id"]).astype(np.uint64), covered)
+            if inside.any():
+                out[layer] = frame[~inside]
     for layer, frame in files.items():
         if frame is None or not len(frame):
             continue
