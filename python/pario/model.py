@@ -205,7 +205,7 @@ def _derived_rank_columns(ranks: RankTable) -> dict[str, np.ndarray]:
 
 
 def _with_frame_columns(ranks: pd.DataFrame, derived: dict[str, np.ndarray]) -> pd.DataFrame:
-    """A rank DataFrame with the derived columns (until the readers make Tables)."""
+    """A rank DataFrame with the derived columns (for DataFrames built by hand: tests, scripts)."""
     import pandas as pd
 
     if any(c in ranks for c in derived) or not all(ranks.dtypes == np.float64):

@@ -31,7 +31,7 @@ import numpy as np
 from pario.model import empty_layer
 from pario.table import Table, as_table
 
-#: File records: a Table, or a DataFrame from a caller not yet switched to Tables.
+#: File records: a Table (a DataFrame built by hand works too, read by column).
 Records = Any
 
 TIME_COLS: tuple[str, ...] = ("read_time", "write_time", "meta_time")

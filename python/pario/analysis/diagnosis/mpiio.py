@@ -52,7 +52,7 @@ from pario.table import Table, as_table, group_codes, group_reduce
 if TYPE_CHECKING:
     import pandas as pd
 
-    #: Records as ``Facts.layer`` gives them (a DataFrame until the readers give Tables).
+    #: Records as ``Facts.layer`` gives them (Tables; a DataFrame built by hand works too).
     Records = Table | pd.DataFrame
 
 FAMILY = "mpiio"
