@@ -87,3 +87,17 @@ def test_count_distinct() -> None:
 
     assert count_distinct(np.array([5, 1, 5, 2, 1], dtype=np.uint64)) == 3
     assert count_distinct(np.zeros(0)) == 0 and count_distinct(np.array([7])) == 1
+
+
+@pytest.mark.parametrize("sorted_keys", [True, False])
+def test_float_group_sums_are_pandas_digit_for_digit(sorted_keys: bool) -> None:
+    from pario.table import group_sum
+
+    rng = np.random.default_rng(7)
+    keys = rng.integers(0, 50, 5000)
+    if sorted_keys:  # each group's rows together, no NaN: pandas' reduceat path
+        keys = np.sort(keys)
+    values = rng.random(5000) * 10.0 ** rng.integers(-6, 6, 5000)
+    expect = pd.DataFrame({"k": keys, "v": values}).groupby("k", sort=True)["v"].sum()
+    uniq, codes = group_codes(keys)
+    np.testing.assert_array_equal(group_sum(values, codes, len(uniq)), expect.to_numpy())

@@ -196,8 +196,54 @@ def group_codes(keys: np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, np.
     return uniq[order], rank[codes.reshape(-1)]
 
 
+def group_sum(values: np.ndarray, codes: np.ndarray, ngroups: int) -> np.ndarray:
+    """Per group (``codes``: each row's group, 0..ngroups-1), the sum of its floats as pandas'
+    groupby sums them, so that printed digits do not depend on how a table was grouped.
+
+    When each group's rows are together and no value is NaN, pandas adds each group's run
+    with ``np.add.reduceat``; otherwise it skips NaN and adds in row order with Kahan's
+    compensation.  The two can differ in the last digit.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    codes = np.asarray(codes)
+    nan = np.isnan(v)
+    if not len(v):
+        return np.zeros(ngroups)
+    if not nan.any() and bool((codes[1:] >= codes[:-1]).all()):
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        if len(starts) == ngroups:  # every group a run of rows, in order
+            return np.add.reduceat(np.ascontiguousarray(v), starts)
+    return _kahan_sum(v[~nan], codes[~nan], ngroups)
+
+
+def _kahan_sum(v: np.ndarray, codes: np.ndarray, ngroups: int) -> np.ndarray:
+    """Per group, its values added in row order with Kahan's compensation.
+
+    One step per position within a group, every group at once: the groups sorted largest
+    first, those with a value at position k are the first ones.
+    """
+    counts = np.bincount(codes, minlength=ngroups)
+    starts = np.cumsum(counts) - counts
+    ordered = v[np.argsort(codes, kind="stable")]  # each group's rows together, in row order
+    by_size = np.argsort(-counts, kind="stable")
+    sizes, first = counts[by_size], starts[by_size]
+    total = np.zeros(ngroups)
+    comp = np.zeros(ngroups)
+    for k in range(int(sizes[0]) if ngroups else 0):
+        m = int(np.searchsorted(-sizes, -k, side="left"))  # groups with more than k values
+        y = ordered[first[:m] + k] - comp[:m]
+        t = total[:m] + y
+        c = (t - total[:m]) - y
+        comp[:m] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation
+        total[:m] = t
+    out = np.empty(ngroups)
+    out[by_size] = total
+    return out
+
+
 def group_reduce(values: np.ndarray, codes: np.ndarray, ngroups: int, how: str) -> np.ndarray:
-    """Per group, ``how`` of its values: "sum" (NaN skipped; 0 for none), "min"/"max" (NaN
+    """Per group, ``how`` of its values: "sum" (NaN skipped; 0 for none; floats as
+    :func:`group_sum`), "min"/"max" (NaN
     skipped; NaN when all are), "first" (the first row's value), "size" (rows), "count"
     (rows that are not NaN), "any"."""
     values = np.asarray(values)
@@ -226,11 +272,7 @@ def group_reduce(values: np.ndarray, codes: np.ndarray, ngroups: int, how: str) 
             out_int = np.zeros(ngroups, dtype=np.int64 if values.dtype.kind != "u" else np.uint64)
             np.add.at(out_int, codes, values)
             return out_int
-        v = values.astype(np.float64)
-        out = np.zeros(ngroups)
-        keep = ~np.isnan(v)
-        np.add.at(out, codes[keep], v[keep])
-        return out
+        return group_sum(values, codes, ngroups)
     if how in ("min", "max"):
         ufunc = np.minimum if how == "min" else np.maximum
         if values.dtype.kind in "iu":

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.rankio import counter_column, group_sum
+from pario.analysis.rankio import counter_column
 from pario.collective import ALGORITHM_CODES, DIRECT, FALLBACK_REASONS, SHUFFLE_CODES
 from pario.model import Profile
-from pario.table import as_table, group_codes, group_reduce
+from pario.table import as_table, group_codes, group_reduce, group_sum
 from pario.units import count, seconds
 
 _SUMMED = ("engine_writes", "engine_cycles", "engine_fallbacks", "engine_setup_time", "engine_shuffle_time",

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from pario.analysis.libraries import data_file_ids
-from pario.analysis.rankio import LIBRARY_DATA_LAYERS, float_values, group_sum, time_records
+from pario.analysis.rankio import LIBRARY_DATA_LAYERS, float_values, time_records
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
-from pario.table import Table, as_table, group_codes, group_reduce
+from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 
 FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",
                                  "time", "bytes_read", "bytes_written", "reads", "writes")

@@ -26,11 +26,10 @@ from pario.analysis.rankio import (
     Records,
     counter_column,
     float_values,
-    group_sum,
 )
 from pario.analysis.values import Value, ratio
 from pario.model import LIBRARIES, Profile
-from pario.table import Table, as_table, group_codes, group_reduce
+from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 
 NOTHING_BENEATH = "no MPI-IO or POSIX records of the file"
 LIBRARY_LABELS: dict[str, str] = {"hdf5": "HDF5", "pnetcdf": "PnetCDF"}

@@ -89,36 +89,6 @@ def float_values(column: Any, na_value: float) -> np.ndarray:
     return np.where(missing, na_value, v).astype(np.float64)
 
 
-def group_sum(values: np.ndarray, codes: np.ndarray, ngroups: int) -> np.ndarray:
-    """Per group (``codes``: each row's group, 0..ngroups-1), the sum of its values in row
-    order, NaN skipped, with Kahan's compensation: the sums of the file tables have always
-    been compensated (pandas' groupby sums floats so), and the reports print their digits.
-
-    One step per position within a group, every group at once: the groups sorted largest
-    first, those with a value at position k are the first ones.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    keep = ~np.isnan(v)
-    v, codes = v[keep], np.asarray(codes)[keep]
-    counts = np.bincount(codes, minlength=ngroups)
-    starts = np.cumsum(counts) - counts
-    ordered = v[np.argsort(codes, kind="stable")]  # each group's rows together, in row order
-    by_size = np.argsort(-counts, kind="stable")
-    sizes, first = counts[by_size], starts[by_size]
-    total = np.zeros(ngroups)
-    comp = np.zeros(ngroups)
-    for k in range(int(sizes[0]) if ngroups else 0):
-        m = int(np.searchsorted(-sizes, -k, side="left"))  # groups with more than k values
-        y = ordered[first[:m] + k] - comp[:m]
-        t = total[:m] + y
-        c = (t - total[:m]) - y
-        comp[:m] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation
-        total[:m] = t
-    out = np.empty(ngroups)
-    out[by_size] = total
-    return out
-
-
 def _int_column(records: Records, name: str) -> np.ndarray:
     if name not in records:
         return np.full(len(records), -1, dtype=np.int64)

@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pario.analysis.rankio import group_sum
-from pario.table import Table, as_table, group_codes, group_reduce
+from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 
 #: Below this many rows a full sort is cheap: no shortcut.
 SMALL = 4096
@@ -227,24 +226,13 @@ def _reduce(v: np.ndarray, codes: np.ndarray | None, ngroups: int, how: str) -> 
 
 
 def _float_sum(v: np.ndarray, codes: np.ndarray | None, ngroups: int) -> np.ndarray:
-    """Per group, the sum of its floats as pandas' groupby sums them.
-
-    When each group's rows are together (always so for groups of one row) and no value is
-    NaN, pandas adds each group's run with ``np.add.reduceat``; otherwise it skips NaN and
-    sums with Kahan's compensation (:func:`pario.analysis.rankio.group_sum`).  The two can
-    differ in the last digit, which the findings print.
-    """
-    nan = np.isnan(v)
-    together = codes is None or bool((codes[1:] >= codes[:-1]).all())
-    if together and not nan.any():
-        if codes is None:
-            return v.copy()
-        if not len(v):
-            return np.zeros(ngroups)
-        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-        return np.add.reduceat(np.ascontiguousarray(v), starts)
-    if codes is None:  # 0.0 + each value: NaN counts 0, -0.0 becomes 0.0
-        return np.where(nan, 0.0, v + 0.0)
+    """Per group, the sum of its floats as pandas' groupby sums them
+    (:func:`pario.table.group_sum`); ``codes`` None: one row per group, so each value (as
+    reduceat gives it), or with a NaN among them 0.0 + each value (NaN counts 0, -0.0
+    becomes 0.0)."""
+    if codes is None:
+        nan = np.isnan(v)
+        return np.where(nan, 0.0, v + 0.0) if nan.any() else v.copy()
     return group_sum(v, codes, ngroups)
 
 
