@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pario.analysis.diagnosis import _fmt as fmt
-from pario.analysis.diagnosis._frames import isin, per_file, sum_in_order
+from pario.analysis.diagnosis._frames import isin, per_file, sort_order, sum_in_order
 from pario.analysis.diagnosis._frames import top as top_rows
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
@@ -155,16 +155,6 @@ def _files(grouped: Any) -> Table:
 
 def _file_subject(r: dict[str, Any], metrics: tuple[Metric, ...]) -> Subject:
     return Subject("file", str(r["name"]), metrics, hex_id(r["id"]))
-
-
-def _descending(v: np.ndarray) -> np.ndarray:
-    """The row order of pandas' ``sort_values(ascending=False)`` on one column ``v``, ties
-    included: as pandas does, a quicksort of the values reversed, reversed; NaN last."""
-    v = np.asarray(v)
-    missing = np.isnan(v) if v.dtype.kind == "f" else np.zeros(len(v), dtype=bool)
-    rows = np.flatnonzero(~missing)[::-1]
-    order = rows[np.argsort(v[rows], kind="quicksort")][::-1]
-    return np.concatenate([order, np.flatnonzero(missing)])
 
 
 def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[Finding]:
@@ -947,7 +937,7 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     if not hits:
         return
     hit = Table.concat(hits)
-    hit = hit[_descending(hit["max_rank"])]
+    hit = hit[sort_order(hit, "max_rank")]
     lost = float(hit["max_rank"].max())
     subjects = [
         _file_subject(
