@@ -39,7 +39,7 @@ several ranks), ``name`` (an object array of str), then the layer's counters
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -74,10 +74,6 @@ SIZE_BUCKETS: tuple[str, ...] = (
     "0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M",
     "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS",
 )
-
-
-#: A rank table: a Table, or a DataFrame from a reader not yet switched to Tables.
-RankTable = TypeVar("RankTable", Table, "pd.DataFrame")
 
 
 def counter_column(name: str) -> str:
@@ -152,26 +148,32 @@ class Profile:
         return records if records is not None else empty_layer()
 
 
+def rank_ids(ranks: Table) -> np.ndarray:
+    """The rank of each row of a rank table: its ``rank`` column when it has one (a log
+    without some ranks' data), else the row's position."""
+    if "rank" in ranks:
+        return np.asarray(ranks["rank"], dtype=np.int64)
+    return np.arange(len(ranks), dtype=np.int64)
+
+
 def empty_layer() -> Table:
     """A layer without records: the key columns, no rows."""
     return Table({"id": np.zeros(0, dtype=np.uint64), "rank": np.zeros(0, dtype=np.int64),
                   "name": np.zeros(0, dtype=object)})
 
 
-def add_derived_rank_columns(ranks: RankTable) -> RankTable:
-    """Return ``ranks`` with io, io_read/write/meta, mpi and useful columns added (a Table
-    for a Table, a DataFrame for a DataFrame).
+def add_derived_rank_columns(ranks: Table | pd.DataFrame) -> Table:
+    """Return ``ranks`` (a DataFrame built by hand is taken as :func:`pario.table.as_table`
+    takes it) with io, io_read/write/meta, mpi and useful columns added.
 
     A sum over columns skips missing values and is missing only when all its terms are
     (pandas' ``sum(axis=1, min_count=1)``, computed here with NumPy in column order).
     """
-    derived = _derived_rank_columns(ranks)
-    if isinstance(ranks, Table):
-        return ranks.assign(**derived)
-    return _with_frame_columns(ranks, derived)
+    table = as_table(ranks)
+    return table.assign(**_derived_rank_columns(table))
 
 
-def _derived_rank_columns(ranks: RankTable) -> dict[str, np.ndarray]:
+def _derived_rank_columns(ranks: Table) -> dict[str, np.ndarray]:
     """The derived columns of :func:`add_derived_rank_columns`, in their order."""
     n = len(ranks)
 
@@ -202,24 +204,6 @@ def _derived_rank_columns(ranks: RankTable) -> dict[str, np.ndarray]:
                                                           + np.where(np.isnan(mpi), 0.0, mpi))
     derived["useful"] = np.where((rest >= 0.0) | np.isnan(rest), rest, 0.0)
     return derived
-
-
-def _with_frame_columns(ranks: pd.DataFrame, derived: dict[str, np.ndarray]) -> pd.DataFrame:
-    """A rank DataFrame with the derived columns (for DataFrames built by hand: tests, scripts)."""
-    import pandas as pd
-
-    if any(c in ranks for c in derived) or not all(ranks.dtypes == np.float64):
-        out = ranks.copy()
-        for name, values in derived.items():
-            out[name] = values
-        return out
-    # one float block: the rank table and the derived columns side by side
-    n = len(ranks)
-    block = np.empty((n, len(ranks.columns) + len(derived)))
-    block[:, :len(ranks.columns)] = ranks.to_numpy(dtype=np.float64)
-    for i, values in enumerate(derived.values()):
-        block[:, len(ranks.columns) + i] = values
-    return pd.DataFrame(block, index=ranks.index.copy(), columns=[*ranks.columns, *derived], copy=False)
 
 
 #: statfs(2) f_type magic numbers of the file systems HPC users meet.

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.analysis.rankio import SHARED_NOTE, ProfileIO
-from pario.model import IO_KINDS, Profile, add_derived_rank_columns
+from pario.model import IO_KINDS, Profile, add_derived_rank_columns, rank_ids
 from pario.table import Table, as_table
 
 KIND_TIME = {"read": "read_time", "write": "write_time", "meta": "meta_time", "io": "time"}
@@ -70,14 +70,6 @@ def _array(ranks: Table, column: str) -> np.ndarray:
     if column not in ranks:
         return np.zeros(len(ranks))
     return np.nan_to_num(np.asarray(ranks[column], dtype=np.float64), nan=0.0)
-
-
-def rank_ids(ranks: Table) -> np.ndarray:
-    """The rank of each row of a rank table: its ``rank`` column when it has one (a log
-    without some ranks' data), else the row's position."""
-    if "rank" in ranks:
-        return np.asarray(ranks["rank"], dtype=np.int64)
-    return np.arange(len(ranks), dtype=np.int64)
 
 
 def at_ranks(per_rank: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ from pario.errors import LogFormatError
 from pario.log import _format as fmt
 from pario.log.dump import rank_ranges
 from pario.model import Job, Profile, add_derived_rank_columns, counter_column
+from pario.model import rank_ids as ranks_of_rows
 from pario.table import Table, as_table
 from pario.trace import reader as trace_reader
 
@@ -339,13 +340,6 @@ def _rank_table(columns: Table, rank_ids: np.ndarray) -> Table:
     return Table({"rank": rank_ids, **dict(columns.items())}, length=len(rank_ids))
 
 
-def _rank_ids(ranks: Table) -> np.ndarray:
-    """The rank of each row of a rank table (its ``rank`` column, else its position)."""
-    if "rank" in ranks:
-        return np.asarray(ranks["rank"], dtype=np.int64)
-    return np.arange(len(ranks), dtype=np.int64)
-
-
 def _max(values: np.ndarray) -> float:
     """The largest value that is not NaN (NaN if there is none), as pandas' max."""
     values = values[~np.isnan(values)]
@@ -474,7 +468,7 @@ def merge_rank_logs(profiles: list[Profile], where: str) -> Profile:
     """
     first = profiles[0].job
     per_log = [as_table(p.ranks) for p in profiles]
-    rank_ids = np.concatenate([_rank_ids(t) for t in per_log])
+    rank_ids = np.concatenate([ranks_of_rows(t) for t in per_log])
     order = np.argsort(rank_ids, kind="stable")
     rank_ids = rank_ids[order]
     if np.any(rank_ids[1:] == rank_ids[:-1]):
