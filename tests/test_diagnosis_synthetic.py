@@ -673,3 +673,18 @@ def test_a_large_profile_gives_the_findings_it_was_built_with():
     assert len(subjects) == RuleConfig().top_subjects and found["IO-SMALL-WRITES"].subjects_total == n
     assert all(s.name.startswith("/scratch/run/rank") for s in subjects)
     assert found["IO-REDUNDANT-READS"].subjects[0].name == "/scratch/run/input.dat"
+
+
+def test_top_rows_on_several_keys_are_pandas_head_of_sort_values() -> None:
+    """_frames.top's shortcut (no full sort of a large table) gives pandas' rows and order."""
+    from pario.analysis.diagnosis._frames import top
+    from pario.table import Table
+
+    rng = np.random.default_rng(3)
+    for signed in (True, False):
+        n = 9000
+        a = rng.integers(-20, 20, n) if signed else rng.integers(0, 30, n).astype(np.uint64)
+        b, c = rng.random(n).round(1), rng.integers(0, 5, n)
+        expect = pd.DataFrame({"a": a, "b": b, "c": c}).sort_values(["a", "b", "c"], ascending=False)
+        got = top(Table({"a": a, "b": b, "c": c, "row": np.arange(n)}), ["a", "b", "c"], 25)
+        assert got["row"].tolist() == expect.head(25).index.tolist()

@@ -290,7 +290,7 @@ def top(frame: Table, by: str | list[str], n: int) -> Table:
         order = cand[np.argsort(-v, kind="stable")]
     else:
         # np.lexsort: the last key is the primary one; position breaks ties (stable)
-        sort_keys = [cand] + [_descending(v[cand]) for v in reversed(vals)]
+        sort_keys = [cand] + [_descending_key(v[cand]) for v in reversed(vals)]
         order = cand[np.lexsort(sort_keys)]
     return t[order[:n]]
 
@@ -317,11 +317,3 @@ def sum_in_order(frame: Table, column: str, by: str) -> float:
 def _plain(v: np.ndarray) -> bool:
     """No NaN and no -0.0 (which pandas might order apart from 0.0)."""
     return not bool(np.isnan(v).any()) and not bool(np.signbit(v[v == 0.0]).any())
-
-
-def _descending(v: np.ndarray) -> np.ndarray:
-    """A key whose ascending order is ``v``'s descending order (equal values stay equal)."""
-    if v.dtype.kind == "f":
-        return -(v + 0.0)
-    # dense ranks, so that negation cannot overflow
-    return -np.searchsorted(_distinct(v), v)
