@@ -15,16 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from darshan_logs import ALL_LOGS, LOGS
 from pario.analysis import analyze, rank_times
 from pario.errors import LogFormatError, ParioError
 from pario.log import darshan_lib, darshan_reader, read_log
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
-ALL_LOGS = sorted(LOGS.glob("*.darshan"))
 MODULES = {"POSIX": "posix", "MPI-IO": "mpiio", "STDIO": "stdio"}
-
-pytestmark = pytest.mark.skipif(not ALL_LOGS, reason=f"no Darshan logs in {LOGS}")
-
 
 def log(name: str) -> Path:
     return next(p for p in ALL_LOGS if p.name.startswith(name))

@@ -12,14 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from darshan_logs import ALL_LOGS, LOGS
 from pario.analysis.diagnosis import RULES, diagnose, diagnosis_dict, findings_markdown, log_summary
 from pario.log import read_log
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-ALL = sorted(LOGS.glob("*.darshan")) if LOGS.is_dir() else []
-
-pytestmark = pytest.mark.skipif(not ALL, reason=f"no Darshan logs in {LOGS}")
+ALL = ALL_LOGS
 
 _cache: dict[str, list] = {}
 

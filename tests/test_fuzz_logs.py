@@ -19,19 +19,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from darshan_logs import LOGS
 from pario.analysis import analyze
 from pario.errors import ParioError
 from pario.log import darshan_reader, read_log
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
 EXAMPLES = int(os.environ.get("PARIO_FUZZ_EXAMPLES", "60"))
 
 
 def darshan_seed(name: str) -> Callable[[pytest.FixtureRequest], bytes]:
     def load(request: pytest.FixtureRequest) -> bytes:
         path = LOGS / name
-        if not path.exists():
-            pytest.skip(f"{path} not found")
         return path.read_bytes()
 
     return load
@@ -63,21 +61,16 @@ SEEDS: dict[str, Callable[[pytest.FixtureRequest], bytes]] = {
 @pytest.fixture(scope="session")
 def pario_demo_log(tmp_path_factory: pytest.TempPathFactory, pario_cmd: list[str],
                    mpi_env: dict[str, str]) -> Path:
-    """A real pario log: pario-demo-io on 2 ranks under `pario run` (skipped without the runtime)."""
+    """A real pario log: pario-demo-io on 2 ranks under `pario run`."""
     out = tmp_path_factory.mktemp("fuzz-seed")
     log = out / "demo.pario"
-    try:
-        demo = subprocess.run([*pario_cmd, "path", "pario-demo-io"], capture_output=True, text=True,
-                              timeout=60, env=mpi_env)
-        if demo.returncode != 0:
-            pytest.skip(f"pario-demo-io is not installed: {demo.stderr.strip()}")
-        proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "2",
-                               demo.stdout.strip(), str(out)], capture_output=True, text=True, timeout=180,
-                              env=mpi_env)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"cannot run the pario runtime: {exc}")
-    if proc.returncode != 0 or not log.exists():
-        pytest.skip(f"pario run failed: {proc.stderr.strip()[-300:]}")
+    demo = subprocess.run([*pario_cmd, "path", "pario-demo-io"], capture_output=True, text=True,
+                          timeout=60, env=mpi_env)
+    assert demo.returncode == 0, demo.stderr
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "2",
+                           demo.stdout.strip(), str(out)], capture_output=True, text=True, timeout=180,
+                          env=mpi_env)
+    assert proc.returncode == 0 and log.exists(), proc.stderr[-300:]
     return log
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from browser import load
+from darshan_logs import LOGS
 from pario.analysis.run import analyze
 from pario.log import read_log
 from pario.report import format as fmt
@@ -18,7 +19,6 @@ from pario.report.html import render_html
 from test_report import synthetic
 from test_timeline import EXPECTED, HOSTILE, two_ranks
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
 # names that would run script if the page put them in as HTML
 HOSTILE_FILE = '<img src=x onerror="window.pwned=1">.dat'
 HOSTILE_EXE = "/bin/<script>window.pwned=2</script>app"

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from darshan_logs import LOGS
 from pario.analysis import analyze
 from pario.analysis.diagnosis import RuleConfig, diagnose
 from pario.analysis.libraries import library_summary
@@ -24,15 +25,11 @@ from pario.log.darshan_reader import read_darshan_log
 from pario.model import counter_column
 from test_diagnosis_synthetic import ids, profile
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
 HDF5 = LOGS / "shane_ior-HDF5_id438090-438090_11-9-41522-17417065676046418211_1.darshan"
 PNETCDF = LOGS / "shane_ior-PNETCDF_id438100-438100_11-9-41525-10280033558448664385_1.darshan"
 ONE_BYTE = LOGS / "hdf5_diagonal_write_1_byte_dxt.darshan"
 IOR_FILE = "/home/shane/software/ior/build/testFile"
 MiB = 1 << 20
-
-needs_logs = pytest.mark.skipif(not HDF5.exists(), reason="../shared/darshan-logs not present")
-
 
 def test_counter_names_of_the_library_layers():
     assert counter_column("PNETCDF_VAR_PUT_VARA") == "put_vara"
@@ -41,7 +38,6 @@ def test_counter_names_of_the_library_layers():
     assert counter_column("POSIX_F_READ_TIME") == "read_time"
 
 
-@needs_logs
 def test_ior_hdf5_datasets_files_and_time():
     p = read_darshan_log(HDF5)
     d, f = p.files["h5d"], p.files["h5f"]
@@ -85,7 +81,6 @@ def test_ior_hdf5_datasets_files_and_time():
     assert lf.overhead.value == pytest.approx(want - mpiio, rel=1e-4)
 
 
-@needs_logs
 def test_ior_pnetcdf_variables():
     p = read_darshan_log(PNETCDF)
     v, f = p.files["pnetcdf_var"], p.files["pnetcdf_file"]
@@ -106,7 +101,6 @@ def test_ior_pnetcdf_variables():
     assert pnetcdf == pytest.approx(1.610041e-03 + 1.031947e-02 + 6.628036e-05 + 7.913589e-03, rel=1e-5)
 
 
-@needs_logs
 def test_ior_logs_findings_and_report():
     hdf5 = diagnose(read_darshan_log(HDF5))
     found = {f.id: f for f in hdf5}
@@ -131,7 +125,6 @@ def test_ior_logs_findings_and_report():
     assert top["time"] == pytest.approx(lib.library_time.value)
 
 
-@needs_logs
 def test_one_byte_hdf5_writes_are_flagged(pario_cmd, tmp_path):
     p = read_darshan_log(ONE_BYTE)
     lib = library_summary(p)
@@ -351,8 +344,7 @@ def _s3d(run_under_pario, tmp_path: Path, name: str, *options: str):
 def test_s3d_pnetcdf_small_independent_puts_vs_nonblocking(run_under_pario, tmp_path):
     small = _s3d(run_under_pario, tmp_path, "small", "--small", "--independent")
     v = small.files["pnetcdf_var"]
-    if not len(v):
-        pytest.skip("the PnetCDF layer is not active in this build")
+    assert len(v), "the PnetCDF layer is not active in this build"
     # 32^3 grid over 1x2x2 ranks: a 32x16x16 block, one put per x-row: 16*16 = 256 rows per rank-array
     # row; yspecies 11 + u 3 + pressure + temperature = 16 arrays -> 4096 puts per rank
     assert float(v["indep_writes"].sum()) == 4 * 4096 and float(v["nb_writes"].sum()) == 0
@@ -391,8 +383,7 @@ def _vpic(run_under_pario, tmp_path: Path, name: str, *options: str, trace: bool
     r = run_under_pario(log, command, extra=extra or None)
     assert r.returncode == 0, r.stderr
     p = read_pario_log(log)
-    if not len(p.files["h5d"]):
-        pytest.skip("the HDF5 layer is not active in this build")
+    assert len(p.files["h5d"]), "the HDF5 layer is not active in this build"
     return log, p
 
 

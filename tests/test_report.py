@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from darshan_logs import ALL_LOGS
 from pario import cli
 from pario.analysis import analyze
 from pario.log import read_log
@@ -21,12 +22,7 @@ from pario.report.html import render_html, safe_json
 from pario.report.json_out import to_json
 from pario.report.terminal import render_to_string
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
-ALL_LOGS = sorted(LOGS.glob("*.darshan"))
 XSS = "<script>alert(1)</script>.dat"
-needs_logs = pytest.mark.skipif(not ALL_LOGS, reason=f"no Darshan logs in {LOGS}")
-
-
 def log(name: str) -> Path:
     return next(p for p in ALL_LOGS if p.name.startswith(name))
 
@@ -61,7 +57,6 @@ def synthetic(name: str = XSS, exe: str = "/bin/<b>app</b>", other: str = "/data
 # terminal
 # ---------------------------------------------------------------------------
 
-@needs_logs
 @pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
 def test_every_log_gives_a_report(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, str(path))
@@ -139,7 +134,6 @@ def test_html_is_self_contained(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert page.count("Plotly.newPlot(") >= 3  # per-rank bars, histograms, files
 
 
-@needs_logs
 def test_html_json_csv_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     html, js, out_dir = tmp_path / "r.html", tmp_path / "r.json", tmp_path / "csv"
     code, out, err = run_cli(capsys, str(log("imbalanced-io")), "--html", str(html), "--json", str(js),
@@ -163,7 +157,6 @@ def test_html_json_csv_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert rows["pop.parallel_efficiency"]["value"] == ""
 
 
-@needs_logs
 def test_json_totals_match_pydarshan() -> None:
     import darshan
 
@@ -192,7 +185,6 @@ def test_json_of_a_synthetic_model() -> None:
         analyze(synthetic()).pop.parallel_efficiency.value)
 
 
-@needs_logs
 def test_json_dash_prints_only_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, str(log("mpi-io-test-x86_64-3.5.0")), "--json", "-")
     assert code == 0
@@ -203,7 +195,6 @@ def test_json_dash_prints_only_json(capsys: pytest.CaptureFixture[str]) -> None:
 # several logs: scaling
 # ---------------------------------------------------------------------------
 
-@needs_logs
 def test_several_logs_give_a_scaling_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     logs = [str(log("mpi-io-test-x86_64-3.5.0")), str(log("treddy")), str(log("imbalanced-io"))]
     js = tmp_path / "s.json"
@@ -247,7 +238,6 @@ def test_unknown_file_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "not a pario or Darshan log" in one_error_line(err)
 
 
-@needs_logs
 def test_truncated_darshan_log_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "cut.darshan"
     bad.write_bytes(log("treddy").read_bytes()[:3000])
@@ -257,7 +247,6 @@ def test_truncated_darshan_log_error(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "cut.darshan" in line and ("truncated" in line or "corrupt" in line)
 
 
-@needs_logs
 def test_corrupt_darshan_log_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = bytearray(log("mpi-io-test-x86_64-3.5.0").read_bytes())
     data[1400:1410] = b"\xff" * 10  # inside the compressed job data

@@ -5,18 +5,14 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
+from darshan_logs import LOGS
 from pario.analysis.diagnosis import diagnose
 from pario.log import read_log
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
 IMBALANCED = LOGS / "imbalanced-io.darshan"
-
-pytestmark = pytest.mark.skipif(not IMBALANCED.exists(), reason="shared Darshan logs not present")
-
 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory, pario_cmd):

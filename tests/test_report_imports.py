@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
+from darshan_logs import LOGS
 
 #: Runs one pario command in this process, then prints the heavy modules it imported.
 PROBE = """
@@ -58,7 +58,7 @@ def traced_log(tmp_path_factory: pytest.TempPathFactory, pario_cmd: list[str],
 
 @pytest.mark.parametrize("name", DARSHAN_LOGS)
 def test_report_and_diagnose_of_darshan_logs_import_no_pandas(name: str, tmp_path: Path) -> None:
-    log = str(SHARED_LOGS / name)
+    log = str(LOGS / name)
     assert imported_by(["report", log], tmp_path) == set()
     assert imported_by(["diagnose", log], tmp_path) == set()
 

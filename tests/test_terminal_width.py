@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from darshan_logs import LOGS
 from pario.analysis.diagnosis import findings_renderable
 from pario.log import read_log
 from pario.report import build
 from pario.report.terminal import render
 from pario.textfit import wrap_words
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "darshan-logs"
 DARSHAN = [
     "skew-app.darshan",
     "imbalanced-io.darshan",
@@ -171,8 +171,6 @@ def test_pario_logs_fit(pario_logs: list[Path], width: int) -> None:
 @pytest.mark.parametrize("name", DARSHAN)
 def test_darshan_logs_fit(name: str, width: int) -> None:
     path = LOGS / name
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
     check(_report([path], width), _report([path], 1000), width)
     findings = build([read_log(str(path))])[0][0].findings
     check(
@@ -184,8 +182,6 @@ def test_darshan_logs_fit(name: str, width: int) -> None:
 
 def test_skew_app_numbers_are_plain() -> None:
     path = LOGS / "skew-app.darshan"
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
     text = _report([path], 120)
     assert "1.02e+03 KiB" not in text and "1.37e+04 h" not in text
     assert "571 d" in text  # 13,700 h of I/O time summed over the ranks of the busiest file
@@ -193,8 +189,6 @@ def test_skew_app_numbers_are_plain() -> None:
 
 def test_runs_with_long_names_are_labelled_not_cut() -> None:
     pair = [LOGS / DARSHAN[3], LOGS / DARSHAN[4]]
-    if not all(p.exists() for p in pair):
-        pytest.skip("shared logs not here")
     text = _report(pair, 80, scaling="strong")
     assert "run 1      4   12.2 ms" in text and "run 2      4     13 ms" in text
     # the legend gives each full path, wrapped only after a '/' (wherever the checkout lies)
