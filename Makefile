@@ -39,7 +39,8 @@ deps:
 
 # What only the tests need: Slurm's daemons and munge, PostgreSQL's server (the
 # tests start private ones in a temporary directory), MPICH beside Open MPI, and
-# chromium with its driver (the HTML reports are tested in a headless browser).
+# chromium with its driver (the HTML reports are tested in a headless browser),
+# and node (the report page's scripts are run).
 # Installed without recommends, not started (policy-rc.d) and not enabled at
 # boot: a developer's machine gets no new services.  (Debian's postgresql also
 # initialises a "main" cluster in /var/lib/postgresql; it stays stopped.)
@@ -52,6 +53,7 @@ deps-test: deps
 	command -v mpicc.mpich >/dev/null 2>&1 || extra="$$extra mpich libmpich-dev"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || extra="$$extra postgresql"; \
 	[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || extra="$$extra chromium chromium-driver"; \
+	command -v node >/dev/null 2>&1 || extra="$$extra nodejs"; \
 	if [ -n "$$extra" ]; then \
 	  echo "installing for the tests:$$extra"; \
 	  $(SUDO) apt-get update -qq; \
@@ -95,7 +97,7 @@ lint: install
 	$(VENV)/bin/ruff check python tests bench docs
 
 test-py: deps-test install
-	$(VENV)/bin/pytest -q tests
+	$(VENV)/bin/pytest -q -rs tests
 
 test: test-c lint test-py
 

@@ -13,7 +13,38 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "tests" / "programs"
-SHARED_LOGS = ROOT.parent / "shared" / "darshan-logs"
+
+#: The only reasons a test may skip: facts about the machine that `make test` cannot change.  A skip
+#: reason starts with one of these words; any other skip (missing test data, a tool that `make
+#: deps-test` should have installed, a failed run) fails the session.
+MACHINE_SKIPS = {
+    "not root:": "the test needs root (e.g. /proc is 'writable' only for root)",
+    "on Lustre:": "the test checks what pario records off Lustre",
+}
+_bad_skips: list[str] = []
+
+
+def machine_skip_reason(reason: str) -> bool:
+    return reason.startswith(tuple(MACHINE_SKIPS))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+        if not machine_skip_reason(reason):
+            _bad_skips.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _bad_skips and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    if _bad_skips:
+        terminalreporter.section("skips that are not about the machine (they fail the run)", red=True)
+        for line in _bad_skips:
+            terminalreporter.line(line)
 
 
 @pytest.fixture(scope="session")

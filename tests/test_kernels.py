@@ -260,7 +260,8 @@ def test_bad_parameters(tmp_path, kernel, nprocs, args, message):
     assert not (tmp_path / "x.dat").exists()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="/proc is only 'writable' for root; others get exit 2")
+@pytest.mark.skipif(os.geteuid() != 0,
+                    reason="not root: /proc is only 'writable' for root; others get exit 2")
 @pytest.mark.parametrize("extra", [[], ["--api", "posix", "--independent"], ["--layout", "fpp"]])
 def test_io_error_exit_1(extra):
     """The directory passes the checks but the open fails: one line, exit 1, no hang."""

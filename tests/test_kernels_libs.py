@@ -12,7 +12,6 @@ themselves (h5f, h5d, pnetcdf_*) are tested with the runtime, not here.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,11 +20,6 @@ import pytest
 from kernel_helpers import TIMEOUT, kernel_exe, mpirun, one_json
 from pario.log import read_log
 from record_helpers import one_record
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("h5dump") is None or shutil.which("ncmpidump") is None,
-    reason="hdf5-tools and pnetcdf-bin are needed (make deps)",
-)
 
 VPIC_VARS = ["x", "y", "z", "id1", "id2", "px", "py", "pz"]
 S3D_ARRAYS = {"yspecies": 11, "u": 3, "pressure": 1, "temperature": 1}

@@ -43,7 +43,7 @@ def test_counters_are_zero_off_lustre(real_log: Path):
     assert set(LUSTRE_COLUMNS) <= set(posix.columns)
     assert (posix["fs_type"] != 0).all()
     if (posix["fs_type"] == LUSTRE_SUPER_MAGIC).any():
-        pytest.skip("the test directory is on Lustre")
+        pytest.skip("on Lustre: the test directory is on Lustre")
     for c in LUSTRE_COLUMNS:
         assert (posix[c] == 0).all(), c
     assert profile.job.metadata["lustre_striping"] == {}
