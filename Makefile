@@ -40,7 +40,8 @@ deps:
 # What only the tests need: Slurm's daemons and munge, PostgreSQL's server (the
 # tests start private ones in a temporary directory), MPICH beside Open MPI, and
 # chromium with its driver (the HTML reports are tested in a headless browser),
-# and node (the report page's scripts are run).
+# node (the report page's scripts are run) and gfortran (Fortran MPI programs
+# are profiled under both MPIs).
 # Installed without recommends, not started (policy-rc.d) and not enabled at
 # boot: a developer's machine gets no new services.  (Debian's postgresql also
 # initialises a "main" cluster in /var/lib/postgresql; it stays stopped.)
@@ -54,6 +55,7 @@ deps-test: deps
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || extra="$$extra postgresql"; \
 	[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || extra="$$extra chromium chromium-driver"; \
 	command -v node >/dev/null 2>&1 || extra="$$extra nodejs"; \
+	command -v gfortran >/dev/null 2>&1 || extra="$$extra gfortran"; \
 	if [ -n "$$extra" ]; then \
 	  echo "installing for the tests:$$extra"; \
 	  $(SUDO) apt-get update -qq; \

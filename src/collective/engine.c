@@ -124,7 +124,7 @@ static int64_t parse_bytes(const char *s, int64_t fallback)
 static int info_get(MPI_Info info, const char *key, char *val, int len)
 {
     int flag = 0;
-    if (info == MPI_INFO_NULL || PMPI_Info_get(info, key, len - 1, val, &flag) != MPI_SUCCESS)
+    if (info == MPI_INFO_NULL || NEXT(PMPI_Info_get)(info, key, len - 1, val, &flag) != MPI_SUCCESS)
         return 0;
     return flag;
 }
@@ -181,13 +181,13 @@ static struct cw_file *new_file(MPI_Comm comm, const char *path, int amode, cons
     f->fs_block = stat(f->path, &st) == 0 && st.st_blksize > 0 ? (int64_t)st.st_blksize : 0;
     f->win = MPI_WIN_NULL;
     f->comm = MPI_COMM_NULL;
-    if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS) {
+    if (NEXT(PMPI_Comm_dup)(comm, &f->comm) != MPI_SUCCESS) {
         free(f);
         return NULL;
     }
-    PMPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
-    PMPI_Comm_rank(f->comm, &f->rank);
-    PMPI_Comm_size(f->comm, &f->nprocs);
+    NEXT(PMPI_Comm_set_errhandler)(f->comm, MPI_ERRORS_RETURN);
+    NEXT(PMPI_Comm_rank)(f->comm, &f->rank);
+    NEXT(PMPI_Comm_size)(f->comm, &f->nprocs);
     return f;
 }
 
@@ -212,13 +212,13 @@ struct cw_file *cw_file_open(MPI_File fh, MPI_Comm comm, const char *path, int a
     /* the stripe the MPI library found (Lustre/GPFS) as the default; the
      * caller's hints, parsed again, still win */
     MPI_Info effect = MPI_INFO_NULL;
-    if (PMPI_File_get_info(fh, &effect) == MPI_SUCCESS && effect != MPI_INFO_NULL) {
+    if (NEXT(PMPI_File_get_info)(fh, &effect) == MPI_SUCCESS && effect != MPI_INFO_NULL) {
         char v[64];
         if (info_get(effect, "striping_unit", v, sizeof v)) {
             h.striping_unit = parse_bytes(v, 0);
             parse_hints(&h, info);
         }
-        PMPI_Info_free(&effect);
+        NEXT(PMPI_Info_free)(&effect);
     }
     return new_file(comm, path, amode, &h);
 }
@@ -249,7 +249,7 @@ void cw_file_view_changed(struct cw_file *f)
 static void free_buffers(struct cw_file *f)
 {
     if (f->win != MPI_WIN_NULL)
-        PMPI_Win_free(&f->win); /* owns f->buf */
+        NEXT(PMPI_Win_free)(&f->win); /* owns f->buf */
     else
         free(f->buf);
     f->win = MPI_WIN_NULL;
@@ -268,7 +268,7 @@ void cw_file_close(struct cw_file *f)
     free_view(&f->view);
     free(f->aggs);
     if (f->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&f->comm);
+        NEXT(PMPI_Comm_free)(&f->comm);
     free(f);
 }
 
@@ -304,16 +304,16 @@ static int choose_aggregators(struct cw_file *f)
     int np = f->nprocs, rc;
     free_buffers(f); /* sized for the old aggregators (collective if a window exists) */
     MPI_Comm node;
-    rc = PMPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node);
+    rc = NEXT(PMPI_Comm_split_type)(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node);
     if (rc != MPI_SUCCESS)
         return rc;
     int local = 0, leader = f->rank;
-    PMPI_Comm_rank(node, &local);
-    PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
-    PMPI_Comm_free(&node);
+    NEXT(PMPI_Comm_rank)(node, &local);
+    NEXT(PMPI_Bcast)(&leader, 1, MPI_INT, 0, node);
+    NEXT(PMPI_Comm_free)(&node);
     char host[MPI_MAX_PROCESSOR_NAME] = "";
     int hlen = 0;
-    PMPI_Get_processor_name(host, &hlen);
+    NEXT(PMPI_Get_processor_name)(host, &hlen);
     int my_cap = config_cap(f->hints.cb_config_list, host);
     int mine[3] = {leader, local, my_cap};
     int *all = malloc((size_t)np * 3 * sizeof *all);
@@ -323,7 +323,7 @@ static int choose_aggregators(struct cw_file *f)
         free(aggs);
         return MPI_ERR_NO_MEM;
     }
-    rc = PMPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, f->comm);
+    rc = NEXT(PMPI_Allgather)(mine, 3, MPI_INT, all, 3, MPI_INT, f->comm);
     if (rc != MPI_SUCCESS) {
         free(all);
         free(aggs);
@@ -363,7 +363,7 @@ static int load_view(struct cw_file *f, MPI_File fh)
     MPI_Offset disp;
     MPI_Datatype etype, ftype;
     char rep[MPI_MAX_DATAREP_STRING + 1];
-    int rc = PMPI_File_get_view(fh, &disp, &etype, &ftype, rep);
+    int rc = NEXT(PMPI_File_get_view)(fh, &disp, &etype, &ftype, rep);
     if (rc != MPI_SUCCESS)
         return rc;
     free_view(v);
@@ -371,7 +371,7 @@ static int load_view(struct cw_file *f, MPI_File fh)
     v->native = strcmp(rep, "native") == 0;
     v->disp = disp;
     int esize = 0;
-    PMPI_Type_size(etype, &esize);
+    NEXT(PMPI_Type_size)(etype, &esize);
     v->etype_size = esize;
     const struct pario_flat *flat = NULL;
     if (v->native && esize > 0 && pario_flatten(ftype, CW_MAX_PIECES, &flat) == MPI_SUCCESS &&
@@ -394,10 +394,10 @@ static int load_view(struct cw_file *f, MPI_File fh)
         }
     }
     int comb, ni, na, nd;
-    if (PMPI_Type_get_envelope(etype, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
-        PMPI_Type_free(&etype);
-    if (PMPI_Type_get_envelope(ftype, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
-        PMPI_Type_free(&ftype);
+    if (NEXT(PMPI_Type_get_envelope)(etype, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+        NEXT(PMPI_Type_free)(&etype);
+    if (NEXT(PMPI_Type_get_envelope)(ftype, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+        NEXT(PMPI_Type_free)(&ftype);
     return MPI_SUCCESS;
 }
 
@@ -598,7 +598,7 @@ static int exchange_requests(struct cw_ctx *x)
         sbuf[2 * i] = x->mine[i].off;
         sbuf[2 * i + 1] = x->mine[i].len;
     }
-    if ((rc = PMPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, f->comm)) != MPI_SUCCESS)
+    if ((rc = NEXT(PMPI_Alltoall)(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, f->comm)) != MPI_SUCCESS)
         goto out;
     int64_t total = 0;
     for (int r = 0; r < np; r++) {
@@ -613,9 +613,9 @@ static int exchange_requests(struct cw_ctx *x)
     x->oth_skip = calloc((size_t)np, sizeof *x->oth_skip);
     if (!rbuf || !x->oth || !x->oth_first || !x->oth_cur || !x->oth_skip)
         goto out;
-    if ((rc = PMPI_Type_contiguous(2, MPI_INT64_T, &pair)) != MPI_SUCCESS || (rc = PMPI_Type_commit(&pair)) != MPI_SUCCESS)
+    if ((rc = NEXT(PMPI_Type_contiguous)(2, MPI_INT64_T, &pair)) != MPI_SUCCESS || (rc = NEXT(PMPI_Type_commit)(&pair)) != MPI_SUCCESS)
         goto out;
-    if ((rc = PMPI_Alltoallv(sbuf, scnt, sdsp, pair, rbuf, rcnt, rdsp, pair, f->comm)) != MPI_SUCCESS)
+    if ((rc = NEXT(PMPI_Alltoallv)(sbuf, scnt, sdsp, pair, rbuf, rcnt, rdsp, pair, f->comm)) != MPI_SUCCESS)
         goto out;
     int64_t st = INT64_MAX, end = 0;
     for (int r = 0; r < np; r++) {
@@ -633,7 +633,7 @@ static int exchange_requests(struct cw_ctx *x)
         ranges[0] = st;
         ranges[1] = end;
     }
-    if ((rc = PMPI_Allgather(ranges, 2, MPI_INT64_T, all, 2, MPI_INT64_T, f->comm)) != MPI_SUCCESS)
+    if ((rc = NEXT(PMPI_Allgather)(ranges, 2, MPI_INT64_T, all, 2, MPI_INT64_T, f->comm)) != MPI_SUCCESS)
         goto out;
     rc = MPI_ERR_NO_MEM;
     x->agg_st = malloc((size_t)na * sizeof *x->agg_st);
@@ -649,7 +649,7 @@ static int exchange_requests(struct cw_ctx *x)
     rc = MPI_SUCCESS;
 out:
     if (pair != MPI_DATATYPE_NULL)
-        PMPI_Type_free(&pair);
+        NEXT(PMPI_Type_free)(&pair);
     free(scnt);
     free(sdsp);
     free(rcnt);
@@ -816,7 +816,7 @@ static int run_fences(struct cw_ctx *x)
     rc = start_cycle(x, 0);
     uint64_t t0 = cw_now();
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+        rc = NEXT(PMPI_Win_fence)(MPI_MODE_NOPRECEDE, win);
     x->t_shuffle += cw_now() - t0;
     if (rc == MPI_SUCCESS)
         rc = cw_cycle_puts(x, slot_of(x, 0));
@@ -825,7 +825,7 @@ static int run_fences(struct cw_ctx *x)
         int more = c + 1 < x->ncycles;
         if (x->nbuf == 1) {
             t0 = cw_now();
-            rc = PMPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+            rc = NEXT(PMPI_Win_fence)(MPI_MODE_NOSUCCEED, win);
             x->t_shuffle += cw_now() - t0;
             cy->shuffled = 1;
             write_cycle(x, cy);
@@ -833,7 +833,7 @@ static int run_fences(struct cw_ctx *x)
                 rc = start_cycle(x, c + 1);
                 t0 = cw_now();
                 if (rc == MPI_SUCCESS)
-                    rc = PMPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+                    rc = NEXT(PMPI_Win_fence)(MPI_MODE_NOPRECEDE, win);
                 x->t_shuffle += cw_now() - t0;
                 if (rc == MPI_SUCCESS)
                     rc = cw_cycle_puts(x, slot_of(x, c + 1));
@@ -844,7 +844,7 @@ static int run_fences(struct cw_ctx *x)
             rc = start_cycle(x, c + 1); /* buffer free and holes read before the epoch opens */
         t0 = cw_now();
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Win_fence(more ? 0 : MPI_MODE_NOSUCCEED, win);
+            rc = NEXT(PMPI_Win_fence)(more ? 0 : MPI_MODE_NOSUCCEED, win);
         x->t_shuffle += cw_now() - t0;
         cy->shuffled = 1;
         if (more && rc == MPI_SUCCESS)
@@ -878,7 +878,7 @@ static int error_class(int err)
 static enum cw_fallback file_fallback(struct cw_file *f, MPI_File fh)
 {
     int atomic = 0;
-    if (PMPI_File_get_atomicity(fh, &atomic) != MPI_SUCCESS)
+    if (NEXT(PMPI_File_get_atomicity)(fh, &atomic) != MPI_SUCCESS)
         return CW_FB_OTHER;
     if (atomic)
         return CW_FB_ATOMIC;
@@ -958,12 +958,12 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
     int rc;
     uint64_t t0 = cw_now();
     int tsize = 0;
-    PMPI_Type_size(type, &tsize);
+    NEXT(PMPI_Type_size)(type, &tsize);
     int64_t bytes = count > 0 ? (int64_t)count * tsize : 0;
     *bytes_out = bytes;
     /* where the data starts in the view, in bytes of data */
     MPI_Offset pos = offset;
-    if (!explicit_offset && PMPI_File_get_position(fh, &pos) != MPI_SUCCESS)
+    if (!explicit_offset && NEXT(PMPI_File_get_position)(fh, &pos) != MPI_SUCCESS)
         pos = -1;
     /* what this rank can do: 0 fine, else a reason (the worst one wins) */
     int reason = CW_FB_NONE;
@@ -993,7 +993,7 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
         mine[0] = x->mine[0].off;
         mine[1] = x->mine[x->nmine - 1].off + x->mine[x->nmine - 1].len;
     }
-    rc = PMPI_Allgather(mine, 5, MPI_INT64_T, all, 5, MPI_INT64_T, f->comm);
+    rc = NEXT(PMPI_Allgather)(mine, 5, MPI_INT64_T, all, 5, MPI_INT64_T, f->comm);
     int64_t min_st = INT64_MAX, max_end = 0, worst = 0, direct = 1, direct_rc = MPI_SUCCESS;
     for (int r = 0; rc == MPI_SUCCESS && r < f->nprocs; r++) {
         const int64_t *a = all + 5 * r;
@@ -1088,7 +1088,7 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
         int mine = rc != MPI_SUCCESS ? rc : error_class(x.err), worst = mine;
         if (x.agreed)
             worst = x.agreed_rc; /* the allgather carried every rank's result */
-        else if (PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS)
+        else if (NEXT(PMPI_Allreduce)(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS)
             worst = mine != MPI_SUCCESS ? mine : MPI_ERR_OTHER;
         rc = worst;
         stats->algorithm = x.alg;
@@ -1102,11 +1102,11 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
         if (rc == MPI_SUCCESS) {
             if (!explicit_offset && bytes > 0) {
                 MPI_Offset pos;
-                PMPI_File_get_position(fh, &pos);
-                PMPI_File_seek(fh, pos + bytes / f->view.etype_size, MPI_SEEK_SET);
+                NEXT(PMPI_File_get_position)(fh, &pos);
+                NEXT(PMPI_File_seek)(fh, pos + bytes / f->view.etype_size, MPI_SEEK_SET);
             }
             if (status != MPI_STATUS_IGNORE)
-                PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)bytes);
+                NEXT(PMPI_Status_set_elements_x)(status, MPI_BYTE, (MPI_Count)bytes);
         }
     }
     free_ctx(&x);

@@ -156,9 +156,9 @@ static int flatten_predefined(MPI_Datatype t, struct builder *out)
 {
     int size;
     MPI_Aint tlb, text;
-    int rc = PMPI_Type_size(t, &size);
+    int rc = NEXT(PMPI_Type_size)(t, &size);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Type_get_true_extent(t, &tlb, &text);
+        rc = NEXT(PMPI_Type_get_true_extent)(t, &tlb, &text);
     if (rc != MPI_SUCCESS)
         return rc;
     if ((int64_t)size == (int64_t)text)
@@ -175,7 +175,7 @@ static int inner(MPI_Datatype t, int64_t max, struct builder *b, int64_t *extent
 {
     MPI_Aint lb, ext;
     builder_init(b, max);
-    int rc = PMPI_Type_get_extent(t, &lb, &ext);
+    int rc = NEXT(PMPI_Type_get_extent)(t, &lb, &ext);
     if (rc != MPI_SUCCESS)
         return rc;
     *extent = ext;
@@ -401,7 +401,7 @@ static int flatten_derived(int combiner, const int *ints, const MPI_Aint *addrs,
 static int flatten_type(MPI_Datatype t, int64_t max, struct builder *out)
 {
     int ni, na, nt, combiner;
-    int rc = PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
+    int rc = NEXT(PMPI_Type_get_envelope)(t, &ni, &na, &nt, &combiner);
     if (rc != MPI_SUCCESS)
         return rc;
     if (is_predefined(combiner))
@@ -415,14 +415,14 @@ static int flatten_type(MPI_Datatype t, int64_t max, struct builder *out)
         free(ints), free(addrs), free(types);
         return MPI_ERR_INTERN;
     }
-    rc = PMPI_Type_get_contents(t, ni, na, nt, ints, addrs, types);
+    rc = NEXT(PMPI_Type_get_contents)(t, ni, na, nt, ints, addrs, types);
     if (rc == MPI_SUCCESS) {
         rc = flatten_derived(combiner, ints, addrs, types, max, out);
         for (int i = 0; i < nt; i++) {
             int a, b, c, comb;
-            if (PMPI_Type_get_envelope(types[i], &a, &b, &c, &comb) == MPI_SUCCESS &&
+            if (NEXT(PMPI_Type_get_envelope)(types[i], &a, &b, &c, &comb) == MPI_SUCCESS &&
                 !is_predefined(comb))
-                PMPI_Type_free(&types[i]);
+                NEXT(PMPI_Type_free)(&types[i]);
         }
     }
     free(ints), free(addrs), free(types);
@@ -436,9 +436,9 @@ static int flatten_new(MPI_Datatype type, int64_t max, struct pario_flat **res)
     builder_init(&b, max);
     MPI_Count size;
     MPI_Aint lb, ext;
-    int rc = PMPI_Type_size_x(type, &size);
+    int rc = NEXT(PMPI_Type_size_x)(type, &size);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Type_get_extent(type, &lb, &ext);
+        rc = NEXT(PMPI_Type_get_extent)(type, &lb, &ext);
     if (rc == MPI_SUCCESS)
         rc = flatten_type(type, max, &b);
     if (rc == MPI_SUCCESS) {
@@ -497,7 +497,7 @@ int pario_flatten(MPI_Datatype type, int64_t max_segments, const struct pario_fl
 {
     int ni, na, nt, combiner;
     *out = NULL;
-    int rc = PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner);
+    int rc = NEXT(PMPI_Type_get_envelope)(type, &ni, &na, &nt, &combiner);
     if (rc != MPI_SUCCESS)
         return rc;
     pthread_mutex_lock(&cache_lock);
@@ -514,15 +514,15 @@ int pario_flatten(MPI_Datatype type, int64_t max_segments, const struct pario_fl
         }
     } else {
         if (cache_keyval == MPI_KEYVAL_INVALID)
-            rc = PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, cache_delete, &cache_keyval,
+            rc = NEXT(PMPI_Type_create_keyval)(MPI_TYPE_NULL_COPY_FN, cache_delete, &cache_keyval,
                                          NULL);
         int flag = 0;
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Type_get_attr(type, cache_keyval, &f, &flag);
+            rc = NEXT(PMPI_Type_get_attr)(type, cache_keyval, &f, &flag);
         if (rc == MPI_SUCCESS && !flag) {
             f = NULL;
             rc = flatten_new(type, max_segments, &f);
-            if (rc == MPI_SUCCESS && (rc = PMPI_Type_set_attr(type, cache_keyval, f)) != MPI_SUCCESS) {
+            if (rc == MPI_SUCCESS && (rc = NEXT(PMPI_Type_set_attr)(type, cache_keyval, f)) != MPI_SUCCESS) {
                 flat_destroy(f);
                 f = NULL;
             }

@@ -23,6 +23,8 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "pario-mpi-next.h"
+
 struct pario_flat {
     int64_t nseg;    /* number of segments */
     int64_t *off;    /* byte offsets from the origin, in type-map order */

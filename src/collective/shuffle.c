@@ -212,7 +212,7 @@ static int keep_type(struct cw_cycle *cy, MPI_Datatype t)
         int cap = cy->cap_types ? 2 * cy->cap_types : 16;
         MPI_Datatype *n = realloc(cy->types, (size_t)cap * sizeof *n);
         if (!n) {
-            PMPI_Type_free(&t);
+            NEXT(PMPI_Type_free)(&t);
             return MPI_ERR_NO_MEM;
         }
         cy->types = n;
@@ -228,9 +228,9 @@ static int kept_hindexed(struct cw_cycle *cy, int64_t n, int *lens, MPI_Aint *di
 {
     int rc = MPI_ERR_NO_MEM;
     if (lens && disps) {
-        rc = PMPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type);
+        rc = NEXT(PMPI_Type_create_hindexed)((int)n, lens, disps, MPI_BYTE, type);
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Type_commit(type);
+            rc = NEXT(PMPI_Type_commit)(type);
         if (rc == MPI_SUCCESS)
             rc = keep_type(cy, *type);
     }
@@ -277,7 +277,7 @@ static int stream_type(struct cw_ctx *x, struct cw_cycle *cy, int64_t s_lo, int6
     int *lens = malloc((size_t)n * sizeof *lens);
     MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
     MPI_Aint base;
-    PMPI_Get_address(x->buf, &base);
+    NEXT(PMPI_Get_address)(x->buf, &base);
     for (int64_t k = 0, i = lo; lens && disps && k < n; k++, i++) {
         int64_t a = x->mpos[i] > s_lo ? x->mpos[i] : s_lo;
         int64_t b = x->mpos[i] + x->mem.len[i] < s_hi ? x->mpos[i] + x->mem.len[i] : s_hi;
@@ -312,7 +312,7 @@ static int put_to(struct cw_ctx *x, struct cw_cycle *cy, int a)
         rc = pieces_type(cy, cy->dst_pieces + cy->dst_first[a], cy->dst_first[a + 1] - cy->dst_first[a], lo, &ttype,
                          &tcount, &tdisp);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Put(addr, count, type, x->f->aggs[a], (MPI_Aint)cy->slot * x->bc + tdisp, tcount, ttype,
+        rc = NEXT(PMPI_Put)(addr, count, type, x->f->aggs[a], (MPI_Aint)cy->slot * x->bc + tdisp, tcount, ttype,
                       x->f->win);
     return rc;
 }
@@ -336,15 +336,15 @@ int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy)
                 if (rc == MPI_SUCCESS)
                     rc = add_req(cy, &rq);
                 if (rc == MPI_SUCCESS)
-                    rc = PMPI_Irecv(cy->bufp + d0, count, type, r, tag_data(cy->c), f->comm, rq);
+                    rc = NEXT(PMPI_Irecv)(cy->bufp + d0, count, type, r, tag_data(cy->c), f->comm, rq);
             } else { /* rma-lock: go now, done later */
                 rc = add_req(cy, &rq);
                 if (rc == MPI_SUCCESS)
-                    rc = PMPI_Isend(NULL, 0, MPI_BYTE, r, tag_go(cy->c), f->comm, rq);
+                    rc = NEXT(PMPI_Isend)(NULL, 0, MPI_BYTE, r, tag_go(cy->c), f->comm, rq);
                 if (rc == MPI_SUCCESS)
                     rc = add_req(cy, &rq);
                 if (rc == MPI_SUCCESS)
-                    rc = PMPI_Irecv(NULL, 0, MPI_BYTE, r, tag_done(cy->c), f->comm, rq);
+                    rc = NEXT(PMPI_Irecv)(NULL, 0, MPI_BYTE, r, tag_done(cy->c), f->comm, rq);
             }
         }
     }
@@ -366,10 +366,10 @@ int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy)
             if (rc == MPI_SUCCESS)
                 rc = add_req(cy, &rq);
             if (rc == MPI_SUCCESS)
-                rc = PMPI_Isend(addr, count, type, f->aggs[a], tag_data(cy->c), f->comm, rq);
+                rc = NEXT(PMPI_Isend)(addr, count, type, f->aggs[a], tag_data(cy->c), f->comm, rq);
         } else {
             cy->go_agg[cy->ngo] = a;
-            rc = PMPI_Irecv(NULL, 0, MPI_BYTE, f->aggs[a], tag_go(cy->c), f->comm, &cy->go[cy->ngo]);
+            rc = NEXT(PMPI_Irecv)(NULL, 0, MPI_BYTE, f->aggs[a], tag_go(cy->c), f->comm, &cy->go[cy->ngo]);
             cy->ngo++;
         }
     }
@@ -384,28 +384,28 @@ int cw_cycle_test(struct cw_ctx *x, struct cw_cycle *cy, int *done)
         if (cy->go[i] == MPI_REQUEST_NULL)
             continue;
         int flag = 0;
-        rc = PMPI_Test(&cy->go[i], &flag, MPI_STATUS_IGNORE);
+        rc = NEXT(PMPI_Test)(&cy->go[i], &flag, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS || !flag) {
             pending = 1;
             continue;
         }
         int a = cy->go_agg[i], target = x->f->aggs[a];
         MPI_Request *rq;
-        rc = PMPI_Win_lock(MPI_LOCK_SHARED, target, 0, x->f->win);
+        rc = NEXT(PMPI_Win_lock)(MPI_LOCK_SHARED, target, 0, x->f->win);
         if (rc == MPI_SUCCESS)
             rc = put_to(x, cy, a);
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Win_unlock(target, x->f->win);
+            rc = NEXT(PMPI_Win_unlock)(target, x->f->win);
         if (rc == MPI_SUCCESS)
             rc = add_req(cy, &rq);
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Isend(NULL, 0, MPI_BYTE, target, tag_done(cy->c), x->f->comm, rq);
+            rc = NEXT(PMPI_Isend)(NULL, 0, MPI_BYTE, target, tag_done(cy->c), x->f->comm, rq);
     }
     /* one by one, from the first not yet complete: a completed request is
      * MPI_REQUEST_NULL, so each is finished only once */
     int flag = 1;
     while (rc == MPI_SUCCESS && cy->ntested < cy->nreqs && flag) {
-        rc = PMPI_Test(&cy->reqs[cy->ntested], &flag, MPI_STATUS_IGNORE);
+        rc = NEXT(PMPI_Test)(&cy->reqs[cy->ntested], &flag, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS && flag)
             cy->ntested++;
     }
@@ -429,7 +429,7 @@ int cw_cycle_puts(struct cw_ctx *x, struct cw_cycle *cy)
 void cw_cycle_release(struct cw_cycle *cy)
 {
     for (int i = 0; i < cy->ntypes; i++)
-        PMPI_Type_free(&cy->types[i]);
+        NEXT(PMPI_Type_free)(&cy->types[i]);
     free(cy->types);
     free(cy->reqs);
     free(cy->go);
@@ -448,13 +448,13 @@ int cw_window_for(struct cw_ctx *x, int64_t bytes)
     if (f->win != MPI_WIN_NULL && f->win_size == bytes)
         return MPI_SUCCESS;
     if (f->win != MPI_WIN_NULL) {
-        PMPI_Win_free(&f->win);
+        NEXT(PMPI_Win_free)(&f->win);
         f->buf = NULL;
         f->buf_size = 0;
     }
     void *base = NULL;
     MPI_Aint mine = f->my_agg >= 0 ? (MPI_Aint)bytes : 0;
-    int rc = PMPI_Win_allocate(mine, 1, MPI_INFO_NULL, f->comm, &base, &f->win);
+    int rc = NEXT(PMPI_Win_allocate)(mine, 1, MPI_INFO_NULL, f->comm, &base, &f->win);
     if (rc != MPI_SUCCESS) {
         f->win = MPI_WIN_NULL;
         return rc;

@@ -18,6 +18,7 @@
 #endif
 
 #include "pario-log-format.h"
+#include "pario-mpi-next.h"
 
 /* ---- layers ----------------------------------------------------------- */
 enum pario_layer {

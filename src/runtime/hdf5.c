@@ -580,10 +580,10 @@ static int trace_comm_of(struct pario_thread *th, hid_t fapl)
     if (comm != MPI_COMM_NULL) {
         if (ci >= 0)
             pario_trace_comm_free(comm);
-        PMPI_Comm_free(&comm);
+        NEXT(PMPI_Comm_free)(&comm);
     }
     if (info != MPI_INFO_NULL)
-        PMPI_Info_free(&info);
+        NEXT(PMPI_Info_free)(&info);
     return ci;
 }
 

@@ -244,7 +244,7 @@ static int find_shared_keys(MPI_Comm comm, int nprocs)
         sorted[sdisp[o] + fill[o]++] = mine.keys[i];
     }
     free(fill);
-    PMPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+    NEXT(PMPI_Alltoall)(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
     int nrecv = 0;
     for (int p = 0; p < nprocs; p++) {
         rdisp[p] = nrecv;
@@ -252,9 +252,9 @@ static int find_shared_keys(MPI_Comm comm, int nprocs)
     }
     struct key *recv = malloc(sizeof(struct key) * (nrecv ? nrecv : 1));
     MPI_Datatype kt;
-    PMPI_Type_contiguous(sizeof(struct key), MPI_BYTE, &kt);
-    PMPI_Type_commit(&kt);
-    PMPI_Alltoallv(sorted, scount, sdisp, kt, recv, rcount, rdisp, kt, comm);
+    NEXT(PMPI_Type_contiguous)(sizeof(struct key), MPI_BYTE, &kt);
+    NEXT(PMPI_Type_commit)(&kt);
+    NEXT(PMPI_Alltoallv)(sorted, scount, sdisp, kt, recv, rcount, rdisp, kt, comm);
 
     /* Owner: keys held by >= 2 ranks (each rank sends a key once). */
     qsort(recv, nrecv, sizeof *recv, key_cmp);
@@ -268,17 +268,17 @@ static int find_shared_keys(MPI_Comm comm, int nprocs)
         i = j;
     }
     int *counts = calloc(nprocs, sizeof(int)), *disps = calloc(nprocs, sizeof(int));
-    PMPI_Allgather(&nmine_shared, 1, MPI_INT, counts, 1, MPI_INT, comm);
+    NEXT(PMPI_Allgather)(&nmine_shared, 1, MPI_INT, counts, 1, MPI_INT, comm);
     int total = 0;
     for (int p = 0; p < nprocs; p++) {
         disps[p] = total;
         total += counts[p];
     }
     shared_keys = malloc(sizeof(struct key) * (total ? total : 1));
-    PMPI_Allgatherv(recv, nmine_shared, kt, shared_keys, counts, disps, kt, comm);
+    NEXT(PMPI_Allgatherv)(recv, nmine_shared, kt, shared_keys, counts, disps, kt, comm);
     qsort(shared_keys, total, sizeof *shared_keys, key_cmp);
     nshared = total;
-    PMPI_Type_free(&kt);
+    NEXT(PMPI_Type_free)(&kt);
     free(mine.keys);
     free(scount);
     free(rcount);
@@ -756,7 +756,7 @@ static void choose_step_log(void)
         return;
     if (pario_core.rank == 0 && !(pario_core.nprocs == 1 && is_direct_child()))
         reserve_step(step_path, sizeof step_path, getenv("PARIO_LOG"));
-    PMPI_Bcast(step_path, sizeof step_path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    NEXT(PMPI_Bcast)(step_path, sizeof step_path, MPI_CHAR, 0, MPI_COMM_WORLD);
 }
 
 /* A job that dies before MPI_Finalize leaves per-rank logs; drop the empty
@@ -899,11 +899,11 @@ static double mpi_init_epoch;
 
 void pario_mpi_initialized(void)
 {
-    PMPI_Comm_rank(MPI_COMM_WORLD, &pario_core.rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &pario_core.nprocs);
+    NEXT(PMPI_Comm_rank)(MPI_COMM_WORLD, &pario_core.rank);
+    NEXT(PMPI_Comm_size)(MPI_COMM_WORLD, &pario_core.nprocs);
     static char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
-    if (PMPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+    if (NEXT(PMPI_Get_library_version)(lib, &len) == MPI_SUCCESS) {
         lib[strcspn(lib, "\n")] = '\0';
         pario_mpi_library = lib;
     }
@@ -936,30 +936,30 @@ static int write_collective(MPI_Comm comm, const char *path, const struct pario_
 {
     uint64_t spill = pario_trace_spill_bytes();
     uint64_t lens[2] = {head->len, spill + tail->len}, offs[2] = {0, 0}, tot[2] = {0, 0};
-    PMPI_Exscan(lens, offs, 2, MPI_UINT64_T, MPI_SUM, comm);
+    NEXT(PMPI_Exscan)(lens, offs, 2, MPI_UINT64_T, MPI_SUM, comm);
     if (rank == 0)
         offs[0] = offs[1] = 0;
-    PMPI_Allreduce(lens, tot, 2, MPI_UINT64_T, MPI_SUM, comm);
+    NEXT(PMPI_Allreduce)(lens, tot, 2, MPI_UINT64_T, MPI_SUM, comm);
     struct piece pieces[3] = {{head->p, head->len, offs[0]},
                               {NULL, spill, tot[0] + offs[1]},
                               {tail->p, tail->len, tot[0] + offs[1] + spill}};
     uint64_t rounds = 0, maxrounds = 0;
     for (int i = 0; i < 3; i++)
         rounds += (pieces[i].n + piece_chunk(&pieces[i]) - 1) / piece_chunk(&pieces[i]);
-    PMPI_Allreduce(&rounds, &maxrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
+    NEXT(PMPI_Allreduce)(&rounds, &maxrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
     MPI_File fh;
     /* The temporary name keeps a half-written log from replacing a good one. */
     char tmp[PATH_MAX + 64];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = PMPI_File_open(comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    int rc = NEXT(PMPI_File_open)(comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     int bad = rc != MPI_SUCCESS, anybad = 0;
-    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+    NEXT(PMPI_Allreduce)(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
     if (anybad) {
         if (!bad)
-            PMPI_File_close(&fh);
+            NEXT(PMPI_File_close)(&fh);
         return EACCES;
     }
-    PMPI_File_set_size(fh, 0);
+    NEXT(PMPI_File_set_size)(fh, 0);
     int wbad = 0;
     unsigned char *bounce = spill ? malloc(SPILL_CHUNK) : NULL;
     if (spill && !bounce)
@@ -986,14 +986,14 @@ static int write_collective(MPI_Comm comm, const char *path, const struct pario_
             done += n ? n : pc->n - done; /* a failed piece is skipped */
         }
         MPI_Status st;
-        if (PMPI_File_write_at_all(fh, at, src, (int)n, MPI_BYTE, &st) != MPI_SUCCESS)
+        if (NEXT(PMPI_File_write_at_all)(fh, at, src, (int)n, MPI_BYTE, &st) != MPI_SUCCESS)
             wbad = 1;
     }
     free(bounce);
-    if (PMPI_File_close(&fh) != MPI_SUCCESS)
+    if (NEXT(PMPI_File_close)(&fh) != MPI_SUCCESS)
         wbad = 1;
     int anyw = 0;
-    PMPI_Allreduce(&wbad, &anyw, 1, MPI_INT, MPI_MAX, comm);
+    NEXT(PMPI_Allreduce)(&wbad, &anyw, 1, MPI_INT, MPI_MAX, comm);
     if (anyw) {
         if (rank == 0)
             unlink(tmp);
@@ -1002,7 +1002,7 @@ static int write_collective(MPI_Comm comm, const char *path, const struct pario_
     int err = 0;
     if (rank == 0 && rename(tmp, path) != 0)
         err = errno;
-    PMPI_Bcast(&err, 1, MPI_INT, 0, comm);
+    NEXT(PMPI_Bcast)(&err, 1, MPI_INT, 0, comm);
     return err;
 }
 
@@ -1015,7 +1015,7 @@ void pario_mpi_finalizing(void)
     pario_core.log_written = 1;
     pario_core.mpi_finalized = 1;
     MPI_Comm comm;
-    PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    NEXT(PMPI_Comm_dup)(MPI_COMM_WORLD, &comm);
     int rank = pario_core.rank, nprocs = pario_core.nprocs;
     pario_trace_mpi_finalize(entered, comm); /* the FINALIZE event, the second clock sync */
 
@@ -1048,17 +1048,17 @@ void pario_mpi_finalizing(void)
     if (nshared > 0) {
         MPI_Datatype et;
         MPI_Op op;
-        PMPI_Type_contiguous(sizeof(struct shared_elem), MPI_BYTE, &et);
-        PMPI_Type_commit(&et);
-        PMPI_Op_create(reduce_op, 1, &op);
-        PMPI_Reduce(elems, result, nshared, et, op, 0, comm);
-        PMPI_Op_free(&op);
-        PMPI_Type_free(&et);
+        NEXT(PMPI_Type_contiguous)(sizeof(struct shared_elem), MPI_BYTE, &et);
+        NEXT(PMPI_Type_commit)(&et);
+        NEXT(PMPI_Op_create)(reduce_op, 1, &op);
+        NEXT(PMPI_Reduce)(elems, result, nshared, et, op, 0, comm);
+        NEXT(PMPI_Op_free)(&op);
+        NEXT(PMPI_Type_free)(&et);
         if (bm_bytes)
-            PMPI_Reduce(bitmap, bitmap_out, (int)(nshared * bm_bytes), MPI_UNSIGNED_CHAR, MPI_BOR, 0, comm);
+            NEXT(PMPI_Reduce)(bitmap, bitmap_out, (int)(nshared * bm_bytes), MPI_UNSIGNED_CHAR, MPI_BOR, 0, comm);
     }
     int64_t overflow_total = 0, mine_over = pario_core.records_overflowed;
-    PMPI_Reduce(&mine_over, &overflow_total, 1, MPI_INT64_T, MPI_SUM, 0, comm);
+    NEXT(PMPI_Reduce)(&mine_over, &overflow_total, 1, MPI_INT64_T, MPI_SUM, 0, comm);
 
     /* this rank's bytes */
     struct pario_buf out = {0}, payload = {0};
@@ -1081,7 +1081,7 @@ void pario_mpi_finalizing(void)
     int tblocks = 0;
     pario_trace_finish(&tail, rank, &tblocks);
     int64_t mine_blocks = tblocks, trace_blocks = 0;
-    PMPI_Allreduce(&mine_blocks, &trace_blocks, 1, MPI_INT64_T, MPI_SUM, comm);
+    NEXT(PMPI_Allreduce)(&mine_blocks, &trace_blocks, 1, MPI_INT64_T, MPI_SUM, comm);
     if (rank == nprocs - 1) {
         struct pario_buf end = {0};
         put_u64(&end, (uint64_t)nprocs + 2 + (uint64_t)trace_blocks);
@@ -1092,12 +1092,12 @@ void pario_mpi_finalizing(void)
 
     char path[PATH_MAX + 64];
     long id = (long)getpid();
-    PMPI_Bcast(&id, 1, MPI_LONG, 0, comm);
+    NEXT(PMPI_Bcast)(&id, 1, MPI_LONG, 0, comm);
     if (rank == 0)
         log_path(path, sizeof path, id);
-    PMPI_Bcast(path, sizeof path, MPI_CHAR, 0, comm);
+    NEXT(PMPI_Bcast)(path, sizeof path, MPI_CHAR, 0, comm);
     int oom = out.oom, anyoom = 0;
-    PMPI_Allreduce(&oom, &anyoom, 1, MPI_INT, MPI_MAX, comm);
+    NEXT(PMPI_Allreduce)(&oom, &anyoom, 1, MPI_INT, MPI_MAX, comm);
     int err = anyoom ? ENOMEM : write_collective(comm, path, &out, &tail, rank);
     if (err && !anyoom) {
         char alt[2 * PATH_MAX + 128];
@@ -1123,5 +1123,5 @@ void pario_mpi_finalizing(void)
     free(shared_keys);
     shared_keys = NULL;
     nshared = 0;
-    PMPI_Comm_free(&comm);
+    NEXT(PMPI_Comm_free)(&comm);
 }

@@ -159,7 +159,7 @@ static inline uint64_t nbytes(int64_t count, MPI_Datatype dt)
     if (count <= 0 || dt == MPI_DATATYPE_NULL)
         return 0;
     MPI_Count size = 0;
-    if (PMPI_Type_size_x(dt, &size) != MPI_SUCCESS || size <= 0)
+    if (NEXT(PMPI_Type_size_x)(dt, &size) != MPI_SUCCESS || size <= 0)
         return 0;
     return (uint64_t)count * (uint64_t)size;
 }
@@ -177,7 +177,7 @@ static uint64_t received(const MPI_Status *st, int count, MPI_Datatype dt, int p
         return 0;
     if (st != MPI_STATUS_IGNORE) {
         MPI_Count n = 0;
-        if (PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0)
+        if (NEXT(PMPI_Get_elements_x)(st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0)
             return (uint64_t)n;
     }
     return nbytes(count, dt);
@@ -194,19 +194,19 @@ static int64_t sum_counts(const int *counts, int n)
 static int is_inter(MPI_Comm comm)
 {
     int inter = 0;
-    PMPI_Comm_test_inter(comm, &inter);
+    NEXT(PMPI_Comm_test_inter)(comm, &inter);
     return inter;
 }
 static int my_rank(MPI_Comm comm)
 {
     int r = 0;
-    PMPI_Comm_rank(comm, &r);
+    NEXT(PMPI_Comm_rank)(comm, &r);
     return r;
 }
 static int local_size(MPI_Comm comm)
 {
     int n = 0;
-    PMPI_Comm_size(comm, &n);
+    NEXT(PMPI_Comm_size)(comm, &n);
     return n;
 }
 /* Number of blocks in an all-to-all / scatter buffer: the (remote) group. */
@@ -214,9 +214,9 @@ static int peer_count(MPI_Comm comm)
 {
     int n = 0;
     if (is_inter(comm))
-        PMPI_Comm_remote_size(comm, &n);
+        NEXT(PMPI_Comm_remote_size)(comm, &n);
     else
-        PMPI_Comm_size(comm, &n);
+        NEXT(PMPI_Comm_size)(comm, &n);
     return n;
 }
 /* The root of a rooted collective: MPI_ROOT (intercommunicator) or the rank. */
@@ -411,11 +411,14 @@ static void wait_done(struct pario_thread *th, const struct tracked *tr, const M
 
 /* MPI_Init's time goes to its own field, outside wall and the MPI classes
  * (as in Darshan, whose run time starts after MPI_Init); the library's own
- * start-up I/O is not recorded (quiet) and not charged (depth > 0). */
+ * start-up I/O is not recorded (quiet) and not charged (depth > 0).  An
+ * MPI_Init_thread the library's MPI_Init calls passes straight through. */
 #define INIT(...)                                                            \
     do {                                                                     \
         pario_init();                                                        \
         struct pario_thread *th = pario_active() ? pario_thread() : NULL;    \
+        if (th && th->depth) /* an MPI library's init calling its other */   \
+            return __VA_ARGS__;                                              \
         if (th) {                                                            \
             th->depth++;                                                     \
             th->quiet++; /* files opened in MPI_Init are MPI's, not ours */  \
@@ -435,17 +438,17 @@ static void wait_done(struct pario_thread *th, const struct tracked *tr, const M
         return rc;                                                           \
     } while (0)
 
-int MPI_Init(int *argc, char ***argv) { INIT(PMPI_Init(argc, argv)); }
+int MPI_Init(int *argc, char ***argv) { INIT(NEXT(PMPI_Init)(argc, argv)); }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    INIT(PMPI_Init_thread(argc, argv, required, provided));
+    INIT(NEXT(PMPI_Init_thread)(argc, argv, required, provided));
 }
 
 int MPI_Finalize(void)
 { /* the trace's FINALIZE event is recorded in there */
     pario_mpi_finalizing(); /* collective: reduces and writes the log, then disables us */
-    return PMPI_Finalize();
+    return NEXT(PMPI_Finalize)();
 }
 
 /* ---- point-to-point ------------------------------------------------------*/
@@ -453,46 +456,46 @@ int MPI_Finalize(void)
 int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, tag, b_, NULL, rc),
-        PMPI_Send(buf, count, dt, dest, tag, comm));
+        NEXT(PMPI_Send)(buf, count, dt, dest, tag, comm));
 }
 int MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_SSEND, 0, comm, dest, tag, b_, NULL, rc),
-        PMPI_Ssend(buf, count, dt, dest, tag, comm));
+        NEXT(PMPI_Ssend)(buf, count, dt, dest, tag, comm));
 }
 int MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, tag, b_, NULL, rc),
-        PMPI_Bsend(buf, count, dt, dest, tag, comm));
+        NEXT(PMPI_Bsend)(buf, count, dt, dest, tag, comm));
 }
 int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, tag, b_, NULL, rc),
-        PMPI_Rsend(buf, count, dt, dest, tag, comm));
+        NEXT(PMPI_Rsend)(buf, count, dt, dest, tag, comm));
 }
 int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
     P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_ISEND, 0, comm, dest, tag, b_, request, rc),
-        PMPI_Isend(buf, count, dt, dest, tag, comm, request));
+        NEXT(PMPI_Isend)(buf, count, dt, dest, tag, comm, request));
 }
 int MPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
     P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_ISSEND, 0, comm, dest, tag, b_, request, rc),
-        PMPI_Issend(buf, count, dt, dest, tag, comm, request));
+        NEXT(PMPI_Issend)(buf, count, dt, dest, tag, comm, request));
 }
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
     P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_ISEND, 0, comm, dest, tag, b_, request, rc),
-        PMPI_Ibsend(buf, count, dt, dest, tag, comm, request));
+        NEXT(PMPI_Ibsend)(buf, count, dt, dest, tag, comm, request));
 }
 int MPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
     P2P(moved(count, dt, dest), tr_p2p(th, t0, t1, PT_ISEND, 0, comm, dest, tag, b_, request, rc),
-        PMPI_Irsend(buf, count, dt, dest, tag, comm, request));
+        NEXT(PMPI_Irsend)(buf, count, dt, dest, tag, comm, request));
 }
 int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
@@ -500,13 +503,13 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
     MPI_Status local;
     MPI_Status *st = TRACE_STATUS(status, &local);
     P2P(received(st, count, dt, source), tr_recv(th, t0, t1, 0, comm, source, st, b_),
-        PMPI_Recv(buf, count, dt, source, tag, comm, st));
+        NEXT(PMPI_Recv)(buf, count, dt, source, tag, comm, st));
 }
 int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
     P2P(moved(count, dt, source), tr_p2p(th, t0, t1, PT_IRECV, 0, comm, source, tag, b_, request, rc),
-        PMPI_Irecv(buf, count, dt, source, tag, comm, request));
+        NEXT(PMPI_Irecv)(buf, count, dt, source, tag, comm, request));
 }
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
@@ -517,7 +520,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     P2P(moved(sendcount, sendtype, dest) + received(st, recvcount, recvtype, source),
         (tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, sendtag, moved(sendcount, sendtype, dest), NULL, rc),
          tr_recv(th, t0, t1, PT_CONT, comm, source, st, received(st, recvcount, recvtype, source))),
-        PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+        NEXT(PMPI_Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                       source, recvtag, comm, st));
 }
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
@@ -528,24 +531,24 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int se
     P2P(moved(count, dt, dest) + received(st, count, dt, source),
         (tr_p2p(th, t0, t1, PT_SEND, 0, comm, dest, sendtag, moved(count, dt, dest), NULL, rc),
          tr_recv(th, t0, t1, PT_CONT, comm, source, st, received(st, count, dt, source))),
-        PMPI_Sendrecv_replace(buf, count, dt, dest, sendtag, source, recvtag, comm, st));
+        NEXT(PMPI_Sendrecv_replace)(buf, count, dt, dest, sendtag, source, recvtag, comm, st));
 }
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    P2P(0, tr_other(th, t0, t1), PMPI_Probe(source, tag, comm, status));
+    P2P(0, tr_other(th, t0, t1), NEXT(PMPI_Probe)(source, tag, comm, status));
 }
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    P2P(0, tr_other(th, t0, t1), PMPI_Iprobe(source, tag, comm, flag, status));
+    P2P(0, tr_other(th, t0, t1), NEXT(PMPI_Iprobe)(source, tag, comm, flag, status));
 }
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    P2P(0, tr_other(th, t0, t1), PMPI_Mprobe(source, tag, comm, message, status));
+    P2P(0, tr_other(th, t0, t1), NEXT(PMPI_Mprobe)(source, tag, comm, message, status));
 }
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
-    P2P(0, tr_other(th, t0, t1), PMPI_Improbe(source, tag, comm, flag, message, status));
+    P2P(0, tr_other(th, t0, t1), NEXT(PMPI_Improbe)(source, tag, comm, flag, message, status));
 }
 int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
 {
@@ -553,75 +556,75 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_S
      * the posted count is all we know */
     MPI_Status local;
     MPI_Status *st = TRACE_STATUS(status, &local);
-    P2P(received(st, count, dt, 0), tr_mrecv(th, t0, t1, st, b_), PMPI_Mrecv(buf, count, dt, message, st));
+    P2P(received(st, count, dt, 0), tr_mrecv(th, t0, t1, st, b_), NEXT(PMPI_Mrecv)(buf, count, dt, message, st));
 }
 int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *request)
 {
-    P2P(nbytes(count, dt), tr_imrecv(th, t0, t1, b_, request, rc), PMPI_Imrecv(buf, count, dt, message, request));
+    P2P(nbytes(count, dt), tr_imrecv(th, t0, t1, b_, request, rc), NEXT(PMPI_Imrecv)(buf, count, dt, message, request));
 }
 
 /* ---- collectives ---------------------------------------------------------*/
 
-int MPI_Barrier(MPI_Comm comm) { COLL(PT_BARRIER, comm, -1, 0, PMPI_Barrier(comm)); }
+int MPI_Barrier(MPI_Comm comm) { COLL(PT_BARRIER, comm, -1, 0, NEXT(PMPI_Barrier)(comm)); }
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-    COLL(PT_BCAST, comm, root, bcast_bytes(count, dt, root, comm), PMPI_Bcast(buffer, count, dt, root, comm));
+    COLL(PT_BCAST, comm, root, bcast_bytes(count, dt, root, comm), NEXT(PMPI_Bcast)(buffer, count, dt, root, comm));
 }
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     COLL(PT_GATHER, comm, root, gather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, root),
-         PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+         NEXT(PMPI_Gather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
     COLL(PT_GATHER, comm, root, gatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm),
-         PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+         NEXT(PMPI_Gatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                       comm));
 }
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     COLL(PT_SCATTER, comm, root, scatter_bytes(sendcount, sendtype, root, comm),
-         PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+         NEXT(PMPI_Scatter)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
     COLL(PT_SCATTER, comm, root, scatterv_bytes(sendcounts, sendtype, root, comm),
-         PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+         NEXT(PMPI_Scatterv)(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                        comm));
 }
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     COLL(PT_ALLGATHER, comm, -1, allgather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
-         PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+         NEXT(PMPI_Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
     COLL(PT_ALLGATHER, comm, -1, allgatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm),
-         PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+         NEXT(PMPI_Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                          comm));
 }
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     COLL(PT_ALLTOALL, comm, -1, alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, comm),
-         PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+         NEXT(PMPI_Alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     COLL(PT_ALLTOALL, comm, -1, alltoallv_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
-         PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+         NEXT(PMPI_Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                         recvtype, comm));
 }
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -629,60 +632,60 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     COLL(PT_ALLTOALL, comm, -1, alltoallw_bytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm),
-         PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+         NEXT(PMPI_Alltoallw)(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                         recvtypes, comm));
 }
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                int root, MPI_Comm comm)
 {
-    COLL(PT_REDUCE, comm, root, reduce_bytes(count, dt, root), PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm));
+    COLL(PT_REDUCE, comm, root, reduce_bytes(count, dt, root), NEXT(PMPI_Reduce)(sendbuf, recvbuf, count, dt, op, root, comm));
 }
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm)
 {
-    COLL(PT_ALLREDUCE, comm, -1, nbytes(count, dt), PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm));
+    COLL(PT_ALLREDUCE, comm, -1, nbytes(count, dt), NEXT(PMPI_Allreduce)(sendbuf, recvbuf, count, dt, op, comm));
 }
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     COLL(PT_REDUCE_SCATTER, comm, -1, reduce_scatter_bytes(recvcounts, dt, comm),
-         PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm));
+         NEXT(PMPI_Reduce_scatter)(sendbuf, recvbuf, recvcounts, dt, op, comm));
 }
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt,
                              MPI_Op op, MPI_Comm comm)
 {
     COLL(PT_REDUCE_SCATTER, comm, -1, reduce_scatter_block_bytes(recvcount, dt, comm),
-         PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm));
+         NEXT(PMPI_Reduce_scatter_block)(sendbuf, recvbuf, recvcount, dt, op, comm));
 }
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
              MPI_Comm comm)
 {
-    COLL(PT_SCAN, comm, -1, nbytes(count, dt), PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm));
+    COLL(PT_SCAN, comm, -1, nbytes(count, dt), NEXT(PMPI_Scan)(sendbuf, recvbuf, count, dt, op, comm));
 }
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                MPI_Comm comm)
 {
-    COLL(PT_EXSCAN, comm, -1, nbytes(count, dt), PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm));
+    COLL(PT_EXSCAN, comm, -1, nbytes(count, dt), NEXT(PMPI_Exscan)(sendbuf, recvbuf, count, dt, op, comm));
 }
 
 /* ---- nonblocking collectives --------------------------------------------*/
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(PT_BARRIER, comm, -1, request, 0, PMPI_Ibarrier(comm, request));
+    ICOLL(PT_BARRIER, comm, -1, request, 0, NEXT(PMPI_Ibarrier)(comm, request));
 }
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                MPI_Request *request)
 {
     ICOLL(PT_BCAST, comm, root, request, bcast_bytes(count, dt, root, comm),
-          PMPI_Ibcast(buffer, count, dt, root, comm, request));
+          NEXT(PMPI_Ibcast)(buffer, count, dt, root, comm, request));
 }
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
     ICOLL(PT_GATHER, comm, root, request, gather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, root),
-          PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+          NEXT(PMPI_Igather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                        request));
 }
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -690,7 +693,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_GATHER, comm, root, request, gatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm),
-          PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+          NEXT(PMPI_Igatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                         comm, request));
 }
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -698,7 +701,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Request *request)
 {
     ICOLL(PT_SCATTER, comm, root, request, scatter_bytes(sendcount, sendtype, root, comm),
-          PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+          NEXT(PMPI_Iscatter)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                         request));
 }
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -706,14 +709,14 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   int root, MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_SCATTER, comm, root, request, scatterv_bytes(sendcounts, sendtype, root, comm),
-          PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+          NEXT(PMPI_Iscatterv)(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                          root, comm, request));
 }
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_ALLGATHER, comm, -1, request, allgather_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
-          PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+          NEXT(PMPI_Iallgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                           request));
 }
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -721,14 +724,14 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_ALLGATHER, comm, -1, request, allgatherv_bytes(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm),
-          PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+          NEXT(PMPI_Iallgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm, request));
 }
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_ALLTOALL, comm, -1, request, alltoall_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, comm),
-          PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+          NEXT(PMPI_Ialltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                          request));
 }
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -737,7 +740,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Request *request)
 {
     ICOLL(PT_ALLTOALL, comm, -1, request, alltoallv_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
-          PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+          NEXT(PMPI_Ialltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, request));
 }
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -746,88 +749,88 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Request *request)
 {
     ICOLL(PT_ALLTOALL, comm, -1, request, alltoallw_bytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm),
-          PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+          NEXT(PMPI_Ialltoallw)(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, request));
 }
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_REDUCE, comm, root, request, reduce_bytes(count, dt, root),
-          PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request));
+          NEXT(PMPI_Ireduce)(sendbuf, recvbuf, count, dt, op, root, comm, request));
 }
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_ALLREDUCE, comm, -1, request, nbytes(count, dt),
-          PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request));
+          NEXT(PMPI_Iallreduce)(sendbuf, recvbuf, count, dt, op, comm, request));
 }
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_REDUCE_SCATTER, comm, -1, request, reduce_scatter_bytes(recvcounts, dt, comm),
-          PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, request));
+          NEXT(PMPI_Ireduce_scatter)(sendbuf, recvbuf, recvcounts, dt, op, comm, request));
 }
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_REDUCE_SCATTER, comm, -1, request, reduce_scatter_block_bytes(recvcount, dt, comm),
-          PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm, request));
+          NEXT(PMPI_Ireduce_scatter_block)(sendbuf, recvbuf, recvcount, dt, op, comm, request));
 }
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
               MPI_Comm comm, MPI_Request *request)
 {
-    ICOLL(PT_SCAN, comm, -1, request, nbytes(count, dt), PMPI_Iscan(sendbuf, recvbuf, count, dt, op, comm, request));
+    ICOLL(PT_SCAN, comm, -1, request, nbytes(count, dt), NEXT(PMPI_Iscan)(sendbuf, recvbuf, count, dt, op, comm, request));
 }
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request)
 {
     ICOLL(PT_EXSCAN, comm, -1, request, nbytes(count, dt),
-          PMPI_Iexscan(sendbuf, recvbuf, count, dt, op, comm, request));
+          NEXT(PMPI_Iexscan)(sendbuf, recvbuf, count, dt, op, comm, request));
 }
 
 /* ---- waits and tests -----------------------------------------------------*/
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    WAIT(1, request, status, 1, WAIT_ONE(-1), PMPI_Wait(request, st_));
+    WAIT(1, request, status, 1, WAIT_ONE(-1), NEXT(PMPI_Wait)(request, st_));
 }
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     WAIT(count, array_of_requests, array_of_statuses, count, WAIT_ALL,
-         PMPI_Waitall(count, array_of_requests, st_));
+         NEXT(PMPI_Waitall)(count, array_of_requests, st_));
 }
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     WAIT(count, array_of_requests, status, 1, WAIT_ONE(*index),
-         PMPI_Waitany(count, array_of_requests, index, st_));
+         NEXT(PMPI_Waitany)(count, array_of_requests, index, st_));
 }
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
     WAIT(incount, array_of_requests, array_of_statuses, incount, WAIT_SOME(*outcount, array_of_indices),
-         PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, st_));
+         NEXT(PMPI_Waitsome)(incount, array_of_requests, outcount, array_of_indices, st_));
 }
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    WAIT(1, request, status, 1, WAIT_ONE(-1), PMPI_Test(request, flag, st_));
+    WAIT(1, request, status, 1, WAIT_ONE(-1), NEXT(PMPI_Test)(request, flag, st_));
 }
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
     WAIT(count, array_of_requests, array_of_statuses, count, WAIT_ALL,
-         PMPI_Testall(count, array_of_requests, flag, st_));
+         NEXT(PMPI_Testall)(count, array_of_requests, flag, st_));
 }
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                 MPI_Status *status)
 {
     WAIT(count, array_of_requests, status, 1, WAIT_ONE(*flag ? *index : MPI_UNDEFINED),
-         PMPI_Testany(count, array_of_requests, index, flag, st_));
+         NEXT(PMPI_Testany)(count, array_of_requests, index, flag, st_));
 }
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
     WAIT(incount, array_of_requests, array_of_statuses, incount, WAIT_SOME(*outcount, array_of_indices),
-         PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st_));
+         NEXT(PMPI_Testsome)(incount, array_of_requests, outcount, array_of_indices, st_));
 }
 
 /* Not timed: only forgets a tracked request (MPI-IO requests may be freed
@@ -841,51 +844,51 @@ int MPI_Request_free(MPI_Request *request)
         if (pario_tracing && th->depth == 0 && pario_trace_mine(th))
             pario_trace_request_free(request);
     }
-    return PMPI_Request_free(request);
+    return NEXT(PMPI_Request_free)(request);
 }
 
 /* ---- communicators, windows, one-sided ---------------------------------*/
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    OTHER(0, PMPI_Comm_split(comm, color, key, newcomm));
+    OTHER(0, NEXT(PMPI_Comm_split)(comm, color, key, newcomm));
 }
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) { OTHER(0, PMPI_Comm_dup(comm, newcomm)); }
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) { OTHER(0, NEXT(PMPI_Comm_dup)(comm, newcomm)); }
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-    OTHER(0, PMPI_Comm_create(comm, group, newcomm));
+    OTHER(0, NEXT(PMPI_Comm_create)(comm, group, newcomm));
 }
 int MPI_Comm_free(MPI_Comm *comm)
 {
     if (pario_tracing && pario_active() && comm && pario_thread()->depth == 0 && pario_trace_mine(pario_thread()))
         pario_trace_comm_free(*comm); /* a later communicator may get the same handle */
-    OTHER(0, PMPI_Comm_free(comm));
+    OTHER(0, NEXT(PMPI_Comm_free)(comm));
 }
 int MPI_Cart_create(MPI_Comm old_comm, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm *comm_cart)
 {
-    OTHER(0, PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart));
+    OTHER(0, NEXT(PMPI_Cart_create)(old_comm, ndims, dims, periods, reorder, comm_cart));
 }
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win *win)
 {
-    OTHER(0, PMPI_Win_create(base, size, disp_unit, info, comm, win));
+    OTHER(0, NEXT(PMPI_Win_create)(base, size, disp_unit, info, comm, win));
 }
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                      MPI_Win *win)
 {
-    OTHER(0, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
+    OTHER(0, NEXT(PMPI_Win_allocate)(size, disp_unit, info, comm, baseptr, win));
 }
-int MPI_Win_free(MPI_Win *win) { OTHER(0, PMPI_Win_free(win)); }
-int MPI_Win_fence(int assert, MPI_Win win) { OTHER(0, PMPI_Win_fence(assert, win)); }
+int MPI_Win_free(MPI_Win *win) { OTHER(0, NEXT(PMPI_Win_free)(win)); }
+int MPI_Win_fence(int assert, MPI_Win win) { OTHER(0, NEXT(PMPI_Win_fence)(assert, win)); }
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
-    OTHER(0, PMPI_Win_lock(lock_type, rank, assert, win));
+    OTHER(0, NEXT(PMPI_Win_lock)(lock_type, rank, assert, win));
 }
-int MPI_Win_unlock(int rank, MPI_Win win) { OTHER(0, PMPI_Win_unlock(rank, win)); }
-int MPI_Win_lock_all(int assert, MPI_Win win) { OTHER(0, PMPI_Win_lock_all(assert, win)); }
-int MPI_Win_unlock_all(MPI_Win win) { OTHER(0, PMPI_Win_unlock_all(win)); }
-int MPI_Win_flush(int rank, MPI_Win win) { OTHER(0, PMPI_Win_flush(rank, win)); }
+int MPI_Win_unlock(int rank, MPI_Win win) { OTHER(0, NEXT(PMPI_Win_unlock)(rank, win)); }
+int MPI_Win_lock_all(int assert, MPI_Win win) { OTHER(0, NEXT(PMPI_Win_lock_all)(assert, win)); }
+int MPI_Win_unlock_all(MPI_Win win) { OTHER(0, NEXT(PMPI_Win_unlock_all)(win)); }
+int MPI_Win_flush(int rank, MPI_Win win) { OTHER(0, NEXT(PMPI_Win_flush)(rank, win)); }
 
 /* One-sided transfers: time to mpi_other, origin bytes to mpi_p2p_bytes. */
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -893,14 +896,14 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
             MPI_Datatype target_datatype, MPI_Win win)
 {
     OTHER(moved(origin_count, origin_datatype, target_rank),
-          PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+          NEXT(PMPI_Put)(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win));
 }
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     OTHER(moved(origin_count, origin_datatype, target_rank),
-          PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+          NEXT(PMPI_Get)(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win));
 }
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -908,7 +911,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     OTHER(moved(origin_count, origin_datatype, target_rank),
-          PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+          NEXT(PMPI_Accumulate)(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                           target_count, target_datatype, op, win));
 }
 /* Bytes sent (none for MPI_NO_OP, whose origin buffer is ignored) + fetched. */
@@ -919,7 +922,94 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 {
     OTHER((op == MPI_NO_OP ? 0 : moved(origin_count, origin_datatype, target_rank)) +
               moved(result_count, result_datatype, target_rank),
-          PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
+          NEXT(PMPI_Get_accumulate)(origin_addr, origin_count, origin_datatype, result_addr,
                               result_count, result_datatype, target_rank, target_disp,
                               target_count, target_datatype, op, win));
 }
+
+/* ---- the profiling names ------------------------------------------------*/
+
+/* Every wrapper above is exported as PMPI_X too: the Fortran bindings call
+ * those names (pario-mpi-next.h). */
+PMPI_NAME(Init);
+PMPI_NAME(Init_thread);
+PMPI_NAME(Finalize);
+PMPI_NAME(Send);
+PMPI_NAME(Ssend);
+PMPI_NAME(Bsend);
+PMPI_NAME(Rsend);
+PMPI_NAME(Isend);
+PMPI_NAME(Issend);
+PMPI_NAME(Ibsend);
+PMPI_NAME(Irsend);
+PMPI_NAME(Recv);
+PMPI_NAME(Irecv);
+PMPI_NAME(Sendrecv);
+PMPI_NAME(Sendrecv_replace);
+PMPI_NAME(Probe);
+PMPI_NAME(Iprobe);
+PMPI_NAME(Mprobe);
+PMPI_NAME(Improbe);
+PMPI_NAME(Mrecv);
+PMPI_NAME(Imrecv);
+PMPI_NAME(Barrier);
+PMPI_NAME(Bcast);
+PMPI_NAME(Gather);
+PMPI_NAME(Gatherv);
+PMPI_NAME(Scatter);
+PMPI_NAME(Scatterv);
+PMPI_NAME(Allgather);
+PMPI_NAME(Allgatherv);
+PMPI_NAME(Alltoall);
+PMPI_NAME(Alltoallv);
+PMPI_NAME(Alltoallw);
+PMPI_NAME(Reduce);
+PMPI_NAME(Allreduce);
+PMPI_NAME(Reduce_scatter);
+PMPI_NAME(Reduce_scatter_block);
+PMPI_NAME(Scan);
+PMPI_NAME(Exscan);
+PMPI_NAME(Ibarrier);
+PMPI_NAME(Ibcast);
+PMPI_NAME(Igather);
+PMPI_NAME(Igatherv);
+PMPI_NAME(Iscatter);
+PMPI_NAME(Iscatterv);
+PMPI_NAME(Iallgather);
+PMPI_NAME(Iallgatherv);
+PMPI_NAME(Ialltoall);
+PMPI_NAME(Ialltoallv);
+PMPI_NAME(Ialltoallw);
+PMPI_NAME(Ireduce);
+PMPI_NAME(Iallreduce);
+PMPI_NAME(Ireduce_scatter);
+PMPI_NAME(Ireduce_scatter_block);
+PMPI_NAME(Iscan);
+PMPI_NAME(Iexscan);
+PMPI_NAME(Wait);
+PMPI_NAME(Waitall);
+PMPI_NAME(Waitany);
+PMPI_NAME(Waitsome);
+PMPI_NAME(Test);
+PMPI_NAME(Testall);
+PMPI_NAME(Testany);
+PMPI_NAME(Testsome);
+PMPI_NAME(Request_free);
+PMPI_NAME(Comm_split);
+PMPI_NAME(Comm_dup);
+PMPI_NAME(Comm_create);
+PMPI_NAME(Comm_free);
+PMPI_NAME(Cart_create);
+PMPI_NAME(Win_create);
+PMPI_NAME(Win_allocate);
+PMPI_NAME(Win_free);
+PMPI_NAME(Win_fence);
+PMPI_NAME(Win_lock);
+PMPI_NAME(Win_unlock);
+PMPI_NAME(Win_lock_all);
+PMPI_NAME(Win_unlock_all);
+PMPI_NAME(Win_flush);
+PMPI_NAME(Put);
+PMPI_NAME(Get);
+PMPI_NAME(Accumulate);
+PMPI_NAME(Get_accumulate);

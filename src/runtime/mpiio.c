@@ -215,25 +215,25 @@ static void record_injected(struct pario_record *r, const char *const *kv, int n
 static void record_hints(struct pario_record *r, MPI_File fh)
 {
     MPI_Info info;
-    if (PMPI_File_get_info(fh, &info) != MPI_SUCCESS)
+    if (NEXT(PMPI_File_get_info)(fh, &info) != MPI_SUCCESS)
         return;
     char text[4096];
     size_t len = 0;
     int nkeys = 0;
-    PMPI_Info_get_nkeys(info, &nkeys);
+    NEXT(PMPI_Info_get_nkeys)(info, &nkeys);
     for (int i = 0; i < nkeys; i++) {
         char key[MPI_MAX_INFO_KEY + 1], val[1024];
         int flag = 0;
-        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS)
+        if (NEXT(PMPI_Info_get_nthkey)(info, i, key) != MPI_SUCCESS)
             continue;
-        if (PMPI_Info_get(info, key, (int)sizeof val - 1, val, &flag) != MPI_SUCCESS || !flag)
+        if (NEXT(PMPI_Info_get)(info, key, (int)sizeof val - 1, val, &flag) != MPI_SUCCESS || !flag)
             continue;
         int n = snprintf(text + len, sizeof text - len, "%s=%s\n", key, val);
         if (n < 0 || (size_t)n >= sizeof text - len)
             break; /* bounded: the rest does not fit */
         len += (size_t)n;
     }
-    PMPI_Info_free(&info);
+    NEXT(PMPI_Info_free)(&info);
     /* Open MPI's OMPIO reports few hints; the MCA settings that choose and
      * tune the I/O component are the equivalent, so record them too. */
     static const char *const mca_prefixes[] = {"OMPI_MCA_io", "OMPI_MCA_fcoll", "OMPI_MCA_fbtl",
@@ -267,7 +267,7 @@ static int64_t fs_type_of(const char *path)
 static int64_t type_bytes(int count, MPI_Datatype dt)
 {
     int size = 0;
-    if (count <= 0 || PMPI_Type_size(dt, &size) != MPI_SUCCESS)
+    if (count <= 0 || NEXT(PMPI_Type_size)(dt, &size) != MPI_SUCCESS)
         return 0;
     return (int64_t)count * size;
 }
@@ -446,13 +446,13 @@ static int engine_write(struct cw_file *engine, MPI_File fh, int explicit_offset
                    : cw_write(engine, fh, explicit_offset, off, buf, count, dt, st, &stats);
     if (!stats.served) {
         if (split)
-            rc = explicit_offset ? PMPI_File_write_at_all_begin(fh, off, buf, count, dt)
-                                 : PMPI_File_write_all_begin(fh, buf, count, dt);
+            rc = explicit_offset ? NEXT(PMPI_File_write_at_all_begin)(fh, off, buf, count, dt)
+                                 : NEXT(PMPI_File_write_all_begin)(fh, buf, count, dt);
         else
-            rc = explicit_offset ? PMPI_File_write_at_all(fh, off, buf, count, dt, st)
-                                 : PMPI_File_write_all(fh, buf, count, dt, st);
+            rc = explicit_offset ? NEXT(PMPI_File_write_at_all)(fh, off, buf, count, dt, st)
+                                 : NEXT(PMPI_File_write_all)(fh, buf, count, dt, st);
     } else if (rc != MPI_SUCCESS) {
-        PMPI_File_call_errhandler(fh, rc); /* what the MPI library does with an error */
+        NEXT(PMPI_File_call_errhandler)(fh, rc); /* what the MPI library does with an error */
     }
     uint64_t t1 = pario_now();
     th->depth--;
@@ -475,9 +475,9 @@ static int open_without_hints(MPI_Comm comm, const char *filename, int amode, MP
                               int rc)
 {
     int failed = rc != MPI_SUCCESS, all = 0;
-    if (PMPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !all)
+    if (NEXT(PMPI_Allreduce)(&failed, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !all)
         return rc;
-    int again = PMPI_File_open(comm, filename, amode, info, fh);
+    int again = NEXT(PMPI_File_open)(comm, filename, amode, info, fh);
     if (again == MPI_SUCCESS && atomic_fetch_add(&pario_hints_fallback_opens, 1) == 0 && pario_mpi_rank() == 0)
         pario_warn("MPI_File_open of %s failed with the PARIO_HINTS hints and was retried without them",
                    filename ? filename : "?");
@@ -487,7 +487,7 @@ static int open_without_hints(MPI_Comm comm, const char *filename, int amode, MP
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     if (!pario_active())
-        return PMPI_File_open(comm, filename, amode, info, fh);
+        return NEXT(PMPI_File_open)(comm, filename, amode, info, fh);
     /* PARIO_HINTS: the user's info plus (overriding) the hints for this file
      * (the global ones and those of the sections matching its name), built
      * before the engine reads its own hints from the info. */
@@ -495,26 +495,26 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     const char *kv[2 * PARIO_MAX_HINTS];
     int nkv = pario_file_hints(filename, kv);
     if (nkv > 0) {
-        int ok = info == MPI_INFO_NULL ? PMPI_Info_create(&mine) : PMPI_Info_dup(info, &mine);
+        int ok = info == MPI_INFO_NULL ? NEXT(PMPI_Info_create)(&mine) : NEXT(PMPI_Info_dup)(info, &mine);
         if (ok == MPI_SUCCESS) {
             for (int i = 0; i < nkv; i++)
-                PMPI_Info_set(mine, kv[2 * i], kv[2 * i + 1]);
+                NEXT(PMPI_Info_set)(mine, kv[2 * i], kv[2 * i + 1]);
             use = mine;
         }
     }
     /* An open that fails with the injected hints must not reach an application's
      * fatal error handler: MPI_FILE_NULL returns errors meanwhile. */
     MPI_Errhandler user_eh = MPI_ERRHANDLER_NULL;
-    if (mine != MPI_INFO_NULL && PMPI_File_get_errhandler(MPI_FILE_NULL, &user_eh) == MPI_SUCCESS &&
+    if (mine != MPI_INFO_NULL && NEXT(PMPI_File_get_errhandler)(MPI_FILE_NULL, &user_eh) == MPI_SUCCESS &&
         user_eh != MPI_ERRORS_RETURN)
-        PMPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
-    TIMED(PMPI_File_open(comm, filename, amode, use, fh));
+        NEXT(PMPI_File_set_errhandler)(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+    TIMED(NEXT(PMPI_File_open)(comm, filename, amode, use, fh));
     struct cw_file *engine = NULL;
     if (rc == MPI_SUCCESS)
         engine = engine_open(*fh, comm, filename, amode, use);
     int first_rc = rc, mine_used = mine != MPI_INFO_NULL;
     if (mine != MPI_INFO_NULL) {
-        PMPI_Info_free(&mine);
+        NEXT(PMPI_Info_free)(&mine);
         int first = rc;
         rc = open_without_hints(comm, filename, amode, info, fh, rc);
         if (first != MPI_SUCCESS && rc == MPI_SUCCESS)
@@ -522,13 +522,13 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         t1 = pario_now();
         if (user_eh != MPI_ERRHANDLER_NULL) {
             if (user_eh != MPI_ERRORS_RETURN) {
-                PMPI_File_set_errhandler(MPI_FILE_NULL, user_eh);
+                NEXT(PMPI_File_set_errhandler)(MPI_FILE_NULL, user_eh);
                 if (rc == MPI_SUCCESS)
-                    PMPI_File_set_errhandler(*fh, user_eh); /* what it would have inherited */
+                    NEXT(PMPI_File_set_errhandler)(*fh, user_eh); /* what it would have inherited */
                 else
-                    PMPI_File_call_errhandler(MPI_FILE_NULL, rc);
+                    NEXT(PMPI_File_call_errhandler)(MPI_FILE_NULL, rc);
             }
-            PMPI_Errhandler_free(&user_eh);
+            NEXT(PMPI_Errhandler_free)(&user_eh);
         }
     }
     int saved = errno;
@@ -554,7 +554,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     if (r || engine || (ci != INDEP && rc == MPI_SUCCESS))
         fh_put(*fh, r, engine, ci == INDEP ? -1 : ci);
     int size = 1;
-    PMPI_Comm_size(comm, &size);
+    NEXT(PMPI_Comm_size)(comm, &size);
     mpiio_meta_op(th, r, size > 1 ? MPIIO_COLL_OPENS : MPIIO_INDEP_OPENS, mpiio_meta, t0, t1, ci == INDEP ? -1 : ci);
     errno = saved;
     return rc;
@@ -563,7 +563,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 int MPI_File_close(MPI_File *fh)
 {
     if (!pario_active())
-        return PMPI_File_close(fh);
+        return NEXT(PMPI_File_close)(fh);
     uintptr_t key = fh_key(*fh);
     struct pario_record *r = fh_get(*fh);
     struct cw_file *engine = fh_engine(*fh);
@@ -573,7 +573,7 @@ int MPI_File_close(MPI_File *fh)
         cw_file_close(engine);
         pario_thread()->depth--;
     }
-    TIMED(PMPI_File_close(fh));
+    TIMED(NEXT(PMPI_File_close)(fh));
     fh_del(key);
     mpiio_meta_op(th, r, -1, mpiio_meta, t0, t1, ci);
     if (r) {
@@ -590,8 +590,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                       const char *datarep, MPI_Info info)
 {
     if (!pario_active())
-        return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-    TIMED(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
+        return NEXT(PMPI_File_set_view)(fh, disp, etype, filetype, datarep, info);
+    TIMED(NEXT(PMPI_File_set_view)(fh, disp, etype, filetype, datarep, info));
     struct pario_record *r = fh_get(fh);
     struct cw_file *engine = fh_engine(fh);
     if (engine && rc == MPI_SUCCESS) {
@@ -602,8 +602,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     /* A filetype with holes (size < extent) makes the access non-contiguous. */
     int size = 0;
     MPI_Aint lb = 0, extent = 0;
-    if (r && PMPI_Type_size(filetype, &size) == MPI_SUCCESS &&
-        PMPI_Type_get_extent(filetype, &lb, &extent) == MPI_SUCCESS && (MPI_Aint)size != extent) {
+    if (r && NEXT(PMPI_Type_size)(filetype, &size) == MPI_SUCCESS &&
+        NEXT(PMPI_Type_get_extent)(filetype, &lb, &extent) == MPI_SUCCESS && (MPI_Aint)size != extent) {
         pario_rec_lock(r);
         r->c[MPIIO_NONCONTIG_VIEW] = 1;
         pario_rec_unlock(r);
@@ -614,8 +614,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
     if (!pario_active())
-        return PMPI_File_set_info(fh, info);
-    TIMED(PMPI_File_set_info(fh, info));
+        return NEXT(PMPI_File_set_info)(fh, info);
+    TIMED(NEXT(PMPI_File_set_info)(fh, info));
     struct pario_record *r = fh_get(fh);
     if (rc == MPI_SUCCESS)
         cw_file_set_info(fh_engine(fh), info);
@@ -629,42 +629,42 @@ int MPI_File_set_info(MPI_File fh, MPI_Info info)
 }
 
 /* A sync pushes written data: write time, as for POSIX fsync. */
-int MPI_File_sync(MPI_File fh) { META(PMPI_File_sync(fh), fh, MPIIO_SYNCS, mpiio_write, 1); }
+int MPI_File_sync(MPI_File fh) { META(NEXT(PMPI_File_sync)(fh), fh, MPIIO_SYNCS, mpiio_write, 1); }
 int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
-    META(PMPI_File_set_size(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta, 1);
+    META(NEXT(PMPI_File_set_size)(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta, 1);
 }
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
-    META(PMPI_File_preallocate(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta, 1);
+    META(NEXT(PMPI_File_preallocate)(fh, size), fh, MPIIO_SET_SIZES, mpiio_meta, 1);
 }
 int MPI_File_seek(MPI_File fh, MPI_Offset off, int whence)
 {
-    META(PMPI_File_seek(fh, off, whence), fh, -1, mpiio_meta, 0);
+    META(NEXT(PMPI_File_seek)(fh, off, whence), fh, -1, mpiio_meta, 0);
 }
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset off, int whence)
 {
-    META(PMPI_File_seek_shared(fh, off, whence), fh, -1, mpiio_meta, 1);
+    META(NEXT(PMPI_File_seek_shared)(fh, off, whence), fh, -1, mpiio_meta, 1);
 }
 
 /* ---- independent, explicit offset and individual pointer ---------------- */
 
 int MPI_File_read_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_read_at(fh, off, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL, off);
+    DATA(NEXT(PMPI_File_read_at)(fh, off, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL, off);
 }
 int MPI_File_write_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                       MPI_Status *st)
 {
-    DATA(PMPI_File_write_at(fh, off, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL, off);
+    DATA(NEXT(PMPI_File_write_at)(fh, off, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL, off);
 }
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_read(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL, -1);
+    DATA(NEXT(PMPI_File_read)(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, -1, count, dt, NULL, -1);
 }
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_write(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL, -1);
+    DATA(NEXT(PMPI_File_write)(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, -1, count, dt, NULL, -1);
 }
 
 /* ---- collective ------------------------------------------------------------*/
@@ -672,7 +672,7 @@ int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt,
                          MPI_Status *st)
 {
-    DATA(PMPI_File_read_at_all(fh, off, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL, off);
+    DATA(NEXT(PMPI_File_read_at_all)(fh, off, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL, off);
 }
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                           MPI_Status *st)
@@ -680,40 +680,40 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int coun
     struct cw_file *engine = active_engine(fh);
     if (engine)
         return engine_write(engine, fh, 1, off, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
-    DATA(PMPI_File_write_at_all(fh, off, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL, off);
+    DATA(NEXT(PMPI_File_write_at_all)(fh, off, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL, off);
 }
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_read_all(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL, -1);
+    DATA(NEXT(PMPI_File_read_all)(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, -1, count, dt, NULL, -1);
 }
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
     struct cw_file *engine = active_engine(fh);
     if (engine)
         return engine_write(engine, fh, 0, 0, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
-    DATA(PMPI_File_write_all(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL, -1);
+    DATA(NEXT(PMPI_File_write_all)(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL, -1);
 }
 
 /* ---- shared and ordered pointer ------------------------------------------*/
 
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_read_shared(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, MPIIO_SHARED_READS, count,
+    DATA(NEXT(PMPI_File_read_shared)(fh, buf, count, dt, st), fh, 0, MPIIO_INDEP_READS, MPIIO_SHARED_READS, count,
          dt, NULL, -1);
 }
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_write_shared(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, MPIIO_SHARED_WRITES,
+    DATA(NEXT(PMPI_File_write_shared)(fh, buf, count, dt, st), fh, 1, MPIIO_INDEP_WRITES, MPIIO_SHARED_WRITES,
          count, dt, NULL, -1);
 }
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_read_ordered(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, MPIIO_SHARED_READS, count,
+    DATA(NEXT(PMPI_File_read_ordered)(fh, buf, count, dt, st), fh, 0, MPIIO_COLL_READS, MPIIO_SHARED_READS, count,
          dt, NULL, -1);
 }
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 {
-    DATA(PMPI_File_write_ordered(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, MPIIO_SHARED_WRITES,
+    DATA(NEXT(PMPI_File_write_ordered)(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, MPIIO_SHARED_WRITES,
          count, dt, NULL, -1);
 }
 
@@ -722,50 +722,50 @@ int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype
 
 int MPI_File_iread_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iread_at(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq, off);
+    DATA(NEXT(PMPI_File_iread_at)(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq, off);
 }
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                        MPI_Request *rq)
 {
-    DATA(PMPI_File_iwrite_at(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq, off);
+    DATA(NEXT(PMPI_File_iwrite_at)(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq, off);
 }
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iread(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq, -1);
+    DATA(NEXT(PMPI_File_iread)(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, -1, count, dt, rq, -1);
 }
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iwrite(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq, -1);
+    DATA(NEXT(PMPI_File_iwrite)(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, -1, count, dt, rq, -1);
 }
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iread_shared(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_SHARED_READS, count, dt,
+    DATA(NEXT(PMPI_File_iread_shared)(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_SHARED_READS, count, dt,
          rq, -1);
 }
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iwrite_shared(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_SHARED_WRITES, count,
+    DATA(NEXT(PMPI_File_iwrite_shared)(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_SHARED_WRITES, count,
          dt, rq, -1);
 }
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt,
                           MPI_Request *rq)
 {
-    DATA(PMPI_File_iread_at_all(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count,
+    DATA(NEXT(PMPI_File_iread_at_all)(fh, off, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count,
          dt, rq, off);
 }
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                            MPI_Request *rq)
 {
-    DATA(PMPI_File_iwrite_at_all(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES,
+    DATA(NEXT(PMPI_File_iwrite_at_all)(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES,
          count, dt, rq, off);
 }
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iread_all(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count, dt, rq, -1);
+    DATA(NEXT(PMPI_File_iread_all)(fh, buf, count, dt, rq), fh, 0, MPIIO_NB_READS, MPIIO_COLL_READS, count, dt, rq, -1);
 }
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
-    DATA(PMPI_File_iwrite_all(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES, count, dt,
+    DATA(NEXT(PMPI_File_iwrite_all)(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES, count, dt,
          rq, -1);
 }
 
@@ -773,18 +773,18 @@ int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt
 
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt)
 {
-    DATA(PMPI_File_read_at_all_begin(fh, off, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL, off);
+    DATA(NEXT(PMPI_File_read_at_all_begin)(fh, off, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL, off);
 }
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *st)
 {
-    SPLIT_END(PMPI_File_read_at_all_end(fh, buf, st), fh, 0);
+    SPLIT_END(NEXT(PMPI_File_read_at_all_end)(fh, buf, st), fh, 0);
 }
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt)
 {
     struct cw_file *engine = active_engine(fh);
     if (engine)
         return engine_write(engine, fh, 1, off, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
-    DATA(PMPI_File_write_at_all_begin(fh, off, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt,
+    DATA(NEXT(PMPI_File_write_at_all_begin)(fh, off, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt,
          NULL, off);
 }
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
@@ -792,45 +792,93 @@ int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
     int erc;
     if (cw_write_end(active_engine(fh), st, &erc)) /* the engine wrote at _begin */
         return erc;
-    SPLIT_END(PMPI_File_write_at_all_end(fh, buf, st), fh, 1);
+    SPLIT_END(NEXT(PMPI_File_write_at_all_end)(fh, buf, st), fh, 1);
 }
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
 {
-    DATA(PMPI_File_read_all_begin(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL, -1);
+    DATA(NEXT(PMPI_File_read_all_begin)(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, -1, count, dt, NULL, -1);
 }
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *st)
 {
-    SPLIT_END(PMPI_File_read_all_end(fh, buf, st), fh, 0);
+    SPLIT_END(NEXT(PMPI_File_read_all_end)(fh, buf, st), fh, 0);
 }
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
 {
     struct cw_file *engine = active_engine(fh);
     if (engine)
         return engine_write(engine, fh, 0, 0, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
-    DATA(PMPI_File_write_all_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt, NULL, -1);
+    DATA(NEXT(PMPI_File_write_all_begin)(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt, NULL, -1);
 }
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
     int erc;
     if (cw_write_end(active_engine(fh), st, &erc)) /* the engine wrote at _begin */
         return erc;
-    SPLIT_END(PMPI_File_write_all_end(fh, buf, st), fh, 1);
+    SPLIT_END(NEXT(PMPI_File_write_all_end)(fh, buf, st), fh, 1);
 }
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
 {
-    DATA(PMPI_File_read_ordered_begin(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, MPIIO_SHARED_READS, count,
+    DATA(NEXT(PMPI_File_read_ordered_begin)(fh, buf, count, dt), fh, 0, MPIIO_SPLIT_READS, MPIIO_SHARED_READS, count,
          dt, NULL, -1);
 }
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *st)
 {
-    SPLIT_END(PMPI_File_read_ordered_end(fh, buf, st), fh, 0);
+    SPLIT_END(NEXT(PMPI_File_read_ordered_end)(fh, buf, st), fh, 0);
 }
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
 {
-    DATA(PMPI_File_write_ordered_begin(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, MPIIO_SHARED_WRITES,
+    DATA(NEXT(PMPI_File_write_ordered_begin)(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, MPIIO_SHARED_WRITES,
          count, dt, NULL, -1);
 }
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
-    SPLIT_END(PMPI_File_write_ordered_end(fh, buf, st), fh, 1);
+    SPLIT_END(NEXT(PMPI_File_write_ordered_end)(fh, buf, st), fh, 1);
 }
+
+/* ---- the profiling names ------------------------------------------------*/
+
+/* Every wrapper above is exported as PMPI_X too: the Fortran bindings call
+ * those names (pario-mpi-next.h). */
+PMPI_NAME(File_open);
+PMPI_NAME(File_close);
+PMPI_NAME(File_set_view);
+PMPI_NAME(File_set_info);
+PMPI_NAME(File_sync);
+PMPI_NAME(File_set_size);
+PMPI_NAME(File_preallocate);
+PMPI_NAME(File_seek);
+PMPI_NAME(File_seek_shared);
+PMPI_NAME(File_read_at);
+PMPI_NAME(File_write_at);
+PMPI_NAME(File_read);
+PMPI_NAME(File_write);
+PMPI_NAME(File_read_at_all);
+PMPI_NAME(File_write_at_all);
+PMPI_NAME(File_read_all);
+PMPI_NAME(File_write_all);
+PMPI_NAME(File_read_shared);
+PMPI_NAME(File_write_shared);
+PMPI_NAME(File_read_ordered);
+PMPI_NAME(File_write_ordered);
+PMPI_NAME(File_iread_at);
+PMPI_NAME(File_iwrite_at);
+PMPI_NAME(File_iread);
+PMPI_NAME(File_iwrite);
+PMPI_NAME(File_iread_shared);
+PMPI_NAME(File_iwrite_shared);
+PMPI_NAME(File_iread_at_all);
+PMPI_NAME(File_iwrite_at_all);
+PMPI_NAME(File_iread_all);
+PMPI_NAME(File_iwrite_all);
+PMPI_NAME(File_read_at_all_begin);
+PMPI_NAME(File_read_at_all_end);
+PMPI_NAME(File_write_at_all_begin);
+PMPI_NAME(File_write_at_all_end);
+PMPI_NAME(File_read_all_begin);
+PMPI_NAME(File_read_all_end);
+PMPI_NAME(File_write_all_begin);
+PMPI_NAME(File_write_all_end);
+PMPI_NAME(File_read_ordered_begin);
+PMPI_NAME(File_read_ordered_end);
+PMPI_NAME(File_write_ordered_begin);
+PMPI_NAME(File_write_ordered_end);

@@ -679,10 +679,10 @@ static void file_layout(struct pnc_file *f)
         for (int i = 0; i < 3; i++) {
             char val[64];
             int flag = 0;
-            if (PMPI_Info_get(info, keys[i], (int)sizeof val - 1, val, &flag) == MPI_SUCCESS && flag)
+            if (NEXT(PMPI_Info_get)(info, keys[i], (int)sizeof val - 1, val, &flag) == MPI_SUCCESS && flag)
                 align[i] = strtoll(val, NULL, 10);
         }
-        PMPI_Info_free(&info);
+        NEXT(PMPI_Info_free)(&info);
     }
     pario_rec_lock(f->rec);
     f->rec->c[PNETCDF_FILE_HEADER_SIZE] = size;
@@ -731,20 +731,20 @@ static int pnc_open(int (*real)(MPI_Comm, const char *, int, MPI_Info, int *), i
     int nkv = path ? pario_file_hints(path, kv) : 0;
     MPI_Info mine = MPI_INFO_NULL;
     if (nkv > 0) {
-        if ((info == MPI_INFO_NULL ? PMPI_Info_create(&mine) : PMPI_Info_dup(info, &mine)) != MPI_SUCCESS)
+        if ((info == MPI_INFO_NULL ? NEXT(PMPI_Info_create)(&mine) : NEXT(PMPI_Info_dup)(info, &mine)) != MPI_SUCCESS)
             mine = MPI_INFO_NULL;
         for (int i = 0; mine != MPI_INFO_NULL && i < nkv; i++)
-            PMPI_Info_set(mine, kv[2 * i], kv[2 * i + 1]);
+            NEXT(PMPI_Info_set)(mine, kv[2 * i], kv[2 * i + 1]);
     }
     struct pnc_call c;
     pnc_enter(&c);
     int rc = real(comm, path, mode, mine != MPI_INFO_NULL ? mine : info, ncidp);
     int injected = mine != MPI_INFO_NULL && rc == NC_NOERR;
     if (mine != MPI_INFO_NULL) {
-        PMPI_Info_free(&mine);
+        NEXT(PMPI_Info_free)(&mine);
         /* failed with the hints on every rank: again without them */
         int failed = rc != NC_NOERR, all = 0;
-        if (PMPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all) {
+        if (NEXT(PMPI_Allreduce)(&failed, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all) {
             rc = real(comm, path, mode, info, ncidp);
             if (rc == NC_NOERR && atomic_fetch_add(&pario_hints_fallback_opens, 1) == 0 && pario_mpi_rank() == 0)
                 pario_warn("%s of %s failed with the PARIO_HINTS hints and was retried without them",

@@ -237,25 +237,25 @@ static int *group_world_ranks(MPI_Group g, int *n)
 {
     *n = 0;
     MPI_Group world;
-    if (PMPI_Group_size(g, n) != MPI_SUCCESS || *n <= 0 || PMPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS)
+    if (NEXT(PMPI_Group_size)(g, n) != MPI_SUCCESS || *n <= 0 || NEXT(PMPI_Comm_group)(MPI_COMM_WORLD, &world) != MPI_SUCCESS)
         return NULL;
     int *in = malloc(sizeof(int) * (size_t)*n), *out = malloc(sizeof(int) * (size_t)*n);
     if (!in || !out) {
         free(in);
         free(out);
-        PMPI_Group_free(&world);
+        NEXT(PMPI_Group_free)(&world);
         return NULL;
     }
     for (int i = 0; i < *n; i++)
         in[i] = i;
-    if (PMPI_Group_translate_ranks(g, *n, in, world, out) != MPI_SUCCESS)
+    if (NEXT(PMPI_Group_translate_ranks)(g, *n, in, world, out) != MPI_SUCCESS)
         for (int i = 0; i < *n; i++)
             out[i] = MPI_UNDEFINED;
     for (int i = 0; i < *n; i++)
         if (out[i] == MPI_UNDEFINED)
             out[i] = -1;
     free(in);
-    PMPI_Group_free(&world);
+    NEXT(PMPI_Group_free)(&world);
     return out;
 }
 
@@ -327,18 +327,18 @@ int pario_trace_comm(MPI_Comm comm)
             return last_comm = i;
     struct comm_entry c = {.key = key, .live = 1};
     MPI_Group g;
-    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+    if (NEXT(PMPI_Comm_group)(comm, &g) != MPI_SUCCESS)
         return -1;
     int n = 0;
     int *ranks = group_world_ranks(g, &n);
-    PMPI_Group_free(&g);
+    NEXT(PMPI_Group_free)(&g);
     if (!ranks)
         return -1;
     set_members(&c, ranks, n);
-    PMPI_Comm_test_inter(comm, &c.inter);
-    if (c.inter && PMPI_Comm_remote_group(comm, &g) == MPI_SUCCESS) {
+    NEXT(PMPI_Comm_test_inter)(comm, &c.inter);
+    if (c.inter && NEXT(PMPI_Comm_remote_group)(comm, &g) == MPI_SUCCESS) {
         c.rranks = group_world_ranks(g, &c.rn);
-        PMPI_Group_free(&g);
+        NEXT(PMPI_Group_free)(&g);
         if (!c.rranks)
             c.rn = 0;
     }
@@ -458,7 +458,7 @@ void pario_trace_request_free(const MPI_Request *req)
 uint64_t pario_trace_status_bytes(const MPI_Status *st)
 {
     MPI_Count n = 0;
-    if (PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0)
+    if (NEXT(PMPI_Get_elements_x)(st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0)
         return (uint64_t)n;
     return 0;
 }
@@ -536,16 +536,16 @@ void pario_trace_wait_end(struct pario_trace_wait *w, struct pario_thread *th, u
 static void clock_sync(MPI_Comm comm)
 {
     int rank = 0, size = 1;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Comm_size(comm, &size);
+    NEXT(PMPI_Comm_rank)(comm, &rank);
+    NEXT(PMPI_Comm_size)(comm, &size);
     uint64_t mine = 0, theirs = 0;
     if (rank == 0) {
         for (int r = 1; r < size; r++) {
             uint64_t best = UINT64_MAX, msg[2] = {0, 0};
             for (int k = 0; k < SYNC_ROUNDS; k++) {
                 uint64_t tr = 0, a = pario_now();
-                PMPI_Send(NULL, 0, MPI_BYTE, r, SYNC_TAG, comm);
-                PMPI_Recv(&tr, 1, MPI_UINT64_T, r, SYNC_TAG, comm, MPI_STATUS_IGNORE);
+                NEXT(PMPI_Send)(NULL, 0, MPI_BYTE, r, SYNC_TAG, comm);
+                NEXT(PMPI_Recv)(&tr, 1, MPI_UINT64_T, r, SYNC_TAG, comm, MPI_STATUS_IGNORE);
                 uint64_t b = pario_now();
                 if (b - a < best) {
                     best = b - a;
@@ -553,17 +553,17 @@ static void clock_sync(MPI_Comm comm)
                     msg[1] = a + (b - a) / 2;
                 }
             }
-            PMPI_Send(msg, 2, MPI_UINT64_T, r, SYNC_TAG, comm);
+            NEXT(PMPI_Send)(msg, 2, MPI_UINT64_T, r, SYNC_TAG, comm);
         }
         mine = theirs = pario_now();
     } else {
         uint64_t tr[SYNC_ROUNDS], msg[2];
         for (int k = 0; k < SYNC_ROUNDS; k++) {
-            PMPI_Recv(NULL, 0, MPI_BYTE, 0, SYNC_TAG, comm, MPI_STATUS_IGNORE);
+            NEXT(PMPI_Recv)(NULL, 0, MPI_BYTE, 0, SYNC_TAG, comm, MPI_STATUS_IGNORE);
             tr[k] = pario_now();
-            PMPI_Send(&tr[k], 1, MPI_UINT64_T, 0, SYNC_TAG, comm);
+            NEXT(PMPI_Send)(&tr[k], 1, MPI_UINT64_T, 0, SYNC_TAG, comm);
         }
-        PMPI_Recv(msg, 2, MPI_UINT64_T, 0, SYNC_TAG, comm, MPI_STATUS_IGNORE);
+        NEXT(PMPI_Recv)(msg, 2, MPI_UINT64_T, 0, SYNC_TAG, comm, MPI_STATUS_IGNORE);
         mine = tr[msg[0] < SYNC_ROUNDS ? msg[0] : 0];
         theirs = msg[1];
     }
@@ -587,7 +587,7 @@ void pario_trace_share_clock(MPI_Comm comm)
         uint64_t origin;
         double spt;
     } zero = {T.origin, pario_core.sec_per_tick};
-    PMPI_Bcast(&zero, (int)sizeof zero, MPI_BYTE, 0, comm);
+    NEXT(PMPI_Bcast)(&zero, (int)sizeof zero, MPI_BYTE, 0, comm);
     for (int i = 0; i < T.nsync; i++) {
         T.sync_x[i] = local_seconds(T.sync_mine[i], T.origin, pario_core.sec_per_tick);
         T.sync_off[i] = local_seconds(T.sync_rank0[i], zero.origin, zero.spt) - T.sync_x[i];
@@ -616,9 +616,9 @@ void pario_trace_mpi_init(void)
     atomic_store(&T.owner, th);
     T.mpi = 1;
     MPI_Comm c;
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &c) == MPI_SUCCESS) {
+    if (NEXT(PMPI_Comm_dup)(MPI_COMM_WORLD, &c) == MPI_SUCCESS) {
         clock_sync(c);
-        PMPI_Comm_free(&c);
+        NEXT(PMPI_Comm_free)(&c);
     }
     T.origin = pario_now();
 }
