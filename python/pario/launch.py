@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pario import mpi_match, paths
+from pario import mpi_match, paths, run_notes
 from pario.errors import ParioError
 
 MPIRUN_NAMES = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpiexec.openmpi",
@@ -42,6 +42,7 @@ class Launch:
     log: Path
     log_is_dir: bool = False
     steps: bool = False
+    notes: Path | None = None
 
 
 def is_launcher(command: list[str]) -> bool:
@@ -116,8 +117,12 @@ def log_target(log: str) -> tuple[Path, bool]:
     return path, as_dir
 
 
-def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str] | None = None) -> Launch:
-    """Build the argument list and environment that run ``command`` under libpario.so."""
+def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str] | None = None,
+            notes: bool = False) -> Launch:
+    """Build the argument list and environment that run ``command`` under libpario.so.
+
+    ``notes``: the processes say why they wrote no log (run_notes; call :func:`finish` after).
+    """
     if not command:
         raise ParioError("no command given: use `pario run [--log PATH] -- <launch command>`")
     exe = shutil.which(command[0])
@@ -140,6 +145,10 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
     # child of this process.  Tools those processes spawn stay silent.
     pario_vars["PARIO_PARENT_PID"] = "mpi"
     pario_vars.pop("PARIO_STEPS", None)
+    pario_vars.pop("PARIO_RUN_NOTES", None)
+    notes_dir = run_notes.create(log_path if log_is_dir else log_path.parent) if notes else None
+    if notes_dir is not None:
+        pario_vars["PARIO_RUN_NOTES"] = str(notes_dir)
     preload = ":".join(p for p in (str(lib), os.environ.get("LD_PRELOAD", "")) if p)
 
     env = dict(os.environ)
@@ -178,7 +187,7 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
         steps = not log_is_dir
         if steps:
             _clear_step_logs(log_path)
-    return Launch(argv=argv, env=env, log=log_path, log_is_dir=log_is_dir, steps=steps)
+    return Launch(argv=argv, env=env, log=log_path, log_is_dir=log_is_dir, steps=steps, notes=notes_dir)
 
 
 def run(launch: Launch) -> int:
@@ -188,6 +197,11 @@ def run(launch: Launch) -> int:
     except OSError as exc:
         raise ParioError(f"cannot run {launch.argv[0]}: {exc.strerror}") from None
     return proc.returncode
+
+
+def finish(launch: Launch) -> None:
+    """Remove what the launch left beside the log for pario itself (the notes)."""
+    run_notes.discard(launch.notes)
 
 
 def _describe(log: Path) -> str:
@@ -215,19 +229,20 @@ def _one_log(log: Path) -> str | None:
     return None
 
 
-def summary(launch: Launch, since: float) -> list[str]:
-    """What ``pario run`` says when the command is over: the logs written, one line each."""
+def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
+    """What ``pario run`` says when the command is over: the logs written, one line each, or why
+    there is none."""
     if launch.log_is_dir:
         logs = sorted((p for p in launch.log.glob("*.pario") if p.stat().st_mtime >= since - 1),
                       key=lambda p: p.stat().st_mtime)
         if not logs:
-            return [f"no log was written in {launch.log} (see the messages above)"]
+            return [f"no log was written in {launch.log}: {run_notes.no_log_reason(launch.notes, exit_code)}"]
         return [f"log written to {_describe(p)}" for p in logs]
     own = _one_log(launch.log)
     steps = [line for line in map(_one_log, step_logs(launch.log) if launch.steps else []) if line]
     if not steps:
         return [f"log written to {own}" if own else
-                f"no log was written to {launch.log} (see the messages above)"]
+                f"no log was written to {launch.log}: {run_notes.no_log_reason(launch.notes, exit_code)}"]
     lines = [f"log of the command itself: {own}"] if own else []
     lines.append(f"{len(steps)} MPI {'job' if len(steps) == 1 else 'jobs'} started by the command, "
                  "one log each:")

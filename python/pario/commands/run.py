@@ -71,9 +71,12 @@ def _run(args: argparse.Namespace) -> int:
 
         # a bad file is refused (one error naming file:line) before anything is launched
         extra["PARIO_HINTS"] = checked_file(args.hints)
-    prepared = launch.prepare(command, log=args.log, extra_env=extra)
+    prepared = launch.prepare(command, log=args.log, extra_env=extra, notes=True)
     started = time.time()
-    code = launch.run(prepared)
-    for line in launch.summary(prepared, started):
-        print(f"pario: {line}", file=sys.stderr)
+    try:
+        code = launch.run(prepared)
+        for line in launch.summary(prepared, started, code):
+            print(f"pario: {line}", file=sys.stderr)
+    finally:
+        launch.finish(prepared)
     return code

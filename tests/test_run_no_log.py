@@ -1,0 +1,63 @@
+"""When a launched job leaves no log, `pario run` says why (tests/../python/pario/run_notes.py).
+
+Four real jobs under mpirun on 2 ranks, each leaving no log for another reason: the ranks never
+load the runtime, they load it but use no MPI, they start MPI through an entry point pario does not
+see (tests/programs/init_unseen.c calls the library's own PMPI_Init), or they are killed.  The
+notes directory is gone afterwards.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pario import run_notes
+
+CASES = {
+    "not loaded": (["-x", "LD_PRELOAD=", "true"], "no process of the command loaded the pario runtime"),
+    "no MPI": (["true"], "the runtime was loaded by 2 processes, none of which called MPI_Init"),
+    "killed": (["sh", "-c", "kill -9 $$"],
+               "the 2 processes that loaded the runtime never reached their exit"),
+}
+
+
+def _no_log(pario_cmd, mpi_env, tmp_path: Path, args: list[str]) -> str:
+    log = tmp_path / "job.pario"
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "2", *args],
+                          env=mpi_env, capture_output=True, text=True, timeout=120)
+    assert not log.exists()
+    assert [p.name for p in tmp_path.iterdir()] == []  # no notes left behind
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("pario: no log was written")]
+    assert "see the messages above" not in line
+    return line
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_reason_is_given(case: str, pario_cmd, mpi_env, tmp_path: Path):
+    args, reason = CASES[case]
+    assert reason in _no_log(pario_cmd, mpi_env, tmp_path, args)
+
+
+def test_an_mpi_init_pario_did_not_see_is_named(pario_cmd, mpi_env, compile_program, tmp_path: Path):
+    exe = compile_program("init_unseen.c")
+    out = tmp_path / "out"
+    out.mkdir()
+    log = out / "job.pario"
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "2", str(exe)],
+                          env=mpi_env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert not log.exists()
+    assert (f"pario: no log was written to {log}: 2 processes started MPI through an entry point pario does "
+            "not intercept (their MPI_Init was not seen); MPI library: Open MPI") in proc.stderr
+    # the runtime says it too, once (rank 0), for job scripts run under `pario env`
+    assert proc.stderr.count("pario: this program started MPI through an entry point") == 1
+
+
+def test_notes_are_parsed() -> None:
+    assert run_notes.parse("started\n") == run_notes.Note(exited=False, mpi_used=False, mpi_library="")
+    text = "exited not-the-profiled-program\nmpi_used 1\nmpi_init_seen 0\nmpi_library MPICH 4\n"
+    note = run_notes.parse(text)
+    assert note == run_notes.Note(exited=True, mpi_used=True, mpi_library="MPICH 4")
+    assert run_notes.no_log_reason(None, 0) == "the runtime's messages, if any, are above"
