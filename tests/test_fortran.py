@@ -68,12 +68,17 @@ def pattern_logs(request, tmp_path_factory, pario_cmd, mpi_env):  # type: ignore
 
 
 def _files(profile, layer: str) -> dict[str, dict]:
-    """The layer's records by file name, without times and the ranks that were fastest or slowest."""
+    """The layer's records by file name (``fortran.h5:/values`` for a dataset), without times and
+    the ranks that were fastest or slowest."""
     t = profile.layer(layer)
-    skip = ("time", "fastest_rank", "slowest_rank", "name", "id", "start", "end")
-    return {str(t.row(i)["name"]).rsplit("/", 1)[-1]: {k: v for k, v in t.row(i).items()
-                                                        if not any(s in k for s in skip)}
-            for i in range(len(t))}
+    skip = {"fastest_rank", "slowest_rank", "name", "id"}
+    out = {}
+    for i in range(len(t)):
+        row = t.row(i)
+        path, colon, inside = str(row["name"]).partition(":")
+        out[path.rsplit("/", 1)[-1] + colon + inside] = {k: v for k, v in row.items()
+                                                         if "time" not in k and k not in skip}
+    return out
 
 
 def test_c_program_counts_are_the_known_pattern(pattern_logs):
@@ -171,3 +176,46 @@ def test_tune_measures_the_fortran_program(fortran_programs, pario_cmd, mpi_env,
     assert "study fortran: 3 trial(s) in the budget, 0 failed" in proc.stdout, proc.stdout
     assert "speed-up over the default: " in proc.stdout
     assert "no log" not in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# the I/O libraries' Fortran APIs: HDF5 (h5dwrite_f) and PnetCDF (nfmpi_*)
+# ------------------------------------------------------------------------------------------
+
+#: where Debian keeps PnetCDF's Fortran module
+FORTRAN_MODULES = "/usr/lib/x86_64-linux-gnu/fortran/gfortran-mod-15"
+K = 1024
+
+
+def _library_run(pario_cmd, mpi_env, tmp: Path, name: str, build: list[str],  # type: ignore[no-untyped-def]
+                 libs: tuple[str, ...] = ()):
+    exe = tmp / name
+    subprocess.run([*build, "-o", str(exe), str(PROGRAMS / f"{name}.f90"), *libs], check=True, timeout=180,
+                   cwd=tmp)
+    return run_pattern(pario_cmd, mpi_env, "mpirun", exe, tmp / f"{name}-out")
+
+
+def test_hdf5_fortran_api_dataset_bytes(pario_cmd, mpi_env, tmp_path: Path):
+    """h5dwrite_f / h5dread_f reach HDF5's C library: the dataset's record has the exact bytes.
+    (-shlib: h5pfc links HDF5 statically by default, and calls inside the executable cannot
+    be intercepted.)"""
+    p = _library_run(pario_cmd, mpi_env, tmp_path, "h5_fortran", ["h5pfc", "-shlib"])
+    d = _files(p, "h5d")["fortran.h5:/values"]
+    assert (d["writes"], d["reads"], d["coll_writes"]) == (NP, NP, NP)
+    assert d["bytes_written"] == d["bytes_read"] == NP * K * 8
+    assert d["regular_hyperslab_selects"] == 2 * NP and d["datatype_size"] == 8
+    f = _files(p, "h5f")["fortran.h5"]
+    assert f["creates"] == NP and f["bytes_written"] == NP * K * 8
+    assert np.asarray(p.ranks["hdf5_write"]).min() > 0
+
+
+def test_pnetcdf_fortran_api_variable_bytes(pario_cmd, mpi_env, tmp_path: Path):
+    """nfmpi_iput_vara_real and nfmpi_get_vara_real_all call the C functions inside libpnetcdf
+    through its PLT, where the runtime's wrappers catch them: the variable's exact bytes."""
+    p = _library_run(pario_cmd, mpi_env, tmp_path, "pnetcdf_fortran", ["mpif90", f"-I{FORTRAN_MODULES}"],
+                     ("-lpnetcdf",))
+    v = _files(p, "pnetcdf_var")["fortran.nc:temperature"]
+    assert (v["iput_vara"], v["nb_writes"], v["get_vara"], v["coll_reads"]) == (NP, NP, NP, NP)
+    assert v["bytes_written"] == v["bytes_read"] == NP * K * 4
+    f = _files(p, "pnetcdf_file")["fortran.nc"]
+    assert (f["creates"], f["enddefs"], f["coll_waits"]) == (NP, NP, NP)
