@@ -757,6 +757,7 @@ static void do_init(void)
         read_hints_file(hints);
 
     pario_trace_setup();
+    pario_note_started();
     pthread_atfork(NULL, NULL, atfork_child);
     pario_tl = NULL;
     atomic_store(&pario_enabled, 1);

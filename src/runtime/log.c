@@ -832,8 +832,10 @@ void pario_log_at_exit(void)
         /* A descendant of the program `pario run` started (a shell, a tool
          * it spawned) is not the profiled program: stay silent. */
         const char *parent = getenv("PARIO_PARENT_PID");
-        if (parent && *parent && atol(parent) != (long)getppid())
+        if (parent && *parent && atol(parent) != (long)getppid()) {
+            pario_note_no_log("not-the-profiled-program");
             return;
+        }
     } else {
         return;
     }
