@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from pario.log import read_log
+from pario.trace.format import Kind
 
 NP = 4
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -40,12 +41,14 @@ def compile_fortran(build: Path, binding: str, compiler: str) -> Path:
     return out
 
 
-def run_pattern(pario_cmd: list[str], env: dict[str, str], launcher: str, exe: Path, out: Path):
+def run_pattern(pario_cmd: list[str], env: dict[str, str], launcher: str, exe: Path, out: Path,
+                trace: bool = False):
     out.mkdir()
     log = out.with_suffix(".pario")
     command = [launcher, "-n", str(NP), str(exe), str(out)]
-    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", *command], env=env,
-                          capture_output=True, text=True, timeout=180)
+    options = ["--log", str(log), *(["--trace"] if trace else [])]
+    proc = subprocess.run([*pario_cmd, "run", *options, "--", *command], env=env, capture_output=True,
+                          text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return read_log(log)
 
@@ -63,15 +66,16 @@ def pattern_logs(request, tmp_path_factory, pario_cmd, mpi_env):  # type: ignore
     c_exe = tmp / "c-pattern"
     subprocess.run([cc, "-std=c11", "-o", str(c_exe), str(PROGRAMS / "f_pattern.c")], check=True, timeout=120)
     programs = {"C": c_exe} | {b: compile_fortran(tmp, b, fc) for b in BINDINGS}
-    return mpi, {name: run_pattern(pario_cmd, env, launcher, exe, tmp / name.replace(" ", "_"))
+    return mpi, {name: run_pattern(pario_cmd, env, launcher, exe, tmp / name.replace(" ", "_"), trace=True)
                  for name, exe in programs.items()}
 
 
 def _files(profile, layer: str) -> dict[str, dict]:
     """The layer's records by file name (``fortran.h5:/values`` for a dataset), without times and
-    the ranks that were fastest or slowest."""
+    what depends on which rank was fastest or slowest."""
     t = profile.layer(layer)
-    skip = {"fastest_rank", "slowest_rank", "name", "id"}
+    skip = {"fastest_rank", "slowest_rank", "fastest_rank_bytes", "slowest_rank_bytes", "variance_rank_bytes",
+            "name", "id"}
     out = {}
     for i in range(len(t)):
         row = t.row(i)
@@ -113,6 +117,20 @@ def test_fortran_log_equals_the_c_log(pattern_logs, binding: str):
     for col in ("mpi_coll_calls", "mpi_coll_bytes", "mpi_p2p_calls", "mpi_p2p_bytes", "mpi_other_calls"):
         assert np.asarray(f.ranks[col]).tolist() == np.asarray(c.ranks[col]).tolist(), (mpi, binding, col)
     assert (np.asarray(f.ranks["mpiio_write"]) > 0).all() and (np.asarray(f.ranks["mpi_coll"]) > 0).all()
+    # the MPI-IO hints in effect (MPI_File_get_info after open), file by file
+    assert list(f.hints.values()) == list(c.hints.values()) and len(c.hints) == 1
+
+
+@pytest.mark.parametrize("binding", list(BINDINGS))
+def test_fortran_trace_equals_the_c_trace(pattern_logs, binding: str):
+    """Event by event (kind, flags, communicator, peer, tag, bytes), but for the stat gfortran
+    makes when it opens a unit: one I/O metadata event more, before the unit's write."""
+    mpi, logs = pattern_logs
+    fields = ["kind", "flags", "comm", "peer", "tag", "bytes"]
+    for c, f in zip(logs["C"].trace.ranks, logs[binding].trace.ranks, strict=True):
+        ce, fe = c.events[fields], f.events[fields]
+        assert len(fe) == len(ce) + 1 and fe[1]["kind"] == Kind.IO_META, (mpi, binding, c.rank)
+        assert np.array_equal(np.delete(fe, 1), ce), (mpi, binding, c.rank)
 
 
 def test_every_wrapper_is_exported_under_both_names(libpario: Path, mpich_runtime: Path):
@@ -219,3 +237,24 @@ def test_pnetcdf_fortran_api_variable_bytes(pario_cmd, mpi_env, tmp_path: Path):
     assert v["bytes_written"] == v["bytes_read"] == NP * K * 4
     f = _files(p, "pnetcdf_file")["fortran.nc"]
     assert (f["creates"], f["enddefs"], f["coll_waits"]) == (NP, NP, NP)
+
+
+def _forms_pattern() -> bytes:
+    """f_coll_forms' file: block f (one per form), row i, rank r holds f*1000000 + i*100 + r."""
+    rows = 256
+    values = [f * 1000000 + i * 100 + r for f in range(1, 5) for i in range(1, rows + 1) for r in range(NP)]
+    return np.asarray(values, dtype="<i4").tobytes()
+
+
+@pytest.mark.parametrize("setting", ["mpi", "none", "write-comm", "write-comm-2:rma-lock"])
+def test_engine_serves_every_fortran_collective_form(setting: str, pario_cmd, mpi_env, tmp_path: Path):
+    """mpi_file_write_all, _at_all and both split forms through a strided view: the file is the
+    computed pattern, and the engine serves all four calls ("mpi": the MPI library's own)."""
+    exe = tmp_path / "forms"
+    subprocess.run(["mpif90", "-o", str(exe), str(PROGRAMS / "f_coll_forms.f90")], check=True, timeout=120)
+    p = run_pattern(pario_cmd, mpi_env | {"PARIO_COLL": setting}, "mpirun", exe, tmp_path / "out")
+    assert (tmp_path / "out" / "forms.dat").read_bytes() == _forms_pattern()
+    rec = _files(p, "mpiio")["forms.dat"]
+    assert (rec["coll_writes"], rec["split_writes"]) == (2 * NP, 2 * NP)
+    assert rec["bytes_written"] == 4 * NP * 256 * 4
+    assert (rec["engine_writes"], rec["engine_fallbacks"]) == ((0, 0) if setting == "mpi" else (4, 0))
