@@ -239,6 +239,29 @@ def test_pnetcdf_fortran_api_variable_bytes(pario_cmd, mpi_env, tmp_path: Path):
     assert (f["creates"], f["enddefs"], f["coll_waits"]) == (NP, NP, NP)
 
 
+def test_statically_linked_hdf5_is_named_before_launch(pario_cmd, mpi_env, tmp_path: Path):
+    """h5pfc's default build has HDF5 inside the executable: pario run says that its HDF5 calls
+    cannot be seen, and the log still has the MPI-IO bytes beneath them."""
+    from pario import static_libs
+
+    static, shared = tmp_path / "h5-static", tmp_path / "h5-shared"
+    for exe, options in ((static, []), (shared, ["-shlib"])):
+        subprocess.run(["h5pfc", *options, "-o", str(exe), str(PROGRAMS / "h5_fortran.f90")], check=True,
+                       timeout=180, cwd=tmp_path)
+    assert static_libs.linked_in(static) == ["HDF5"] and static_libs.linked_in(shared) == []
+    out = tmp_path / "out"
+    out.mkdir()
+    log = tmp_path / "static.pario"
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", str(NP), str(static),
+                           str(out)], env=mpi_env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert ("pario: warning: h5-static has HDF5 linked in statically: its HDF5 calls cannot be seen"
+            in proc.stderr)
+    p = read_log(log)
+    assert len(p.layer("h5d")) == 0
+    assert _files(p, "mpiio")["fortran.h5"]["bytes_written"] >= NP * K * 8
+
+
 def _forms_pattern() -> bytes:
     """f_coll_forms' file: block f (one per form), row i, rank r holds f*1000000 + i*100 + r."""
     rows = 256

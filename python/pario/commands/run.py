@@ -72,6 +72,10 @@ def _run(args: argparse.Namespace) -> int:
         # a bad file is refused (one error naming file:line) before anything is launched
         extra["PARIO_HINTS"] = checked_file(args.hints)
     prepared = launch.prepare(command, log=args.log, extra_env=extra, notes=True)
+    from pario import mpi_match, static_libs
+
+    for line in static_libs.warnings(mpi_match.program_in(command, launch.is_launcher(command))):
+        print(f"pario: warning: {line}", file=sys.stderr)
     started = time.time()
     try:
         code = launch.run(prepared)
