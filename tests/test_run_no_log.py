@@ -1,8 +1,9 @@
 """When a launched job leaves no log, `pario run` says why (tests/../python/pario/run_notes.py).
 
-Four real jobs under mpirun on 2 ranks, each leaving no log for another reason: the ranks never
-load the runtime, they load it but use no MPI, they start MPI through an entry point pario does not
-see (tests/programs/init_unseen.c calls the library's own PMPI_Init), or they are killed.  The
+Real jobs under mpirun on 2 ranks, each leaving no log for another reason: mpirun cannot start the
+program, the ranks never load the runtime, they load it but use no MPI, they start MPI through an
+entry point pario does not see (tests/programs/init_unseen.c calls the library's own PMPI_Init), or
+they are killed.  The
 notes directory is gone afterwards.
 """
 
@@ -18,6 +19,7 @@ from pario import run_notes
 CASES = {
     "not loaded": (["-x", "LD_PRELOAD=", "true"], "no process of the command loaded the pario runtime"),
     "no MPI": (["true"], "the runtime was loaded by 2 processes, none of which called MPI_Init"),
+    "launch failed": (["./no-such-program"], "before any process of the program started"),
     "killed": (["sh", "-c", "kill -9 $$"],
                "the 2 processes that loaded the runtime never reached their exit"),
 }

@@ -69,6 +69,9 @@ def no_log_reason(notes: Path | None, exit_code: int) -> str:
     if notes is None:
         return "the runtime's messages, if any, are above"
     said = read(notes) if notes.is_dir() else []
+    if not said and exit_code:
+        return (f"the command failed (exit code {exit_code}) before any process of the program started "
+                "(see its messages above)")
     if not said:
         return ("no process of the command loaded the pario runtime: the launcher did not pass LD_PRELOAD "
                 "on to the program, or the program is statically linked or setuid")
