@@ -54,10 +54,11 @@ def block_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-
 
 
 def test_try_command_repeats_the_launch_and_its_hints_file_exists(
-    block_log: Path, pario_cmd, mpi_env
+    block_log: Path, pario_cmd, mpi_env, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
+    """With --hints-dir the suggested hints file is written there and the trial command names it."""
     proc = subprocess.run(
-        [*pario_cmd, "diagnose", "--json", str(block_log)],
+        [*pario_cmd, "diagnose", "--json", "--hints-dir", str(tmp_path), str(block_log)],
         env=mpi_env,
         capture_output=True,
         text=True,
@@ -66,7 +67,7 @@ def test_try_command_repeats_the_launch_and_its_hints_file_exists(
     assert proc.returncode == 0, proc.stderr
     findings = {f["id"]: f for f in json.loads(proc.stdout)["logs"][0]["findings"]}
     finding = findings["IFACE-INDEPENDENT-SHARED"]
-    hints_file = block_log.parent / "block.pario.IFACE-INDEPENDENT-SHARED.hints"
+    hints_file = tmp_path / "block.pario.IFACE-INDEPENDENT-SHARED.hints"
     tune = [r for r in finding["recommendations"] if r["kind"] == "tune"]
     assert [r["snippet"] for r in tune] == [
         f"pario run --hints {hints_file} -- " + " ".join(_block(block_log.parent))
@@ -92,7 +93,7 @@ def test_try_command_repeats_the_launch_and_its_hints_file_exists(
     # the terminal form says the file was written and names it
     text = _joined(
         subprocess.run(
-            [*pario_cmd, "diagnose", str(block_log)],
+            [*pario_cmd, "diagnose", "--hints-dir", str(tmp_path), str(block_log)],
             env={**mpi_env, "COLUMNS": "200"},
             capture_output=True,
             text=True,
@@ -101,6 +102,31 @@ def test_try_command_repeats_the_launch_and_its_hints_file_exists(
     )
     assert f"pario wrote {hints_file} with romio_cb_write enable:" in text
     assert "--oversubscribe -np 2 --mca io romio321" in text
+
+
+@pytest.mark.parametrize("command", ["report", "diagnose"])
+def test_a_report_writes_nothing_unasked(block_log: Path, pario_cmd, mpi_env,  # type: ignore[no-untyped-def]
+                                         command: str) -> None:
+    """Without --hints-dir no file appears beside the log; the hints and the file's name are shown."""
+    before = sorted(block_log.parent.iterdir())
+    proc = subprocess.run([*pario_cmd, command, str(block_log)], env={**mpi_env, "COLUMNS": "200"},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(block_log.parent.iterdir()) == before
+    text = _joined(proc.stdout)
+    name = "block.pario.IFACE-INDEPENDENT-SHARED.hints"
+    assert (f"a hints file {name} holding romio_cb_write enable (--hints-dir DIR writes it): "
+            f"pario run --hints {name} --") in text
+
+
+@pytest.mark.parametrize("command", ["report", "diagnose"])
+def test_hints_dir_must_be_a_directory(block_log: Path, pario_cmd, mpi_env,  # type: ignore[no-untyped-def]
+                                       command: str, tmp_path: Path) -> None:
+    proc = subprocess.run([*pario_cmd, command, "--hints-dir", str(tmp_path / "none"), str(block_log)],
+                          env=mpi_env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    missing = tmp_path / "none"
+    assert proc.stderr.strip().splitlines() == [f"pario: error: --hints-dir: {missing} is not a directory"]
 
 
 def test_report_shows_the_hints_in_effect(block_log: Path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]

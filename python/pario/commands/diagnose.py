@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="show only findings at least this severe (default: info, i.e. all)",
     )
     p.add_argument("--config", metavar="FILE", help="TOML or JSON file overriding rule thresholds")
+    p.add_argument("--hints-dir", metavar="DIR", help="write the hints file each suggested trial names "
+                   "(<log>.<FINDING>.hints) into DIR; without it nothing is written and the hints are shown "
+                   "inline")
     p.set_defaults(func=_run)
 
 
@@ -44,13 +47,14 @@ def _run(args: argparse.Namespace) -> int:
         load_config,
         log_summary,
     )
-    from pario.analysis.diagnosis.suggest import write_suggested_hints
+    from pario.analysis.diagnosis.suggest import hints_directory, name_suggested_hints
     from pario.log import read_log
 
+    hints_dir = hints_directory(args.hints_dir)
     cfg = load_config(args.config)
     minimum = Severity.parse(args.min_severity)
     profiles = [read_log(path) for path in args.logs]
-    runs = [(p, write_suggested_hints(diagnose(p, cfg), p)) for p in profiles]
+    runs = [(p, name_suggested_hints(diagnose(p, cfg), p, hints_dir)) for p in profiles]
     across = diagnose_runs(profiles, cfg) if len(profiles) > 1 else []
     if args.json:
         json.dump(diagnosis_dict(runs, across, min_severity=minimum), sys.stdout, indent=2, allow_nan=False)

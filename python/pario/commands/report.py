@@ -30,13 +30,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", metavar="FILE", help="diagnosis thresholds to override (TOML or JSON; see "
                    "docs/diagnosis.md)")
     p.add_argument("--no-diagnosis", action="store_true", help="leave out the diagnosis (findings)")
+    p.add_argument("--hints-dir", metavar="DIR", help="write the hints file each suggested trial names "
+                   "(<log>.<FINDING>.hints) into DIR; without it nothing is written and the hints are shown "
+                   "inline")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pario.analysis.diagnosis.suggest import hints_directory
     from pario.log import read_log
-    from pario.report import build, write_hint_files
+    from pario.report import build, name_hint_files
 
+    hints_dir = hints_directory(args.hints_dir)
     profiles = [read_log(path) for path in args.logs]
     config = None
     if args.config:
@@ -44,7 +49,7 @@ def _run(args: argparse.Namespace) -> int:
 
         config = load_config(args.config)
     runs, scaling = build(profiles, scaling=args.scaling, diagnosis=not args.no_diagnosis, config=config)
-    runs = write_hint_files(runs, profiles)
+    runs = name_hint_files(runs, profiles, hints_dir)
     top = max(args.top, 20)
     if args.json:
         from pario.report.json_out import write_json

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pario.analysis.run import RunAnalysis, analyze
@@ -41,13 +42,14 @@ def side_by_side_reason(runs: Sequence[RunAnalysis]) -> str:
             "--scaling weak compares them anyway.")
 
 
-def write_hint_files(runs: Sequence[RunAnalysis], profiles: Sequence[Profile]) -> list[RunAnalysis]:
-    """The runs with the hints files their findings suggest written beside the logs
-    (pario.analysis.diagnosis.suggest), and named in the suggested commands."""
-    from pario.analysis.diagnosis.suggest import write_suggested_hints
+def name_hint_files(runs: Sequence[RunAnalysis], profiles: Sequence[Profile],
+                    hints_dir: Path | None = None) -> list[RunAnalysis]:
+    """The runs with the hints files their findings suggest named in the suggested commands, and
+    written into ``hints_dir`` when given (pario.analysis.diagnosis.suggest)."""
+    from pario.analysis.diagnosis.suggest import name_suggested_hints
 
-    return [dataclasses.replace(r, findings=tuple(write_suggested_hints(r.findings, p)))
+    return [dataclasses.replace(r, findings=tuple(name_suggested_hints(r.findings, p, hints_dir)))
             for r, p in zip(runs, profiles, strict=True)]
 
 
-__all__ = ["build", "side_by_side_reason", "write_hint_files"]
+__all__ = ["build", "name_hint_files", "side_by_side_reason"]

@@ -723,15 +723,15 @@ def fs_of(facts: Facts, fid: int, name: str) -> str:
     return kind
 
 
-#: Where the path of the suggested hints file goes in a "tune" command, until
-#: :func:`pario.analysis.diagnosis.suggest.write_suggested_hints` writes the file.
+#: Where the name of the suggested hints file goes in a "tune" command, until
+#: :func:`pario.analysis.diagnosis.suggest.name_suggested_hints` names (and, when asked, writes) it.
 HINTS_FILE = "HINTS_FILE"
 
 
 def tune_command(facts: Facts) -> str:
     """A trial of this run's own command with a hints file (:func:`run_command`).
 
-    The hints file is :data:`HINTS_FILE` until it is written.  :func:`autotune` is the
+    The hints file is :data:`HINTS_FILE` until it is named.  :func:`autotune` is the
     automatic search over many such trials.
     """
     return run_command(facts, f"--hints {HINTS_FILE}")

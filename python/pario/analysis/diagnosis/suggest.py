@@ -1,19 +1,18 @@
-"""The hints files that "Try:" suggestions name: written for real, beside the log.
+"""The hints files that "Try:" suggestions name.
 
 A finding's "tune" recommendation is a trial command ``pario run --hints HINTS_FILE -- ...``
-(:func:`~pario.analysis.diagnosis.facts.tune_command`).  :func:`write_suggested_hints`
-writes, for each such finding, the hints its "hint" recommendations suggest (one
-``key value`` per line under a ``#`` comment naming the finding) into
-``<log name>.<FINDING-ID>.hints`` beside the log (or in the current directory when the
-log's directory is not writable), and puts the file's real path in the command.  A finding
-that suggests no hint value gets the hints in effect in the run, commented out, to edit.
+(:func:`~pario.analysis.diagnosis.facts.tune_command`).  :func:`name_suggested_hints` names
+the hints file of each such finding, ``<log name>.<FINDING-ID>.hints``, puts its name in the
+command and says in the recommendation what the file holds: the hints its "hint"
+recommendations suggest (one ``key value`` per line), or, for a finding that suggests no
+value, the hints in effect in the run, to edit.  A report only reads: the files are written
+only into a directory the user names (``pario report/diagnose --hints-dir DIR``).
 
-:func:`hints_file_text` is the pure part; the writing is the only side effect.
+:func:`hints_file_text` is the pure part; writing into ``hints_dir`` is the only side effect.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -22,6 +21,7 @@ from pathlib import Path
 from pario.analysis.diagnosis.facts import HINTS_FILE
 from pario.analysis.diagnosis.findings import Finding
 from pario.analysis.mpihints import injected_hints
+from pario.errors import ParioError
 from pario.model import Profile
 
 
@@ -59,33 +59,27 @@ def hints_file_text(f: Finding, hints: Mapping[str, str], in_effect: Mapping[str
     return "\n".join(lines) + "\n"
 
 
-def writable(directory: Path) -> bool:
-    """Writable by us, and not made read-only by its mode (which root's access ignores)."""
-    try:
-        return os.access(directory, os.W_OK) and bool(directory.stat().st_mode & 0o222)
-    except OSError:
-        return False
+def hints_file_name(log: str, finding_id: str) -> str:
+    """``<log name>.<FINDING-ID>.hints``."""
+    return f"{Path(log).name or 'run'}.{finding_id}.hints"
 
 
-def hints_path(log: str, finding_id: str, cwd: Path | None = None) -> Path:
-    """``<log name>.<FINDING-ID>.hints`` beside the log, or in ``cwd`` if that directory is not writable."""
-    log_path = Path(log)
-    name = f"{log_path.name}.{finding_id}.hints"
-    directory = log_path.parent if log else Path(".")
-    if not writable(directory):
-        directory = cwd or Path.cwd()
-    return (directory / name).resolve()
-
-
-def _summary(hints: Mapping[str, str]) -> str:
-    if not hints:
+def _summary(hints: Mapping[str, str], in_effect: Mapping[str, str], written: bool) -> str:
+    if hints:
+        return ", ".join(f"{k} {v}" for k, v in hints.items())
+    if written:
         return "this run's hints as comments to edit"
-    return ", ".join(f"{k} {v}" for k, v in hints.items())
+    if not in_effect:
+        return "the hints to try"
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(in_effect.items()))
+    return f"the hints to try (in effect in this run: {shown})"
 
 
-def write_suggested_hints(findings: Sequence[Finding], profile: Profile,
-                          cwd: Path | None = None) -> list[Finding]:
-    """The findings with every ``HINTS_FILE`` placeholder replaced by a hints file written for it."""
+def name_suggested_hints(findings: Sequence[Finding], profile: Profile,
+                         hints_dir: Path | None = None) -> list[Finding]:
+    """The findings with every ``HINTS_FILE`` placeholder replaced by the name of the finding's
+    hints file, and the recommendation saying what the file holds; with ``hints_dir``, the file
+    is written there (ParioError when it cannot be)."""
     out: list[Finding] = []
     in_effect = hints_in_effect(profile)
     for f in findings:
@@ -93,15 +87,20 @@ def write_suggested_hints(findings: Sequence[Finding], profile: Profile,
             out.append(f)
             continue
         hints = suggested_hints(f)
-        path = hints_path(f.log or profile.job.path, f.id, cwd)
-        try:
-            path.write_text(hints_file_text(f, hints, in_effect))
-        except OSError:
-            out.append(f)  # the placeholder stays: the command still says what to write
-            continue
+        name = hints_file_name(f.log or profile.job.path, f.id)
+        if hints_dir is None:
+            summary = _summary(hints, in_effect, written=False)
+            path, said = name, f"a hints file {name} holding {summary} (--hints-dir DIR writes it)"
+        else:
+            path = str((hints_dir / name).resolve())
+            try:
+                Path(path).write_text(hints_file_text(f, hints, in_effect))
+            except OSError as exc:
+                raise ParioError(f"--hints-dir: cannot write {path}: {exc.strerror}") from None
+            said = f"pario wrote {path} with {_summary(hints, in_effect, written=True)}"
         recs = tuple(
-            replace(r, text=f"{r.text.rstrip(':')}; pario wrote {path} with {_summary(hints)}:",
-                    snippet=r.snippet.replace(HINTS_FILE, shlex.quote(str(path))))
+            replace(r, text=f"{r.text.rstrip(':')}; {said}:",
+                    snippet=r.snippet.replace(HINTS_FILE, shlex.quote(path)))
             if r.kind == "tune" and HINTS_FILE in r.snippet else r
             for r in f.recommendations
         )
@@ -109,5 +108,15 @@ def write_suggested_hints(findings: Sequence[Finding], profile: Profile,
     return out
 
 
-__all__ = ["hints_file_text", "hints_in_effect", "hints_path", "suggested_hints",
-           "write_suggested_hints"]
+def hints_directory(path: str | None) -> Path | None:
+    """``--hints-dir``: an existing directory, or None when not given (one-line error otherwise)."""
+    if path is None:
+        return None
+    directory = Path(path)
+    if not directory.is_dir():
+        raise ParioError(f"--hints-dir: {path} is not a directory")
+    return directory
+
+
+__all__ = ["hints_directory", "hints_file_name", "hints_file_text", "hints_in_effect", "name_suggested_hints",
+           "suggested_hints"]
