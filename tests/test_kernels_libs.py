@@ -211,10 +211,16 @@ def test_s3d_pnetcdf_verify_finds_other_values(s3d_files):
 # ---- bad options --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kernel,args,message", [
-    ("vpic", ["--chunk", "64"], "--chunk, --align, --align-threshold and --coll-metadata need --hdf5"),
+    ("vpic", ["--chunk", "64"],
+     "--chunk, --align, --align-threshold, --coll-metadata and --force need --hdf5"),
     ("vpic", ["--hdf5", "--particles", "10", "--chunk", "100"],
      "--chunk must be between 1 and the particles of all ranks (20) and below 2^30"),
     ("vpic", ["--hdf5", "--align-threshold", "64k"], "--align-threshold needs --align"),
+    # 2 ranks x 1m particles in chunks of 64: 32768 chunks per dataset, 8 datasets
+    ("vpic", ["--hdf5", "--chunk", "64"],
+     "--chunk 64 makes 262144 chunks (8 datasets x 1 steps x 32768 chunks), each created and indexed by "
+     "HDF5 with metadata operations on every rank: hours at this size; use --chunk 256 or more, fewer "
+     "--particles, or --force"),
     ("s3d", ["--small"], "--nonblocking and --small need --pnetcdf"),
     ("s3d", ["--pnetcdf", "--small", "--nonblocking"], "--nonblocking and --small exclude each other"),
 ])
@@ -223,6 +229,31 @@ def test_bad_library_options_exit_2_with_one_line(tmp_path, kernel, args, messag
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"pario-kernel-{kernel}: error: {message}"
     assert proc.stdout == "" and not (tmp_path / "f").exists()
+
+
+def test_vpic_many_chunks_run_with_force(tmp_path):
+    """Over 65536 chunks (131072 here: 64k particles in chunks of 4, 8 datasets) only with --force."""
+    args = ["--hdf5", "--particles", "64k", "--chunk", "4", "--path", str(tmp_path / "f.h5"), "--delete"]
+    assert mpirun(kernel_exe("vpic"), args, 1, quiet=True).returncode == 2
+    proc = mpirun(kernel_exe("vpic"), [*args, "--force"], 1, quiet=True)
+    assert proc.returncode == 0, proc.stderr
+    assert one_json(proc.stdout)["hdf5"]["chunk_elements"] == 4
+
+
+def test_long_runs_show_progress(tmp_path):
+    """Rank 0 prints its progress on stderr (every PARIO_KERNEL_PROGRESS seconds: each unit at 0)."""
+    args = ["--hdf5", "--particles", "1k", "--steps", "2", "--path", str(tmp_path / "f.h5"), "--delete"]
+    proc = mpirun(kernel_exe("vpic"), args, 2, quiet=True, env={"PARIO_KERNEL_PROGRESS": "0"})
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln.rsplit(" (", 1)[0] for ln in proc.stderr.splitlines()]
+    assert lines == [f"pario-kernel-vpic: datasets written {i}/16" for i in range(1, 17)]
+    proc = mpirun(kernel_exe("block"), ["--steps", "3", "--path", str(tmp_path / "b.dat"), "--delete"], 2,
+                  quiet=True, env={"PARIO_KERNEL_PROGRESS": "0"})
+    assert [ln.rsplit(" (", 1)[0] for ln in proc.stderr.splitlines()] == [
+        f"pario-kernel-block: steps written {i}/3" for i in range(1, 4)]
+    quiet = mpirun(kernel_exe("block"), ["--steps", "3", "--path", str(tmp_path / "b.dat"), "--delete"], 2,
+                   quiet=True)
+    assert quiet.returncode == 0 and quiet.stderr == ""
 
 
 # ---- under pario run: the layers beneath the library ------------------------------------------------------

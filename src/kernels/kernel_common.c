@@ -63,6 +63,20 @@ void kc_fail(kc_ctx *ctx, const char *fmt, ...)
     ctx->failed = 1;
 }
 
+/* when the kernel started (kc_main) and last printed its progress; the
+ * interval in seconds (PARIO_KERNEL_PROGRESS, default 10) */
+static double progress_start, progress_last, progress_every = 10.0;
+
+void kc_progress(kc_ctx *ctx, const char *what, long long done, long long total)
+{
+    double now = MPI_Wtime();
+    if (ctx->rank != 0 || now - progress_last < progress_every)
+        return;
+    progress_last = now;
+    fprintf(stderr, "pario-kernel-%s: %s %lld/%lld (%.0f s)\n", ctx->k->name, what, done, total,
+            now - progress_start);
+}
+
 static void kc_fail_mpi(kc_ctx *ctx, int rc, const char *what, const char *file)
 {
     char msg[MPI_MAX_ERROR_STRING + 1];
@@ -926,6 +940,7 @@ static void run_phase(kc_ctx *ctx, kc_file *f, int writing, MPI_Info info, unsig
             if (!writing && v && !ctx->failed)
                 verify_req(f, buf, &r, v);
         }
+        kc_progress(ctx, writing ? "steps written" : "steps read", s + 1, ctx->steps);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
@@ -991,6 +1006,10 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
             return 0;
         }
     MPI_Init(&argc, &argv);
+    progress_start = progress_last = MPI_Wtime();
+    const char *every = getenv("PARIO_KERNEL_PROGRESS");
+    if (every && *every)
+        progress_every = atof(every);
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx.nprocs);
     kc_opt *tables[2] = {k->opts, common};

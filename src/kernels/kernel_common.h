@@ -147,6 +147,12 @@ void kc_fail(kc_ctx *ctx, const char *fmt, ...)
 #endif
     ;
 
+/* Progress of a long run, on rank 0's stderr: "<kernel>: <what> <done>/<total>
+ * (<s> s)", at most every 10 s (PARIO_KERNEL_PROGRESS seconds) and only once the
+ * run has lasted that long, so short runs print nothing.  Call it after each
+ * unit of work (a step, a variable). */
+void kc_progress(kc_ctx *ctx, const char *what, long long done, long long total);
+
 /* Collective: every rank learns whether any rank failed (kc_fail); rank 0
  * prints the first message once.  Returns 1 if some rank failed. */
 int kc_agree(kc_ctx *ctx);

@@ -29,7 +29,12 @@
 static long long particles = 1 << 20;
 static int use_hdf5;
 static long long chunk, align, align_threshold;
-static int coll_meta;
+static int coll_meta, force;
+
+/* More chunks than this in one run is refused without --force: HDF5 creates
+ * and indexes every chunk, with metadata operations on every rank, so a run
+ * of millions of small chunks takes hours (docs/kernels.md). */
+#define MAX_CHUNKS 65536LL
 
 static kc_opt opts[] = {
     {"particles", KC_SIZE, &particles, NULL, "particles per rank (default 1m = 1048576; VPIC-IO uses 8m)", 0},
@@ -41,6 +46,7 @@ static kc_opt opts[] = {
      "--hdf5: only objects of at least BYTES are aligned (default 0: every object)", 0},
     {"coll-metadata", KC_FLAG, &coll_meta, NULL,
      "--hdf5: collective metadata reads and writes (H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write)", 0},
+    {"force", KC_FLAG, &force, NULL, "--hdf5: run even with more than 65536 chunks in the file (slow: hours)", 0},
     {NULL, 0, NULL, NULL, NULL, 0},
 };
 
@@ -62,9 +68,9 @@ static uint32_t vpic_value(long long seed, long long step, int v, uint64_t g)
 
 static int setup_hdf5(kc_ctx *ctx)
 {
-    int given = use_hdf5 ? 0 : (opts[2].given || opts[3].given || opts[4].given || opts[5].given);
+    int given = use_hdf5 ? 0 : (opts[2].given || opts[3].given || opts[4].given || opts[5].given || opts[6].given);
     if (given) {
-        kc_fail(ctx, "--chunk, --align, --align-threshold and --coll-metadata need --hdf5");
+        kc_fail(ctx, "--chunk, --align, --align-threshold, --coll-metadata and --force need --hdf5");
         return -1;
     }
     if (!use_hdf5)
@@ -78,6 +84,17 @@ static int setup_hdf5(kc_ctx *ctx)
     if (opts[2].given && (chunk < 1 || (uint64_t)chunk > total || chunk > (1LL << 30))) {
         kc_fail(ctx, "--chunk must be between 1 and the particles of all ranks (%llu) and below 2^30",
                 (unsigned long long)total);
+        return -1;
+    }
+    long long per_dataset = (long long)((total + (uint64_t)chunk - 1) / (uint64_t)(chunk > 0 ? chunk : 1));
+    long long chunks = chunk > 0 ? per_dataset * NVAR * ctx->steps : 0;
+    if (chunks > MAX_CHUNKS && !force) {
+        long long sane = 1;
+        while ((long long)((total + (uint64_t)sane - 1) / (uint64_t)sane) * NVAR * ctx->steps > MAX_CHUNKS)
+            sane *= 2;
+        kc_fail(ctx, "--chunk %lld makes %lld chunks (%d datasets x %lld steps x %lld chunks), each created and "
+                "indexed by HDF5 with metadata operations on every rank: hours at this size; use --chunk %lld "
+                "or more, fewer --particles, or --force", chunk, chunks, NVAR, ctx->steps, per_dataset, sane);
         return -1;
     }
     if (opts[3].given && align < 1) {
@@ -260,6 +277,7 @@ static void h5_steps(kc_ctx *ctx, hid_t fid, int writing, kc_lib_result *res, vo
                 if (!writing && ctx->verify)
                     h5_check(ctx, s, v, buf, res);
             }
+            kc_progress(ctx, writing ? "datasets written" : "datasets read", s * NVAR + v + 1, ctx->steps * NVAR);
         }
         t0 = MPI_Wtime();
         H5Gclose(g);

@@ -13,7 +13,7 @@ examples:
   pario kernel --list
   pario kernel block --np 4 --path /scratch/ior.dat --block-size 4m --transfer-size 1m --verify
   pario kernel bt --np 9 --class A --steps 4 -- --mca io romio321
-  pario kernel vpic --np 4 --hdf5 --chunk 64 --verify        (through HDF5)
+  pario kernel vpic --np 4 --hdf5 --particles 64k --chunk 64 --verify   (through HDF5)
   pario kernel s3d --np 4 --pnetcdf --nonblocking --verify   (through PnetCDF)
   pario kernel s3d --help            (the kernel's own options)
 
