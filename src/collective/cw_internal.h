@@ -100,7 +100,7 @@ struct cw_file {
 struct cw_cycle {
     int64_t c;                /* cycle number, -1: slot free */
     int slot;                 /* buffer index */
-    char *bufp;               /* f->buf + slot * bc (aggregators) */
+    char *bufp;               /* f->buf + slot * buf_bytes (aggregators) */
     /* aggregator side */
     int64_t wlo, whi;         /* my window this cycle */
     int64_t first, end;       /* range to write: first..end of the data in the window */
@@ -129,9 +129,9 @@ struct cw_cycle {
 /* Per-call context (the pipeline's state, instead of 30 arguments). */
 struct cw_ctx {
     struct cw_file *f;
-    int alg, shuf;
+    int algorithm, shuffle;
     int nbuf, depth, nwriters;
-    int64_t bc;                       /* bytes per buffer */
+    int64_t buf_bytes;                       /* bytes per buffer */
     /* my request, split at the domains */
     struct cw_piece *mine;
     int64_t nmine;
@@ -145,13 +145,13 @@ struct cw_ctx {
     const void *buf;
     /* domains and each aggregator's data range */
     int64_t *fd_hi;                   /* [naggs] end of each file domain (the next one's start) */
-    int64_t *agg_st, *agg_end;        /* [naggs] */
+    int64_t *agg_start, *agg_end;        /* [naggs] */
     int64_t ncycles;
     /* aggregator: the pieces of every source in my domain */
-    struct cw_piece *oth;             /* pos unused */
-    int64_t *oth_first;               /* [nprocs + 1] */
-    int64_t *oth_cur, *oth_skip;      /* [nprocs] */
-    struct cw_cycle cyc[CW_MAX_SLOTS];
+    struct cw_piece *peer_pieces;             /* pos unused */
+    int64_t *peer_first;               /* [nprocs + 1] */
+    int64_t *peer_cur, *peer_skip;      /* [nprocs] */
+    struct cw_cycle cycles[CW_MAX_SLOTS];
     struct cw_writer *writer;
     int err;                          /* first errno of my reads/writes */
     int agreed, agreed_rc;            /* direct: the allgather already agreed on the result */
@@ -160,20 +160,20 @@ struct cw_ctx {
 };
 
 /* shuffle.c */
-int cw_cycle_prepare(struct cw_ctx *x, struct cw_cycle *cy);     /* pieces, RMW read; MPI code */
-int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy);        /* p2p/rma-lock: post messages */
-int cw_cycle_test(struct cw_ctx *x, struct cw_cycle *cy, int *done); /* p2p/rma-lock progress */
-int cw_cycle_puts(struct cw_ctx *x, struct cw_cycle *cy);        /* rma-fence: the puts */
+int cw_cycle_prepare(struct cw_ctx *call, struct cw_cycle *cy);     /* pieces, RMW read; MPI code */
+int cw_cycle_post(struct cw_ctx *call, struct cw_cycle *cy);        /* p2p/rma-lock: post messages */
+int cw_cycle_test(struct cw_ctx *call, struct cw_cycle *cy, int *done); /* p2p/rma-lock progress */
+int cw_cycle_puts(struct cw_ctx *call, struct cw_cycle *cy);        /* rma-fence: the puts */
 void cw_cycle_release(struct cw_cycle *cy);                      /* free pieces, types, requests */
-int cw_window_for(struct cw_ctx *x, int64_t bytes);              /* collective */
+int cw_window_for(struct cw_ctx *call, int64_t bytes);              /* collective */
 
 /* writer.c */
 struct cw_writer *cw_writer_start(int nthreads);
-void cw_writer_submit(struct cw_writer *w, struct cw_ctx *x, struct cw_cycle *cy);
+void cw_writer_submit(struct cw_writer *w, struct cw_ctx *call, struct cw_cycle *cy);
 void cw_writer_stop(struct cw_writer *w);
 /* pwrite all of [p, p + len) at off, retrying short writes; 0 or an errno. */
 int cw_pwrite_all(int fd, const char *p, int64_t len, int64_t off);
 /* Write a cycle's buffer [first, end) with pwrite (the caller or a writer). */
-void cw_write_cycle(struct cw_ctx *x, struct cw_cycle *cy);
+void cw_write_cycle(struct cw_ctx *call, struct cw_cycle *cy);
 
 #endif

@@ -462,65 +462,65 @@ static int view_pieces(const struct cw_view *v, int64_t p0, int64_t nbytes, stru
 
 /* ---- the call ---------------------------------------------------------------*/
 
-static void free_ctx(struct cw_ctx *x)
+static void free_ctx(struct cw_ctx *call)
 {
     for (int i = 0; i < CW_MAX_SLOTS; i++)
-        if (x->cyc[i].c >= 0)
-            cw_cycle_release(&x->cyc[i]);
-    free(x->mine);
-    free(x->my_first);
-    free(x->my_cur);
-    free(x->my_skip);
-    pario_flat_free(&x->mem);
-    free(x->mpos);
-    free(x->fd_hi);
-    free(x->agg_st);
-    free(x->agg_end);
-    free(x->oth);
-    free(x->oth_first);
-    free(x->oth_cur);
-    free(x->oth_skip);
+        if (call->cycles[i].c >= 0)
+            cw_cycle_release(&call->cycles[i]);
+    free(call->mine);
+    free(call->my_first);
+    free(call->my_cur);
+    free(call->my_skip);
+    pario_flat_free(&call->mem);
+    free(call->mpos);
+    free(call->fd_hi);
+    free(call->agg_start);
+    free(call->agg_end);
+    free(call->peer_pieces);
+    free(call->peer_first);
+    free(call->peer_cur);
+    free(call->peer_skip);
 }
 
-/* The caller's data: contiguous (x->mbase) or its segments with stream positions. */
-static int memory_layout(struct cw_ctx *x, const void *buf, int count, MPI_Datatype type)
+/* The caller's data: contiguous (call->mbase) or its segments with stream positions. */
+static int memory_layout(struct cw_ctx *call, const void *buf, int count, MPI_Datatype type)
 {
     const struct pario_flat *m;
-    x->buf = buf;
+    call->buf = buf;
     if (count == 0)
         return 0;
     if (pario_flatten(type, CW_MAX_PIECES, &m) != MPI_SUCCESS)
         return -1;
     if (m->nseg == 1 && (count == 1 || m->len[0] == m->extent)) {
-        x->mbase = (const char *)buf + m->off[0];
+        call->mbase = (const char *)buf + m->off[0];
         return 0;
     }
-    if (pario_flat_count(m, count, CW_MAX_PIECES, &x->mem) != MPI_SUCCESS)
+    if (pario_flat_count(m, count, CW_MAX_PIECES, &call->mem) != MPI_SUCCESS)
         return -1;
-    if (x->mem.nseg == 1) {
-        x->mbase = (const char *)buf + x->mem.off[0];
+    if (call->mem.nseg == 1) {
+        call->mbase = (const char *)buf + call->mem.off[0];
         return 0;
     }
-    x->mpos = malloc((size_t)(x->mem.nseg + 1) * sizeof *x->mpos);
-    if (!x->mpos)
+    call->mpos = malloc((size_t)(call->mem.nseg + 1) * sizeof *call->mpos);
+    if (!call->mpos)
         return -1;
-    x->mpos[0] = 0;
-    for (int64_t i = 0; i < x->mem.nseg; i++)
-        x->mpos[i + 1] = x->mpos[i] + x->mem.len[i];
+    call->mpos[0] = 0;
+    for (int64_t i = 0; i < call->mem.nseg; i++)
+        call->mpos[i + 1] = call->mpos[i] + call->mem.len[i];
     return 0;
 }
 
 /* Domains: [min, max) split in naggs, boundaries on striping_unit multiples. */
-static int file_domains(struct cw_ctx *x, int64_t min_st, int64_t max_end)
+static int file_domains(struct cw_ctx *call, int64_t min_st, int64_t max_end)
 {
-    int na = x->f->naggs;
-    x->fd_hi = malloc((size_t)na * sizeof *x->fd_hi);
-    if (!x->fd_hi)
+    int na = call->f->naggs;
+    call->fd_hi = malloc((size_t)na * sizeof *call->fd_hi);
+    if (!call->fd_hi)
         return -1;
     int64_t span = max_end - min_st, size = (span + na - 1) / na;
     /* the stripe (hint, or what the MPI library reports on Lustre/GPFS), else the block
      * size: no two aggregators write into one stripe or file-system block */
-    int64_t su = x->f->hints.striping_unit > 0 ? x->f->hints.striping_unit : x->f->fs_block;
+    int64_t su = call->f->hints.striping_unit > 0 ? call->f->hints.striping_unit : call->f->fs_block;
     int64_t base = min_st;
     if (su > 0) {
         size = (size + su - 1) / su * su;
@@ -528,40 +528,40 @@ static int file_domains(struct cw_ctx *x, int64_t min_st, int64_t max_end)
     }
     for (int a = 0; a < na; a++) {
         int64_t hi = base + (a + 1) * size; /* domain a ends here, the next starts here */
-        x->fd_hi[a] = hi > max_end ? max_end : (hi < min_st ? min_st : hi);
+        call->fd_hi[a] = hi > max_end ? max_end : (hi < min_st ? min_st : hi);
     }
-    x->fd_hi[na - 1] = max_end;
+    call->fd_hi[na - 1] = max_end;
     return 0;
 }
 
 /* Split my pieces at the domain boundaries; my_first[a] indexes them. */
-static int split_at_domains(struct cw_ctx *x)
+static int split_at_domains(struct cw_ctx *call)
 {
-    int na = x->f->naggs;
-    x->my_first = calloc((size_t)na + 1, sizeof *x->my_first);
-    x->my_cur = calloc((size_t)na, sizeof *x->my_cur);
-    x->my_skip = calloc((size_t)na, sizeof *x->my_skip);
-    if (!x->my_first || !x->my_cur || !x->my_skip)
+    int na = call->f->naggs;
+    call->my_first = calloc((size_t)na + 1, sizeof *call->my_first);
+    call->my_cur = calloc((size_t)na, sizeof *call->my_cur);
+    call->my_skip = calloc((size_t)na, sizeof *call->my_skip);
+    if (!call->my_first || !call->my_cur || !call->my_skip)
         return -1;
     int64_t extra = 0;
-    for (int64_t i = 0, a = 0; i < x->nmine; i++) {
-        int64_t end = x->mine[i].off + x->mine[i].len;
-        while (a < na - 1 && x->fd_hi[a] <= x->mine[i].off)
+    for (int64_t i = 0, a = 0; i < call->nmine; i++) {
+        int64_t end = call->mine[i].off + call->mine[i].len;
+        while (a < na - 1 && call->fd_hi[a] <= call->mine[i].off)
             a++;
-        for (int64_t b = a; b < na - 1 && x->fd_hi[b] < end; b++)
+        for (int64_t b = a; b < na - 1 && call->fd_hi[b] < end; b++)
             extra++;
     }
-    struct cw_piece *out = malloc((size_t)(x->nmine + extra + 1) * sizeof *out);
+    struct cw_piece *out = malloc((size_t)(call->nmine + extra + 1) * sizeof *out);
     if (!out)
         return -1;
     int64_t n = 0;
     int a = 0;
-    for (int64_t i = 0; i < x->nmine; i++) {
-        struct cw_piece p = x->mine[i];
+    for (int64_t i = 0; i < call->nmine; i++) {
+        struct cw_piece p = call->mine[i];
         while (p.len > 0) {
-            while (a < na - 1 && x->fd_hi[a] <= p.off)
-                x->my_first[++a] = n;
-            int64_t cut = a < na - 1 && p.off + p.len > x->fd_hi[a] ? x->fd_hi[a] - p.off : p.len;
+            while (a < na - 1 && call->fd_hi[a] <= p.off)
+                call->my_first[++a] = n;
+            int64_t cut = a < na - 1 && p.off + p.len > call->fd_hi[a] ? call->fd_hi[a] - p.off : p.len;
             out[n++] = (struct cw_piece){p.off, cut, p.pos};
             p.off += cut;
             p.pos += cut;
@@ -569,34 +569,34 @@ static int split_at_domains(struct cw_ctx *x)
         }
     }
     while (a < na)
-        x->my_first[++a] = n;
-    free(x->mine);
-    x->mine = out;
-    x->nmine = n;
+        call->my_first[++a] = n;
+    free(call->mine);
+    call->mine = out;
+    call->nmine = n;
     return 0;
 }
 
 /* Alltoall of counts, alltoallv of (offset, length) to the aggregators; the
  * aggregators' data ranges, then everyone learns them (allgather). */
-static int exchange_requests(struct cw_ctx *x)
+static int exchange_requests(struct cw_ctx *call)
 {
-    struct cw_file *f = x->f;
+    struct cw_file *f = call->f;
     int np = f->nprocs, na = f->naggs, rc;
     int *scnt = calloc((size_t)np, sizeof *scnt), *sdsp = calloc((size_t)np, sizeof *sdsp);
     int *rcnt = calloc((size_t)np, sizeof *rcnt), *rdsp = calloc((size_t)np, sizeof *rdsp);
-    int64_t *sbuf = malloc((size_t)(2 * x->nmine + 1) * sizeof *sbuf);
+    int64_t *sbuf = malloc((size_t)(2 * call->nmine + 1) * sizeof *sbuf);
     int64_t *rbuf = NULL, ranges[2] = {0, 0}, *all = malloc((size_t)np * 2 * sizeof *all);
     MPI_Datatype pair = MPI_DATATYPE_NULL;
     rc = MPI_ERR_NO_MEM;
     if (!scnt || !sdsp || !rcnt || !rdsp || !sbuf || !all)
         goto out;
     for (int a = 0; a < na; a++) {
-        scnt[f->aggs[a]] = (int)(x->my_first[a + 1] - x->my_first[a]);
-        sdsp[f->aggs[a]] = (int)x->my_first[a];
+        scnt[f->aggs[a]] = (int)(call->my_first[a + 1] - call->my_first[a]);
+        sdsp[f->aggs[a]] = (int)call->my_first[a];
     }
-    for (int64_t i = 0; i < x->nmine; i++) {
-        sbuf[2 * i] = x->mine[i].off;
-        sbuf[2 * i + 1] = x->mine[i].len;
+    for (int64_t i = 0; i < call->nmine; i++) {
+        sbuf[2 * i] = call->mine[i].off;
+        sbuf[2 * i + 1] = call->mine[i].len;
     }
     if ((rc = NEXT(PMPI_Alltoall)(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, f->comm)) != MPI_SUCCESS)
         goto out;
@@ -607,11 +607,11 @@ static int exchange_requests(struct cw_ctx *x)
     }
     rc = MPI_ERR_NO_MEM;
     rbuf = malloc((size_t)(2 * total + 1) * sizeof *rbuf);
-    x->oth = malloc((size_t)(total + 1) * sizeof *x->oth);
-    x->oth_first = calloc((size_t)np + 1, sizeof *x->oth_first);
-    x->oth_cur = calloc((size_t)np, sizeof *x->oth_cur);
-    x->oth_skip = calloc((size_t)np, sizeof *x->oth_skip);
-    if (!rbuf || !x->oth || !x->oth_first || !x->oth_cur || !x->oth_skip)
+    call->peer_pieces = malloc((size_t)(total + 1) * sizeof *call->peer_pieces);
+    call->peer_first = calloc((size_t)np + 1, sizeof *call->peer_first);
+    call->peer_cur = calloc((size_t)np, sizeof *call->peer_cur);
+    call->peer_skip = calloc((size_t)np, sizeof *call->peer_skip);
+    if (!rbuf || !call->peer_pieces || !call->peer_first || !call->peer_cur || !call->peer_skip)
         goto out;
     if ((rc = NEXT(PMPI_Type_contiguous)(2, MPI_INT64_T, &pair)) != MPI_SUCCESS || (rc = NEXT(PMPI_Type_commit)(&pair)) != MPI_SUCCESS)
         goto out;
@@ -619,11 +619,11 @@ static int exchange_requests(struct cw_ctx *x)
         goto out;
     int64_t st = INT64_MAX, end = 0;
     for (int r = 0; r < np; r++) {
-        x->oth_first[r + 1] = x->oth_first[r] + rcnt[r];
-        x->oth_cur[r] = x->oth_first[r];
+        call->peer_first[r + 1] = call->peer_first[r] + rcnt[r];
+        call->peer_cur[r] = call->peer_first[r];
     }
     for (int64_t i = 0; i < total; i++) {
-        x->oth[i] = (struct cw_piece){rbuf[2 * i], rbuf[2 * i + 1], 0};
+        call->peer_pieces[i] = (struct cw_piece){rbuf[2 * i], rbuf[2 * i + 1], 0};
         if (rbuf[2 * i] < st)
             st = rbuf[2 * i];
         if (rbuf[2 * i] + rbuf[2 * i + 1] > end)
@@ -636,16 +636,16 @@ static int exchange_requests(struct cw_ctx *x)
     if ((rc = NEXT(PMPI_Allgather)(ranges, 2, MPI_INT64_T, all, 2, MPI_INT64_T, f->comm)) != MPI_SUCCESS)
         goto out;
     rc = MPI_ERR_NO_MEM;
-    x->agg_st = malloc((size_t)na * sizeof *x->agg_st);
-    x->agg_end = malloc((size_t)na * sizeof *x->agg_end);
-    if (!x->agg_st || !x->agg_end)
+    call->agg_start = malloc((size_t)na * sizeof *call->agg_start);
+    call->agg_end = malloc((size_t)na * sizeof *call->agg_end);
+    if (!call->agg_start || !call->agg_end)
         goto out;
     for (int a = 0; a < na; a++) {
-        x->agg_st[a] = all[2 * f->aggs[a]];
-        x->agg_end[a] = all[2 * f->aggs[a] + 1];
+        call->agg_start[a] = all[2 * f->aggs[a]];
+        call->agg_end[a] = all[2 * f->aggs[a] + 1];
     }
     for (int a = 0; a < na; a++)
-        x->my_cur[a] = x->my_first[a];
+        call->my_cur[a] = call->my_first[a];
     rc = MPI_SUCCESS;
 out:
     if (pair != MPI_DATATYPE_NULL)
@@ -660,12 +660,12 @@ out:
     return rc;
 }
 
-static int64_t count_cycles(const struct cw_ctx *x, int64_t bc)
+static int64_t count_cycles(const struct cw_ctx *call, int64_t buf_bytes)
 {
     int64_t n = 0;
-    for (int a = 0; a < x->f->naggs; a++) {
-        int64_t span = x->agg_end[a] - x->agg_st[a];
-        int64_t c = span > 0 ? (span + bc - 1) / bc : 0;
+    for (int a = 0; a < call->f->naggs; a++) {
+        int64_t span = call->agg_end[a] - call->agg_start[a];
+        int64_t c = span > 0 ? (span + buf_bytes - 1) / buf_bytes : 0;
         if (c > n)
             n = c;
     }
@@ -673,43 +673,43 @@ static int64_t count_cycles(const struct cw_ctx *x, int64_t bc)
 }
 
 /* The shape of each algorithm's schedule. */
-static void set_schedule(struct cw_ctx *x, int alg)
+static void set_schedule(struct cw_ctx *call, int alg)
 {
     static const struct { int nbuf, depth, nwriters; } shapes[] = {
         [CW_NONE] = {1, 1, 0},       [CW_COMM] = {2, 2, 0},       [CW_WRITE] = {2, 1, 1},
         [CW_WRITE_COMM] = {2, 2, 1}, [CW_WRITE_COMM_2] = {4, 2, 2},
     };
-    x->alg = alg;
-    x->nbuf = shapes[alg].nbuf;
-    x->depth = shapes[alg].depth;
-    x->nwriters = shapes[alg].nwriters;
-    x->bc = x->f->hints.cb_buffer_size / x->nbuf;
-    if (x->bc < 1)
-        x->bc = 1;
-    x->ncycles = x->agg_st ? count_cycles(x, x->bc) : 0;
+    call->algorithm = alg;
+    call->nbuf = shapes[alg].nbuf;
+    call->depth = shapes[alg].depth;
+    call->nwriters = shapes[alg].nwriters;
+    call->buf_bytes = call->f->hints.cb_buffer_size / call->nbuf;
+    if (call->buf_bytes < 1)
+        call->buf_bytes = 1;
+    call->ncycles = call->agg_start ? count_cycles(call, call->buf_bytes) : 0;
 }
 
 /* auto: one cycle has nothing to overlap; otherwise the measured winner
  * (docs/collective.md, "Choosing"). */
-static int auto_algorithm(const struct cw_ctx *x)
+static int auto_algorithm(const struct cw_ctx *call)
 {
-    if (count_cycles(x, x->f->hints.cb_buffer_size) <= 1)
+    if (count_cycles(call, call->f->hints.cb_buffer_size) <= 1)
         return CW_NONE;
     return CW_WRITE_COMM;
 }
 
 /* The aggregator's buffers: in the RMA window, or malloc'd for p2p. */
-static int cycle_buffers(struct cw_ctx *x)
+static int cycle_buffers(struct cw_ctx *call)
 {
-    struct cw_file *f = x->f;
-    int64_t bytes = x->bc * x->nbuf;
-    if (x->shuf != CW_P2P) {
+    struct cw_file *f = call->f;
+    int64_t bytes = call->buf_bytes * call->nbuf;
+    if (call->shuffle != CW_P2P) {
         if (f->win == MPI_WIN_NULL && f->buf) {
             free(f->buf);
             f->buf = NULL;
             f->buf_size = 0;
         }
-        return cw_window_for(x, bytes);
+        return cw_window_for(call, bytes);
     }
     if (f->win != MPI_WIN_NULL) { /* left by an RMA call: every rank decides alike */
         if (f->win_size >= bytes)
@@ -724,132 +724,132 @@ static int cycle_buffers(struct cw_ctx *x)
     return f->buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-static struct cw_cycle *slot_of(struct cw_ctx *x, int64_t c) { return &x->cyc[c % x->nbuf]; }
+static struct cw_cycle *slot_of(struct cw_ctx *call, int64_t c) { return &call->cycles[c % call->nbuf]; }
 
 /* Wait until cycle cy's write is done (the buffer is free), moving the
  * shuffles in flight meanwhile. */
-static void wait_write(struct cw_ctx *x, struct cw_cycle *cy)
+static void wait_write(struct cw_ctx *call, struct cw_cycle *cy)
 {
     if (atomic_load_explicit(&cy->write_state, memory_order_acquire) != 1)
         return;
     uint64_t t0 = cw_now();
     while (atomic_load_explicit(&cy->write_state, memory_order_acquire) == 1) {
-        for (int i = 0; i < x->nbuf; i++) {
-            struct cw_cycle *o = &x->cyc[i];
+        for (int i = 0; i < call->nbuf; i++) {
+            struct cw_cycle *o = &call->cycles[i];
             int done;
-            if (o->c >= 0 && !o->shuffled && x->shuf != CW_RMA_FENCE)
-                cw_cycle_test(x, o, &done);
+            if (o->c >= 0 && !o->shuffled && call->shuffle != CW_RMA_FENCE)
+                cw_cycle_test(call, o, &done);
         }
         sched_yield();
     }
-    x->t_wait += cw_now() - t0;
+    call->t_wait += cw_now() - t0;
 }
 
-static void finish_cycle(struct cw_ctx *x, struct cw_cycle *cy)
+static void finish_cycle(struct cw_ctx *call, struct cw_cycle *cy)
 {
     if (cy->c < 0)
         return;
-    wait_write(x, cy);
-    if (cy->write_err && !x->err)
-        x->err = cy->write_err;
+    wait_write(call, cy);
+    if (cy->write_err && !call->err)
+        call->err = cy->write_err;
     cw_cycle_release(cy);
 }
 
 /* Claim the slot of cycle c (its buffer free) and prepare it. */
-static int start_cycle(struct cw_ctx *x, int64_t c)
+static int start_cycle(struct cw_ctx *call, int64_t c)
 {
-    struct cw_cycle *cy = slot_of(x, c);
-    finish_cycle(x, cy);
+    struct cw_cycle *cy = slot_of(call, c);
+    finish_cycle(call, cy);
     cy->c = c;
-    cy->slot = (int)(c % x->nbuf);
-    cy->bufp = x->f->buf ? x->f->buf + (int64_t)cy->slot * x->bc : NULL;
-    return cw_cycle_prepare(x, cy);
+    cy->slot = (int)(c % call->nbuf);
+    cy->bufp = call->f->buf ? call->f->buf + (int64_t)cy->slot * call->buf_bytes : NULL;
+    return cw_cycle_prepare(call, cy);
 }
 
-static void write_cycle(struct cw_ctx *x, struct cw_cycle *cy)
+static void write_cycle(struct cw_ctx *call, struct cw_cycle *cy)
 {
-    if (x->f->my_agg < 0 || !cy->has_data || x->err) {
+    if (call->f->my_agg < 0 || !cy->has_data || call->err) {
         atomic_store(&cy->write_state, 2); /* after an error: keep shuffling, write nothing */
         return;
     }
-    if (x->writer)
-        cw_writer_submit(x->writer, x, cy);
+    if (call->writer)
+        cw_writer_submit(call->writer, call, cy);
     else
-        cw_write_cycle(x, cy);
+        cw_write_cycle(call, cy);
 }
 
 /* p2p and rma-lock: messages, in cycle order, 'depth' shuffles in flight. */
-static int run_messages(struct cw_ctx *x)
+static int run_messages(struct cw_ctx *call)
 {
     int64_t posted = 0;
     int rc = MPI_SUCCESS;
-    for (int64_t c = 0; c < x->ncycles && rc == MPI_SUCCESS; c++) {
-        while (posted < x->ncycles && posted < c + x->depth && rc == MPI_SUCCESS) {
-            rc = start_cycle(x, posted);
+    for (int64_t c = 0; c < call->ncycles && rc == MPI_SUCCESS; c++) {
+        while (posted < call->ncycles && posted < c + call->depth && rc == MPI_SUCCESS) {
+            rc = start_cycle(call, posted);
             if (rc == MPI_SUCCESS)
-                rc = cw_cycle_post(x, slot_of(x, posted));
+                rc = cw_cycle_post(call, slot_of(call, posted));
             posted++;
         }
-        struct cw_cycle *cy = slot_of(x, c);
+        struct cw_cycle *cy = slot_of(call, c);
         int done = 0;
         uint64_t t0 = cw_now();
         while (rc == MPI_SUCCESS && !done) {
-            rc = cw_cycle_test(x, cy, &done);
+            rc = cw_cycle_test(call, cy, &done);
             if (!done)
                 sched_yield(); /* 2 cores, many ranks: let the writers and peers run */
         }
-        x->t_shuffle += cw_now() - t0; /* waiting for the peers is the shuffle's time */
+        call->t_shuffle += cw_now() - t0; /* waiting for the peers is the shuffle's time */
         if (rc == MPI_SUCCESS)
-            write_cycle(x, cy);
+            write_cycle(call, cy);
     }
     return rc;
 }
 
 /* rma-fence: one fence per cycle closes its epoch and opens the next's;
  * with one buffer (none) the write sits between two fences. */
-static int run_fences(struct cw_ctx *x)
+static int run_fences(struct cw_ctx *call)
 {
-    MPI_Win win = x->f->win;
+    MPI_Win win = call->f->win;
     int rc = MPI_SUCCESS;
-    if (x->ncycles == 0)
+    if (call->ncycles == 0)
         return MPI_SUCCESS;
-    rc = start_cycle(x, 0);
+    rc = start_cycle(call, 0);
     uint64_t t0 = cw_now();
     if (rc == MPI_SUCCESS)
         rc = NEXT(PMPI_Win_fence)(MPI_MODE_NOPRECEDE, win);
-    x->t_shuffle += cw_now() - t0;
+    call->t_shuffle += cw_now() - t0;
     if (rc == MPI_SUCCESS)
-        rc = cw_cycle_puts(x, slot_of(x, 0));
-    for (int64_t c = 0; c < x->ncycles && rc == MPI_SUCCESS; c++) {
-        struct cw_cycle *cy = slot_of(x, c);
-        int more = c + 1 < x->ncycles;
-        if (x->nbuf == 1) {
+        rc = cw_cycle_puts(call, slot_of(call, 0));
+    for (int64_t c = 0; c < call->ncycles && rc == MPI_SUCCESS; c++) {
+        struct cw_cycle *cy = slot_of(call, c);
+        int more = c + 1 < call->ncycles;
+        if (call->nbuf == 1) {
             t0 = cw_now();
             rc = NEXT(PMPI_Win_fence)(MPI_MODE_NOSUCCEED, win);
-            x->t_shuffle += cw_now() - t0;
+            call->t_shuffle += cw_now() - t0;
             cy->shuffled = 1;
-            write_cycle(x, cy);
+            write_cycle(call, cy);
             if (more && rc == MPI_SUCCESS) {
-                rc = start_cycle(x, c + 1);
+                rc = start_cycle(call, c + 1);
                 t0 = cw_now();
                 if (rc == MPI_SUCCESS)
                     rc = NEXT(PMPI_Win_fence)(MPI_MODE_NOPRECEDE, win);
-                x->t_shuffle += cw_now() - t0;
+                call->t_shuffle += cw_now() - t0;
                 if (rc == MPI_SUCCESS)
-                    rc = cw_cycle_puts(x, slot_of(x, c + 1));
+                    rc = cw_cycle_puts(call, slot_of(call, c + 1));
             }
             continue;
         }
         if (more)
-            rc = start_cycle(x, c + 1); /* buffer free and holes read before the epoch opens */
+            rc = start_cycle(call, c + 1); /* buffer free and holes read before the epoch opens */
         t0 = cw_now();
         if (rc == MPI_SUCCESS)
             rc = NEXT(PMPI_Win_fence)(more ? 0 : MPI_MODE_NOSUCCEED, win);
-        x->t_shuffle += cw_now() - t0;
+        call->t_shuffle += cw_now() - t0;
         cy->shuffled = 1;
         if (more && rc == MPI_SUCCESS)
-            rc = cw_cycle_puts(x, slot_of(x, c + 1));
-        write_cycle(x, cy);
+            rc = cw_cycle_puts(call, slot_of(call, c + 1));
+        write_cycle(call, cy);
     }
     return rc;
 }
@@ -900,12 +900,12 @@ static enum cw_fallback file_fallback(struct cw_file *f, MPI_File fh)
  * same bytes are written again: correct, and the rare case.  Two single
  * ranges that overlap are writes to the same bytes, which MPI leaves
  * undefined outside atomic mode. */
-static int direct_capable(struct cw_ctx *x)
+static int direct_capable(struct cw_ctx *call)
 {
-    struct cw_file *f = x->f;
-    if (x->nmine == 0)
+    struct cw_file *f = call->f;
+    if (call->nmine == 0)
         return 1;
-    if (x->nmine > 1 || !x->mbase)
+    if (call->nmine > 1 || !call->mbase)
         return 0;
     if (f->fd < 0 && !f->fd_failed) {
         f->fd = open(f->path, O_RDWR | O_CLOEXEC);
@@ -942,19 +942,19 @@ static int interleaved(const int64_t *all, int stride, int np)
     return over;
 }
 
-static void write_direct(struct cw_ctx *x)
+static void write_direct(struct cw_ctx *call)
 {
-    if (x->nmine == 0)
+    if (call->nmine == 0)
         return;
     uint64_t t0 = cw_now();
-    x->err = cw_pwrite_all(x->f->fd, x->mbase, x->mine[0].len, x->mine[0].off);
-    atomic_fetch_add(&x->t_write, cw_now() - t0);
+    call->err = cw_pwrite_all(call->f->fd, call->mbase, call->mine[0].len, call->mine[0].off);
+    atomic_fetch_add(&call->t_write, cw_now() - t0);
 }
 
-static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
+static int run_call(struct cw_ctx *call, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
                     int count, MPI_Datatype type, int64_t *bytes_out, struct cw_stats *stats)
 {
-    struct cw_file *f = x->f;
+    struct cw_file *f = call->f;
     int rc;
     uint64_t t0 = cw_now();
     int tsize = 0;
@@ -971,8 +971,8 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
         reason = CW_FB_DATATYPE;
     else if (count < 0 || pos < 0 || bytes % f->view.etype_size != 0)
         reason = CW_FB_OTHER; /* the MPI library reports the error */
-    else if (memory_layout(x, buf, count, type) != 0 ||
-             view_pieces(&f->view, pos * f->view.etype_size, bytes, &x->mine, &x->nmine) != 0)
+    else if (memory_layout(call, buf, count, type) != 0 ||
+             view_pieces(&f->view, pos * f->view.etype_size, bytes, &call->mine, &call->nmine) != 0)
         reason = CW_FB_DATATYPE;
     if (reason == CW_FB_NONE && f->my_agg >= 0 && f->fd < 0 && !f->fd_failed) {
         f->fd = open(f->path, O_RDWR | O_CLOEXEC);
@@ -981,17 +981,17 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
     }
     if (f->my_agg >= 0 && f->fd < 0 && reason == CW_FB_NONE)
         reason = CW_FB_OTHER;
-    int direct_ok = reason == CW_FB_NONE && f->hints.algorithm == CW_AUTO && direct_capable(x);
+    int direct_ok = reason == CW_FB_NONE && f->hints.algorithm == CW_AUTO && direct_capable(call);
     if (direct_ok)
-        write_direct(x);
+        write_direct(call);
     /* extents, agreement and the direct writes' results in one allgather */
-    int64_t mine[5] = {INT64_MAX, 0, reason, direct_ok, error_class(x->err)};
+    int64_t mine[5] = {INT64_MAX, 0, reason, direct_ok, error_class(call->err)};
     int64_t *all = malloc((size_t)f->nprocs * 5 * sizeof *all);
     if (!all)
         return MPI_ERR_NO_MEM;
-    if (x->nmine > 0) {
-        mine[0] = x->mine[0].off;
-        mine[1] = x->mine[x->nmine - 1].off + x->mine[x->nmine - 1].len;
+    if (call->nmine > 0) {
+        mine[0] = call->mine[0].off;
+        mine[1] = call->mine[call->nmine - 1].off + call->mine[call->nmine - 1].len;
     }
     rc = NEXT(PMPI_Allgather)(mine, 5, MPI_INT64_T, all, 5, MPI_INT64_T, f->comm);
     int64_t min_st = INT64_MAX, max_end = 0, worst = 0, direct = 1, direct_rc = MPI_SUCCESS;
@@ -1013,42 +1013,42 @@ static int run_call(struct cw_ctx *x, MPI_File fh, int explicit_offset, MPI_Offs
         return MPI_SUCCESS; /* served stays 0: the MPI library writes */
     }
     stats->served = 1;
-    x->t_setup = cw_now() - t0 - atomic_load(&x->t_write); /* a direct write is write time */
+    call->t_setup = cw_now() - t0 - atomic_load(&call->t_write); /* a direct write is write time */
     if (direct) {
-        x->alg = CW_DIRECT;
-        x->ncycles = 0;
-        x->agreed = 1;
-        x->agreed_rc = (int)direct_rc;
+        call->algorithm = CW_DIRECT;
+        call->ncycles = 0;
+        call->agreed = 1;
+        call->agreed_rc = (int)direct_rc;
         return MPI_SUCCESS;
     }
     if (max_end <= min_st) { /* nobody writes anything (under auto, direct took it) */
-        set_schedule(x, f->hints.algorithm);
+        set_schedule(call, f->hints.algorithm);
         return MPI_SUCCESS;
     }
-    if (file_domains(x, min_st, max_end) != 0 || split_at_domains(x) != 0)
+    if (file_domains(call, min_st, max_end) != 0 || split_at_domains(call) != 0)
         rc = MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS)
-        rc = exchange_requests(x);
+        rc = exchange_requests(call);
     if (rc != MPI_SUCCESS)
         return rc;
-    set_schedule(x, f->hints.algorithm == CW_AUTO ? auto_algorithm(x) : f->hints.algorithm);
-    rc = cycle_buffers(x);
-    x->t_setup = cw_now() - t0;
+    set_schedule(call, f->hints.algorithm == CW_AUTO ? auto_algorithm(call) : f->hints.algorithm);
+    rc = cycle_buffers(call);
+    call->t_setup = cw_now() - t0;
     if (rc != MPI_SUCCESS)
         return rc;
-    if (x->nwriters > 0 && f->my_agg >= 0 && x->ncycles > 1) {
+    if (call->nwriters > 0 && f->my_agg >= 0 && call->ncycles > 1) {
         /* the threads live as long as the file: a call does not pay their start */
-        if (f->writer && f->nwriters < x->nwriters) {
+        if (f->writer && f->nwriters < call->nwriters) {
             cw_writer_stop(f->writer);
             f->writer = NULL;
         }
-        if (!f->writer && (f->writer = cw_writer_start(x->nwriters)) != NULL)
-            f->nwriters = x->nwriters;
-        x->writer = f->writer;
+        if (!f->writer && (f->writer = cw_writer_start(call->nwriters)) != NULL)
+            f->nwriters = call->nwriters;
+        call->writer = f->writer;
     }
-    rc = x->shuf == CW_RMA_FENCE ? run_fences(x) : run_messages(x);
+    rc = call->shuffle == CW_RMA_FENCE ? run_fences(call) : run_messages(call);
     for (int i = 0; i < CW_MAX_SLOTS; i++)
-        finish_cycle(x, &x->cyc[i]);
+        finish_cycle(call, &call->cycles[i]);
     return rc;
 }
 
@@ -1075,30 +1075,30 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
         stats->reason = CW_FB_OTHER;
         return MPI_SUCCESS;
     }
-    struct cw_ctx x;
-    memset(&x, 0, sizeof x);
-    x.f = f;
-    x.shuf = f->hints.shuffle;
+    struct cw_ctx call;
+    memset(&call, 0, sizeof call);
+    call.f = f;
+    call.shuffle = f->hints.shuffle;
     for (int i = 0; i < CW_MAX_SLOTS; i++)
-        x.cyc[i].c = -1;
+        call.cycles[i].c = -1;
     int64_t bytes = 0;
-    rc = run_call(&x, fh, explicit_offset, offset, buf, count, type, &bytes, stats);
+    rc = run_call(&call, fh, explicit_offset, offset, buf, count, type, &bytes, stats);
     if (stats->served) {
         /* every rank returns the same result: the worst error anywhere */
-        int mine = rc != MPI_SUCCESS ? rc : error_class(x.err), worst = mine;
-        if (x.agreed)
-            worst = x.agreed_rc; /* the allgather carried every rank's result */
+        int mine = rc != MPI_SUCCESS ? rc : error_class(call.err), worst = mine;
+        if (call.agreed)
+            worst = call.agreed_rc; /* the allgather carried every rank's result */
         else if (NEXT(PMPI_Allreduce)(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS)
             worst = mine != MPI_SUCCESS ? mine : MPI_ERR_OTHER;
         rc = worst;
-        stats->algorithm = x.alg;
-        stats->shuffle = x.shuf;
-        stats->cycles = x.ncycles;
+        stats->algorithm = call.algorithm;
+        stats->shuffle = call.shuffle;
+        stats->cycles = call.ncycles;
         stats->aggregators = f->naggs;
-        stats->t_setup = x.t_setup;
-        stats->t_shuffle = x.t_shuffle;
-        stats->t_write = atomic_load(&x.t_write);
-        stats->t_wait = x.t_wait;
+        stats->t_setup = call.t_setup;
+        stats->t_shuffle = call.t_shuffle;
+        stats->t_write = atomic_load(&call.t_write);
+        stats->t_wait = call.t_wait;
         if (rc == MPI_SUCCESS) {
             if (!explicit_offset && bytes > 0) {
                 MPI_Offset pos;
@@ -1109,7 +1109,7 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
                 NEXT(PMPI_Status_set_elements_x)(status, MPI_BYTE, (MPI_Count)bytes);
         }
     }
-    free_ctx(&x);
+    free_ctx(&call);
     return rc;
 }
 

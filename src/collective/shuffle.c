@@ -26,10 +26,10 @@ static int tag_go(int64_t c) { return (int)(2 * (c % TAG_SPAN)); }
 static int tag_done(int64_t c) { return (int)(2 * (c % TAG_SPAN) + 1); }
 
 /* The window [lo, hi) of aggregator a in cycle c; empty when lo >= hi. */
-static void agg_window(const struct cw_ctx *x, int a, int64_t c, int64_t *lo, int64_t *hi)
+static void agg_window(const struct cw_ctx *call, int a, int64_t c, int64_t *lo, int64_t *hi)
 {
-    *lo = x->agg_st[a] + c * x->bc;
-    *hi = *lo + x->bc < x->agg_end[a] ? *lo + x->bc : x->agg_end[a];
+    *lo = call->agg_start[a] + c * call->buf_bytes;
+    *hi = *lo + call->buf_bytes < call->agg_end[a] ? *lo + call->buf_bytes : call->agg_end[a];
 }
 
 /* Pieces list[cur..last) clipped to [lo, hi): how many (count only when out
@@ -79,11 +79,11 @@ static int cmp_piece(const void *a, const void *b)
 }
 
 /* Are there bytes in [first, end) that no piece covers? */
-static int has_holes(const struct cw_ctx *x, const struct cw_cycle *cy)
+static int has_holes(const struct cw_ctx *call, const struct cw_cycle *cy)
 {
-    int64_t n = cy->src_first[x->f->nprocs], sum = 0;
+    int64_t n = cy->src_first[call->f->nprocs], sum = 0;
     int sources = 0;
-    for (int r = 0; r < x->f->nprocs; r++)
+    for (int r = 0; r < call->f->nprocs; r++)
         sources += cy->src_first[r + 1] > cy->src_first[r];
     for (int64_t i = 0; i < n; i++)
         sum += cy->src_pieces[i].len;
@@ -106,17 +106,17 @@ static int has_holes(const struct cw_ctx *x, const struct cw_cycle *cy)
     return holes || reach < cy->end;
 }
 
-static void read_holes(struct cw_ctx *x, struct cw_cycle *cy)
+static void read_holes(struct cw_ctx *call, struct cw_cycle *cy)
 {
     uint64_t t0 = cw_now();
     char *p = cy->bufp + (cy->first - cy->wlo);
     int64_t left = cy->end - cy->first, off = cy->first;
     while (left > 0) {
-        ssize_t n = pread(x->f->fd, p, (size_t)left, (off_t)off);
+        ssize_t n = pread(call->f->fd, p, (size_t)left, (off_t)off);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && !x->err)
-            x->err = errno;
+        if (n < 0 && !call->err)
+            call->err = errno;
         if (n <= 0)
             break;
         p += n;
@@ -125,21 +125,21 @@ static void read_holes(struct cw_ctx *x, struct cw_cycle *cy)
     }
     if (left > 0)
         memset(p, 0, (size_t)left); /* beyond the end of the file: zeros, as a sparse file reads */
-    atomic_fetch_add(&x->t_write, cw_now() - t0);
+    atomic_fetch_add(&call->t_write, cw_now() - t0);
 }
 
-int cw_cycle_prepare(struct cw_ctx *x, struct cw_cycle *cy)
+int cw_cycle_prepare(struct cw_ctx *call, struct cw_cycle *cy)
 {
-    struct cw_file *f = x->f;
+    struct cw_file *f = call->f;
     int nagg = f->naggs, np = f->nprocs;
     /* sender side: my pieces for each aggregator's window */
     cy->dst_first = calloc((size_t)nagg + 1, sizeof *cy->dst_first);
     if (!cy->dst_first)
         return MPI_ERR_NO_MEM;
     for (int a = 0; a < nagg; a++) {
-        int64_t lo, hi, cur = x->my_cur[a], skip = x->my_skip[a];
-        agg_window(x, a, cy->c, &lo, &hi);
-        int64_t n = lo < hi ? clip(x->mine, x->my_first[a + 1], &cur, &skip, lo, hi, NULL) : 0;
+        int64_t lo, hi, cur = call->my_cur[a], skip = call->my_skip[a];
+        agg_window(call, a, cy->c, &lo, &hi);
+        int64_t n = lo < hi ? clip(call->mine, call->my_first[a + 1], &cur, &skip, lo, hi, NULL) : 0;
         cy->dst_first[a + 1] = cy->dst_first[a] + n;
     }
     if (cy->dst_first[nagg] > 0) {
@@ -148,22 +148,22 @@ int cw_cycle_prepare(struct cw_ctx *x, struct cw_cycle *cy)
             return MPI_ERR_NO_MEM;
         for (int a = 0; a < nagg; a++) {
             int64_t lo, hi;
-            agg_window(x, a, cy->c, &lo, &hi);
+            agg_window(call, a, cy->c, &lo, &hi);
             if (lo < hi)
-                clip(x->mine, x->my_first[a + 1], &x->my_cur[a], &x->my_skip[a], lo, hi,
+                clip(call->mine, call->my_first[a + 1], &call->my_cur[a], &call->my_skip[a], lo, hi,
                      cy->dst_pieces + cy->dst_first[a]);
         }
     }
     if (f->my_agg < 0)
         return MPI_SUCCESS;
     /* aggregator side: every source's pieces in my window */
-    agg_window(x, f->my_agg, cy->c, &cy->wlo, &cy->whi);
+    agg_window(call, f->my_agg, cy->c, &cy->wlo, &cy->whi);
     cy->src_first = calloc((size_t)np + 1, sizeof *cy->src_first);
     if (!cy->src_first)
         return MPI_ERR_NO_MEM;
     for (int r = 0; r < np; r++) {
-        int64_t cur = x->oth_cur[r], skip = x->oth_skip[r];
-        int64_t n = cy->wlo < cy->whi ? clip(x->oth, x->oth_first[r + 1], &cur, &skip, cy->wlo, cy->whi, NULL)
+        int64_t cur = call->peer_cur[r], skip = call->peer_skip[r];
+        int64_t n = cy->wlo < cy->whi ? clip(call->peer_pieces, call->peer_first[r + 1], &cur, &skip, cy->wlo, cy->whi, NULL)
                                       : 0;
         cy->src_first[r + 1] = cy->src_first[r] + n;
     }
@@ -177,7 +177,7 @@ int cw_cycle_prepare(struct cw_ctx *x, struct cw_cycle *cy)
     cy->end = 0;
     for (int r = 0; r < np; r++) {
         struct cw_piece *out = cy->src_pieces + cy->src_first[r];
-        int64_t n = clip(x->oth, x->oth_first[r + 1], &x->oth_cur[r], &x->oth_skip[r], cy->wlo, cy->whi, out);
+        int64_t n = clip(call->peer_pieces, call->peer_first[r + 1], &call->peer_cur[r], &call->peer_skip[r], cy->wlo, cy->whi, out);
         for (int64_t i = 0; i < n; i++) {
             if (out[i].off < cy->first)
                 cy->first = out[i].off;
@@ -186,8 +186,8 @@ int cw_cycle_prepare(struct cw_ctx *x, struct cw_cycle *cy)
         }
     }
     cy->has_data = 1;
-    if (has_holes(x, cy))
-        read_holes(x, cy);
+    if (has_holes(call, cy))
+        read_holes(call, cy);
     return MPI_SUCCESS;
 }
 
@@ -262,26 +262,26 @@ static int pieces_type(struct cw_cycle *cy, const struct cw_piece *p, int64_t n,
 }
 
 /* The caller's bytes [s_lo, s_hi) of its data stream, as (addr, count, type). */
-static int stream_type(struct cw_ctx *x, struct cw_cycle *cy, int64_t s_lo, int64_t s_hi, const void **addr,
+static int stream_type(struct cw_ctx *call, struct cw_cycle *cy, int64_t s_lo, int64_t s_hi, const void **addr,
                        int *count, MPI_Datatype *type)
 {
-    if (x->mbase) {
-        *addr = x->mbase + s_lo;
+    if (call->mbase) {
+        *addr = call->mbase + s_lo;
         *count = (int)(s_hi - s_lo);
         *type = MPI_BYTE;
         return MPI_SUCCESS;
     }
-    int64_t lo = cw_segment_at(x->mpos, x->mem.nseg, s_lo), n = 0;
-    for (int64_t i = lo; i < x->mem.nseg && x->mpos[i] < s_hi; i++)
+    int64_t lo = cw_segment_at(call->mpos, call->mem.nseg, s_lo), n = 0;
+    for (int64_t i = lo; i < call->mem.nseg && call->mpos[i] < s_hi; i++)
         n++;
     int *lens = malloc((size_t)n * sizeof *lens);
     MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
     MPI_Aint base;
-    NEXT(PMPI_Get_address)(x->buf, &base);
+    NEXT(PMPI_Get_address)(call->buf, &base);
     for (int64_t k = 0, i = lo; lens && disps && k < n; k++, i++) {
-        int64_t a = x->mpos[i] > s_lo ? x->mpos[i] : s_lo;
-        int64_t b = x->mpos[i] + x->mem.len[i] < s_hi ? x->mpos[i] + x->mem.len[i] : s_hi;
-        disps[k] = MPI_Aint_add(base, (MPI_Aint)(x->mem.off[i] + (a - x->mpos[i])));
+        int64_t a = call->mpos[i] > s_lo ? call->mpos[i] : s_lo;
+        int64_t b = call->mpos[i] + call->mem.len[i] < s_hi ? call->mpos[i] + call->mem.len[i] : s_hi;
+        disps[k] = MPI_Aint_add(base, (MPI_Aint)(call->mem.off[i] + (a - call->mpos[i])));
         lens[k] = (int)(b - a);
     }
     *addr = MPI_BOTTOM;
@@ -290,36 +290,36 @@ static int stream_type(struct cw_ctx *x, struct cw_cycle *cy, int64_t s_lo, int6
 }
 
 /* My pieces for aggregator a this cycle: origin (addr, count, type). */
-static int origin_of(struct cw_ctx *x, struct cw_cycle *cy, int a, const void **addr, int *count,
+static int origin_of(struct cw_ctx *call, struct cw_cycle *cy, int a, const void **addr, int *count,
                      MPI_Datatype *type)
 {
     const struct cw_piece *p = cy->dst_pieces + cy->dst_first[a];
     int64_t n = cy->dst_first[a + 1] - cy->dst_first[a];
-    return stream_type(x, cy, p[0].pos, p[n - 1].pos + p[n - 1].len, addr, count, type);
+    return stream_type(call, cy, p[0].pos, p[n - 1].pos + p[n - 1].len, addr, count, type);
 }
 
 /* Put my pieces for aggregator a into its window. */
-static int put_to(struct cw_ctx *x, struct cw_cycle *cy, int a)
+static int put_to(struct cw_ctx *call, struct cw_cycle *cy, int a)
 {
     const void *addr;
     int count, tcount, rc;
     MPI_Datatype type, ttype;
     MPI_Aint tdisp;
     int64_t lo, hi;
-    agg_window(x, a, cy->c, &lo, &hi);
-    rc = origin_of(x, cy, a, &addr, &count, &type);
+    agg_window(call, a, cy->c, &lo, &hi);
+    rc = origin_of(call, cy, a, &addr, &count, &type);
     if (rc == MPI_SUCCESS)
         rc = pieces_type(cy, cy->dst_pieces + cy->dst_first[a], cy->dst_first[a + 1] - cy->dst_first[a], lo, &ttype,
                          &tcount, &tdisp);
     if (rc == MPI_SUCCESS)
-        rc = NEXT(PMPI_Put)(addr, count, type, x->f->aggs[a], (MPI_Aint)cy->slot * x->bc + tdisp, tcount, ttype,
-                      x->f->win);
+        rc = NEXT(PMPI_Put)(addr, count, type, call->f->aggs[a], (MPI_Aint)cy->slot * call->buf_bytes + tdisp, tcount, ttype,
+                      call->f->win);
     return rc;
 }
 
-int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy)
+int cw_cycle_post(struct cw_ctx *call, struct cw_cycle *cy)
 {
-    struct cw_file *f = x->f;
+    struct cw_file *f = call->f;
     uint64_t t0 = cw_now();
     int rc = MPI_SUCCESS;
     MPI_Request *rq;
@@ -328,7 +328,7 @@ int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy)
             int64_t n = cy->src_first[r + 1] - cy->src_first[r];
             if (n == 0)
                 continue;
-            if (x->shuf == CW_P2P) {
+            if (call->shuffle == CW_P2P) {
                 MPI_Datatype type;
                 int count;
                 MPI_Aint d0;
@@ -349,7 +349,7 @@ int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy)
         }
     }
     int nagg = f->naggs;
-    if (x->shuf == CW_RMA_LOCK && cy->dst_first[nagg] > 0) {
+    if (call->shuffle == CW_RMA_LOCK && cy->dst_first[nagg] > 0) {
         cy->go = malloc((size_t)nagg * sizeof *cy->go);
         cy->go_agg = malloc((size_t)nagg * sizeof *cy->go_agg);
         if (!cy->go || !cy->go_agg)
@@ -358,11 +358,11 @@ int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy)
     for (int a = 0; a < nagg && rc == MPI_SUCCESS; a++) {
         if (cy->dst_first[a + 1] == cy->dst_first[a])
             continue;
-        if (x->shuf == CW_P2P) {
+        if (call->shuffle == CW_P2P) {
             const void *addr;
             int count;
             MPI_Datatype type;
-            rc = origin_of(x, cy, a, &addr, &count, &type);
+            rc = origin_of(call, cy, a, &addr, &count, &type);
             if (rc == MPI_SUCCESS)
                 rc = add_req(cy, &rq);
             if (rc == MPI_SUCCESS)
@@ -373,11 +373,11 @@ int cw_cycle_post(struct cw_ctx *x, struct cw_cycle *cy)
             cy->ngo++;
         }
     }
-    x->t_shuffle += cw_now() - t0;
+    call->t_shuffle += cw_now() - t0;
     return rc;
 }
 
-int cw_cycle_test(struct cw_ctx *x, struct cw_cycle *cy, int *done)
+int cw_cycle_test(struct cw_ctx *call, struct cw_cycle *cy, int *done)
 {
     int rc = MPI_SUCCESS, pending = 0;
     for (int i = 0; i < cy->ngo && rc == MPI_SUCCESS; i++) {
@@ -389,17 +389,17 @@ int cw_cycle_test(struct cw_ctx *x, struct cw_cycle *cy, int *done)
             pending = 1;
             continue;
         }
-        int a = cy->go_agg[i], target = x->f->aggs[a];
+        int a = cy->go_agg[i], target = call->f->aggs[a];
         MPI_Request *rq;
-        rc = NEXT(PMPI_Win_lock)(MPI_LOCK_SHARED, target, 0, x->f->win);
+        rc = NEXT(PMPI_Win_lock)(MPI_LOCK_SHARED, target, 0, call->f->win);
         if (rc == MPI_SUCCESS)
-            rc = put_to(x, cy, a);
+            rc = put_to(call, cy, a);
         if (rc == MPI_SUCCESS)
-            rc = NEXT(PMPI_Win_unlock)(target, x->f->win);
+            rc = NEXT(PMPI_Win_unlock)(target, call->f->win);
         if (rc == MPI_SUCCESS)
             rc = add_req(cy, &rq);
         if (rc == MPI_SUCCESS)
-            rc = NEXT(PMPI_Isend)(NULL, 0, MPI_BYTE, target, tag_done(cy->c), x->f->comm, rq);
+            rc = NEXT(PMPI_Isend)(NULL, 0, MPI_BYTE, target, tag_done(cy->c), call->f->comm, rq);
     }
     /* one by one, from the first not yet complete: a completed request is
      * MPI_REQUEST_NULL, so each is finished only once */
@@ -415,14 +415,14 @@ int cw_cycle_test(struct cw_ctx *x, struct cw_cycle *cy, int *done)
     return rc; /* the caller times the wait */
 }
 
-int cw_cycle_puts(struct cw_ctx *x, struct cw_cycle *cy)
+int cw_cycle_puts(struct cw_ctx *call, struct cw_cycle *cy)
 {
     uint64_t t0 = cw_now();
     int rc = MPI_SUCCESS;
-    for (int a = 0; a < x->f->naggs && rc == MPI_SUCCESS; a++)
+    for (int a = 0; a < call->f->naggs && rc == MPI_SUCCESS; a++)
         if (cy->dst_first[a + 1] > cy->dst_first[a])
-            rc = put_to(x, cy, a);
-    x->t_shuffle += cw_now() - t0;
+            rc = put_to(call, cy, a);
+    call->t_shuffle += cw_now() - t0;
     return rc;
 }
 
@@ -442,9 +442,9 @@ void cw_cycle_release(struct cw_cycle *cy)
     cy->c = -1;
 }
 
-int cw_window_for(struct cw_ctx *x, int64_t bytes)
+int cw_window_for(struct cw_ctx *call, int64_t bytes)
 {
-    struct cw_file *f = x->f;
+    struct cw_file *f = call->f;
     if (f->win != MPI_WIN_NULL && f->win_size == bytes)
         return MPI_SUCCESS;
     if (f->win != MPI_WIN_NULL) {

@@ -38,15 +38,15 @@ int cw_pwrite_all(int fd, const char *p, int64_t len, int64_t off)
     return 0;
 }
 
-void cw_write_cycle(struct cw_ctx *x, struct cw_cycle *cy)
+void cw_write_cycle(struct cw_ctx *call, struct cw_cycle *cy)
 {
     uint64_t t0 = cw_now();
     int err = 0;
     if (cy->has_data)
-        err = x->f->fd >= 0 ? cw_pwrite_all(x->f->fd, cy->bufp + (cy->first - cy->wlo), cy->end - cy->first, cy->first)
+        err = call->f->fd >= 0 ? cw_pwrite_all(call->f->fd, cy->bufp + (cy->first - cy->wlo), cy->end - cy->first, cy->first)
                             : EBADF;
     cy->write_err = err;
-    atomic_fetch_add(&x->t_write, cw_now() - t0);
+    atomic_fetch_add(&call->t_write, cw_now() - t0);
     atomic_store_explicit(&cy->write_state, 2, memory_order_release);
 }
 
@@ -61,11 +61,11 @@ static void *writer_main(void *arg)
             pthread_cond_wait(&w->work, &w->lock);
         if (w->head == w->tail)
             break; /* stop, and nothing left */
-        struct cw_ctx *x = w->ctx[w->head];
+        struct cw_ctx *call = w->ctx[w->head];
         struct cw_cycle *cy = w->queue[w->head];
         w->head = (w->head + 1) % QUEUE_LEN;
         pthread_mutex_unlock(&w->lock);
-        cw_write_cycle(x, cy);
+        cw_write_cycle(call, cy);
         pthread_mutex_lock(&w->lock);
     }
     pthread_mutex_unlock(&w->lock);
@@ -93,11 +93,11 @@ struct cw_writer *cw_writer_start(int nthreads)
     return w;
 }
 
-void cw_writer_submit(struct cw_writer *w, struct cw_ctx *x, struct cw_cycle *cy)
+void cw_writer_submit(struct cw_writer *w, struct cw_ctx *call, struct cw_cycle *cy)
 {
     atomic_store(&cy->write_state, 1);
     pthread_mutex_lock(&w->lock);
-    w->ctx[w->tail] = x;
+    w->ctx[w->tail] = call;
     w->queue[w->tail] = cy;
     w->tail = (w->tail + 1) % QUEUE_LEN;
     pthread_cond_signal(&w->work);
