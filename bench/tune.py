@@ -464,8 +464,8 @@ def leave_one_out(out: dict, med_rows: list, med_vals: list[float], groups: list
     per: dict[str, float | None] = {}
     for name in dict.fromkeys(groups):
         test = g == name
-        model = pract.fit(x[~test], y[~test])
-        pred[test] = np.exp(pract.predict(model, x[test]))
+        model = pract.fit(x.rows(~test), y[~test])
+        pred[test] = np.exp(pract.predict(model, x.rows(test)))
         per[name] = pract.mdape(list(pred[test]), list(np.exp(y[test])))
     out["leave_workload_out"] = pract.mdape(list(pred), list(np.exp(y)))
     out["leave_workload_out_each"] = per

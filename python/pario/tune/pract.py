@@ -22,9 +22,10 @@ import math
 import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from pario.errors import ParioError
 from pario.tune.objective import MAXIMISE
@@ -61,32 +62,49 @@ def row(config: Mapping[str, str], workload: Mapping[str, float] | None) -> dict
     return {**config_features(config), **(workload or {})}
 
 
-def frame(rows: Sequence[Mapping[str, float]], columns: Sequence[str] | None = None) -> pd.DataFrame:
-    df = pd.DataFrame(list(rows), dtype=np.float64)
-    if columns is not None:
-        df = df.reindex(columns=list(columns))
-    # a one-hot column absent from a row means "not this value" when the dimension is set
-    for col in df.columns:
-        if "=" in col:
-            df[col] = df[col].fillna(0.0)
-    return df
+@dataclass(frozen=True)
+class Features:
+    """The model's input: one row per configuration, one named float column per feature
+    (NaN: missing, which XGBoost learns where to send)."""
+
+    names: list[str]
+    values: np.ndarray  # shape (rows, len(names))
+
+    def rows(self, which: Any) -> Features:
+        """The rows ``which`` selects (positions or a boolean mask)."""
+        return Features(self.names, self.values[which])
 
 
-def _matrix(x: pd.DataFrame, label: np.ndarray | None = None):  # type: ignore[no-untyped-def]
-    """XGBoost's DMatrix of a feature frame (names without the characters XGBoost refuses)."""
+def frame(rows: Sequence[Mapping[str, float]], columns: Sequence[str] | None = None) -> Features:
+    """The features of ``rows``: the columns given, or every feature in order of first
+    appearance; a one-hot column (``name=value``) absent from a row is 0 ("not this value")."""
+    names = list(columns) if columns is not None else list(dict.fromkeys(k for r in rows for k in r))
+    where = {name: j for j, name in enumerate(names)}
+    values = np.full((len(rows), len(names)), np.nan)
+    for i, r in enumerate(rows):
+        for name, value in r.items():
+            if name in where:
+                values[i, where[name]] = value
+    onehot = [j for j, name in enumerate(names) if "=" in name]
+    values[:, onehot] = np.nan_to_num(values[:, onehot], nan=0.0)
+    return Features(names, values)
+
+
+def _matrix(x: Features, label: np.ndarray | None = None):  # type: ignore[no-untyped-def]
+    """XGBoost's DMatrix of the features (names without the characters XGBoost refuses)."""
     import xgboost
 
-    names = [c.replace("[", "(").replace("]", ")").replace("<", "lt") for c in x.columns]
-    return xgboost.DMatrix(x.to_numpy(dtype=np.float64), label=label, missing=np.nan, feature_names=names)
+    names = [c.replace("[", "(").replace("]", ")").replace("<", "lt") for c in x.names]
+    return xgboost.DMatrix(x.values, label=label, missing=np.nan, feature_names=names)
 
 
-def fit(x: pd.DataFrame, y: np.ndarray, seed: int = 0):  # type: ignore[no-untyped-def]
+def fit(x: Features, y: np.ndarray, seed: int = 0):  # type: ignore[no-untyped-def]
     import xgboost
 
     return xgboost.train({**XGB_PARAMS, "seed": seed}, _matrix(x, y), num_boost_round=XGB_ROUNDS)
 
 
-def predict(model, x: pd.DataFrame) -> np.ndarray:  # type: ignore[no-untyped-def]
+def predict(model, x: Features) -> np.ndarray:  # type: ignore[no-untyped-def]
     return np.asarray(model.predict(_matrix(x)), dtype=np.float64)
 
 
@@ -147,8 +165,8 @@ def cross_validated_mdape(rows: Sequence[Mapping[str, float]], values: np.ndarra
     for k in range(folds):
         test = order[k::folds]
         train = np.setdiff1d(order, test)
-        model = fit(x.iloc[train], np.log(values[train]), seed)
-        predicted[test] = np.exp(predict(model, x.iloc[test]))
+        model = fit(x.rows(train), np.log(values[train]), seed)
+        predicted[test] = np.exp(predict(model, x.rows(test)))
     return mdape(list(predicted), list(values))
 
 
@@ -170,7 +188,7 @@ def pract_proposer(seed: int | None) -> Callable[[Study, int], list]:
         x = frame(rows)
         model = fit(x, np.log(values), seed or 0)
         workload = _workload_of(study)
-        scored = predict(model, frame([row(c, workload) for c in pool], columns=list(x.columns)))
+        scored = predict(model, frame([row(c, workload) for c in pool], columns=x.names))
         order = np.argsort(-scored if study.s.objective in MAXIMISE else scored)
         picks = [int(i) for i in order[: max(n, TOP_K)]]
         return [(pool[i], float(math.exp(scored[i]))) for i in picks][:n]
