@@ -29,7 +29,7 @@ def test_launcher_arguments_reach_the_launcher(tmp_path: Path, pario_cmd, mpi_en
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["bytes_written"] == 2 * 65536
-    # right after the name too (argparse used to drop that '--')
+    # right after the name too (argparse would drop that '--' unless told not to)
     proc = kernel(pario_cmd, mpi_env, "block", "--", "--mca", "io", "romio321", "-np", "2", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     dry = kernel(pario_cmd, mpi_env, "tile", "--", "-q", cwd=tmp_path)

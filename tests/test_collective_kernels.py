@@ -1,4 +1,4 @@
-"""The collective-write engine (src/collective, issue 8) against ROMIO, kernel by kernel.
+"""The collective-write engine (src/collective) against ROMIO, kernel by kernel.
 
 Each kernel (block in its strided layout, s3d, bt, tile, vpic: every one's collective writes
 are non-contiguous across ranks, s3d's, bt's and tile's through non-contiguous views too) writes

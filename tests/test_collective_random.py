@@ -1,4 +1,4 @@
-"""Property-based check of the collective-write engine (issue 8): batches of random cases
+"""Property-based check of the collective-write engine: batches of random cases
 (tests/coll_cases.py: nested datatypes, interleaved and disjoint views, darray and subarray
 decompositions, empty contributions, writes over existing data, split collectives, a second call
 at the individual file pointer) run by tests/programs/coll_cases.c, one mpirun per batch.

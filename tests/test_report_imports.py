@@ -1,6 +1,6 @@
 """`pario report`, `pario diagnose` and `pario replay` never import pandas, nor PyDarshan's
 package (which imports pandas): that import alone took as long as PyDarshan's whole load of a
-log, and the report must start faster than that (issue 10, docs/performance.md).  The
+log, and the report must start faster than that (docs/performance.md).  The
 model's tables are pario.table.Table; only the tuner still uses pandas."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`pario tune` end to end (issue 9): the space, the objective read from real logs, real studies of the
+"""`pario tune` end to end: the space, the objective read from real logs, real studies of the
 block kernel under mpirun (their stored trials, hints files and logs), resuming a SIGKILLed study, journal
 and PostgreSQL storage, failed trials, bad options, and the pract strategy.
 

@@ -1,4 +1,4 @@
-"""`pario tune` over HDF5 and PnetCDF properties (issue 11, "Tune"): the dimensions a program
+"""`pario tune` over HDF5 and PnetCDF properties: the dimensions a program
 linking libhdf5 / libpnetcdf gets, how a configuration sets them (PARIO_HINTS, the alignment's
 tied threshold, PNETCDF_HINTS and the HDF5 calls offered without pario), and real random studies
 of ``vpic --hdf5`` and ``s3d --pnetcdf`` whose trial logs show the properties in effect, as

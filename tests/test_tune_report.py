@@ -1,4 +1,4 @@
-"""`pario tune report STUDY` (issue 9, output): on a real study (4 trials of the block kernel at 2 ranks,
+"""`pario tune report STUDY`: on a real study (4 trials of the block kernel at 2 ranks,
 random strategy, SQLite storage), the terminal report has one row per stored trial with its stored value,
 the JSON's speed-up is the best configuration's median over the default's computed here from the stored
 runs, the HTML holds the convergence and importance plots' data, and a missing study is a one-line error."""

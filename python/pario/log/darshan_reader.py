@@ -107,7 +107,7 @@ class _RawDarshan:
     mounts: list[tuple[str, str]]
     modules: dict[str, dict[str, Any]]
     #: module -> its named records: rank, id, name, the counters and fcounters (Darshan's names)
-    frames: dict[str, Table] = field(default_factory=dict)
+    records: dict[str, Table] = field(default_factory=dict)
     #: the LUSTRE components of named records: rank, id and the counters; None without any
     lustre: Table | None = None
 
@@ -298,9 +298,9 @@ def _load_with_library(path: str) -> _RawDarshan:
                       modules={name: dict(info) for name, info in log.modules.items()})
     names = _name_lookup(log.names)
     for mod, records in log.records.items():
-        raw.frames[mod] = _module_frame(records, names)
+        raw.records[mod] = _module_records(records, names)
     if log.lustre is not None:
-        raw.lustre = _lustre_frame(log.lustre, names)
+        raw.lustre = _lustre_components(log.lustre, names)
     return raw
 
 
@@ -325,7 +325,7 @@ def _names_of(ids: np.ndarray, names: tuple[np.ndarray, np.ndarray]) -> tuple[np
     return found, out
 
 
-def _module_frame(records: darshan_lib.Records, names: tuple[np.ndarray, np.ndarray]) -> Table:
+def _module_records(records: darshan_lib.Records, names: tuple[np.ndarray, np.ndarray]) -> Table:
     """A module's named records: rank, id, name, then the counters and fcounters under Darshan's
     names; without any, only rank, id and name (PyDarshan made no counter columns then)."""
     found, name = _names_of(records.ids, names)
@@ -346,7 +346,8 @@ def _module_frame(records: darshan_lib.Records, names: tuple[np.ndarray, np.ndar
     return table
 
 
-def _lustre_frame(comps: darshan_lib.LustreComponents, names: tuple[np.ndarray, np.ndarray]) -> Table | None:
+def _lustre_components(comps: darshan_lib.LustreComponents,
+                       names: tuple[np.ndarray, np.ndarray]) -> Table | None:
     """The components of the named LUSTRE records (rank, id, counters), None without any."""
     found, _ = _names_of(comps.ids, names)
     if not found.any():
@@ -481,18 +482,18 @@ def _readable_by_library(path: Path, header: DarshanHeader) -> Iterator[Path]:
         yield copy
 
 
-def _layer_frame(frame: Table, nprocs: int, layer: str = "posix") -> Table:
+def _layer_records(module: Table, nprocs: int, layer: str = "posix") -> Table:
     """A module's records as a model layer: id, rank, name, the counters under pario's names
     (:func:`~pario.model.counter_column`), then ``nranks`` (the job's size for a shared record)."""
     def model_name(col: str) -> str:
         name = counter_column(col)
         return name if layer in _FS_LAYERS else _LIBRARY_RENAMES.get(name, name)
 
-    out = Table({"id": np.asarray(frame["id"]).astype(np.uint64),
-                 "rank": np.asarray(frame["rank"]).astype(np.int64), "name": frame["name"]})
-    for col in frame.columns:
+    out = Table({"id": np.asarray(module["id"]).astype(np.uint64),
+                 "rank": np.asarray(module["rank"]).astype(np.int64), "name": module["name"]})
+    for col in module.columns:
         if col not in ("id", "rank", "name"):
-            out[model_name(col)] = frame[col]
+            out[model_name(col)] = module[col]
     out["nranks"] = np.where(out["rank"] < 0, nprocs, 1).astype(np.int64)
     return out
 
@@ -510,11 +511,11 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     if nprocs != header.nprocs or not 1 <= nprocs <= MAX_NPROCS:
         raise _fail(where, f"job claims {nprocs} processes")
     files = {layer: _empty_layer() for layer in LAYER_OF_MODULE.values()}
-    for mod, frame in raw.frames.items():
-        files[LAYER_OF_MODULE[mod]] = _layer_frame(frame, nprocs, LAYER_OF_MODULE[mod])
+    for mod, records in raw.records.items():
+        files[LAYER_OF_MODULE[mod]] = _layer_records(records, nprocs, LAYER_OF_MODULE[mod])
 
     runtime = float(job.get("run_time") or 0.0)
-    per_layer = {layer: rank_io(frame, nprocs, {}) for layer, frame in time_records(files).items()}
+    per_layer = {layer: rank_io(records, nprocs, {}) for layer, records in time_records(files).items()}
     combined = combine(list(per_layer.values()), nprocs)
     ranks = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))
 
@@ -536,7 +537,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         "compression": header.compression,
         "mounts": [list(m) for m in raw.mounts],
         # records: how many pario read (None for the modules it does not read)
-        "modules": {m: {"records": len(raw.frames[m]) if m in raw.frames else None,
+        "modules": {m: {"records": len(raw.records[m]) if m in raw.records else None,
                         "version": int(info.get("ver", 0)), "partial": bool(info.get("partial_flag"))}
                     for m, info in raw.modules.items()},
         "modules_not_analysed": other,
@@ -573,16 +574,16 @@ def _rank_table(per_layer: dict[str, Any], nprocs: int, runtime: float) -> Table
     return Table(columns, length=nprocs)
 
 
-def _lustre_striping(frame: Table | None) -> dict[int, dict[str, int]]:
+def _lustre_striping(comps: Table | None) -> dict[int, dict[str, int]]:
     """file id -> stripe size and count of the file's first layout component."""
-    if frame is None or not len(frame):
+    if comps is None or not len(comps):
         return {}
-    if "LUSTRE_COMP_STRIPE_SIZE" not in frame or "LUSTRE_COMP_STRIPE_COUNT" not in frame:
+    if "LUSTRE_COMP_STRIPE_SIZE" not in comps or "LUSTRE_COMP_STRIPE_COUNT" not in comps:
         return {}
-    _, first = np.unique(frame["id"], return_index=True)
+    _, first = np.unique(comps["id"], return_index=True)
     first.sort()  # files in the order of their first component
     out: dict[int, dict[str, int]] = {}
-    for rid, size, count in zip(frame["id"][first].tolist(), frame["LUSTRE_COMP_STRIPE_SIZE"][first].tolist(),
-                                frame["LUSTRE_COMP_STRIPE_COUNT"][first].tolist(), strict=True):
+    for rid, size, count in zip(comps["id"][first].tolist(), comps["LUSTRE_COMP_STRIPE_SIZE"][first].tolist(),
+                                comps["LUSTRE_COMP_STRIPE_COUNT"][first].tolist(), strict=True):
         out[int(rid)] = {"stripe_size": int(size), "stripe_count": int(count)}
     return out

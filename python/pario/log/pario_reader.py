@@ -304,7 +304,7 @@ def _parse_hints(text: str) -> dict[str, str]:
 OVERFLOW_NAME = "<overflow: other files>"
 
 
-def _layer_frame(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
+def _layer_records(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
                  names: tuple[np.ndarray, np.ndarray]) -> Table:
     """A layer's records: id, rank, name, then its counters and fcounters (model names)."""
     # the shared records first, then every rank's: one join, one copy
@@ -341,7 +341,7 @@ def _rank_table(columns: Table, rank_ids: np.ndarray) -> Table:
 
 
 def _max(values: np.ndarray) -> float:
-    """The largest value that is not NaN (NaN if there is none), as pandas' max."""
+    """The largest value that is not NaN (NaN if there is none)."""
     values = values[~np.isnan(values)]
     return float(values.max()) if len(values) else float("nan")
 
@@ -362,7 +362,7 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
     names = _names(parts)
     for lay in layers:
         shared = parts.shared.get(lay.name, np.zeros(0, dtype=lay.dtype))
-        files[lay.name] = _layer_frame(lay, shared, parts.records[lay.name], names)
+        files[lay.name] = _layer_records(lay, shared, parts.records[lay.name], names)
         bitmap = parts.bitmaps.get(lay.name)
         if bitmap is not None:
             bits = np.unpackbits(bitmap, axis=1, bitorder="little")[:, :nprocs]
@@ -447,7 +447,7 @@ def lustre_striping(posix: Table | pd.DataFrame | None) -> dict[int, dict[str, i
 
     The same shape as the Darshan reader's.  Files not on Lustre (counters 0) are left out, and so
     is every file of a log written before the runtime recorded layouts (no such counters).  A shared
-    file's reduced record comes before the ranks' own records in the frame, so it is the one kept.
+    file's reduced record comes before the ranks' own records in the table, so it is the one kept.
     """
     if posix is None or "lustre_stripe_count" not in posix or "lustre_stripe_size" not in posix:
         return {}
