@@ -1,6 +1,6 @@
-"""Rewrite the generated blocks of docs/diagnosis-examples.md from the shared Darshan logs.
+"""Rewrite the generated blocks of docs/diagnosis-examples.md from the tests' real Darshan logs.
 
-Usage: .venv/bin/python docs/regenerate_examples.py [LOG_DIR]   (default ../shared/darshan-logs)
+Usage: .venv/bin/python docs/regenerate_examples.py [LOG_DIR]   (default tests/data/darshan-logs)
 tests/test_diagnosis_logs.py fails when the page differs from what this writes.
 """
 
@@ -23,7 +23,7 @@ def block(log: Path) -> str:
 
 
 def main() -> None:
-    logs = Path(sys.argv[1]) if len(sys.argv) > 1 else PAGE.parents[2] / "shared" / "darshan-logs"
+    logs = Path(sys.argv[1]) if len(sys.argv) > 1 else PAGE.parents[1] / "tests" / "data" / "darshan-logs"
     text = PAGE.read_text()
     new = BLOCK.sub(lambda m: m.group(1) + block(logs / m.group(2)) + m.group(4), text)
     PAGE.write_text(new)

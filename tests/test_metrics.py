@@ -387,7 +387,7 @@ def test_rank_times_arrays_directly() -> None:
 
 
 # ---------------------------------------------------------------------------
-# the model's tables: pario.table.Table (the readers' DataFrames until they switch)
+# the model's tables: pario.table.Table, or DataFrames built by hand
 # ---------------------------------------------------------------------------
 
 def test_analysis_of_tables_is_that_of_frames() -> None:

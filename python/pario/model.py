@@ -166,8 +166,8 @@ def add_derived_rank_columns(ranks: Table | pd.DataFrame) -> Table:
     """Return ``ranks`` (a DataFrame built by hand is taken as :func:`pario.table.as_table`
     takes it) with io, io_read/write/meta, mpi and useful columns added.
 
-    A sum over columns skips missing values and is missing only when all its terms are
-    (pandas' ``sum(axis=1, min_count=1)``, computed here with NumPy in column order).
+    A sum over columns skips missing values and is missing only when all its terms are; the
+    terms are added in column order.
     """
     table = as_table(ranks)
     return table.assign(**_derived_rank_columns(table))

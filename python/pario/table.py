@@ -1,12 +1,12 @@
-"""Named columns of one length: the model's tables, without pandas.
+"""Named columns of one length: the model's tables.
 
-A report reads a log, analyses it and prints it; with pandas imported for that, the
-import alone (0.2-0.3 s) made ``pario report`` slower than PyDarshan merely loading the
-same log.  The model's tables are therefore plain NumPy columns under names, with the
-few operations the analyses need: select columns, select rows (a mask, indices or a
-slice), add a column, iterate over rows, group rows by a key.  Anything else is NumPy
-on the columns.  :meth:`Table.to_pandas` gives a DataFrame to the code that wants one
-(the tuner's model, CSV export), importing pandas only then.
+A report reads a log, analyses it and prints it; importing pandas alone for that
+(0.2-0.3 s) would make ``pario report`` slower than PyDarshan merely loading the same
+log.  The model's tables are therefore plain NumPy columns under names, with the few
+operations the analyses need: select columns, select rows (a mask, indices or a slice),
+add a column, iterate over rows, group rows by a key.  Anything else is NumPy on the
+columns.  pario does not depend on pandas; :meth:`Table.from_pandas` and
+:meth:`Table.to_pandas` convert for scripts and tests that use it, importing it only then.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Table:
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return self._cols[key]
-        if isinstance(key, list) and all(isinstance(k, str) for k in key):
+        if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
             return Table({k: self._cols[k] for k in key}, length=len(self))
         return self.take(key)
 
@@ -94,6 +94,8 @@ class Table:
         if isinstance(rows, slice):
             return Table({k: v[rows] for k, v in self._cols.items()}, length=len(range(len(self))[rows]))
         idx = np.asarray(rows)
+        if not len(idx) and idx.dtype != bool:
+            idx = idx.astype(np.intp)  # [] is a list of no positions
         if idx.dtype == bool:
             if len(idx) != len(self):
                 raise ValueError(f"a mask of {len(idx)} values for a table of {len(self)} rows")
@@ -132,10 +134,14 @@ class Table:
     # -- conversions ---------------------------------------------------------------
     @classmethod
     def concat(cls, tables: Sequence[Table]) -> Table:
-        """Rows of ``tables`` one after the other (columns of the first; all must have them)."""
+        """Rows of ``tables`` one after the other; they must have the same columns (in the
+        first table's order)."""
         if not tables:
             return cls()
         names = tables[0].columns
+        for t in tables[1:]:
+            if set(t.columns) != set(names):
+                raise ValueError(f"concat of tables with other columns: {sorted(names)}, {sorted(t.columns)}")
         return cls({k: np.concatenate([t[k] for t in tables]) for k in names},
                    length=sum(len(t) for t in tables))
 
@@ -169,21 +175,22 @@ def as_table(data: Table | pd.DataFrame) -> Table:
     return data if isinstance(data, Table) else Table.from_pandas(data)
 
 
-# -- grouping ------------------------------------------------------------------------
+# -- sets and groups ----------------------------------------------------------------
+#
+# pario's own rules, so that a result never depends on how a table happened to be built:
+# distinct values and group keys come out sorted; a group's float sum skips NaN and adds
+# the rest in row order; "first" is the first row's value that is not missing (NaN, None).
 
-def count_distinct(values: np.ndarray) -> int:
-    """How many distinct values (by sorting: NumPy 2's ``np.unique`` hashes, which is several
-    times slower on a million ids)."""
+def distinct(values: Any) -> np.ndarray:
+    """The distinct values, sorted.  By sorting: NumPy 2's ``np.unique`` hashes, which is
+    several times slower on a million ids."""
     s = np.sort(np.asarray(values))
-    return int(len(s) and 1 + np.count_nonzero(s[1:] != s[:-1]))
+    return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
 
 
 def group_codes(keys: np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys and, per row, the position of its key among them.
-
-    Sorted keys with ``sort`` (``groupby(sort=True)``), else in order of first
-    appearance (``groupby(sort=False)``).
-    """
+    """The distinct keys and, per row, the position of its key among them: keys sorted with
+    ``sort``, else in order of first appearance."""
     keys = np.asarray(keys)
     if not len(keys):
         return keys[:0], np.zeros(0, dtype=np.intp)
@@ -197,76 +204,46 @@ def group_codes(keys: np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, np.
 
 
 def group_sum(values: np.ndarray, codes: np.ndarray, ngroups: int) -> np.ndarray:
-    """Per group (``codes``: each row's group, 0..ngroups-1), the sum of its floats as pandas'
-    groupby sums them, so that printed digits do not depend on how a table was grouped.
-
-    When each group's rows are together and no value is NaN, pandas adds each group's run
-    with ``np.add.reduceat``; otherwise it skips NaN and adds in row order with Kahan's
-    compensation.  The two can differ in the last digit.
-    """
+    """Per group (``codes``: each row's group, 0..ngroups-1), the sum of its floats: NaN
+    skipped, the others added in row order (0.0 for a group with none)."""
     v = np.asarray(values, dtype=np.float64)
-    codes = np.asarray(codes)
-    nan = np.isnan(v)
-    if not len(v):
-        return np.zeros(ngroups)
-    if not nan.any() and bool((codes[1:] >= codes[:-1]).all()):
-        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-        if len(starts) == ngroups:  # every group a run of rows, in order
-            return np.add.reduceat(np.ascontiguousarray(v), starts)
-    return _kahan_sum(v[~nan], codes[~nan], ngroups)
+    keep = ~np.isnan(v)
+    return np.bincount(np.asarray(codes)[keep], weights=v[keep], minlength=ngroups).astype(np.float64)
 
 
-def _kahan_sum(v: np.ndarray, codes: np.ndarray, ngroups: int) -> np.ndarray:
-    """Per group, its values added in row order with Kahan's compensation.
-
-    One step per position within a group, every group at once: the groups sorted largest
-    first, those with a value at position k are the first ones.
-    """
-    counts = np.bincount(codes, minlength=ngroups)
-    starts = np.cumsum(counts) - counts
-    ordered = v[np.argsort(codes, kind="stable")]  # each group's rows together, in row order
-    by_size = np.argsort(-counts, kind="stable")
-    sizes, first = counts[by_size], starts[by_size]
-    total = np.zeros(ngroups)
-    comp = np.zeros(ngroups)
-    for k in range(int(sizes[0]) if ngroups else 0):
-        m = int(np.searchsorted(-sizes, -k, side="left"))  # groups with more than k values
-        y = ordered[first[:m] + k] - comp[:m]
-        t = total[:m] + y
-        c = (t - total[:m]) - y
-        comp[:m] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation
-        total[:m] = t
-    out = np.empty(ngroups)
-    out[by_size] = total
-    return out
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Per value: NaN, or None in a column of objects."""
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype == object:
+        return np.equal(values, None) | np.not_equal(values, values)
+    return np.zeros(len(values), dtype=bool)
 
 
 def group_reduce(values: np.ndarray, codes: np.ndarray, ngroups: int, how: str) -> np.ndarray:
     """Per group, ``how`` of its values: "sum" (NaN skipped; 0 for none; floats as
-    :func:`group_sum`), "min"/"max" (NaN
-    skipped; NaN when all are), "first" (the first row's value), "size" (rows), "count"
-    (rows that are not NaN), "any"."""
+    :func:`group_sum`), "min"/"max" (NaN skipped; NaN when all are), "first" (the first
+    value that is not missing; NaN or None when none is), "size" (rows), "count" (rows that
+    are not NaN)."""
     values = np.asarray(values)
     if how == "size":
         return np.bincount(codes, minlength=ngroups).astype(np.int64)
     if how == "count":
-        keep = ~np.isnan(values) if values.dtype.kind == "f" else np.ones(len(values), dtype=bool)
+        keep = ~_missing(values)
         return np.bincount(codes[keep], minlength=ngroups).astype(np.int64)
-    if how == "first":  # the first value that is not NaN, as pandas' "first"
-        rows = np.arange(len(codes))
-        if values.dtype.kind == "f":
-            rows = rows[~np.isnan(values)]
+    if how == "first":
+        rows = np.flatnonzero(~_missing(values))
         seen = np.full(ngroups, len(codes), dtype=np.intp)
         np.minimum.at(seen, codes[rows], rows)
-        ok = seen < len(codes)
-        float_values = values.dtype.kind == "f"
-        out_first = np.full(ngroups, np.nan) if float_values else np.empty(ngroups, dtype=values.dtype)
-        out_first[ok] = values[seen[ok]]
+        found = seen < len(codes)
+        if values.dtype == object:
+            out_first = np.full(ngroups, None, dtype=object)
+        elif values.dtype.kind == "f":
+            out_first = np.full(ngroups, np.nan)
+        else:
+            out_first = np.zeros(ngroups, dtype=values.dtype)
+        out_first[found] = values[seen[found]]
         return out_first
-    if how == "any":
-        out_any = np.zeros(ngroups, dtype=bool)
-        np.logical_or.at(out_any, codes, values.astype(bool))
-        return out_any
     if how == "sum":
         if values.dtype.kind in "iub":
             out_int = np.zeros(ngroups, dtype=np.int64 if values.dtype.kind != "u" else np.uint64)
@@ -288,14 +265,3 @@ def group_reduce(values: np.ndarray, codes: np.ndarray, ngroups: int, how: str) 
         out[counts == 0] = np.nan
         return out
     raise ValueError(f"unknown reduction {how!r}")
-
-
-def group_by(table: Table, key: str, agg: Mapping[str, tuple[str, str]], *, sort: bool = True) -> Table:
-    """``groupby(key, sort=sort).agg(**agg)`` with the key as the first column: one row per
-    distinct key, ``agg`` maps an output column to (input column, reduction of
-    :func:`group_reduce`)."""
-    keys, codes = group_codes(table[key], sort=sort)
-    out = Table({key: keys}, length=len(keys))
-    for name, (src, how) in agg.items():
-        out[name] = group_reduce(table[src], codes, len(keys), how)
-    return out

@@ -28,7 +28,7 @@ from pario.analysis.rankio import (
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
 from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
-from pario.table import Table, as_table, count_distinct
+from pario.table import Table, as_table, distinct
 
 LAYER_LABELS: dict[str, str] = {"all": "All layers", "posix": "POSIX", "mpiio": "MPI-IO", "stdio": "STDIO",
                                 "h5f": "HDF5 files", "h5d": "HDF5 datasets", "pnetcdf_file": "PnetCDF files",
@@ -207,7 +207,7 @@ def _layer(layer: str, frame: Table, rio: RankIO, runtime: float) -> LayerIO:
     all_ops = sum(_ops(frames, k) for k in ("read", "write", "meta"))
     total = _kind("total", t["time"], runtime, all_ops, None,
                   exact_max=rio.exact_max["time"], exact_ranks=rio.exact_ranks["time"])
-    nfiles = count_distinct(frame["id"]) if "id" in frame and len(frame) else 0
+    nfiles = len(distinct(frame["id"])) if "id" in frame and len(frame) else 0
     return LayerIO(layer, LAYER_LABELS.get(layer, layer), nfiles, kinds["read"], kinds["write"],
                    kinds["meta"], total, _histogram(frame, layer, "read"), _histogram(frame, layer, "write"))
 
@@ -234,7 +234,7 @@ def io_summary(profile: Profile, rt: RankTimes, io: ProfileIO | None = None) -> 
                   exact_max=rt.exact_max("io"), exact_ranks=rt.exact_ranks("io"))
     # files only (a dataset's or variable's record is not a file)
     ids = [np.asarray(f["id"]).astype(np.uint64) for k, f in outer.items() if k not in LIBRARY_DATA_LAYERS]
-    nfiles = count_distinct(np.concatenate(ids)) if ids else 0
+    nfiles = len(distinct(np.concatenate(ids))) if ids else 0
     overall = LayerIO("all", LAYER_LABELS["all"], nfiles, kinds["read"], kinds["write"], kinds["meta"], total)
     return IOSummary(has_io, overall, layers)
 

@@ -40,9 +40,9 @@ def _walk(prefix: str, obj: Any) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _column(values: Sequence[Any]) -> np.ndarray:
-    """Python values as one column, typed as pandas types a column of records (so that the CSV
-    keeps the bytes it had when pandas wrote it): ints alone as ints; numbers with a float or a
-    missing value (None) as floats, NaN where missing; anything else as objects."""
+    """Python values as one column: ints alone stay ints; numbers with a float or a missing value
+    (None) among them are all floats, NaN where missing, so that a column prints its numbers one
+    way; anything else as objects."""
     present = [v for v in values if v is not None]
     numbers = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
                   for v in present)
@@ -78,7 +78,7 @@ def _with_run(tables: Sequence[tuple[int, RunAnalysis, Table]]) -> Table:
     """The runs' tables one after the other, each row with its run's index and log first.
 
     Columns are the union of the tables' (in order of appearance), missing values NaN; a
-    column whose types differ between runs takes NumPy's common type, as pandas' concat did.
+    column whose types differ between runs takes NumPy's common type.
     """
     if not tables:
         return Table()
@@ -150,8 +150,9 @@ def libraries_table(runs: Sequence[RunAnalysis]) -> Table:
 
 
 def _cells(column: np.ndarray) -> list[Any]:
-    """A column's CSV fields as pandas wrote them: numbers as NumPy prints them, missing values
-    (NaN, None) empty, objects as they are (the csv module prints them)."""
+    """A column's CSV fields: numbers as NumPy prints them (the shortest text that reads back as
+    the same number), missing values (NaN, None) empty, objects as they are (the csv module
+    prints them)."""
     if column.dtype.kind in "biu":
         return column.astype(str).tolist()
     if column.dtype.kind == "f":

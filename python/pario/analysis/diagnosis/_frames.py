@@ -1,11 +1,12 @@
 """Fast forms of the few table operations the rules repeat over every record.
 
 A log of 100 000 ranks holds a million file records; a full sort or a Python loop
-per name costs tenths of a second each.  The rules' findings were first computed
-with pandas, and their order and digits are what people read: the grouping and
-sorting here give the rows, order and values pandas gave (a groupby's sums, its
-quicksort on one key), on :class:`pario.table.Table` columns, taking a shortcut only
-when the shortcut cannot change the result.
+per name costs tenths of a second each.  The rules group records by file
+(:func:`per_file`) and order files by what they cost (:func:`sort_order`, :func:`top`)
+under pario's own rules (:mod:`pario.table`): files in order of first appearance,
+sums of floats in row order with NaN skipped, orders stable and descending with ties
+in the table's order and NaN last.  A shortcut is taken only when it cannot change the
+result.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pario.table import Table, as_table, group_codes, group_reduce, group_sum
+from pario.table import Table, as_table, distinct, group_codes, group_reduce
 
 #: Below this many rows a full sort is cheap: no shortcut.
 SMALL = 4096
@@ -135,31 +136,12 @@ def glob_mask(index: NameIndex, values: np.ndarray, patterns: tuple[str, ...]) -
         if rows is None:
             rows = np.arange(len(values))
         parts.append(rows)
-    cand = _distinct(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    cand = distinct(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
     out = np.zeros(len(values), dtype=bool)
     if len(cand):
         match = regex.match
         out[cand] = np.fromiter((match(values[i]) is not None for i in cand), dtype=bool, count=len(cand))
     return out
-
-
-def _distinct(v: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (``np.unique``, which hashes: slow on a million ids)."""
-    s = np.sort(v)
-    return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
-
-
-def sorted_ids(ids: np.ndarray) -> np.ndarray:
-    """The distinct ids, sorted."""
-    return _distinct(ids)
-
-
-def unique_ids(ids: np.ndarray) -> bool:
-    """No id occurs twice."""
-    if len(ids) < 2:
-        return True
-    s = np.sort(ids)
-    return not bool((s[1:] == s[:-1]).any())
 
 
 def isin(values: np.ndarray, among: np.ndarray) -> np.ndarray:
@@ -184,20 +166,17 @@ def per_file(
     agg: Mapping[str, tuple[str, str]],
     unique: bool | None = None,
 ) -> Table:
-    """The records ``{"id": ids, **data}`` grouped by file, as pandas'
-    ``groupby("id", sort=False).agg(**agg)`` groups them: one row per file, in order of
+    """The records ``{"id": ids, **data}`` grouped by file: one row per file, in order of
     first appearance, its id in the first column "id".
 
-    ``agg`` maps an output column to (input column, "sum" | "first" | "min" | "max"), NaN
-    skipped; floats are summed as pandas sums them (:func:`_float_sum`), so that the
-    printed digits stay the same.
-    When no id repeats (``unique``, if the caller knows), each group is its one row.
+    ``agg`` maps an output column to (input column, "sum" | "first" | "min" | "max") of
+    :func:`pario.table.group_reduce`.  When no id repeats (``unique``, if the caller knows),
+    each group is its one row.
     """
     ids = np.asarray(ids)
-    if unique if unique is not None else unique_ids(ids):
-        keys, codes = ids, None
-    else:
-        keys, codes = group_codes(ids, sort=False)
+    if unique is None:
+        unique = len(distinct(ids)) == len(ids)
+    keys, codes = (ids, None) if unique else group_codes(ids, sort=False)
     out = Table({"id": keys}, length=len(keys))
     for name, (src, how) in agg.items():
         out[name] = _reduce(np.asarray(data[src]), codes, len(keys), how)
@@ -205,53 +184,22 @@ def per_file(
 
 
 def _reduce(v: np.ndarray, codes: np.ndarray | None, ngroups: int, how: str) -> np.ndarray:
-    """``how`` of ``v`` per group (``codes`` None: one row per group)."""
+    """``how`` of ``v`` per group (``codes`` None: one row per group, so the value itself,
+    but a sum counts NaN as 0 and booleans as integers)."""
     if how not in ("sum", "first", "min", "max"):
         raise ValueError(f"unknown reduction {how!r}")
+    if codes is not None:
+        return group_reduce(v, codes, ngroups, how)
     if how == "sum" and v.dtype.kind == "f":
-        return _float_sum(v, codes, ngroups)
-    if codes is None:  # the aggregate of one value is the value
-        return v.astype(np.int64) if how == "sum" and v.dtype.kind == "b" else v
-    if how == "first" and v.dtype == object:
-        # the first value that is not missing (None, NaN), as pandas' "first"
-        ok = ~(np.equal(v, None) | np.not_equal(v, v))
-        rows = np.flatnonzero(ok)
-        seen = np.full(ngroups, len(v), dtype=np.intp)
-        np.minimum.at(seen, codes[rows], rows)
-        out = np.full(ngroups, None, dtype=object)
-        found = seen < len(v)
-        out[found] = v[seen[found]]
-        return out
-    return group_reduce(v, codes, ngroups, how)
-
-
-def _float_sum(v: np.ndarray, codes: np.ndarray | None, ngroups: int) -> np.ndarray:
-    """Per group, the sum of its floats as pandas' groupby sums them
-    (:func:`pario.table.group_sum`); ``codes`` None: one row per group, so each value (as
-    reduceat gives it), or with a NaN among them 0.0 + each value (NaN counts 0, -0.0
-    becomes 0.0)."""
-    if codes is None:
-        nan = np.isnan(v)
-        return np.where(nan, 0.0, v + 0.0) if nan.any() else v.copy()
-    return group_sum(v, codes, ngroups)
+        return np.where(np.isnan(v), 0.0, v + 0.0)
+    return v.astype(np.int64) if how == "sum" and v.dtype.kind == "b" else v
 
 
 def sort_order(table: Table, by: str | list[str]) -> np.ndarray:
-    """The rows of ``table.sort_values(by, ascending=False)`` in pandas, NaN last.
-
-    On one key pandas sorts with NumPy's quicksort (ties in no promised order) on the
-    values reversed, and reverses the result: the same calls here give the same order.
-    On several keys its sort is stable (ties keep the table's order).
-    """
+    """The rows of ``table`` by ``by`` descending (the first key first), NaN last, ties in the
+    table's order."""
     keys = [by] if isinstance(by, str) else list(by)
-    if len(keys) == 1:
-        v = np.asarray(table[keys[0]])
-        nan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(len(v), dtype=bool)
-        rows = np.arange(len(v))
-        values, positions = v[~nan][::-1], rows[~nan][::-1]
-        order = positions[values.argsort(kind="quicksort")][::-1]
-        return np.concatenate([order, np.flatnonzero(nan)])
-    # np.lexsort: the last key is the primary one; NaN sorts last
+    # np.lexsort is stable; its last key is the primary one
     return np.lexsort([_descending_key(np.asarray(table[k])) for k in reversed(keys)])
 
 
@@ -265,55 +213,15 @@ def _descending_key(v: np.ndarray) -> np.ndarray:
 
 
 def top(frame: Table, by: str | list[str], n: int) -> Table:
-    """The first ``n`` rows of :func:`sort_order` (``sort_values(by, ascending=False).head(n)``),
-    without sorting every row.
-
-    A sort on several keys is stable (ties keep the table's order), so the rows whose
-    first key reaches the n-th largest value, sorted alone, give the same head.  A
-    quicksort on one key orders ties arbitrarily: the shortcut is taken only when
-    the leading values are distinct.
-    """
+    """The first ``n`` rows of :func:`sort_order`, without sorting every row: the rows whose
+    first key reaches the n-th largest value, sorted alone, give the same head (the sort is
+    stable and they keep their order)."""
     t = as_table(frame)
     keys = [by] if isinstance(by, str) else list(by)
-    if len(t) <= max(SMALL, 4 * n) or n <= 0:
+    first = np.asarray(t[keys[0]])
+    if len(t) <= max(SMALL, 4 * n) or n <= 0 or first.dtype.kind not in "iuf" or (
+            first.dtype.kind == "f" and bool(np.isnan(first).any())):
         return t[sort_order(t, by)[:n]]
-    vals = [np.asarray(t[k]) for k in keys]
-    if any(v.dtype.kind not in "iuf" or (v.dtype.kind == "f" and not _plain(v)) for v in vals):
-        return t[sort_order(t, by)[:n]]
-    first = vals[0]
     kth = np.partition(first, len(first) - n)[len(first) - n]
     cand = np.flatnonzero(first >= kth)
-    if isinstance(by, str):
-        v = first[cand]
-        if len(_distinct(v)) != len(v):
-            return t[sort_order(t, by)[:n]]  # ties: as pandas' quicksort orders them
-        order = cand[np.argsort(-v, kind="stable")]
-    else:
-        # np.lexsort: the last key is the primary one; position breaks ties (stable)
-        sort_keys = [cand] + [_descending_key(v[cand]) for v in reversed(vals)]
-        order = cand[np.lexsort(sort_keys)]
-    return t[order[:n]]
-
-
-def sum_in_order(frame: Table, column: str, by: str) -> float:
-    """``frame.sort_values(by, ascending=False)[column].sum()`` in pandas (NaN counts 0).
-
-    Whole numbers below 2**53 add up exactly in any order: then no sort is needed.
-    """
-    t = as_table(frame)
-    v = np.asarray(t[column])
-    if v.dtype.kind in "iub":
-        return float(v.sum())
-    if not (
-        v.dtype.kind == "f"
-        and _plain(v)
-        and bool(np.all(np.floor(v) == v))
-        and float(np.abs(v).sum()) < 2.0**53
-    ):
-        v = v[sort_order(t, by)]
-    return float(np.where(np.isnan(v), 0.0, v).sum())
-
-
-def _plain(v: np.ndarray) -> bool:
-    """No NaN and no -0.0 (which pandas might order apart from 0.0)."""
-    return not bool(np.isnan(v).any()) and not bool(np.signbit(v[v == 0.0]).any())
+    return t[cand[sort_order(t[cand], by)][:n]]

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, per_file, sorted_ids, unique_ids
+from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, per_file
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.findings import Recommendation
 from pario.analysis.io import OPS
@@ -26,7 +26,7 @@ from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
 from pario.model import LAYERS, LIBRARY_LAYERS, Profile, fs_name, size_columns
-from pario.table import Table, as_table
+from pario.table import Table, as_table, distinct
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
 BYTES_COLS = {"read": "bytes_read", "write": "bytes_written"}
@@ -245,7 +245,7 @@ def _striping(profile: Profile) -> dict[int, Striping]:
 # ------------------------------------------------------------------------------------------
 
 
-def col(frame: Records, name: str) -> np.ndarray:
+def counter(frame: Records, name: str) -> np.ndarray:
     """A counter as floats; missing columns, NaN and Darshan's -1 ("unknown") become 0."""
     if name not in frame or not len(frame):
         return np.zeros(len(frame))
@@ -253,15 +253,15 @@ def col(frame: Records, name: str) -> np.ndarray:
     return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
 
 
-Column = Callable[[str], np.ndarray]
+CounterGetter = Callable[[str], np.ndarray]
 
 
-def ops(frame: Records, layer: str, kind: str, column: Column | None = None) -> np.ndarray:
+def ops(frame: Records, layer: str, kind: str, column: CounterGetter | None = None) -> np.ndarray:
     """Per record: operations of ``kind`` (read, write, meta) of ``layer``.
 
-    ``column(name)`` gives ``col(frame, name)`` (from :func:`layer_col`'s cache, say).
+    ``column(name)`` gives ``counter(frame, name)`` (from :func:`layer_counter`'s cache, say).
     """
-    get = column or (lambda c: col(frame, c))
+    get = column or (lambda c: counter(frame, c))
     out = np.zeros(len(frame))
     for c in OPS[layer][kind]:
         out += get(c)
@@ -269,12 +269,12 @@ def ops(frame: Records, layer: str, kind: str, column: Column | None = None) -> 
 
 
 def small_ops(
-    frame: Records, layer: str, kind: str, limit: int, column: Column | None = None
+    frame: Records, layer: str, kind: str, limit: int, column: CounterGetter | None = None
 ) -> np.ndarray:
     """Per record: requests of ``kind`` in the histogram buckets at or below ``limit`` bytes."""
     from pario.analysis.diagnosis.config import SMALL_BOUNDS
 
-    get = column or (lambda c: col(frame, c))
+    get = column or (lambda c: counter(frame, c))
     cols = size_columns(layer, kind)
     n = SMALL_BOUNDS.index(limit) + 1 if limit in SMALL_BOUNDS else 0
     out = np.zeros(len(frame))
@@ -299,14 +299,14 @@ BUCKET_UPPER: tuple[float, ...] = (
 
 
 def small_bytes_bound(
-    frame: Records, layer: str, kind: str, limit: int, column: Column | None = None
+    frame: Records, layer: str, kind: str, limit: int, column: CounterGetter | None = None
 ) -> np.ndarray:
     """Per record: an upper bound of the bytes moved by small requests.
 
     The smaller of: small requests x their buckets' upper bounds, and the bytes moved
     minus the least the other requests can carry (their buckets' lower bounds).
     """
-    get = column or (lambda c: col(frame, c))
+    get = column or (lambda c: counter(frame, c))
     cols = size_columns(layer, kind)
     small = np.zeros(len(frame))
     large_min = np.zeros(len(frame))
@@ -325,27 +325,27 @@ def small_bytes_bound(
 def nranks(frame: Records, nprocs: int) -> np.ndarray:
     """Per record: ranks that touched it (1 for a rank's own record)."""
     rank = np.asarray(frame["rank"], dtype=np.int64) if "rank" in frame else np.zeros(len(frame), np.int64)
-    shared = col(frame, "nranks")
+    shared = counter(frame, "nranks")
     return np.where(rank >= 0, 1.0, np.where(shared > 0, shared, float(nprocs)))
 
 
 # cached per layer: each column is converted once however many rules read it
 
 
-def layer_col(facts: Facts, layer: str, name: str) -> np.ndarray:
-    """``col(facts.layer(layer), name)``, cached (read-only)."""
-    return facts.cached(("col", layer, name), lambda: col(facts.layer(layer), name))
+def layer_counter(facts: Facts, layer: str, name: str) -> np.ndarray:
+    """``counter(facts.layer(layer), name)``, cached (read-only)."""
+    return facts.cached(("counter", layer, name), lambda: counter(facts.layer(layer), name))
 
 
-def layer_column(facts: Facts, layer: str) -> Column:
+def layer_counter_getter(facts: Facts, layer: str) -> CounterGetter:
     """The ``column`` argument of :func:`ops` and friends for ``facts.layer(layer)``."""
-    return lambda name: layer_col(facts, layer, name)
+    return lambda name: layer_counter(facts, layer, name)
 
 
 def layer_ops(facts: Facts, layer: str, kind: str) -> np.ndarray:
     """``ops(facts.layer(layer), layer, kind)``, cached (read-only)."""
     return facts.cached(
-        ("ops", layer, kind), lambda: ops(facts.layer(layer), layer, kind, layer_column(facts, layer))
+        ("ops", layer, kind), lambda: ops(facts.layer(layer), layer, kind, layer_counter_getter(facts, layer))
     )
 
 
@@ -362,12 +362,12 @@ def layer_nranks(facts: Facts, layer: str) -> np.ndarray:
 
 def layer_ids(facts: Facts, layer: str) -> np.ndarray:
     """The file ids of ``facts.layer(layer)``, sorted and distinct (cached)."""
-    return facts.cached(("ids", layer), lambda: sorted_ids(layer_values(facts, layer, "id")))
+    return facts.cached(("ids", layer), lambda: distinct(layer_values(facts, layer, "id")))
 
 
 def layer_unique(facts: Facts, layer: str) -> bool:
     """No file has two records in ``facts.layer(layer)`` (cached)."""
-    return facts.cached(("unique", layer), lambda: unique_ids(layer_values(facts, layer, "id")))
+    return len(layer_ids(facts, layer)) == len(layer_values(facts, layer, "id"))
 
 
 def outer_unique(facts: Facts) -> bool | None:
@@ -402,18 +402,18 @@ def _mpiio_files(facts: Facts) -> Table:
     records = {
         "name": np.asarray(m["name"]),
         "ranks": nranks(m, facts.nprocs),
-        "indep_reads": col(m, "indep_reads"),
-        "indep_writes": col(m, "indep_writes"),
-        "coll_reads": col(m, "coll_reads") + col(m, "split_reads"),
-        "coll_writes": col(m, "coll_writes") + col(m, "split_writes"),
-        "other_reads": col(m, "nb_reads") + col(m, "shared_reads"),
-        "other_writes": col(m, "nb_writes") + col(m, "shared_writes"),
-        "bytes_read": col(m, "bytes_read"),
-        "bytes_written": col(m, "bytes_written"),
-        "read_time": col(m, "read_time"),
-        "write_time": col(m, "write_time"),
-        "noncontig": col(m, "noncontig_view"),
-        "views": col(m, "views"),
+        "indep_reads": counter(m, "indep_reads"),
+        "indep_writes": counter(m, "indep_writes"),
+        "coll_reads": counter(m, "coll_reads") + counter(m, "split_reads"),
+        "coll_writes": counter(m, "coll_writes") + counter(m, "split_writes"),
+        "other_reads": counter(m, "nb_reads") + counter(m, "shared_reads"),
+        "other_writes": counter(m, "nb_writes") + counter(m, "shared_writes"),
+        "bytes_read": counter(m, "bytes_read"),
+        "bytes_written": counter(m, "bytes_written"),
+        "read_time": counter(m, "read_time"),
+        "write_time": counter(m, "write_time"),
+        "noncontig": counter(m, "noncontig_view"),
+        "views": counter(m, "views"),
     }
     agg = {c: (c, "sum") for c in records}
     agg.update(name=("name", "first"), noncontig=("noncontig", "max"))
@@ -459,7 +459,7 @@ def stake(
     cols = {c: v for c, v in cols.items() if c in _stake_ranks(shared)}
     if shared and "id" in records:
         cols["id"] = np.asarray(records["id"])
-    cols.update({c: col(records, c) for c in _stake_times(shared) if c in records})
+    cols.update({c: counter(records, c) for c in _stake_times(shared) if c in records})
     return _stake(facts, layer, len(records), cols, weights)
 
 
@@ -490,13 +490,13 @@ def stake_rows(
     cols.update({c: ranks(c) for c in _stake_ranks(shared) if c in frame and c not in cols})
     if shared and "id" in frame:
         cols["id"] = pick(layer_values(facts, layer, "id"))
-    cols.update({c: pick(layer_col(facts, layer, c)) for c in _stake_times(shared) if c in frame})
+    cols.update({c: pick(layer_counter(facts, layer, c)) for c in _stake_times(shared) if c in frame})
     return _stake(facts, layer, count, cols, weights)
 
 
 # What :func:`pario.analysis.rankio.rank_io` reads of the records for the time per rank (a
 # stake never looks at bytes): the ranks (converted as rank_io converts them), the times (as
-# :func:`col`, which is rank_io's own conversion), and, when some records are shared (rank
+# :func:`counter`, which is rank_io's own conversion), and, when some records are shared (rank
 # -1), their ids and their fastest and slowest ranks and times.
 
 
@@ -638,14 +638,14 @@ def participation(facts: Facts, fid: int) -> Participation | None:
     rec = posix[_uint64(posix["id"]) == np.uint64(fid)]
     if not len(rec):
         return None
-    b = col(rec, "bytes_read") + col(rec, "bytes_written")
+    b = counter(rec, "bytes_read") + counter(rec, "bytes_written")
     total = float(b.sum())
     if total <= 0:
         return None
     mpiio = facts.layer("mpiio")
     if len(mpiio):
         m = mpiio[_uint64(mpiio["id"]) == np.uint64(fid)]
-        above = float((col(m, "bytes_read") + col(m, "bytes_written")).sum())
+        above = float((counter(m, "bytes_read") + counter(m, "bytes_written")).sum())
         if total < 0.5 * above:
             return None  # the POSIX records miss most of the data (partial log): no conclusion
     rank = np.asarray(rec["rank"], dtype=np.int64)
@@ -658,8 +658,8 @@ def participation(facts: Facts, fid: int) -> Participation | None:
     r = rec.row(0)
     n = float(nranks(rec, facts.nprocs)[0])
     var = float(r["variance_rank_bytes"]) if "variance_rank_bytes" in rec else math.nan
-    slow_b = float(col(rec, "slowest_rank_bytes")[0])
-    fast_b = float(col(rec, "fastest_rank_bytes")[0])
+    slow_b = float(counter(rec, "slowest_rank_bytes")[0])
+    fast_b = float(counter(rec, "fastest_rank_bytes")[0])
     top_rank, top_b = (
         (int(r["slowest_rank"]), slow_b) if slow_b >= fast_b else (int(r["fastest_rank"]), fast_b)
     )
@@ -696,7 +696,7 @@ def file_size(facts: Facts, fid: int) -> float:
             frame = facts.layer(layer)
             if len(frame):
                 sel = frame[_uint64(frame["id"]) == np.uint64(fid)]
-                size = max(size, float(col(sel, "bytes_written").sum()))
+                size = max(size, float(counter(sel, "bytes_written").sum()))
     return size
 
 
@@ -708,7 +708,7 @@ def fs_of(facts: Facts, fid: int, name: str) -> str:
         frame = facts.layer(layer)
         if "fs_type" in frame and len(frame):
             sel = frame[_uint64(frame["id"]) == np.uint64(fid)]
-            magic = col(sel, "fs_type")
+            magic = counter(sel, "fs_type")
             if len(magic) and magic.max() > 0:
                 return fs_name(int(magic.max()))
     mounts = facts.profile.job.metadata.get("mounts") or []
@@ -780,8 +780,8 @@ def objective_for(facts: Facts, ids: Sequence[int]) -> str:
         if not len(frame):
             continue
         sel = frame[np.isin(_uint64(frame["id"]), wanted)]
-        written += float(col(sel, "bytes_written").sum())
-        read += float(col(sel, "bytes_read").sum())
+        written += float(counter(sel, "bytes_written").sum())
+        read += float(counter(sel, "bytes_read").sum())
     return objective_of(written, read)
 
 

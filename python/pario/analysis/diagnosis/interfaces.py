@@ -12,9 +12,9 @@ from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
     autotune,
-    col,
+    counter,
     hex_id,
-    layer_col,
+    layer_counter,
     layer_ops,
     layer_values,
     mpiio_files,
@@ -81,7 +81,7 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     sel = isin(m_ids, np.array(sorted(ids), dtype=m_ids.dtype))
     allops = {k: ops(m, "mpiio", k) for k in ("read", "write")}
     w = {
-        k: np.where(allops[k][sel] > 0, col(m, f"indep_{k}s")[sel] / np.maximum(allops[k][sel], 1.0), 0.0)
+        k: np.where(allops[k][sel] > 0, counter(m, f"indep_{k}s")[sel] / np.maximum(allops[k][sel], 1.0), 0.0)
         for k in kinds
     }
     st = stake(facts, "mpiio", m[sel], w)
@@ -182,13 +182,14 @@ def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         def part(v: np.ndarray, keep: np.ndarray | None = keep) -> np.ndarray:
             return v if keep is None else v[keep]
 
-        b = part(layer_col(facts, layer, "bytes_read")) + part(layer_col(facts, layer, "bytes_written"))
+        b = (part(layer_counter(facts, layer, "bytes_read"))
+             + part(layer_counter(facts, layer, "bytes_written")))
         rows.append(
             {
                 "id": part(layer_values(facts, layer, "id")),
                 "rank": np.asarray(frame["rank"], dtype=np.int64),
                 "bytes": b,
-                "meta": part(layer_col(facts, layer, "meta_time")),
+                "meta": part(layer_counter(facts, layer, "meta_time")),
                 "opens": part(layer_ops(facts, layer, "meta")),
             }
         )
@@ -290,10 +291,11 @@ def stdio_bulk(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     stdio = facts.layer("stdio")
     if not len(stdio):
         return
-    sb = col(stdio, "bytes_read") + col(stdio, "bytes_written")
+    sb = counter(stdio, "bytes_read") + counter(stdio, "bytes_written")
     s_bytes = float(sb.sum())
     total = float(
-        sum((col(f, "bytes_read") + col(f, "bytes_written")).sum() for f in facts.outermost().values())
+        sum((counter(f, "bytes_read") + counter(f, "bytes_written")).sum()
+            for f in facts.outermost().values())
     )
     if s_bytes < cfg.stdio_bulk_min_bytes or total <= 0 or s_bytes / total < cfg.stdio_bulk_min_share:
         return
@@ -303,7 +305,7 @@ def stdio_bulk(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         {
             "name": np.asarray(stdio["name"]),
             "bytes": sb,
-            "time": col(stdio, "read_time") + col(stdio, "write_time") + col(stdio, "meta_time"),
+            "time": counter(stdio, "read_time") + counter(stdio, "write_time") + counter(stdio, "meta_time"),
             "ops": ops(stdio, "stdio", "read") + ops(stdio, "stdio", "write"),
             "ranks": nranks(stdio, facts.nprocs),
         },
@@ -416,27 +418,27 @@ def metadata_heavy(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             continue
         counts["opens"] += float(
             (
-                col(frame, "opens")
-                + col(frame, "indep_opens")
-                + col(frame, "coll_opens")
-                + col(frame, "fdopens")
+                counter(frame, "opens")
+                + counter(frame, "indep_opens")
+                + counter(frame, "coll_opens")
+                + counter(frame, "fdopens")
             ).sum()
         )
-        counts["stats"] += float(col(frame, "stats").sum())
-        counts["seeks"] += float(col(frame, "seeks").sum())
+        counts["stats"] += float(counter(frame, "stats").sum())
+        counts["seeks"] += float(counter(frame, "seeks").sum())
         counts["closes/flushes/syncs"] += float(
-            (col(frame, "flushes") + col(frame, "fsyncs") + col(frame, "syncs") + col(frame, "fdsyncs")).sum()
+            sum(counter(frame, c) for c in ("flushes", "fsyncs", "syncs", "fdsyncs")).sum()
         )
         rows.append(
             {
                 "id": np.asarray(frame["id"]),
                 "name": np.asarray(frame["name"]),
-                "meta": col(frame, "meta_time"),
+                "meta": counter(frame, "meta_time"),
                 "metaops": ops(frame, layer, "meta"),
             }
         )
     for frame in facts.outermost().values():
-        nbytes += float((col(frame, "bytes_read") + col(frame, "bytes_written")).sum())
+        nbytes += float((counter(frame, "bytes_read") + counter(frame, "bytes_written")).sum())
     columns = ("id", "name", "meta", "metaops")
     every = {k: np.concatenate([r[k] for r in rows]) if rows else np.zeros(0) for k in columns}
     per = per_file(

@@ -18,7 +18,7 @@ import numpy as np
 
 from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, autotune, col, hex_id, small_ops
+from pario.analysis.diagnosis.facts import Facts, autotune, counter, hex_id, small_ops
 from pario.analysis.diagnosis.facts import ops as request_ops
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule
@@ -53,7 +53,7 @@ def _by_id(t: Table, values: np.ndarray) -> dict[int, Any]:
 
 def _nranks(t: Table, nprocs: int) -> np.ndarray:
     rank = np.asarray(t["rank"]).astype(np.int64)
-    n = col(t, "nranks") if "nranks" in t else np.zeros(len(t))
+    n = counter(t, "nranks") if "nranks" in t else np.zeros(len(t))
     return np.where(rank >= 0, 1.0, np.where(n > 0, n, float(nprocs)))
 
 
@@ -65,7 +65,7 @@ def _grouped(t: Table, cols: tuple[str, ...], nprocs: int) -> list[dict[str, Any
     out = Table({"id": keys, "name": group_reduce(np.asarray(t["name"]), codes, n, "first")}, length=n)
     out["ranks"] = np.minimum(group_reduce(_nranks(t, nprocs), codes, n, "sum"), nprocs)
     for c in cols:
-        out[c] = group_reduce(col(t, c), codes, n, "sum")
+        out[c] = group_reduce(counter(t, c), codes, n, "sum")
     values = [out[c].tolist() for c in out.columns]
     return [dict(zip(out.columns, row, strict=True)) for row in zip(*values, strict=True)]
 
@@ -105,12 +105,12 @@ def large_request_files(facts: Facts, kind: str, limit: int, min_share: float) -
         if not len(f) or not len(d):
             continue
         calls, small = request_ops(d, dlayer, kind), small_ops(d, dlayer, kind, limit)
-        nbytes = col(d, "bytes_read" if kind == "read" else "bytes_written")
+        nbytes = counter(d, "bytes_read" if kind == "read" else "bytes_written")
         chunk = np.zeros(len(d))
         if dlayer == "h5d" and "datatype_size" in d and any(c in d for c in _CHUNK_DIMS):
-            dims = [col(d, c) for c in _CHUNK_DIMS if c in d]
+            dims = [counter(d, c) for c in _CHUNK_DIMS if c in d]
             chunk = np.where(dims[0] > 0, np.prod([np.where(x > 0, x, 1.0) for x in dims], axis=0), 0.0)
-            chunk = chunk * col(d, "datatype_size")
+            chunk = chunk * counter(d, "datatype_size")
         # per file (in order of its first record): the sums over its datasets' or variables' records
         fids, codes = group_codes(_file_ids(facts, dlayer), sort=False)
         per = zip(
@@ -601,10 +601,10 @@ def metadata_dominates(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         f, d = _layer(facts, flayer), _layer(facts, dlayer)
         if not len(f) and not len(d):
             continue
-        meta = float(col(f, "meta_time").sum() + col(d, "meta_time").sum())
-        data = float(col(d, "read_time").sum() + col(d, "write_time").sum())
+        meta = float(counter(f, "meta_time").sum() + counter(d, "meta_time").sum())
+        data = float(counter(d, "read_time").sum() + counter(d, "write_time").sum())
         if "read_time" not in f:  # Darshan's PnetCDF waits: data movement of the file's requests
-            data += float(col(f, "wait_time").sum())
+            data += float(counter(f, "wait_time").sum())
         total = meta + data
         lost = _lost(facts, meta)
         if (
@@ -613,8 +613,8 @@ def metadata_dominates(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             or lost < cfg.min_time_lost_share * facts.runtime
         ):
             continue
-        opens = float(sum(col(f, c).sum() for c in ("opens", "creates")))
-        redefs = float(col(f, "redefs").sum())
+        opens = float(sum(counter(f, c).sum() for c in ("opens", "creates")))
+        redefs = float(counter(f, "redefs").sum())
         statement = (
             f"{lib} metadata ({ops}) takes {fmt.pct(meta / total)} of the time in {lib} calls: "
             f"{fmt.seconds(lost)} per rank, against {fmt.seconds(_lost(facts, data))} reading and writing "

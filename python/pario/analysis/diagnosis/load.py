@@ -21,7 +21,7 @@ from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
     Records,
-    col,
+    counter,
     hex_id,
     hint,
     nranks,
@@ -58,9 +58,9 @@ def rank_file_excess(facts: Facts, rank: int) -> list[FileExcess]:
     for layer, frame in facts.outermost().items():
         if not len(frame):
             continue
-        t = col(frame, "read_time") + col(frame, "write_time") + col(frame, "meta_time")
+        t = counter(frame, "read_time") + counter(frame, "write_time") + counter(frame, "meta_time")
         r = np.asarray(frame["rank"], dtype=np.int64)
-        fast, slow = col(frame, "fastest_rank_time"), col(frame, "slowest_rank_time")
+        fast, slow = counter(frame, "fastest_rank_time"), counter(frame, "slowest_rank_time")
         fr = _int(frame, "fastest_rank")
         sr = _int(frame, "slowest_rank")
         k = nranks(frame, facts.nprocs)
@@ -89,7 +89,7 @@ def rank_file_excess(facts: Facts, rank: int) -> list[FileExcess]:
 
 def _largest(v: np.ndarray, n: int) -> np.ndarray:
     """Positions of the ``n`` largest values (no NaN), largest first, ties in order of
-    position: pandas' ``nlargest(n, keep="first")``."""
+    position."""
     return np.argsort(-v, kind="stable")[:n]
 
 
@@ -104,7 +104,7 @@ def _is_collective(facts: Facts, fid: int) -> bool:
     if not len(m):
         return False
     rec = m[np.asarray(m["id"]).astype(np.uint64) == np.uint64(fid)]
-    return float((col(rec, "coll_writes") + col(rec, "coll_reads")).sum()) > 0
+    return float((counter(rec, "coll_writes") + counter(rec, "coll_reads")).sum()) > 0
 
 
 def cause_notes(
@@ -495,7 +495,7 @@ def few_ranks(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "This log has no MPI time, so how long the other ranks waited cannot be measured; max - mean of "
             "the I/O time is the estimate."
         )
-    writes = float(sum(c2.sum() for c2 in [col(f, "bytes_written") for f in facts.outermost().values()]))
+    writes = float(sum(c2.sum() for c2 in [counter(f, "bytes_written") for f in facts.outermost().values()]))
     reads = c.total - writes
     recs = [
         Recommendation(

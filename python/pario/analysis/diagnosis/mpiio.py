@@ -10,7 +10,7 @@ POSIX records beneath MPI-IO: the participation ratio of bytes per rank.
 
 The rules read tables with NumPy (no pandas: ``pario diagnose`` must not import it).
 Records taken from ``Facts`` are selected with a mask and handed back to its functions
-(``col``, ``stake``, ``nranks``) as they came.
+(``counter``, ``stake``, ``nranks``) as they came.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pario.analysis.diagnosis.facts import (
     Facts,
     Striping,
     autotune,
-    col,
+    counter,
     file_size,
     fs_of,
     hex_id,
@@ -142,8 +142,9 @@ def aggregators(facts: Facts, fid: int) -> Aggregators | None:
 def _coll_weight(m_rec: Records, kinds: tuple[str, ...] = ("read", "write")) -> dict[str, np.ndarray]:
     out = {}
     for k in kinds:
-        coll = col(m_rec, f"coll_{k}s") + col(m_rec, f"split_{k}s")
-        alln = coll + col(m_rec, f"indep_{k}s") + col(m_rec, f"nb_{k}s") + col(m_rec, f"shared_{k}s")
+        coll = counter(m_rec, f"coll_{k}s") + counter(m_rec, f"split_{k}s")
+        alln = (coll + counter(m_rec, f"indep_{k}s") + counter(m_rec, f"nb_{k}s")
+                + counter(m_rec, f"shared_{k}s"))
         out[k] = np.where(alln > 0, coll / np.maximum(alln, 1.0), 0.0)
     return out
 
@@ -639,11 +640,11 @@ def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         p = participation(facts, fid)
         if p is None or p.effective < 2:
             continue  # one writer: no other rank shares its stripes
-        n = float((col(rec, "reads") + col(rec, "writes")).sum())
-        nbytes = float((col(rec, "bytes_read") + col(rec, "bytes_written")).sum())
+        n = float((counter(rec, "reads") + counter(rec, "writes")).sum())
+        nbytes = float((counter(rec, "bytes_read") + counter(rec, "bytes_written")).sum())
         if n <= 0:
             continue
-        common = float(col(rec, "access1_access").max()) if "access1_access" in rec else 0.0
+        common = float(counter(rec, "access1_access").max()) if "access1_access" in rec else 0.0
         size = common if common > 0 else nbytes / n
         if size <= cfg.small_request_bytes:
             continue  # IO-SMALL-* covers it
@@ -732,8 +733,8 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             else:
                 continue
             rec = _of_file(facts, "posix", fid)
-            n = float(col(rec, f"{kind}s").sum())
-            b = float(col(rec, "bytes_written" if kind == "write" else "bytes_read").sum())
+            n = float(counter(rec, f"{kind}s").sum())
+            b = float(counter(rec, "bytes_written" if kind == "write" else "bytes_read").sum())
             mean = b / n if n > 0 else float("nan")
             noncontig = bool(r["noncontig"])
             if not (noncontig or (n > 0 and mean < cfg.collective_max_request_bytes)):
@@ -984,12 +985,12 @@ def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         r = files.row(i)
         fid, indep = int(r["id"]), float(indep_n[i])
         prec = _of_file(facts, "posix", fid)
-        p_bytes = float((col(prec, "bytes_read") + col(prec, "bytes_written")).sum())
+        p_bytes = float((counter(prec, "bytes_read") + counter(prec, "bytes_written")).sum())
         m_bytes = float(r["bytes_read"] + r["bytes_written"])
         if not len(prec) or m_bytes <= 0 or p_bytes < 0.5 * m_bytes:
             continue  # no file-system records to compare with (partial log)
         m_time = float(r["read_time"] + r["write_time"])
-        p_time = float((col(prec, "read_time") + col(prec, "write_time")).sum())
+        p_time = float((counter(prec, "read_time") + counter(prec, "write_time")).sum())
         if m_time <= 0 or (m_time - p_time) / m_time < cfg.mpiio_overhead_min_share:
             continue
         if (m_time - p_time) / indep < cfg.mpiio_overhead_min_per_call:
@@ -1002,7 +1003,8 @@ def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         lost = float(np.clip(per_rank, 0.0, None).max())
         if lost < cfg.min_time_lost_share * facts.runtime:
             continue
-        split = {k: (float(r[f"{k}_time"]), float(col(prec, f"{k}_time").sum())) for k in ("write", "read")}
+        split = {k: (float(r[f"{k}_time"]), float(counter(prec, f"{k}_time").sum()))
+                 for k in ("write", "read")}
         hits.append(
             (
                 fid,

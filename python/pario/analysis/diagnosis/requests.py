@@ -17,16 +17,16 @@ from typing import Any
 import numpy as np
 
 from pario.analysis.diagnosis import _fmt as fmt
-from pario.analysis.diagnosis._frames import isin, per_file, sort_order, sum_in_order
+from pario.analysis.diagnosis._frames import isin, per_file, sort_order
 from pario.analysis.diagnosis._frames import top as top_rows
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     BYTES_COLS,
     TIME_COLS,
     Facts,
-    col,
+    counter,
     hex_id,
-    layer_col,
+    layer_counter,
     layer_ids,
     layer_nranks,
     layer_ops,
@@ -75,7 +75,7 @@ def _fs_parts(facts: Facts, kind: str | None = None) -> list[Part]:
         keep = None
         if kind is not None and len(posix) and len(mpiio):
             files, codes = group_codes(layer_values(facts, "mpiio", "id"))
-            moved = group_reduce(layer_col(facts, "mpiio", BYTES_COLS[kind]), codes, len(files), "sum")
+            moved = group_reduce(layer_counter(facts, "mpiio", BYTES_COLS[kind]), codes, len(files), "sum")
             library = files[moved <= 0]  # (bytes are never negative: these move none)
             if len(library):
                 drop = isin(layer_values(facts, "posix", "id"), library)
@@ -132,9 +132,9 @@ def _histogram_column(facts: Facts, layer: str) -> Callable[[str], np.ndarray]:
 
     def get(name: str) -> np.ndarray:
         if not name.startswith("size_"):
-            return layer_col(facts, layer, name)
+            return layer_counter(facts, layer, name)
         if name not in mine:
-            mine[name] = col(frame, name)
+            mine[name] = counter(frame, name)
         return mine[name]
 
     return get
@@ -168,7 +168,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         column = _histogram_column(facts, layer)
         total = _part(layer_ops(facts, layer, kind), part)
         small = _part(small_ops(frame, layer, kind, limit, column), part)
-        nbytes = _part(layer_col(facts, layer, BYTES_COLS[kind]), part)
+        nbytes = _part(layer_counter(facts, layer, BYTES_COLS[kind]), part)
         bound = _part(small_bytes_bound(frame, layer, kind, limit, column), part)
         with np.errstate(invalid="ignore", divide="ignore"):
             frac = np.where(total > 0, small / np.where(total > 0, total, 1.0), 0.0)
@@ -186,7 +186,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
                 "total": total[sel],
                 "bytes": nbytes[sel],
                 "bound": bound[sel],
-                "time": layer_col(facts, layer, TIME_COLS[kind])[pos] * frac[sel],
+                "time": layer_counter(facts, layer, TIME_COLS[kind])[pos] * frac[sel],
             }
         )
     if not rows:
@@ -209,7 +209,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
     per = _files(grouped)
     n_small = float(per["small"].sum())
     n_total = float(sum(_part(layer_ops(facts, lay, kind), p).sum() for lay, p in parts))
-    total_bytes = float(sum(_part(layer_col(facts, lay, BYTES_COLS[kind]), p).sum() for lay, p in parts))
+    total_bytes = float(sum(_part(layer_counter(facts, lay, BYTES_COLS[kind]), p).sum() for lay, p in parts))
     if n_small < cfg.small_min_requests or n_total <= 0 or n_small / n_total < cfg.small_min_share:
         return
     share = n_small / n_total
@@ -294,7 +294,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
     mpiio = facts.layer("mpiio")
     if len(mpiio) and (lib is None or lib.small < n_small):
         indep = float(
-            layer_ops(facts, "mpiio", kind).sum() - layer_col(facts, "mpiio", f"coll_{kind}s").sum()
+            layer_ops(facts, "mpiio", kind).sum() - layer_counter(facts, "mpiio", f"coll_{kind}s").sum()
         )
         if indep > 0:
             recs.append(
@@ -350,7 +350,7 @@ class _LibrarySmall:
 
 def _library_small(facts: Facts, cfg: RuleConfig, kind: str, per: Table) -> _LibrarySmall | None:
     """None when no file of ``per`` with small requests is such a library file (always without
-    library records: runs without HDF5 or PnetCDF are judged as before)."""
+    library records: runs without HDF5 or PnetCDF are judged on their file records alone)."""
     if not any(len(facts.profile.layer(x)) for x in ("h5f", "pnetcdf_file")):
         return None
     from pario.analysis.diagnosis.libraries import large_request_files
@@ -438,7 +438,7 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         return
 
     def c(name: str) -> np.ndarray:
-        return layer_col(facts, "posix", name)
+        return layer_counter(facts, "posix", name)
 
     align = c("file_alignment")
     reqs = layer_ops(facts, "posix", "read") + layer_ops(facts, "posix", "write")
@@ -571,8 +571,8 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         if "posix" not in parts or f"seq_{kind}s" not in facts.layer("posix"):
             continue  # without the sequential counter nothing can be said
         rows = parts["posix"]
-        n = _part(layer_col(facts, "posix", f"{kind}s"), rows)
-        seq = np.minimum(_part(layer_col(facts, "posix", f"seq_{kind}s"), rows), n)
+        n = _part(layer_counter(facts, "posix", f"{kind}s"), rows)
+        seq = np.minimum(_part(layer_counter(facts, "posix", f"seq_{kind}s"), rows), n)
         # the first request of each rank's sequence is never counted as sequential
         first = np.minimum(_part(layer_nranks(facts, "posix"), rows), n)
         back = np.clip(n - seq - first, 0.0, None)
@@ -593,7 +593,7 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "name": layer_values(facts, "posix", "name")[pos],
             "_back": back[pick],
             "_n": n[pick],
-            "_t": layer_col(facts, "posix", TIME_COLS[kind])[pos] * frac[pick],
+            "_t": layer_counter(facts, "posix", TIME_COLS[kind])[pos] * frac[pick],
         },
         {"name": ("name", "first"), "back": ("_back", "sum"), "n": ("_n", "sum"), "time": ("_t", "sum")},
         unique=layer_unique(facts, "posix"),
@@ -714,10 +714,10 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
             {
                 "id": ids,
                 "name": _part(layer_values(facts, layer, "name"), keep),
-                "bytes": _part(layer_col(facts, layer, BYTES_COLS[kind]), keep),
+                "bytes": _part(layer_counter(facts, layer, BYTES_COLS[kind]), keep),
                 "extent": _lookup(*extent, ids),
                 "nranks": _part(layer_nranks(facts, layer), keep),
-                "time": _part(layer_col(facts, layer, TIME_COLS[kind]), keep),
+                "time": _part(layer_counter(facts, layer, TIME_COLS[kind]), keep),
             }
         )
     if not rows:
@@ -740,8 +740,6 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
     hit = (span > 0) & (nbytes >= cfg.redundant_min_factor * span)
     if not hit.any():
         return
-    # still per_file's own kind of table (DataFrame or Table: both select and assign alike),
-    # for top_rows and sum_in_order, which order it as pandas would
     chosen = grouped[hit].assign(extra=(nbytes - span)[hit], factor=(nbytes / np.where(hit, span, 1.0))[hit])
     per = _files(chosen)
     extra = float(per["extra"].sum())
@@ -783,7 +781,7 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
     ]
     top = head.row(0)
     by = f", by {fmt.count(float(top['ranks']))} ranks" if top["ranks"] >= 2 else ""
-    mean_factor = sum_in_order(chosen, "bytes", "extra") / sum_in_order(chosen, "extent", "extra")
+    mean_factor = float(np.nansum(per["bytes"])) / float(np.nansum(per["extent"]))
     statement = (
         f"{fmt.nbytes(extra)} are {verb} more than once: {len(per)} file(s) are {verb} on average "
         f"{fmt.times(float(mean_factor))} over (largest: {top['name']}, "
@@ -887,7 +885,7 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         keep = facts.outer_rows(layer)
 
         def c(name: str, layer: str = layer, keep: np.ndarray | None = keep) -> np.ndarray:
-            return _part(layer_col(facts, layer, name), keep)
+            return _part(layer_counter(facts, layer, name), keep)
 
         t = c("read_time") + c("write_time") + c("meta_time")
         rank = _part(layer_values(facts, layer, "rank"), keep).astype(np.int64)

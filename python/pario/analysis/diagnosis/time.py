@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from pario.analysis.diagnosis import _fmt as fmt
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, autotune, col, mpiio_files, tune_command
+from pario.analysis.diagnosis.facts import Facts, autotune, counter, mpiio_files, tune_command
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.analysis.pop import pop_metrics
@@ -41,8 +41,8 @@ def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     # variables (the bytes asked) instead of the MPI-IO and POSIX records beneath them
     libraries = {k: facts.profile.layer(k) for k in LIBRARY_LAYERS}
     outer = list(time_records({**facts.files, **libraries}).values())
-    b_read = sum(float(col(f, "bytes_read").sum()) for f in outer)
-    b_write = sum(float(col(f, "bytes_written").sum()) for f in outer)
+    b_read = sum(float(counter(f, "bytes_read").sum()) for f in outer)
+    b_write = sum(float(counter(f, "bytes_written").sum()) for f in outer)
     nbytes = b_read + b_write
     io_max = float(t.io.max())
     main = max(kinds, key=lambda k: kinds[k])
