@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -234,11 +235,16 @@ def mpich_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert mpicc, "mpicc.mpich not found: Debian's mpich and libmpich-dev are needed (make deps)"
     out = tmp_path_factory.mktemp("kernels-mpich")
     src = ROOT / "src" / "kernels"
+    # the shared run's sources, as src/kernels/CMakeLists.txt lists them
+    cmake = (src / "CMakeLists.txt").read_text()
+    common = re.search(r"add_library\(pario_kernel_common STATIC ([^)]*)\)", cmake)
+    assert common, "no pario_kernel_common library in src/kernels/CMakeLists.txt"
+    sources = [str(src / name) for name in common[1].split()]
     built = {}
     for kernel in KERNELS:
         exe = out / f"pario-kernel-{kernel}"
         subprocess.run([mpicc, "-std=c11", "-O1", "-Wall", "-Wextra", "-I", str(ROOT / "include"),
-                        "-o", str(exe), str(src / f"{kernel}.c"), str(src / "kernel_common.c"), "-lm"],
+                        "-o", str(exe), str(src / f"{kernel}.c"), *sources, "-lm"],
                        check=True, timeout=120)
         built[kernel] = exe
     return built

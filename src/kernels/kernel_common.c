@@ -1,6 +1,9 @@
-/* Shared machinery of the pario I/O kernels: see kernel_common.h. */
+/* The pario I/O kernels' shared run: errors, helpers, files, verification,
+ * agreement, phases and main (see kernel_common.h); the data pattern, JSON,
+ * options and hints are in pattern.c, json.c, options.c and hints.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "kernel_common.h"
+#include "kernel_parts.h"
 #include "pario-hint-line.h"
 
 #include <errno.h>
@@ -14,41 +17,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
-
-#define KC_MSG 512
-#define KC_HINTS_MAX 65536
-
-/* ==== data pattern ============================================================== */
-
-uint64_t kc_pattern_word(uint64_t w, uint64_t seed)
-{
-    uint64_t z = w + (seed + 1) * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-void kc_pattern_fill(unsigned char *dst, uint64_t off, size_t len, uint64_t seed)
-{
-    while (len > 0 && (off & 7)) {
-        *dst++ = (unsigned char)(kc_pattern_word(off >> 3, seed) >> (8 * (off & 7)));
-        off++;
-        len--;
-    }
-    while (len >= 8) {
-        uint64_t z = kc_pattern_word(off >> 3, seed);
-        for (int b = 0; b < 8; b++)
-            dst[b] = (unsigned char)(z >> (8 * b));
-        dst += 8;
-        off += 8;
-        len -= 8;
-    }
-    if (len > 0) {
-        uint64_t z = kc_pattern_word(off >> 3, seed);
-        for (size_t b = 0; b < len; b++)
-            dst[b] = (unsigned char)(z >> (8 * b));
-    }
-}
 
 /* ==== small helpers =================================================================== */
 
@@ -128,486 +96,6 @@ void kc_req_contig(kc_req *r, uint64_t off, size_t nbytes)
     r->runs = &r->one;
     r->nruns = 1;
     r->run_base = off;
-}
-
-/* ==== JSON ============================================================================ */
-
-static void jput(kc_json *j, const char *s, size_t n)
-{
-    if (j->len + n + 1 > j->cap) {
-        size_t cap = j->cap ? j->cap : 1024;
-        while (j->len + n + 1 > cap)
-            cap *= 2;
-        char *b = realloc(j->buf, cap);
-        if (!b) {
-            fprintf(stderr, "pario kernel: out of memory\n");
-            exit(1);
-        }
-        j->buf = b;
-        j->cap = cap;
-    }
-    memcpy(j->buf + j->len, s, n);
-    j->len += n;
-    j->buf[j->len] = '\0';
-}
-
-static void jputs(kc_json *j, const char *s) { jput(j, s, strlen(s)); }
-
-static void jprintf(kc_json *j, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void jprintf(kc_json *j, const char *fmt, ...)
-{
-    char tmp[128];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        jput(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static void jstring(kc_json *j, const char *s)
-{
-    jputs(j, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': jputs(j, "\\\""); break;
-        case '\\': jputs(j, "\\\\"); break;
-        case '\n': jputs(j, "\\n"); break;
-        case '\r': jputs(j, "\\r"); break;
-        case '\t': jputs(j, "\\t"); break;
-        default:
-            if (*p < 0x20)
-                jprintf(j, "\\u%04x", *p);
-            else
-                jput(j, (const char *)p, 1);
-        }
-    }
-    jputs(j, "\"");
-}
-
-void kc_json_key(kc_json *j, const char *key)
-{
-    if (j->need_comma)
-        jputs(j, ",");
-    if (key) {
-        jstring(j, key);
-        jputs(j, ":");
-    }
-    j->need_comma = 1;
-}
-
-void kc_json_str(kc_json *j, const char *key, const char *value)
-{
-    kc_json_key(j, key);
-    if (value)
-        jstring(j, value);
-    else
-        jputs(j, "null");
-}
-
-void kc_json_int(kc_json *j, const char *key, long long value)
-{
-    kc_json_key(j, key);
-    jprintf(j, "%lld", value);
-}
-
-void kc_json_u64(kc_json *j, const char *key, uint64_t value)
-{
-    kc_json_key(j, key);
-    jprintf(j, "%llu", (unsigned long long)value);
-}
-
-void kc_json_dbl(kc_json *j, const char *key, double value)
-{
-    kc_json_key(j, key);
-    if (isfinite(value))
-        jprintf(j, "%.9g", value);
-    else
-        jputs(j, "null");
-}
-
-void kc_json_bool(kc_json *j, const char *key, int value)
-{
-    kc_json_key(j, key);
-    jputs(j, value ? "true" : "false");
-}
-
-void kc_json_null(kc_json *j, const char *key)
-{
-    kc_json_key(j, key);
-    jputs(j, "null");
-}
-
-void kc_json_open(kc_json *j, const char *key)
-{
-    kc_json_key(j, key);
-    jputs(j, "{");
-    j->need_comma = 0;
-}
-
-void kc_json_close(kc_json *j)
-{
-    jputs(j, "}");
-    j->need_comma = 1;
-}
-
-void kc_json_int_array(kc_json *j, const char *key, const long long *v, int n)
-{
-    kc_json_key(j, key);
-    jputs(j, "[");
-    for (int i = 0; i < n; i++)
-        jprintf(j, "%s%lld", i ? "," : "", v[i]);
-    jputs(j, "]");
-}
-
-void kc_json_raw(kc_json *j, const char *text) { jputs(j, text); }
-
-static void json_info(kc_json *j, const char *key, MPI_Info info)
-{
-    kc_json_open(j, key);
-    int nkeys = 0;
-    if (info != MPI_INFO_NULL && MPI_Info_get_nkeys(info, &nkeys) == MPI_SUCCESS) {
-        char k[MPI_MAX_INFO_KEY + 1];
-        char *v = malloc(MPI_MAX_INFO_VAL + 1);
-        for (int i = 0; v && i < nkeys; i++) {
-            int flag = 0;
-            if (MPI_Info_get_nthkey(info, i, k) != MPI_SUCCESS)
-                continue;
-            if (MPI_Info_get(info, k, MPI_MAX_INFO_VAL, v, &flag) != MPI_SUCCESS || !flag)
-                continue;
-            kc_json_str(j, k, v);
-        }
-        free(v);
-    }
-    kc_json_close(j);
-}
-
-/* ==== options ============================================================================= */
-
-static int parse_size(const char *s, long long *out)
-{
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-' || *s == '+')
-        return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno)
-        return -1;
-    unsigned long long mul = 1;
-    if (*end) {
-        switch (*end) {
-        case 'k': case 'K': mul = 1ULL << 10; break;
-        case 'm': case 'M': mul = 1ULL << 20; break;
-        case 'g': case 'G': mul = 1ULL << 30; break;
-        case 't': case 'T': mul = 1ULL << 40; break;
-        default: return -1;
-        }
-        end++;
-        if (*end == 'i' && end[1] == 'B')
-            end += 2;
-        else if (*end == 'B' || *end == 'b')
-            end++;
-        if (*end)
-            return -1;
-    }
-    if (v > (unsigned long long)LLONG_MAX / mul)
-        return -1;
-    *out = (long long)(v * mul);
-    return 0;
-}
-
-static int parse_int(const char *s, long long *out)
-{
-    char *end;
-    errno = 0;
-    if (!*s)
-        return -1;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || errno)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_choice(const char *choices, const char *s)
-{
-    int idx = 0;
-    size_t n = strlen(s);
-    const char *p = choices;
-    while (*p) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, s, n) == 0)
-            return idx;
-        idx++;
-        if (!bar)
-            break;
-        p = bar + 1;
-    }
-    return -1;
-}
-
-static kc_opt *find_opt(kc_opt *tables[2], const char *name, size_t len)
-{
-    for (int t = 0; t < 2; t++)
-        for (kc_opt *o = tables[t]; o && o->name; o++)
-            if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
-                return o;
-    return NULL;
-}
-
-/* Parse argv; returns 1 if --help was asked for. */
-static int parse_args(kc_ctx *ctx, kc_opt *tables[2], int argc, char **argv)
-{
-    int help = 0;
-    for (int i = 1; i < argc && !ctx->failed; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            help = 1;
-            continue;
-        }
-        const char *name, *value = NULL;
-        size_t nlen;
-        if (strcmp(a, "-o") == 0) {
-            name = "path";
-            nlen = 4;
-        } else if (strncmp(a, "--", 2) == 0 && a[2]) {
-            name = a + 2;
-            const char *eq = strchr(name, '=');
-            nlen = eq ? (size_t)(eq - name) : strlen(name);
-            if (eq)
-                value = eq + 1;
-        } else {
-            kc_fail(ctx, "unexpected argument '%s' (options are --name value; see --help)", a);
-            break;
-        }
-        kc_opt *o = find_opt(tables, name, nlen);
-        if (!o) {
-            kc_fail(ctx, "unknown option '--%.*s' (see --help)", (int)nlen, name);
-            break;
-        }
-        if (o->type == KC_FLAG) {
-            if (value) {
-                kc_fail(ctx, "option --%s takes no value", o->name);
-                break;
-            }
-            *(int *)o->dest = 1;
-            o->given = 1;
-            continue;
-        }
-        if (!value) {
-            if (i + 1 >= argc) {
-                kc_fail(ctx, "option --%s needs a value", o->name);
-                break;
-            }
-            value = argv[++i];
-        }
-        switch (o->type) {
-        case KC_INT:
-            if (parse_int(value, (long long *)o->dest))
-                kc_fail(ctx, "option --%s: '%s' is not an integer", o->name, value);
-            break;
-        case KC_SIZE:
-            if (parse_size(value, (long long *)o->dest))
-                kc_fail(ctx, "option --%s: '%s' is not a size (a number with an optional k, m, g or t suffix)",
-                        o->name, value);
-            break;
-        case KC_STR:
-            *(const char **)o->dest = value;
-            break;
-        case KC_CHOICE: {
-            int c = parse_choice(o->choices, value);
-            if (c < 0)
-                kc_fail(ctx, "option --%s: '%s' is not one of %s", o->name, value, o->choices);
-            else
-                *(int *)o->dest = c;
-            break;
-        }
-        }
-        o->given = 1;
-    }
-    return help;
-}
-
-static void print_opts(FILE *f, kc_opt *opts)
-{
-    for (kc_opt *o = opts; o && o->name; o++) {
-        char left[96];
-        const char *meta = "";
-        switch (o->type) {
-        case KC_INT: meta = " N"; break;
-        case KC_SIZE: meta = " SIZE"; break;
-        case KC_STR: meta = " VALUE"; break;
-        case KC_FLAG: meta = ""; break;
-        case KC_CHOICE: meta = NULL; break;
-        }
-        if (meta)
-            snprintf(left, sizeof left, "--%s%s", o->name, meta);
-        else
-            snprintf(left, sizeof left, "--%s %s", o->name, o->choices);
-        if (strlen(left) > 24)
-            fprintf(f, "  %s\n  %-24s  %s\n", left, "", o->help);
-        else
-            fprintf(f, "  %-24s  %s\n", left, o->help);
-    }
-}
-
-static void usage(const kc_kernel *k, kc_opt *common)
-{
-    printf("usage: pario-kernel-%s [options]\n", k->name);
-    printf("%s\n", k->pattern);
-    printf("\n%s options:\n", k->name);
-    print_opts(stdout, k->opts);
-    printf("\ncommon options:\n");
-    print_opts(stdout, common);
-    printf("\nMPI-IO hints: PARIO_KERNEL_HINTS=\"key=value,key=value\" (';' also separates),\n"
-           "PARIO_KERNEL_HINTS_FILE=FILE (lines 'key value', as ROMIO_HINTS), then --hints.\n"
-           "Prints one JSON line on stdout (rank 0).  Exit codes: 0 ok, 1 I/O error or\n"
-           "verification failure, 2 bad parameters.  See docs/kernels.md.\n");
-}
-
-/* ==== hints ================================================================================= */
-
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
-        s[--n] = '\0';
-    return s;
-}
-
-/* Append "key=value\n" lines parsed from a "k=v,k=v" (or ';'-separated) list. */
-static int hints_from_list(kc_json *out, const char *list, const char *source, char *err, size_t errsz)
-{
-    char *copy = strdup(list);
-    if (!copy)
-        return -1;
-    const char *sep = strchr(copy, ';') ? ";" : ",";
-    char *save = NULL;
-    for (char *tok = strtok_r(copy, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
-        char *item = trim(tok);
-        if (!*item)
-            continue;
-        char *eq = strchr(item, '=');
-        if (!eq || eq == item) {
-            snprintf(err, errsz, "bad hint '%s' in %s: expected key=value", item, source);
-            free(copy);
-            return -1;
-        }
-        /* the rules of a hints-file line: a bad hint is a bad parameter (exit 2),
-         * never an MPI_ERR_INFO abort */
-        char *key = NULL, *val = NULL, why[96];
-        if (pario_parse_hint_line(item, strlen(item), &key, &val, why, sizeof why) != 1) {
-            *eq = '\0';
-            snprintf(err, errsz, "bad hint '%.64s' in %s: %s", trim(item), source, why);
-            free(copy);
-            return -1;
-        }
-        jputs(out, key);
-        jputs(out, "=");
-        jputs(out, val);
-        jputs(out, "\n");
-    }
-    free(copy);
-    return 0;
-}
-
-/* A ROMIO_HINTS-style file: "key value" per line ('#' comments); "key=value" is accepted too. */
-static int hints_from_file(kc_json *out, const char *file, char *err, size_t errsz)
-{
-    FILE *f = fopen(file, "r");
-    if (!f) {
-        snprintf(err, errsz, "cannot read hints file %s (PARIO_KERNEL_HINTS_FILE): %s", file, strerror(errno));
-        return -1;
-    }
-    char line[4096];
-    int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        size_t len = strcspn(line, "\n");
-        char *s = NULL, *val = NULL, why[96];
-        int got = pario_parse_hint_line(line, len, &s, &val, why, sizeof why);
-        if (got == 0)
-            continue;
-        if (got < 0) {
-            snprintf(err, errsz, "hints file %s line %d: %s", file, lineno, why);
-            fclose(f);
-            return -1;
-        }
-        jputs(out, s);
-        jputs(out, "=");
-        jputs(out, val);
-        jputs(out, "\n");
-    }
-    fclose(f);
-    return 0;
-}
-
-/* Rank 0 reads the environment (so that only rank 0 needs it) and broadcasts
- * the hints as "key=value\n" lines; every rank builds the same MPI_Info. */
-static void build_hints(kc_ctx *ctx, MPI_Info *info)
-{
-    char err[KC_MSG] = "";
-    kc_json lines = {0};
-    jputs(&lines, "");
-    if (ctx->rank == 0) {
-        const char *file = getenv("PARIO_KERNEL_HINTS_FILE");
-        const char *list = getenv("PARIO_KERNEL_HINTS");
-        int bad = 0;
-        if (file && *file)
-            bad = hints_from_file(&lines, file, err, sizeof err);
-        if (!bad && list && *list)
-            hints_from_list(&lines, list, "PARIO_KERNEL_HINTS", err, sizeof err);
-        if (lines.len >= KC_HINTS_MAX)
-            snprintf(err, sizeof err, "hints from the environment are longer than %d bytes", KC_HINTS_MAX);
-    }
-    MPI_Bcast(err, KC_MSG, MPI_CHAR, 0, MPI_COMM_WORLD);
-    int n = (int)lines.len;
-    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (err[0]) {
-        kc_fail(ctx, "%s", err);
-        free(lines.buf);
-        return;
-    }
-    if (ctx->rank != 0) {
-        lines.len = 0;
-        char *tmp = calloc((size_t)n + 1, 1);
-        if (tmp) {
-            jput(&lines, tmp, (size_t)n);
-            free(tmp);
-        }
-    }
-    MPI_Bcast(lines.buf, n, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (ctx->hints_cli && hints_from_list(&lines, ctx->hints_cli, "--hints", err, sizeof err)) {
-        kc_fail(ctx, "%s", err);
-        free(lines.buf);
-        return;
-    }
-    if (lines.len == 0) {
-        *info = MPI_INFO_NULL;
-        free(lines.buf);
-        return;
-    }
-    MPI_Info_create(info);
-    char *save = NULL;
-    for (char *l = strtok_r(lines.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        char *eq = strchr(l, '=');
-        if (!eq)
-            continue;
-        *eq = '\0';
-        if (strlen(l) >= MPI_MAX_INFO_KEY || strlen(eq + 1) >= MPI_MAX_INFO_VAL) {
-            kc_fail(ctx, "hint '%s' is too long for MPI_Info", l);
-            break;
-        }
-        MPI_Info_set(*info, l, eq + 1);
-    }
-    free(lines.buf);
 }
 
 /* ==== files ================================================================================== */
@@ -1002,7 +490,7 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             if (pario_launcher_rank() == 0)
-                usage(k, common);
+                kc_usage(k, common);
             return 0;
         }
     MPI_Init(&argc, &argv);
@@ -1013,10 +501,10 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx.nprocs);
     kc_opt *tables[2] = {k->opts, common};
-    int help = parse_args(&ctx, tables, argc, argv);
+    int help = kc_parse_args(&ctx, tables, argc, argv);
     if (help && !ctx.failed) {
         if (ctx.rank == 0)
-            usage(k, common);
+            kc_usage(k, common);
         MPI_Finalize();
         return 0;
     }
@@ -1041,7 +529,7 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
         ctx.max_req_bytes = 1;
     MPI_Info info = MPI_INFO_NULL;
     if (!ctx.failed)
-        build_hints(&ctx, &info);
+        kc_build_hints(&ctx, &info);
     kc_file f;
     memset(&f, 0, sizeof f);
     if (!ctx.failed) {
@@ -1160,7 +648,7 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
         kc_json_int(&j, "steps", ctx.steps);
         kc_json_int(&j, "seed", ctx.seed);
         kc_json_key(&j, "phases");
-        jputs(&j, ctx.read_only ? "[\"read\"]" : (ctx.do_read ? "[\"write\",\"read\"]" : "[\"write\"]"));
+        kc_json_raw(&j, ctx.read_only ? "[\"read\"]" : (ctx.do_read ? "[\"write\",\"read\"]" : "[\"write\"]"));
         kc_json_open(&j, "params");
         if (ctx.layout)
             kc_json_str(&j, "layout", ctx.layout);
@@ -1192,8 +680,8 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
             kc_json_bool(&j, "verified", !verify_failed);
         else
             kc_json_null(&j, "verified");
-        json_info(&j, "hints_requested", info);
-        json_info(&j, "hints", used);
+        kc_json_info(&j, "hints_requested", info);
+        kc_json_info(&j, "hints", used);
         if (ctx.lib && ctx.lib->json) {
             kc_json_open(&j, ctx.lib->api);
             ctx.lib->json(&ctx, &j);

@@ -195,5 +195,7 @@ void kc_json_close(kc_json *j);
 void kc_json_int_array(kc_json *j, const char *key, const long long *v, int n);
 /* Append raw JSON text as the value of the key just written with kc_json_key(). */
 void kc_json_raw(kc_json *j, const char *text);
+void kc_json_put(kc_json *j, const char *s, size_t n); /* n raw bytes */
+void kc_json_info(kc_json *j, const char *key, MPI_Info info); /* an object of the info's keys */
 
 #endif
