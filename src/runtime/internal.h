@@ -65,6 +65,9 @@ void pario_put_block(struct pario_buf *out, uint32_t kind, int rank, const struc
  * reached MPI_Finalize); never fails the program. */
 void pario_log_at_exit(void);
 
+/* hints_file.c: read PARIO_HINTS (at start-up, before any thread opens a file) */
+void pario_read_hints_file(const char *path);
+
 /* notes.c: why a process wrote no log, for `pario run` (PARIO_RUN_NOTES) */
 void pario_note_started(void);
 void pario_note_no_log(const char *why);

@@ -3,19 +3,15 @@
  *
  * MPI jobs, at MPI_Finalize:
  *   1. every rank converts its ticks to seconds and fills its summary row;
- *   2. shared files are found without a gather to rank 0: each (layer, id)
- *      key is sent to an owner rank chosen by hash (alltoallv), owners count
- *      the ranks holding it, and the keys held by two or more ranks are
- *      allgathered, so every rank knows the same sorted shared list;
- *   3. those records are reduced to rank 0 with a user-defined MPI_Op (a
- *      tree, not a funnel), together with a bitmap of the ranks that touched
- *      each file (MPI_BOR);
- *   4. each rank compresses its own block (zlib) and all ranks write at once
+ *   2. the files shared by several ranks are found and their records reduced
+ *      to rank 0 (shared.c);
+ *   3. each rank compresses its own block (zlib) and all ranks write at once
  *      with MPI_File_write_at_all at offsets from MPI_Exscan.
  * Other processes (non-MPI programs, ranks that never reach MPI_Finalize)
  * write a log of their own data from the exit path.
  */
 #include "internal.h"
+#include "shared.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -155,239 +151,6 @@ static void fill_rank_row(double *row)
     row[finalized] = 0; /* set by the caller */
 }
 
-/* ---- shared keys --------------------------------------------------------*/
-struct key {
-    uint64_t id;
-    int64_t layer;
-    int64_t minrank; /* lowest rank holding it (writes its name and hints) */
-};
-
-static int key_cmp(const void *a, const void *b)
-{
-    const struct key *x = a, *y = b;
-    if (x->layer != y->layer)
-        return x->layer < y->layer ? -1 : 1;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    return (x->minrank > y->minrank) - (x->minrank < y->minrank);
-}
-
-static struct key *shared_keys;
-static int nshared;
-
-static int is_shared(int layer, uint64_t id, int64_t *minrank)
-{
-    struct key k = {.id = id, .layer = layer, .minrank = 0};
-    int lo = 0, hi = nshared - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        struct key *m = &shared_keys[mid];
-        int c = (m->layer != k.layer) ? (m->layer < k.layer ? -1 : 1)
-                                      : (m->id != k.id ? (m->id < k.id ? -1 : 1) : 0);
-        if (c == 0) {
-            if (minrank)
-                *minrank = m->minrank;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
-struct collect {
-    struct key *keys;
-    int n, cap;
-};
-static void collect_key(struct pario_record *r, void *arg)
-{
-    struct collect *c = arg;
-    if (c->n == c->cap) {
-        int cap = c->cap ? c->cap * 2 : 64;
-        struct key *k = realloc(c->keys, sizeof *k * cap);
-        if (!k)
-            return;
-        c->keys = k;
-        c->cap = cap;
-    }
-    c->keys[c->n++] = (struct key){.id = r->id, .layer = r->layer, .minrank = pario_core.rank};
-}
-
-static int owner_of(const struct key *k, int nprocs)
-{
-    uint64_t h = k->id ^ ((uint64_t)k->layer * 0x9e3779b97f4a7c15ull);
-    h ^= h >> 29;
-    return (int)(h % (uint64_t)nprocs);
-}
-
-/* Steps 2 of the header comment.  Returns 0 or an MPI error. */
-static int find_shared_keys(MPI_Comm comm, int nprocs)
-{
-    struct collect mine = {0};
-    for (int l = 0; l < PARIO_NLAYERS; l++)
-        pario_foreach_record(l, collect_key, &mine);
-
-    int *scount = calloc(nprocs, sizeof(int)), *rcount = calloc(nprocs, sizeof(int));
-    int *sdisp = calloc(nprocs, sizeof(int)), *rdisp = calloc(nprocs, sizeof(int));
-    struct key *sorted = malloc(sizeof(struct key) * (mine.n ? mine.n : 1));
-    if (!scount || !rcount || !sdisp || !rdisp || !sorted)
-        return MPI_ERR_NO_MEM;
-    for (int i = 0; i < mine.n; i++)
-        scount[owner_of(&mine.keys[i], nprocs)]++;
-    for (int p = 1; p < nprocs; p++)
-        sdisp[p] = sdisp[p - 1] + scount[p - 1];
-    int *fill = calloc(nprocs, sizeof(int));
-    for (int i = 0; i < mine.n && fill; i++) {
-        int o = owner_of(&mine.keys[i], nprocs);
-        sorted[sdisp[o] + fill[o]++] = mine.keys[i];
-    }
-    free(fill);
-    NEXT(PMPI_Alltoall)(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
-    int nrecv = 0;
-    for (int p = 0; p < nprocs; p++) {
-        rdisp[p] = nrecv;
-        nrecv += rcount[p];
-    }
-    struct key *recv = malloc(sizeof(struct key) * (nrecv ? nrecv : 1));
-    MPI_Datatype kt;
-    NEXT(PMPI_Type_contiguous)(sizeof(struct key), MPI_BYTE, &kt);
-    NEXT(PMPI_Type_commit)(&kt);
-    NEXT(PMPI_Alltoallv)(sorted, scount, sdisp, kt, recv, rcount, rdisp, kt, comm);
-
-    /* Owner: keys held by >= 2 ranks (each rank sends a key once). */
-    qsort(recv, nrecv, sizeof *recv, key_cmp);
-    int nmine_shared = 0;
-    for (int i = 0; i < nrecv;) {
-        int j = i + 1;
-        while (j < nrecv && recv[j].id == recv[i].id && recv[j].layer == recv[i].layer)
-            j++;
-        if (j - i >= 2)
-            recv[nmine_shared++] = recv[i]; /* sorted: minrank first */
-        i = j;
-    }
-    int *counts = calloc(nprocs, sizeof(int)), *disps = calloc(nprocs, sizeof(int));
-    NEXT(PMPI_Allgather)(&nmine_shared, 1, MPI_INT, counts, 1, MPI_INT, comm);
-    int total = 0;
-    for (int p = 0; p < nprocs; p++) {
-        disps[p] = total;
-        total += counts[p];
-    }
-    shared_keys = malloc(sizeof(struct key) * (total ? total : 1));
-    NEXT(PMPI_Allgatherv)(recv, nmine_shared, kt, shared_keys, counts, disps, kt, comm);
-    qsort(shared_keys, total, sizeof *shared_keys, key_cmp);
-    nshared = total;
-    NEXT(PMPI_Type_free)(&kt);
-    free(mine.keys);
-    free(scount);
-    free(rcount);
-    free(sdisp);
-    free(rdisp);
-    free(sorted);
-    free(recv);
-    free(counts);
-    free(disps);
-    return MPI_SUCCESS;
-}
-
-/* ---- reduction of shared records ---------------------------------------*/
-struct shared_elem {
-    int64_t layer;
-    int64_t c[PARIO_MAX_COUNTERS];
-    double f[PARIO_MAX_FCOUNTERS];
-    double sum_t, sum_t2, sum_b, sum_b2;
-};
-
-static void elem_combine(const struct shared_elem *a, struct shared_elem *b)
-{
-    const struct pario_layer_desc *d = pario_layers[a->layer];
-    if (a->c[d->c_nranks] == 0)
-        return;
-    if (b->c[d->c_nranks] == 0) {
-        *b = *a;
-        return;
-    }
-    int fastest = a->f[d->f_fastest_time] < b->f[d->f_fastest_time] ||
-                  (a->f[d->f_fastest_time] == b->f[d->f_fastest_time] &&
-                   a->c[d->c_fastest_rank] < b->c[d->c_fastest_rank]);
-    int slowest = a->f[d->f_slowest_time] > b->f[d->f_slowest_time] ||
-                  (a->f[d->f_slowest_time] == b->f[d->f_slowest_time] &&
-                   a->c[d->c_slowest_rank] < b->c[d->c_slowest_rank]);
-    for (int i = 0; i < d->ncounters; i++) {
-        if (i == d->c_fastest_rank || i == d->c_fastest_bytes || i == d->c_slowest_rank ||
-            i == d->c_slowest_bytes)
-            continue;
-        if (d->c_max_reduced[i]) {
-            if (a->c[i] > b->c[i])
-                b->c[i] = a->c[i];
-        } else {
-            b->c[i] += a->c[i];
-        }
-    }
-    if (fastest) {
-        b->c[d->c_fastest_rank] = a->c[d->c_fastest_rank];
-        b->c[d->c_fastest_bytes] = a->c[d->c_fastest_bytes];
-        b->f[d->f_fastest_time] = a->f[d->f_fastest_time];
-    }
-    if (slowest) {
-        b->c[d->c_slowest_rank] = a->c[d->c_slowest_rank];
-        b->c[d->c_slowest_bytes] = a->c[d->c_slowest_bytes];
-        b->f[d->f_slowest_time] = a->f[d->f_slowest_time];
-    }
-    for (int i = 0; i < d->nfcounters; i++) {
-        if (i == d->f_fastest_time || i == d->f_slowest_time || i == d->f_var_time ||
-            i == d->f_var_bytes)
-            continue;
-        if (i == d->f_open_start) {
-            if (a->f[i] > 0 && (b->f[i] == 0 || a->f[i] < b->f[i]))
-                b->f[i] = a->f[i];
-        } else if (i == d->f_close_end || i == d->f_max_read_time || i == d->f_max_write_time) {
-            if (a->f[i] > b->f[i])
-                b->f[i] = a->f[i];
-        } else {
-            b->f[i] += a->f[i];
-        }
-    }
-    b->sum_t += a->sum_t;
-    b->sum_t2 += a->sum_t2;
-    b->sum_b += a->sum_b;
-    b->sum_b2 += a->sum_b2;
-}
-
-static void reduce_op(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    struct shared_elem *a = in, *b = inout;
-    for (int i = 0; i < *len; i++)
-        elem_combine(&a[i], &b[i]);
-}
-
-struct fill_ctx {
-    struct shared_elem *elems;
-    unsigned char *bitmap;
-    size_t bm_bytes;
-};
-static void fill_shared(struct pario_record *r, void *arg)
-{
-    struct fill_ctx *fc = arg;
-    int i = is_shared(r->layer, r->id, NULL);
-    if (i < 0)
-        return;
-    const struct pario_layer_desc *d = pario_layers[r->layer];
-    struct shared_elem *e = &fc->elems[i];
-    e->layer = r->layer;
-    memcpy(e->c, r->c, sizeof e->c);
-    memcpy(e->f, r->f, sizeof e->f);
-    double t = r->f[d->f_fastest_time], b = (double)r->c[d->c_fastest_bytes];
-    e->sum_t = t;
-    e->sum_t2 = t * t;
-    e->sum_b = b;
-    e->sum_b2 = b * b;
-    if (fc->bm_bytes)
-        fc->bitmap[(size_t)i * fc->bm_bytes + pario_core.rank / 8] |= (unsigned char)(1u << (pario_core.rank % 8));
-}
-
 /* ---- payloads ---------------------------------------------------------- */
 
 static void put_record(struct pario_buf *b, const struct pario_record *r, int64_t rank)
@@ -416,7 +179,7 @@ static void rank_record(struct pario_record *r, void *arg)
 {
     struct rank_ctx *rc = arg;
     int64_t minrank = -1;
-    int shared = is_shared(r->layer, r->id, &minrank) >= 0;
+    int shared = pario_shared_index(r->layer, r->id, &minrank) >= 0;
     int owner = !shared || minrank == pario_core.rank;
     const char *text = NULL;
     switch (rc->what) {
@@ -480,19 +243,19 @@ static void build_rank_payload(struct pario_buf *b, const double *row)
     put_section(b, SEC_INJ_LAYERS, SEC_INJ_BYTES, -1);
 }
 
-static void build_shared_payload(struct pario_buf *b, struct shared_elem *elems, const unsigned char *bitmap,
+static void build_shared_payload(struct pario_buf *b, struct pario_shared_elem *elems, const unsigned char *bitmap,
                                  size_t bm_bytes)
 {
     for (int l = 0; l < PARIO_NLAYERS; l++) {
         const struct pario_layer_desc *d = pario_layers[l];
         uint32_t n = 0;
-        for (int i = 0; i < nshared; i++)
-            n += shared_keys[i].layer == l;
+        for (int i = 0; i < pario_nshared; i++)
+            n += pario_shared_keys[i].layer == l;
         put_u32(b, n);
-        for (int i = 0; i < nshared; i++) {
-            if (shared_keys[i].layer != l)
+        for (int i = 0; i < pario_nshared; i++) {
+            if (pario_shared_keys[i].layer != l)
                 continue;
-            struct shared_elem *e = &elems[i];
+            struct pario_shared_elem *e = &elems[i];
             double nr = (double)e->c[d->c_nranks];
             if (nr > 0) {
                 double mt = e->sum_t / nr, mb = e->sum_b / nr;
@@ -503,7 +266,7 @@ static void build_shared_payload(struct pario_buf *b, struct shared_elem *elems,
                 if (e->f[d->f_var_bytes] < 0)
                     e->f[d->f_var_bytes] = 0;
             }
-            put_u64(b, shared_keys[i].id);
+            put_u64(b, pario_shared_keys[i].id);
             put_u64(b, (uint64_t)(int64_t)-1);
             pario_buf_put(b, e->c, sizeof(int64_t) * d->ncounters);
             pario_buf_put(b, e->f, sizeof(double) * d->nfcounters);
@@ -512,8 +275,8 @@ static void build_shared_payload(struct pario_buf *b, struct shared_elem *elems,
     /* bitmaps in the same (layer, id) order */
     put_u32(b, (uint32_t)bm_bytes);
     for (int l = 0; l < PARIO_NLAYERS && bm_bytes; l++)
-        for (int i = 0; i < nshared; i++)
-            if (shared_keys[i].layer == l)
+        for (int i = 0; i < pario_nshared; i++)
+            if (pario_shared_keys[i].layer == l)
                 pario_buf_put(b, bitmap + (size_t)i * bm_bytes, bm_bytes);
 }
 
@@ -846,7 +609,7 @@ void pario_log_at_exit(void)
     fill_rank_row(row);
     row[finalized] = mpi_rank < 0 ? 1.0 : 0.0;
 
-    nshared = 0;
+    pario_nshared = 0;
     struct pario_buf out = {0}, meta = {0}, shared = {0}, rank = {0}, end = {0};
     char ranks[64];
     snprintf(ranks, sizeof ranks, "[%d]", mpi_rank < 0 ? 0 : mpi_rank);
@@ -1032,33 +795,8 @@ void pario_mpi_finalizing(void)
     fill_rank_row(row);
     row[finalized] = 1.0;
 
-    find_shared_keys(comm, nprocs);
-
-    /* reduce shared records */
-    struct shared_elem *elems = calloc(nshared ? nshared : 1, sizeof *elems);
-    struct shared_elem *result = rank == 0 ? calloc(nshared ? nshared : 1, sizeof *elems) : NULL;
-    size_t bm_bytes = ((size_t)nprocs + 7) / 8;
-    if ((size_t)nshared * bm_bytes > ((size_t)16 << 20))
-        bm_bytes = 0; /* too many shared files x ranks: keep counts only */
-    unsigned char *bitmap = calloc((size_t)(nshared ? nshared : 1) * (bm_bytes ? bm_bytes : 1), 1);
-    unsigned char *bitmap_out = rank == 0 ? calloc((size_t)(nshared ? nshared : 1) * (bm_bytes ? bm_bytes : 1), 1) : NULL;
-    struct fill_ctx fc = {.elems = elems, .bitmap = bitmap, .bm_bytes = bm_bytes};
-    for (int l = 0; l < PARIO_NLAYERS; l++)
-        pario_foreach_record(l, fill_shared, &fc);
-    for (int i = 0; i < nshared; i++)
-        elems[i].layer = shared_keys[i].layer;
-    if (nshared > 0) {
-        MPI_Datatype et;
-        MPI_Op op;
-        NEXT(PMPI_Type_contiguous)(sizeof(struct shared_elem), MPI_BYTE, &et);
-        NEXT(PMPI_Type_commit)(&et);
-        NEXT(PMPI_Op_create)(reduce_op, 1, &op);
-        NEXT(PMPI_Reduce)(elems, result, nshared, et, op, 0, comm);
-        NEXT(PMPI_Op_free)(&op);
-        NEXT(PMPI_Type_free)(&et);
-        if (bm_bytes)
-            NEXT(PMPI_Reduce)(bitmap, bitmap_out, (int)(nshared * bm_bytes), MPI_UNSIGNED_CHAR, MPI_BOR, 0, comm);
-    }
+    struct pario_shared_reduction shared_files;
+    pario_shared_reduce(comm, rank, nprocs, &shared_files);
     int64_t overflow_total = 0, mine_over = pario_core.records_overflowed;
     NEXT(PMPI_Reduce)(&mine_over, &overflow_total, 1, MPI_INT64_T, MPI_SUM, 0, comm);
 
@@ -1070,7 +808,7 @@ void pario_mpi_finalizing(void)
         char ranks[64];
         snprintf(ranks, sizeof ranks, "\"all\"");
         build_meta(&meta, nprocs, 1, ranks, (double)time(NULL), overflow_total, mpi_init_epoch);
-        build_shared_payload(&shared, result, bitmap_out, bm_bytes);
+        build_shared_payload(&shared, shared_files.result, shared_files.bitmap, shared_files.bm_bytes);
         pario_put_block(&out, PARIO_BLOCK_META, -1, &meta);
         pario_put_block(&out, PARIO_BLOCK_SHARED, -1, &shared);
         free(meta.p);
@@ -1118,12 +856,6 @@ void pario_mpi_finalizing(void)
     free(out.p);
     free(tail.p);
     free(payload.p);
-    free(elems);
-    free(result);
-    free(bitmap);
-    free(bitmap_out);
-    free(shared_keys);
-    shared_keys = NULL;
-    nshared = 0;
+    pario_shared_free(&shared_files);
     NEXT(PMPI_Comm_free)(&comm);
 }
