@@ -17,7 +17,7 @@ import pytest
 from optuna.trial import TrialState
 
 from kernel_helpers import kernel_exe
-from pario.tune.output import show_value
+from pario.tune.objective import show_value
 from pario.tune.report import MIN_IMPORTANCE_TRIALS, best_so_far, error_tail, importances, report
 from pario.tune.results import TrialRow
 from pario.tune.study import config_key

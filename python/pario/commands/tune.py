@@ -173,7 +173,7 @@ class _progress:
         return self.update
 
     def update(self, state) -> None:  # type: ignore[no-untyped-def]
-        from pario.tune.output import show_value
+        from pario.tune.objective import show_value
 
         best = f"best {show_value(self.objective, state.best)} ({state.best_config})" if state.best else ""
         self.bar.update(self.task, completed=min(state.done, self.budget), best=best,

@@ -132,24 +132,6 @@ def stripe_command(directory: Path, stripe: Mapping[str, str],
     return [*argv, str(directory)]
 
 
-def read_stripe(directory: Path) -> tuple[str, str] | None:
-    """The directory's own stripe count and size (``lfs getstripe -d``), None if it has none."""
-    import subprocess
-
-    values = []
-    for flag in ("-c", "-S"):
-        try:
-            out = subprocess.run(["lfs", "getstripe", "-d", flag, str(directory)], capture_output=True,
-                                 text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        text = out.stdout.strip()
-        if out.returncode != 0 or not text.lstrip("-").isdigit():
-            return None
-        values.append(text)
-    return values[0], values[1]
-
-
 def pario_run_args(a: Applied, hints_file: Path | None) -> list[str]:
     """The ``pario run`` options of a trial (before ``--``)."""
     args: list[str] = []

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pario import units
 from pario.analysis.libraries import data_file_ids
 from pario.analysis.rankio import combine, counter_column, layer_members, rank_io, time_records
 from pario.hints import section_matches
@@ -179,3 +180,9 @@ def workload_features(profile: Profile, glob: str | None = None) -> dict[str, fl
         "w_files": float(len(set(outer["name"])) if len(outer) else 0),
         "w_shared": float((np.asarray(outer["rank"]) < 0).any()) if len(outer) else 0.0,
     }
+
+
+def show_value(objective: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    return units.rate(value) if objective in MAXIMISE else units.seconds(value)

@@ -5,18 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from pario import units
 from pario.tune import config as cfg
-from pario.tune.objective import MAXIMISE
+from pario.tune.objective import show_value
 from pario.tune.results import Sampled, Summary
-from pario.tune.space import Space
-from pario.tune.study import config_key
-
-
-def show_value(objective: str, value: float | None) -> str:
-    if value is None:
-        return "-"
-    return units.rate(value) if objective in MAXIMISE else units.seconds(value)
+from pario.tune.space import Space, config_key
 
 
 def _sampled(objective: str, s: Sampled) -> str:

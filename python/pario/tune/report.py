@@ -117,7 +117,7 @@ def to_json(rep: Report) -> dict[str, Any]:
 # ---- terminal ------------------------------------------------------------------------------
 
 def _show(objective: str, value: float | None) -> str:
-    from pario.tune.output import show_value
+    from pario.tune.objective import show_value
 
     return show_value(objective, value)
 

@@ -241,10 +241,26 @@ def library_of(needed: Sequence[str], prefix: str) -> str:
     return next((n for n in found if "_hl" not in n), found[0] if found else "")
 
 
+def read_stripe(directory: Path) -> tuple[str, str] | None:
+    """The directory's own stripe count and size (``lfs getstripe -d``), None if it has none."""
+    import subprocess
+
+    values = []
+    for flag in ("-c", "-S"):
+        try:
+            out = subprocess.run(["lfs", "getstripe", "-d", flag, str(directory)], capture_output=True,
+                                 text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        text = out.stdout.strip()
+        if out.returncode != 0 or not text.lstrip("-").isdigit():
+            return None
+        values.append(text)
+    return values[0], values[1]
+
+
 def directory_stripe_size(directory: Path) -> int:
     """The stripe size of ``directory``'s own Lustre layout (``lfs getstripe -d``), 0 if none."""
-    from pario.tune.config import read_stripe  # config imports this module
-
     stripe = read_stripe(directory)
     return int(stripe[1]) if stripe is not None and stripe[1].isdigit() else 0
 

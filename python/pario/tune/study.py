@@ -34,7 +34,7 @@ from pathlib import Path
 
 from pario.errors import ParioError
 from pario.tune import config as cfg
-from pario.tune.objective import MAXIMISE, NoObjective, direction, measure, workload_features
+from pario.tune.objective import MAXIMISE, NoObjective, direction, measure, show_value, workload_features
 from pario.tune.runner import RunResult, pario_run_argv, run_local, run_slurm
 from pario.tune.space import (
     DEFAULT,
@@ -519,8 +519,6 @@ class Study:
         if best:
             state.best = statistics.median(samples[best[0]])
             state.best_config = cfg.describe(self.space, json.loads(best[0]))
-        from pario.tune.output import show_value
-
         shown = show_value(self.s.objective, outcome.value) if outcome.ok else "failed"
         state.last = f"trial {outcome.role}: {shown}  {cfg.describe(self.space, outcome.config)}"
         if progress:

@@ -1,8 +1,8 @@
 """What the rules read: the model, filtered to the application's files, plus helpers.
 
 :func:`facts_of` is computed once per profile; rules are pure functions of
-``(Facts, RuleConfig)``.  Nothing here formats text for people except
-:func:`tune_command`, :func:`autotune` and :func:`file_label`.
+``(Facts, RuleConfig)``.  Nothing here formats text for people except :func:`file_label`;
+the commands a finding recommends are built in :mod:`pario.analysis.diagnosis.commands`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import fnmatch
 import glob
 import math
 import re
-import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -20,7 +19,6 @@ import numpy as np
 
 from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, per_file
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Recommendation
 from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import float_values, layer_members, rank_io
@@ -635,7 +633,7 @@ def participation(facts: Facts, fid: int) -> Participation | None:
     posix = facts.layer("posix")
     if not len(posix):
         return None
-    rec = posix[_uint64(posix["id"]) == np.uint64(fid)]
+    rec = posix[uint64_ids(posix["id"]) == np.uint64(fid)]
     if not len(rec):
         return None
     b = counter(rec, "bytes_read") + counter(rec, "bytes_written")
@@ -644,7 +642,7 @@ def participation(facts: Facts, fid: int) -> Participation | None:
         return None
     mpiio = facts.layer("mpiio")
     if len(mpiio):
-        m = mpiio[_uint64(mpiio["id"]) == np.uint64(fid)]
+        m = mpiio[uint64_ids(mpiio["id"]) == np.uint64(fid)]
         above = float((counter(m, "bytes_read") + counter(m, "bytes_written")).sum())
         if total < 0.5 * above:
             return None  # the POSIX records miss most of the data (partial log): no conclusion
@@ -673,7 +671,7 @@ def participation(facts: Facts, fid: int) -> Participation | None:
     return Participation(min(max(k, 1.0), n), int(n), top_rank, min(top_b / total, 1.0), total)
 
 
-def _uint64(ids: Any) -> np.ndarray:
+def uint64_ids(ids: Any) -> np.ndarray:
     """File ids as uint64 (whatever integer type the log gave them)."""
     return np.asarray(ids).astype(np.uint64)
 
@@ -685,7 +683,7 @@ def file_size(facts: Facts, fid: int) -> float:
         frame = facts.layer(layer)
         if not len(frame):
             continue
-        sel = frame[_uint64(frame["id"]) == np.uint64(fid)]
+        sel = frame[uint64_ids(frame["id"]) == np.uint64(fid)]
         for c in ("max_byte_written", "max_byte_read"):
             if c in sel and len(sel):
                 v = float_values(sel[c], -1.0)
@@ -695,7 +693,7 @@ def file_size(facts: Facts, fid: int) -> float:
         for layer in ("mpiio", "posix", "stdio"):
             frame = facts.layer(layer)
             if len(frame):
-                sel = frame[_uint64(frame["id"]) == np.uint64(fid)]
+                sel = frame[uint64_ids(frame["id"]) == np.uint64(fid)]
                 size = max(size, float(counter(sel, "bytes_written").sum()))
     return size
 
@@ -707,7 +705,7 @@ def fs_of(facts: Facts, fid: int, name: str) -> str:
     for layer in ("posix", "mpiio"):
         frame = facts.layer(layer)
         if "fs_type" in frame and len(frame):
-            sel = frame[_uint64(frame["id"]) == np.uint64(fid)]
+            sel = frame[uint64_ids(frame["id"]) == np.uint64(fid)]
             magic = counter(sel, "fs_type")
             if len(magic) and magic.max() > 0:
                 return fs_name(int(magic.max()))
@@ -721,94 +719,3 @@ def fs_of(facts: Facts, fid: int, name: str) -> str:
         if (name == point or name.startswith(point.rstrip("/") + "/")) and len(point) > best:
             best, kind = len(point), fstype
     return kind
-
-
-#: Where the name of the suggested hints file goes in a "tune" command, until
-#: :func:`pario.analysis.diagnosis.suggest.name_suggested_hints` names (and, when asked, writes) it.
-HINTS_FILE = "HINTS_FILE"
-
-
-def tune_command(facts: Facts) -> str:
-    """A trial of this run's own command with a hints file (:func:`run_command`).
-
-    The hints file is :data:`HINTS_FILE` until it is named.  :func:`autotune` is the
-    automatic search over many such trials.
-    """
-    return run_command(facts, f"--hints {HINTS_FILE}")
-
-
-def launch_text(facts: Facts) -> str:
-    """This run's own command, as a shell line.
-
-    The command given to ``pario run`` (``job.metadata['launch']``) is repeated exactly,
-    launcher options and program arguments included; for logs without it (older pario logs,
-    Darshan logs) the program's argv under ``mpirun -np N``, or a placeholder when even that
-    is unknown.
-    """
-    job = facts.profile.job
-    launch = job.metadata.get("launch")
-    if isinstance(launch, list) and launch and all(isinstance(a, str) for a in launch):
-        return shlex.join(launch)
-    argv = [a for a in job.argv if a]
-    if not argv or job.source == "darshan" and not argv[0].startswith("/"):
-        app = "<your program and its arguments>"
-    else:
-        app = shlex.join(argv)
-    launcher = f"mpirun -np {facts.nprocs}" if facts.nprocs > 1 else ""
-    return " ".join(p for p in (launcher, app) if p)
-
-
-def run_command(facts: Facts, options: str) -> str:
-    """This run's own command (:func:`launch_text`) again under ``pario run OPTIONS``."""
-    return f"pario run {options} -- {launch_text(facts)}"
-
-
-#: Runs of the command that the ``pario tune`` line of a recommendation asks for.
-AUTOTUNE_BUDGET = 20
-
-
-def objective_of(bytes_written: float, bytes_read: float) -> str:
-    """``pario tune``'s objective for files that move these bytes: the direction that moves more."""
-    return "read-bw" if bytes_read > bytes_written else "write-bw"
-
-
-def objective_for(facts: Facts, ids: Sequence[int]) -> str:
-    """``pario tune``'s objective for these files: the direction their outermost records move more."""
-    wanted = np.asarray(list(ids), dtype=np.uint64)
-    written = read = 0.0
-    for frame in facts.outermost().values():
-        if not len(frame):
-            continue
-        sel = frame[np.isin(_uint64(frame["id"]), wanted)]
-        written += float(counter(sel, "bytes_written").sum())
-        read += float(counter(sel, "bytes_read").sum())
-    return objective_of(written, read)
-
-
-def autotune_command(facts: Facts, files: Sequence[str] = (), objective: str = "write-bw") -> str:
-    """``pario tune`` of this run's command, measuring ``files`` when they share one base name.
-
-    ``--files`` takes the base name with its glob characters escaped; for several names the
-    objective covers every file of the run.
-    """
-    options = ["--budget", str(AUTOTUNE_BUDGET)]
-    if objective != "write-bw":
-        options += ["--objective", objective]
-    names = {str(f).rstrip("/").rsplit("/", 1)[-1] for f in files}
-    if len(names) == 1:
-        (name,) = names
-        if name:
-            options += ["--files", glob.escape(name)]
-    return f"pario tune {shlex.join(options)} -- {launch_text(facts)}"
-
-
-def autotune(
-    facts: Facts, settings: str, files: Sequence[str] = (), objective: str = "write-bw"
-) -> Recommendation:
-    """The recommendation to search ``settings`` (in words) with ``pario tune``."""
-    return Recommendation(
-        "autotune",
-        f"pario tune searches {settings} (with the other settings it detects) over {AUTOTUNE_BUDGET} "
-        "runs of this command, and compares the best with the default measured the same way:",
-        autotune_command(facts, files, objective),
-    )

@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+import pario.analysis.diagnosis._fmt as _fmt
+
 
 class Severity(enum.IntEnum):
     """How much a finding matters; ordered, so ``Severity.WARNING > Severity.INFO``."""
@@ -116,8 +118,6 @@ def _plain(v: Any) -> Any:
 
 
 def metric_dict(m: Metric) -> dict[str, Any]:
-    from pario.analysis.diagnosis import _fmt
-
     text = ("≈" if m.approximate else "") + _fmt.value(m.value, m.unit)
     return {
         "name": m.name,
@@ -162,6 +162,14 @@ def finding_dict(f: Finding) -> dict[str, Any]:
 
 
 def _time_text(f: Finding) -> str | None:
-    from pario.analysis.diagnosis.render import time_lost_text
-
     return time_lost_text(f) or None
+
+
+def time_lost_text(f: Finding) -> str:
+    """'≤ 1.2 s, 3.4% of the run', '≈ ...' (estimate), '1.2 s, ...' (exact), or '' without an estimate."""
+    if f.time_lost is None:
+        return ""
+    basis = f.time_basis.split(":", 1)[0].strip()
+    sign = {"upper bound": "≤ ", "estimate": "≈ ", "exact": ""}.get(basis, "≈ ")
+    share = f", {_fmt.pct(f.time_share)} of the run" if f.time_share is not None else ""
+    return f"{sign}{_fmt.seconds(f.time_lost)}{share}"

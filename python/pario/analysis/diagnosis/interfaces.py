@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from pario.analysis.diagnosis import _fmt as fmt
+import pario.analysis.diagnosis._fmt as fmt
 from pario.analysis.diagnosis._frames import isin, per_file, sort_order
+from pario.analysis.diagnosis.commands import autotune, tune_command
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
-    autotune,
     counter,
     hex_id,
     layer_counter,
@@ -23,7 +23,6 @@ from pario.analysis.diagnosis.facts import (
     outer_unique,
     stake,
     stake_rows,
-    tune_command,
 )
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject
 from pario.analysis.diagnosis.registry import finding, rule

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from pario.analysis.diagnosis import _fmt as fmt
+import pario.analysis.diagnosis._fmt as fmt
+from pario.analysis.diagnosis.commands import autotune
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, autotune, counter, hex_id, small_ops
+from pario.analysis.diagnosis.facts import Facts, counter, hex_id, small_ops
 from pario.analysis.diagnosis.facts import ops as request_ops
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule

@@ -15,19 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.diagnosis import _fmt as fmt
+import pario.analysis.diagnosis._fmt as fmt
 from pario.analysis.diagnosis._frames import per_file
+from pario.analysis.diagnosis.commands import tune_command
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import (
-    Facts,
-    Records,
-    counter,
-    hex_id,
-    hint,
-    nranks,
-    participation,
-    tune_command,
-)
+from pario.analysis.diagnosis.facts import Facts, Records, counter, hex_id, hint, nranks, participation
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.analysis.rankio import float_values, rank_io

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pario.analysis.diagnosis import _fmt as fmt
+import pario.analysis.diagnosis._fmt as fmt
+from pario.analysis.diagnosis.commands import autotune, objective_for, objective_of, run_command, tune_command
 from pario.analysis.diagnosis.config import KiB, RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
     Striping,
-    autotune,
     counter,
     file_size,
     fs_of,
@@ -38,12 +38,8 @@ from pario.analysis.diagnosis.facts import (
     layer_values,
     mpiio_files,
     nranks,
-    objective_for,
-    objective_of,
     participation,
-    run_command,
     stake,
-    tune_command,
 )
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, merged, rule

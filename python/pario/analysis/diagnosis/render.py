@@ -16,8 +16,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from pario.analysis.diagnosis import _fmt as fmt
-from pario.analysis.diagnosis.findings import Finding, Severity, Subject, finding_dict
+import pario.analysis.diagnosis._fmt as fmt
+from pario.analysis.diagnosis.findings import Finding, Severity, Subject, finding_dict, time_lost_text
 from pario.model import Profile
 from pario.names import common_directory, relative
 from pario.textfit import Fit, Wrapped
@@ -34,16 +34,6 @@ KIND_LABEL = {
     "investigate": "Investigate",
     "future": "Not available yet",
 }
-
-
-def time_lost_text(f: Finding) -> str:
-    """'≤ 1.2 s, 3.4% of the run', '≈ ...' (estimate), '1.2 s, ...' (exact), or '' without an estimate."""
-    if f.time_lost is None:
-        return ""
-    basis = f.time_basis.split(":", 1)[0].strip()
-    sign = {"upper bound": "≤ ", "estimate": "≈ ", "exact": ""}.get(basis, "≈ ")
-    share = f", {fmt.pct(f.time_share)} of the run" if f.time_share is not None else ""
-    return f"{sign}{fmt.seconds(f.time_lost)}{share}"
 
 
 def log_summary(profile: Profile) -> str:

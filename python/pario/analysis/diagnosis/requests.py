@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pario.analysis.diagnosis import _fmt as fmt
+import pario.analysis.diagnosis._fmt as fmt
 from pario.analysis.diagnosis._frames import isin, per_file, sort_order
 from pario.analysis.diagnosis._frames import top as top_rows
 from pario.analysis.diagnosis.config import RuleConfig

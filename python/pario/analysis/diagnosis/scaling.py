@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.diagnosis import _fmt as fmt
+import pario.analysis.diagnosis._fmt as fmt
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject

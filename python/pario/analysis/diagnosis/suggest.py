@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from pario.analysis.diagnosis.facts import HINTS_FILE
+from pario.analysis.diagnosis.commands import HINTS_FILE
 from pario.analysis.diagnosis.findings import Finding
 from pario.analysis.mpihints import injected_hints
 from pario.errors import ParioError

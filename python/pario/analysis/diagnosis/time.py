@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pario.analysis.diagnosis import _fmt as fmt
+import pario.analysis.diagnosis._fmt as fmt
+from pario.analysis.diagnosis.commands import autotune, tune_command
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, autotune, counter, mpiio_files, tune_command
+from pario.analysis.diagnosis.facts import Facts, counter, mpiio_files
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.analysis.pop import pop_metrics
