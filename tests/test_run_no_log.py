@@ -63,3 +63,21 @@ def test_notes_are_parsed() -> None:
     note = run_notes.parse(text)
     assert note == run_notes.Note(exited=True, mpi_used=True, mpi_library="MPICH 4")
     assert run_notes.no_log_reason(None, 0) == "the runtime's messages, if any, are above"
+
+
+def test_an_earlier_runs_log_is_not_announced(pario_cmd, mpi_env, compile_program, tmp_path: Path):
+    """A run that writes no log does not announce the log an earlier run left under its name."""
+    log = tmp_path / "job.pario"
+    exe = compile_program("mpi_comm.c")
+    first = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "2", str(exe)],
+                           env=mpi_env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0 and f"pario: log written to {log} (mpi_comm, 2 ranks)" in first.stderr
+    before = log.read_bytes()
+    missing = ["mpirun", "-np", "2", "./nonexistent"]
+    again = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", *missing], env=mpi_env,
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert again.returncode != 0 and "log written" not in again.stderr
+    assert (f"pario: no log was written to {log}: the command failed (exit code {again.returncode}) before "
+            f"any process of the program started (see its messages above); {log} is an earlier run's, "
+            "left as it was") in again.stderr
+    assert log.read_bytes() == before

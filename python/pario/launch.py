@@ -16,7 +16,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -43,6 +43,8 @@ class Launch:
     log_is_dir: bool = False
     steps: bool = False
     notes: Path | None = None
+    #: the logs that were already there before the run (path -> inode, mtime, size): not announced
+    previous: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 def is_launcher(command: list[str]) -> bool:
@@ -187,7 +189,9 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
         steps = not log_is_dir
         if steps:
             _clear_step_logs(log_path)
-    return Launch(argv=argv, env=env, log=log_path, log_is_dir=log_is_dir, steps=steps, notes=notes_dir)
+    previous = {} if log_is_dir else _signatures(log_path)
+    return Launch(argv=argv, env=env, log=log_path, log_is_dir=log_is_dir, steps=steps, notes=notes_dir,
+                  previous=previous)
 
 
 def run(launch: Launch) -> int:
@@ -217,12 +221,33 @@ def _describe(log: Path) -> str:
     return f"{log} ({exe}, {n} {'rank' if n == 1 else 'ranks'})"
 
 
-def _one_log(log: Path) -> str | None:
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _signatures(log: Path) -> dict[str, tuple[int, int, int]]:
+    """The log and its per-rank logs as they are now (inode, mtime, size)."""
     from pario.log import rank_logs
 
-    if log.is_file():
+    found = {str(p): _signature(p) for p in [log, *rank_logs(log)]}
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _one_log(log: Path, previous: dict[str, tuple[int, int, int]]) -> str | None:
+    """The log this run wrote at ``log`` (or its per-rank logs), None if it wrote none: a file
+    still as it was before the run is an earlier run's."""
+    from pario.log import rank_logs
+
+    def new(p: Path) -> bool:
+        return _signature(p) != previous.get(str(p))
+
+    if log.is_file() and new(log):
         return _describe(log)
-    partial = rank_logs(log)
+    partial = [p for p in rank_logs(log) if new(p)]
     if partial:
         return (f"{log} (the job did not finish MPI: {len(partial)} per-rank log(s) "
                 f"{partial[0].name}{' ...' if len(partial) > 1 else ''}, read together under this name)")
@@ -238,11 +263,15 @@ def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
         if not logs:
             return [f"no log was written in {launch.log}: {run_notes.no_log_reason(launch.notes, exit_code)}"]
         return [f"log written to {_describe(p)}" for p in logs]
-    own = _one_log(launch.log)
-    steps = [line for line in map(_one_log, step_logs(launch.log) if launch.steps else []) if line]
+    own = _one_log(launch.log, launch.previous)
+    step_paths = step_logs(launch.log) if launch.steps else []  # cleared before the run
+    steps = [line for line in (_one_log(p, {}) for p in step_paths) if line]
     if not steps:
-        return [f"log written to {own}" if own else
-                f"no log was written to {launch.log}: {run_notes.no_log_reason(launch.notes, exit_code)}"]
+        if own:
+            return [f"log written to {own}"]
+        why = run_notes.no_log_reason(launch.notes, exit_code)
+        stale = f"; {launch.log} is an earlier run's, left as it was" if launch.log.is_file() else ""
+        return [f"no log was written to {launch.log}: {why}{stale}"]
     lines = [f"log of the command itself: {own}"] if own else []
     lines.append(f"{len(steps)} MPI {'job' if len(steps) == 1 else 'jobs'} started by the command, "
                  "one log each:")
