@@ -292,9 +292,10 @@ def env_exports(log: str | None, hints: str | None = None, collective: str | Non
     file name, ``<stem>.step<N>.pario``.  Only MPI ranks write logs
     (``PARIO_PARENT_PID=mpi``); the shell and the tools it runs stay silent.
     ``srun`` and MPICH's ``mpiexec`` pass the environment on; Open MPI's
-    ``mpirun`` is told to with ``OMPI_MCA_mca_base_env_list``.  ``hints`` (a checked
-    hints file) and ``collective`` (a checked ``ALGO[:SHUFFLE]``) become ``PARIO_HINTS`` and
-    ``PARIO_COLL``; ``trace`` exports ``PARIO_TRACE=1`` (event traces, docs/trace.md).
+    ``mpirun`` is told to with ``OMPI_MCA_mca_base_env_list`` (the variables that are
+    set).  ``hints`` (a checked hints file) and ``collective`` (a checked
+    ``ALGO[:SHUFFLE]``) become ``PARIO_HINTS`` and ``PARIO_COLL``; ``trace`` exports
+    ``PARIO_TRACE=1`` (event traces, docs/trace.md).
     """
     lib = paths.runtime_library()
     target, as_dir = log_target(log or f"{Path.cwd()}/")
@@ -309,7 +310,8 @@ def env_exports(log: str | None, hints: str | None = None, collective: str | Non
         values["PARIO_COLL"] = collective
     if trace:
         values["PARIO_TRACE"] = "1"
-    forwarded = ";".join(FORWARDED)
+    # only variables that are set: Open MPI warns at every mpirun about a name it cannot find
+    forwarded = ";".join(k for k in FORWARDED if k == "LD_PRELOAD" or k in values or os.environ.get(k))
     lines = [f'export LD_PRELOAD={shlex.quote(str(lib))}"${{LD_PRELOAD:+:$LD_PRELOAD}}"']
     lines += [f"export {k}={shlex.quote(v)}" for k, v in values.items()]
     lines.append(f'export OMPI_MCA_mca_base_env_list="${{OMPI_MCA_mca_base_env_list:+'

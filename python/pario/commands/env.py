@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=textwrap.fill(
             "Print shell `export` lines that switch pario's runtime on for every MPI job started after "
             "them (srun, mpirun, mpiexec), without pario run: LD_PRELOAD, PARIO_LOG, PARIO_STEPS, "
-            "PARIO_PARENT_PID, and OMPI_MCA_mca_base_env_list so that Open MPI's mpirun forwards them "
+            "PARIO_PARENT_PID, and OMPI_MCA_mca_base_env_list so that Open MPI's mpirun forwards them (and "
+            "the PARIO_* settings already set) "
             "to every node (srun and MPICH's mpiexec pass the environment on by themselves).", 79),
         epilog=_EPILOG + "\n\n" + help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
