@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 
 import pytest
@@ -48,7 +49,14 @@ def test_terminal_and_html_show_findings(outputs):
 
 
 def test_no_diagnosis_option(pario_cmd, tmp_path):
+    """--no-diagnosis says the diagnosis was not run; it does not say "no problems found"."""
     proc = subprocess.run([*pario_cmd, "report", str(IMBALANCED), "--no-diagnosis", "--json", "-"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0
-    assert json.loads(proc.stdout)["runs"][0]["findings"] == []
+    assert json.loads(proc.stdout)["runs"][0]["findings"] is None
+    html = tmp_path / "r.html"
+    text = subprocess.run([*pario_cmd, "report", str(IMBALANCED), "--no-diagnosis", "--html", str(html)],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "120"})
+    assert text.returncode == 0 and "Diagnosis: not run (--no-diagnosis)." in text.stdout
+    assert "No problems found" not in text.stdout and "0 findings" not in text.stdout
+    assert "Not run (--no-diagnosis)." in html.read_text() and "No problems found" not in html.read_text()

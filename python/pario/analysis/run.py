@@ -69,6 +69,8 @@ class RunAnalysis:
     notes: tuple[str, ...]
     #: the diagnosis (pario.analysis.diagnosis.Finding), ordered by estimated time lost
     findings: tuple[Any, ...] = ()
+    #: False when the diagnosis was not run (``pario report --no-diagnosis``): no findings asked for
+    diagnosed: bool = True
     #: the MPI-IO hints in effect, files with the same hints grouped (pario.analysis.mpihints)
     hints: HintsInEffect = HintsInEffect()
     #: what pario's collective-write engine did, per MPI-IO file it served or gave back
@@ -104,6 +106,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         ranks=ranks,
         notes=_notes(profile, rt),
         findings=tuple(_diagnose(profile, config, rt)) if diagnosis else (),
+        diagnosed=diagnosis,
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
         libraries=library_summary(profile),

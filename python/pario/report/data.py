@@ -100,7 +100,7 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "totals": plain(run.totals),
         "files": {"count": int(len(run.files)), "top": table_records(as_table(run.files).head(top))},
         "ranks": table_columns(as_table(run.ranks)),
-        "findings": findings_list(run.findings),
+        "findings": findings_list(run.findings) if run.diagnosed else None,
         "hints": run.hints.as_dict(),
         "collective_engine": [e.as_dict() for e in run.engine],
     }

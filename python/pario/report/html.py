@@ -257,7 +257,8 @@ def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = N
         if hist is not None:
             figures.append(hist)
         figures += file_figures(run, top)
-        views.append({"index": i, "run": run, "figures": figures, "findings": findings_list(run.findings),
+        findings = findings_list(run.findings) if run.diagnosed else None
+        views.append({"index": i, "run": run, "figures": figures, "findings": findings,
                       "files": records(as_table(run.files).head(top)), "buckets": fmt.BUCKET_LABELS,
                       "datasets": (records(as_table(run.libraries.datasets).head(top))
                                    if run.libraries.datasets is not None else []),
@@ -268,7 +269,8 @@ def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = N
         compare=side_by_side(runs) if len(runs) > 1 else None,
         scaling=scaling,
         scaling_figures=scaling_figures(scaling) if scaling is not None else [],
-        scaling_findings=findings_list(scaling.findings) if scaling is not None else [],
+        scaling_findings=(findings_list(scaling.findings) if all(r.diagnosed for r in runs) else None)
+        if scaling is not None else [],
         plotly_js=Markup(plotly_js),
         version=__version__,
         title=_title(runs),

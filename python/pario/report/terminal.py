@@ -403,8 +403,15 @@ def notes_section(notes: Sequence[str]) -> RenderableType:
     return Group(_heading("Notes on the data"), *[_t("• " + n, "dim") for n in notes])
 
 
-def diagnosis_section(findings: Sequence[Any], title: str = "Diagnosis") -> RenderableType:
+#: What stands where the findings would, when the diagnosis was not run.
+NOT_DIAGNOSED = "Diagnosis: not run (--no-diagnosis)."
+
+
+def diagnosis_section(findings: Sequence[Any], title: str = "Diagnosis",
+                      diagnosed: bool = True) -> RenderableType:
     """The findings, most costly first (pario.analysis.diagnosis renders them)."""
+    if not diagnosed:
+        return _t(NOT_DIAGNOSED, "dim")
     from pario.analysis.diagnosis import findings_renderable
 
     return findings_renderable(findings, title=title)
@@ -412,7 +419,8 @@ def diagnosis_section(findings: Sequence[Any], title: str = "Diagnosis") -> Rend
 
 def run_report(run: RunAnalysis, *, top: int = 10) -> Group:
     if not run.has_io:
-        return Group(header(run), _t(NO_IO, "bold yellow"), _t(""), diagnosis_section(run.findings), _t(""),
+        return Group(header(run), _t(NO_IO, "bold yellow"), _t(""),
+                     diagnosis_section(run.findings, diagnosed=run.diagnosed), _t(""),
                      notes_section(run.notes))
     parts: list[RenderableType] = [header(run), summary(run), _t("")]
     parts += [io_section(run), _t(""), mpi_section(run), _t(""), memory_section(run), _t(""),
@@ -420,7 +428,7 @@ def run_report(run: RunAnalysis, *, top: int = 10) -> Group:
     if run.libraries.present:
         parts += [libraries_section(run, top), _t("")]
     parts += [hints_section(run),
-              diagnosis_section(run.findings),
+              diagnosis_section(run.findings, diagnosed=run.diagnosed),
               _t(""), notes_section(run.notes)]
     return Group(*parts)
 
@@ -503,7 +511,8 @@ def render(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, 
     if scaling is not None:
         console.print(scaling_report(scaling))
         console.print()
-        console.print(diagnosis_section(scaling.findings, "Diagnosis across the runs"))
+        console.print(diagnosis_section(scaling.findings, "Diagnosis across the runs",
+                                        diagnosed=all(r.diagnosed for r in runs)))
         console.print()
     for run in runs:
         if details:
@@ -511,7 +520,7 @@ def render(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, 
         else:
             console.print(header(run))
             console.print(summary(run) if run.has_io else _t(NO_IO, "bold yellow"))
-            console.print(diagnosis_section(run.findings))
+            console.print(diagnosis_section(run.findings, diagnosed=run.diagnosed))
         console.print()
 
 
