@@ -157,6 +157,19 @@ def test_html_json_csv_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert rows["pop.parallel_efficiency"]["value"] == ""
 
 
+@pytest.mark.parametrize("option, what", [("--html", "the HTML report"), ("--json", "the JSON report"),
+                                           ("--csv", "the CSV directory")])
+def test_outputs_in_a_missing_folder_are_refused_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       option: str, what: str) -> None:
+    """One rule for --html, --json and --csv: the folder the output goes into must exist."""
+    target = tmp_path / "new" / "tree" / "out"
+    code, out, err = run_cli(capsys, str(log("mpi-io-test-x86_64-3.5")), option, str(target), "-q")
+    assert code == 2 and out == "" and not (tmp_path / "new").exists()
+    verb = "create" if option == "--csv" else "write"
+    message = f"pario: error: {target}: cannot {verb} {what}: No such file or directory"
+    assert err.strip().splitlines() == [message]
+
+
 def test_json_totals_match_pydarshan() -> None:
     import darshan
 

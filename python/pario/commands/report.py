@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report with plots")
     p.add_argument("--json", metavar="FILE", help="also write every metric as JSON ('-' for standard "
                    "output, which replaces the terminal report); see docs/report-json.md")
-    p.add_argument("--csv", metavar="DIR", help="also write every table as CSV files into DIR")
+    p.add_argument("--csv", metavar="DIR", help="also write every table as CSV files into DIR (created if "
+                   "missing, in an existing folder)")
     p.add_argument("--scaling", choices=("auto", "strong", "weak"), default="auto",
                    help="with several logs: strong or weak scaling (default: inferred from the bytes moved)")
     p.add_argument("--top", type=positive_int, default=10, metavar="N",

@@ -171,10 +171,11 @@ def _write_table(table: Table, path: Path) -> None:
 
 
 def write_csv(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, directory: str) -> list[Path]:
-    """Write every table of the report as CSV files into ``directory`` (created if needed)."""
+    """Write every table of the report as CSV files into ``directory``: created if it is missing,
+    in a folder that must exist (as --html and --json need theirs)."""
     out = Path(directory)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)
     except OSError as exc:
         raise ParioError(f"{out}: cannot create the CSV directory: {exc.strerror}") from None
     if not out.is_dir():
