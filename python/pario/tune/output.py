@@ -87,6 +87,9 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         why = f" (trial {failure.number}: {_first_and_last(failure.error)})" if (
             summary.verdict == "no-result" and failure is not None) else ""
         out.append(verdict[0].upper() + verdict[1:] + why)
+        if any(r.role == "default" and r.state == "fail" for r in summary.trials) and summary.default is None:
+            out.append("The default configuration failed, so no other was tried: make the command run "
+                       "under pario run first.")
     if summary.prediction_mdape is not None:
         out.append(f"prediction error of the model on the trials it chose (MdAPE): "
                    f"{100 * summary.prediction_mdape:.1f}%")

@@ -453,7 +453,8 @@ class Study:
 
     def run(self, propose: Callable[[Study, int], list[tuple[dict[str, str] | None, float | None]]],
             runner: Runner, progress: Callable[[Progress], None] | None = None) -> None:
-        """Measure the default, then search until the budget is used, then verify."""
+        """Measure the default, then search until the budget is used, then verify; stop after the
+        default if it fails (the command fails as it is)."""
         self.fail_stale()
         queue: list[tuple[dict[str, str] | None, str, float | None]] = []
         if not self.has_default():
@@ -463,10 +464,11 @@ class Study:
         remeasured: set[str] = set()
         duplicates = 0  # the sampler's proposals in a row that were already measured
         rng = random.Random(self.s.seed)
+        default_failed = False  # then the command fails as it is: no search is worth running
         with ThreadPoolExecutor(max_workers=max(self.s.jobs, 1)) as pool:
             running: dict[Future, tuple] = {}
             while True:
-                while len(running) < max(self.s.jobs, 1):
+                while len(running) < max(self.s.jobs, 1) and not default_failed:
                     used = self.budget_used(running=True)
                     if not queue and used < self.s.budget:
                         # a new search trial: ask the strategy (None: the sampler decides)
@@ -503,13 +505,14 @@ class Study:
                     if predicted is not None:
                         outcome = replace(outcome, predicted=predicted)
                     self._record(trial, outcome)
+                    default_failed = default_failed or (role == "default" and not outcome.ok)
                     key = config_key(outcome.config)
                     if (outcome.ok and role == "search" and key == self.incumbent() and key not in remeasured
                             and key != self.default_key()):
                         remeasured.add(key)
                         queue.insert(0, (outcome.config, "remeasure", None))
                     self._report(state, progress, started, outcome)
-        if self.s.verify:
+        if self.s.verify and not default_failed:
             self.verify(runner, progress, state, started)
 
     def _report(self, state: Progress, progress, started: float, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
