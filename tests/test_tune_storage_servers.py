@@ -44,3 +44,14 @@ def test_two_worker_processes_share_a_study(postgres) -> None:
         assert 0 <= t.params["x"] <= 9
         assert t.value == 100 * t.user_attrs["worker"] + t.params["x"]
     assert study.best_value == min(t.value for t in trials if t.user_attrs["worker"] == 1)
+
+
+def test_the_documented_postgresql_url_opens(postgres) -> None:
+    """docs/tune.md's form, postgresql://USER@HOST/DB, with the driver pario installs (psycopg2)."""
+    from pario.tune.storage import open_storage
+
+    url = postgres.url.replace("postgresql+psycopg2://", "postgresql://")
+    assert url.startswith("postgresql://")
+    storage = open_storage(url)
+    assert storage.engine.dialect.driver == "psycopg2"
+    optuna.create_study(study_name="documented", storage=storage).optimize(lambda t: 1.0, n_trials=1)

@@ -1,7 +1,8 @@
 """Where studies live: Optuna's storages, named by URL.
 
 * default: SQLite in ``.pario/tune.db`` of the current directory;
-* ``sqlite:///PATH``, ``postgresql://USER@HOST/DB`` (or ``postgresql+psycopg2://``), ``mysql://``:
+* ``sqlite:///PATH``, ``postgresql://USER@HOST/DB`` (read as ``postgresql+psycopg2://``, the driver
+  pario installs), ``mysql://``:
   Optuna's RDBStorage (SQLAlchemy URLs), for several workers sharing a study;
 * ``journal:PATH``: Optuna's journal file, for shared file systems such as NFS where SQLite's
   locking is not to be trusted.
@@ -52,6 +53,9 @@ def open_storage(url: str | None):  # type: ignore[no-untyped-def]
     if scheme not in RDB_SCHEMES or "://" not in url:
         raise ParioError(f"--storage {url}: expected sqlite:///PATH, postgresql://USER@HOST/DB or "
                          "journal:PATH")
+    if url.startswith("postgresql://"):
+        # SQLAlchemy's driver for a bare postgresql:// is psycopg 3; pario installs psycopg2
+        url = "postgresql+psycopg2://" + url.removeprefix("postgresql://")
     if scheme == "sqlite":
         path = Path(url.split(":///", 1)[-1])
         if str(path) and not path.parent.exists():
