@@ -57,6 +57,26 @@ def synthetic(name: str = XSS, exe: str = "/bin/<b>app</b>", other: str = "/data
 # terminal
 # ---------------------------------------------------------------------------
 
+def test_runs_at_one_rank_count_are_compared_not_scaled() -> None:
+    """Two runs of one program on 2 ranks, the second 4 s instead of 10 s: a before/after
+    comparison with the ratio of each metric, not "Scaling: strong" with a speedup of 2.5."""
+    import dataclasses
+
+    before = synthetic()
+    after = dataclasses.replace(before, job=dataclasses.replace(before.job, runtime=4.0, end_time=4.0))
+    runs, scaling = build([before, after])
+    assert scaling is None
+    text = render_to_string(runs, scaling, width=120)
+    assert "Scaling" not in text
+    assert "The runs have the same rank count (2): they are compared side by side" in text
+    rows = {line.split("  ")[0]: line.split() for line in text.splitlines()
+            if line.startswith(("run time", "bytes"))}
+    assert rows["run time"][-5:] == ["10", "s", "4", "s", "0.40x"], rows
+    assert rows["bytes"][-1] == "1.00x"
+    forced = build([before, after], scaling="strong")[1]
+    assert forced is not None and forced.mode == "strong"
+
+
 @pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
 def test_every_log_gives_a_report(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, str(path))

@@ -113,6 +113,12 @@ def scaling_analysis(runs: Sequence[RunAnalysis], mode: str = "auto") -> Scaling
     return ScalingAnalysis(mode, reason, ref.job.nprocs, rows, tuple(notes), warning=warning)
 
 
+def comparison_rows(runs: Sequence[RunAnalysis]) -> tuple[ScalingRow, ...]:
+    """The rows of runs compared at one rank count, in the order given (the first is the
+    reference); their speedups are the first run's time over each run's."""
+    return tuple(_row(run, runs[0], "strong") for run in runs)
+
+
 def _row(run: RunAnalysis, ref: RunAnalysis, mode: str) -> ScalingRow:
     p, p_ref = run.job.nprocs, ref.job.nprocs
     t, t_ref = run.job.runtime, ref.job.runtime

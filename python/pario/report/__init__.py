@@ -34,12 +34,17 @@ def build(profiles: Sequence[Profile], *, scaling: str = "auto", diagnosis: bool
 
 
 def side_by_side_reason(runs: Sequence[RunAnalysis]) -> str:
-    """Why several runs are shown as separate runs, not as a scaling table ('' if they are not)."""
+    """Why several runs are shown side by side, not as a scaling table ('' if they are not)."""
     mixed = mixed_executables(runs)
-    if not mixed:
-        return ""
-    return (mixed + " They are shown as separate runs, not as a scaling table; --scaling strong or "
-            "--scaling weak compares them anyway.")
+    if mixed:
+        return (mixed + " They are shown as separate runs, not as a scaling table; --scaling strong or "
+                "--scaling weak compares them anyway.")
+    counts = {r.job.nprocs for r in runs}
+    if len(runs) > 1 and len(counts) == 1:
+        return (f"The runs have the same rank count ({counts.pop():,}): they are compared side by side "
+                "(a before and after), not as a scaling table; --scaling strong or --scaling weak makes "
+                "one anyway.")
+    return ""
 
 
 def name_hint_files(runs: Sequence[RunAnalysis], profiles: Sequence[Profile],

@@ -492,6 +492,34 @@ def scaling_report(scaling: ScalingAnalysis) -> Group:
     return Group(*parts)
 
 
+#: The comparison of runs at one rank count: (row label, ScalingRow attribute, as a percentage).
+COMPARED = (("run time", "runtime", False), ("I/O time per rank", "io_time_mean", False),
+            ("slowest rank's I/O", "io_time_max", False), ("I/O share of run", "io_share", True),
+            ("bytes", "io_bytes", False), ("I/O bandwidth", "io_bandwidth", False),
+            ("parallel efficiency", "parallel_efficiency", True), ("I/O efficiency", "io_efficiency", True))
+
+
+def comparison_report(runs: Sequence[RunAnalysis]) -> Group:
+    """Runs at one rank count side by side: each metric per run, and its ratio to the first run's."""
+    from pario.analysis.scaling import comparison_rows
+
+    notes = Footnotes()
+    rows = comparison_rows(runs)
+    labels, legend = run_labels(rows)
+    heads = [labels[0]] + [h for label in labels[1:] for h in (label, f"/ {labels[0]}")]
+    table = _table("Comparison", "metric", *heads)
+    for name, attr, pct in COMPARED:
+        values = [getattr(r, attr) for r in rows]
+        values = [v if isinstance(v, Value) else Value.of(v, "s") for v in values]
+        cells = [_val(values[0], notes, as_percent=pct)]
+        for v in values[1:]:
+            ok = v.value is not None and values[0].value not in (None, 0)
+            cells += [_val(v, notes, as_percent=pct),
+                      _t(f"{v.value / values[0].value:.2f}x" if ok else "-", "" if ok else "dim")]
+        table.add_row(_t(name), *cells)
+    return Group(*[Wrapped(line, style="dim", indent=2) for line in legend], table, *notes.render())
+
+
 def render(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, *, top: int = 10,
            details: bool = False, file: IO[str] | None = None, width: int | None = None,
            color: bool | None = None) -> None:
@@ -507,6 +535,9 @@ def render(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, 
         reason = side_by_side_reason(runs)
         if reason:
             console.print(Wrapped(reason, style="bold yellow"))
+            console.print()
+        if len({r.job.nprocs for r in runs}) == 1:
+            console.print(comparison_report(runs))
             console.print()
     if scaling is not None:
         console.print(scaling_report(scaling))
