@@ -249,3 +249,24 @@ def test_ignored_hints_compares_values_by_kind():
     assert ignored_hints({}, effective) == []
     assert ignored_hints({"romio_cb_write": "enable"}, {"romio_cb_write": "automatic"}) == [
         ("romio_cb_write", "enable", "automatic")]
+
+
+def test_tuned_hints_bring_their_mpi_component(tmp_path: Path, pario_cmd, mpi_env) -> None:
+    """A hints file written by pario tune names the I/O component it was tuned with: pario run
+    applies it, or warns when the run's own setting differs."""
+    from pario.tune import config as cfg
+
+    hints = tmp_path / "best.hints"
+    hints.write_text(cfg.hints_text({"romio_cb_write": "enable"}, None, {"OMPI_MCA_io": "romio321"}))
+    assert "# pario: tuned with OMPI_MCA_io=romio321" in hints.read_text()
+    env = {k: v for k, v in mpi_env.items() if k != "OMPI_MCA_io"}
+    command = [*pario_cmd, "run", "--log", str(tmp_path / "x.pario"), "--hints", str(hints), "--",
+               "mpirun", "-np", "2", "printenv", "OMPI_MCA_io"]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.stdout == "romio321\n" * 2, proc.stderr
+    assert f"pario: OMPI_MCA_io=romio321: the hints of {hints} were tuned with it" in proc.stderr
+    other = subprocess.run(command, env=env | {"OMPI_MCA_io": "ompio"}, capture_output=True, text=True,
+                           timeout=120)
+    assert other.stdout == "ompio\n" * 2
+    assert (f"pario: warning: the hints of {hints} were tuned with OMPI_MCA_io=romio321, but this run has "
+            "OMPI_MCA_io=ompio: they may do nothing") in other.stderr

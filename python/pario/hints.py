@@ -296,6 +296,22 @@ def read_hints_file(path: Path) -> HintsFile:
     return parse_hints_file(data, str(path))
 
 
+#: How a hints file written by ``pario tune`` names the MPI library's settings it was tuned with.
+TUNED_WITH = "# pario: tuned with "
+
+
+def tuned_environment(path: Path) -> dict[str, str]:
+    """The ``NAME=VALUE`` settings of the hints file's ``# pario: tuned with`` lines (the MPI-IO
+    component: ``OMPI_MCA_io``), which the hints need to take effect."""
+    out: dict[str, str] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith(TUNED_WITH):
+            name, _, value = line[len(TUNED_WITH):].strip().partition("=")
+            if name.startswith("OMPI_MCA_") and value:
+                out[name] = value
+    return out
+
+
 def read_hints(path: Path) -> list[tuple[str, str]]:
     """The global hints of a validated hints file (:func:`read_hints_file` for the sections)."""
     return list(read_hints_file(path).global_hints)

@@ -6,6 +6,7 @@ import argparse
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +53,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
+def _apply_tuned_environment(hints_file: Path) -> None:
+    """Run with the MPI settings the hints were tuned with (``# pario: tuned with OMPI_MCA_io=...``
+    in a file written by pario tune), or say that this run differs from them."""
+    import os
+
+    from pario.hints import tuned_environment
+
+    for name, value in tuned_environment(hints_file).items():
+        now = os.environ.get(name)
+        if now is None:
+            os.environ[name] = value  # mpirun reads it and passes it on to the ranks
+            print(f"pario: {name}={value}: the hints of {hints_file} were tuned with it", file=sys.stderr)
+        elif now != value:
+            print(f"pario: warning: the hints of {hints_file} were tuned with {name}={value}, but this run "
+                  f"has {name}={now}: they may do nothing", file=sys.stderr)
+
+
 def _run(args: argparse.Namespace) -> int:
     from pario import launch
 
@@ -71,6 +89,7 @@ def _run(args: argparse.Namespace) -> int:
 
         # a bad file is refused (one error naming file:line) before anything is launched
         extra["PARIO_HINTS"] = checked_file(args.hints)
+        _apply_tuned_environment(Path(extra["PARIO_HINTS"]))
     prepared = launch.prepare(command, log=args.log, extra_env=extra, notes=True)
     from pario import mpi_match, static_libs
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pario.hints import TUNED_WITH
 from pario.tune.space import DEFAULT, HDF5_ALIGN_THRESHOLD, HINT_KINDS, Space, library_kind
 
 
@@ -61,9 +62,12 @@ def applied(space: Space, config: Mapping[str, str]) -> Applied:
     return Applied(hints, mca, collective, stripe)
 
 
-def hints_text(hints: Mapping[str, str], files: str | None) -> str:
-    """A PARIO_HINTS file: the hints for every file, or under a ``[files]`` section."""
+def hints_text(hints: Mapping[str, str], files: str | None, env: Mapping[str, str] | None = None) -> str:
+    """A PARIO_HINTS file: the hints for every file, or under a ``[files]`` section.  ``env``: the
+    MPI library's settings the hints were tuned with (``OMPI_MCA_io``...), as ``# pario: tuned
+    with NAME=VALUE`` lines that ``pario run --hints`` applies (pario.hints.tuned_environment)."""
     lines = ["# written by pario tune"]
+    lines += [f"{TUNED_WITH}{k}={v}" for k, v in (env or {}).items()]
     if files:
         lines.append(f"[{files}]")
     lines += [f"{k} {v}" for k, v in hints.items()]

@@ -46,7 +46,7 @@ def best_files(summary: Summary, space: Space, directory: Path, files: str | Non
         return out
     a = best_applied(summary, space)
     hints = directory / "best.hints"
-    hints.write_text(cfg.hints_text(a.hints, files))
+    hints.write_text(cfg.hints_text(a.hints, files, a.env()))
     out["hints"] = hints
     romio = directory / "best.romio-hints"
     romio.write_text(cfg.romio_hints_text(a.hints))
