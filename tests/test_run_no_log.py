@@ -9,6 +9,7 @@ notes directory is gone afterwards.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -81,3 +82,19 @@ def test_an_earlier_runs_log_is_not_announced(pario_cmd, mpi_env, compile_progra
             f"any process of the program started (see its messages above); {log} is an earlier run's, "
             "left as it was") in again.stderr
     assert log.read_bytes() == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="not root: Open MPI's refusal to run as root needs root")
+def test_mpirun_refusing_root_is_named(pario_cmd, mpi_env, tmp_path: Path):
+    env = {k: v for k, v in mpi_env.items() if not k.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
+    line = _no_log(pario_cmd, env, tmp_path, ["true"])
+    assert "Open MPI's mpirun refuses to run as root unless OMPI_ALLOW_RUN_AS_ROOT=1" in line
+
+
+def test_mpirun_refusing_more_ranks_than_cores_is_named(pario_cmd, mpi_env, tmp_path: Path):
+    env = {k: v for k, v in mpi_env.items() if k != "OMPI_MCA_rmaps_base_oversubscribe"}
+    ranks = (os.cpu_count() or 1) + 3
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(tmp_path / "j.pario"), "--", "mpirun", "-np",
+                           str(ranks), "true"], env=env, capture_output=True, text=True, timeout=120)
+    assert (f"it refuses {ranks} ranks on {os.cpu_count()} cores unless --oversubscribe is given"
+            in proc.stderr), proc.stderr

@@ -45,6 +45,8 @@ class Launch:
     notes: Path | None = None
     #: the logs that were already there before the run (path -> inode, mtime, size): not announced
     previous: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    #: "openmpi" or "hydra" for mpirun/mpiexec, None otherwise
+    flavour: str | None = None
 
 
 def is_launcher(command: list[str]) -> bool:
@@ -191,7 +193,7 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
             _clear_step_logs(log_path)
     previous = {} if log_is_dir else _signatures(log_path)
     return Launch(argv=argv, env=env, log=log_path, log_is_dir=log_is_dir, steps=steps, notes=notes_dir,
-                  previous=previous)
+                  previous=previous, flavour=flavour)
 
 
 def run(launch: Launch) -> int:
@@ -254,6 +256,25 @@ def _one_log(log: Path, previous: dict[str, tuple[int, int, int]]) -> str | None
     return None
 
 
+def _refusal(launch: Launch, exit_code: int) -> str:
+    """Why Open MPI's mpirun may have refused to start the job, when no process of it started:
+    running as root, or more ranks than cores (what containers and small VMs meet first)."""
+    if launch.flavour != "openmpi" or not exit_code or (launch.notes and any(launch.notes.iterdir())):
+        return ""
+    env, argv = launch.env, launch.argv
+    causes = []
+    if os.geteuid() == 0 and not ("--allow-run-as-root" in argv or env.get("OMPI_ALLOW_RUN_AS_ROOT") == "1"
+                                  and env.get("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM") == "1"):
+        causes.append("Open MPI's mpirun refuses to run as root unless OMPI_ALLOW_RUN_AS_ROOT=1 and "
+                      "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 are set (or --allow-run-as-root is given)")
+    ranks = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-np", "-n", "--np")), "")
+    oversubscribe = "--oversubscribe" in argv or env.get("OMPI_MCA_rmaps_base_oversubscribe") in ("1", "true")
+    if ranks.isdigit() and int(ranks) > (os.cpu_count() or 1) and not oversubscribe:
+        causes.append(f"it refuses {ranks} ranks on {os.cpu_count()} cores unless --oversubscribe is given "
+                      "(or OMPI_MCA_rmaps_base_oversubscribe=1 is set)")
+    return ("; " + "; ".join(causes)) if causes else ""
+
+
 def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
     """What ``pario run`` says when the command is over: the logs written, one line each, or why
     there is none."""
@@ -269,7 +290,7 @@ def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
     if not steps:
         if own:
             return [f"log written to {own}"]
-        why = run_notes.no_log_reason(launch.notes, exit_code)
+        why = run_notes.no_log_reason(launch.notes, exit_code) + _refusal(launch, exit_code)
         stale = f"; {launch.log} is an earlier run's, left as it was" if launch.log.is_file() else ""
         return [f"no log was written to {launch.log}: {why}{stale}"]
     lines = [f"log of the command itself: {own}"] if own else []
