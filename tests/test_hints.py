@@ -78,6 +78,8 @@ def test_limits_exactly():
 def test_missing_file(tmp_path: Path):
     with pytest.raises(ParioError, match=r"^hints file .*nope\.txt: no such file$"):
         read_hints(tmp_path / "nope.txt")
+    with pytest.raises(ParioError, match=r"^hints file .*: a directory, not a file$"):
+        read_hints(tmp_path)
 
 
 def test_rejected_notes():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,12 @@ def test_scaling_tables_fit_whatever_the_numbers(pario_logs: list[Path], slower:
             texts[width] = buf.getvalue()
         check(texts[80], texts[1000], 80)
         assert "…" not in texts[80].split("Diagnosis across the runs")[0]
+
+
+@pytest.mark.parametrize("command", ["tune", "kernel", "run", "env", "report", "diagnose", "replay", "dump"])
+def test_help_fits_80_columns(command: str) -> None:
+    """Every command's --help at 80 columns: no line wider (examples included)."""
+    out = subprocess.run([sys.executable, "-m", "pario", command, "--help"], capture_output=True, text=True,
+                         timeout=60, env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"}).stdout
+    assert out and max(len(line) for line in out.splitlines()) <= 80, [
+        line for line in out.splitlines() if len(line) > 80]

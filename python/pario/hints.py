@@ -287,6 +287,8 @@ def hints_for(hints: HintsFile, path: str) -> dict[str, str]:
 def read_hints_file(path: Path) -> HintsFile:
     """Read and validate a hints file; ParioError (one line) if it cannot be used."""
     try:
+        if path.is_dir():
+            raise ParioError(f"hints file {path}: a directory, not a file")
         if not path.is_file():
             raise ParioError(f"hints file {path}: no such file")
         with path.open("rb") as f:

@@ -149,7 +149,7 @@ def _kind(kind: str, per_rank: np.ndarray, runtime: float, ops: float, nbytes: f
         **{f: getattr(k, f) for f in ("kind", "time_total", "time_mean", "time_max", "share_of_runtime",
                                       "load_balance", "ops")},
         bytes=Value.of(nbytes, "B"),
-        mean_request=ratio(nbytes, ops, unit="B", when_zero=f"{nothing} counted"),
+        mean_request=ratio(nbytes, ops, unit="B", when_zero=f"{nothing} recorded"),
         rate_per_process=(ratio(nbytes, total, unit="B/s", when_zero=f"no time recorded in {kind}s")
                           if nbytes > 0 else Value.unavailable(no_bytes, "B/s")),
         rate_aggregate=(ratio(nbytes, mx, unit="B/s", when_zero=f"no time recorded in {kind}s",

@@ -5,30 +5,34 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import textwrap
 
 from pario.errors import ParioError
 
 _EPILOG = """\
 examples:
   pario kernel --list
-  pario kernel block --np 4 --path /scratch/ior.dat --block-size 4m --transfer-size 1m --verify
+  pario kernel block --np 4 --path /scratch/ior.dat --block-size 4m \\
+      --transfer-size 1m --verify
   pario kernel bt --np 9 --class A --steps 4 -- --mca io romio321
-  pario kernel vpic --np 4 --hdf5 --particles 64k --chunk 64 --verify   (through HDF5)
-  pario kernel s3d --np 4 --pnetcdf --nonblocking --verify   (through PnetCDF)
+  pario kernel vpic --np 4 --hdf5 --particles 64k --chunk 64 --verify  (HDF5)
+  pario kernel s3d --np 4 --pnetcdf --nonblocking --verify     (PnetCDF)
   pario kernel s3d --help            (the kernel's own options)
 
-Everything after NAME that is not --np/--launcher/--dry-run is passed to the kernel;
-everything after '--' is passed to the launcher (mpirun -np N <launcher args> kernel ...).
-MPI-IO hints: PARIO_KERNEL_HINTS="key=value,..." or the kernel's --hints (docs/kernels.md).
-The exit code is the kernel's: 0 ok, 1 I/O error or verification failure, 2 bad parameters."""
+Everything after NAME that is not --np/--launcher/--dry-run is passed to the
+kernel; everything after '--' is passed to the launcher (mpirun -np N
+<launcher args> kernel ...). MPI-IO hints: PARIO_KERNEL_HINTS="key=value,..."
+or the kernel's --hints (docs/kernels.md). The exit code is the kernel's:
+0 ok, 1 I/O error or verification failure, 2 bad parameters."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "kernel",
         help="run an I/O kernel (block, s3d, bt, vpic, tile) under MPI",
-        description="Run one of pario's I/O kernels (models of the IOR, S3D-IO, BT-IO, VPIC-IO and "
-        "mpi-tile-io access patterns) under mpirun or srun. The kernel prints one JSON line.",
+        description=textwrap.fill("Run one of pario's I/O kernels (models of the IOR, S3D-IO, BT-IO, "
+                                  "VPIC-IO and mpi-tile-io access patterns) under mpirun or srun. The "
+                                  "kernel prints one JSON line.", 79),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,

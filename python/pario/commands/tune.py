@@ -16,16 +16,20 @@ examples:
   pario tune --budget 20 -- mpirun -np 16 ./app input.nml
   pario tune --objective write-bw --files '*.h5' --repeat 3 -- srun -n 64 ./app
   pario tune --show-space -- mpirun -np 16 ./app
-  pario tune --strategy pract --study app-16 --storage postgresql://me@db/pario -- mpirun -np 16 ./app
-  pario tune --launcher slurm --jobs 4 --sbatch-args "-N 2 -n 64 -t 10" -- srun ./app
+  pario tune --strategy pract --study app-16 \\
+      --storage postgresql://me@db/pario -- mpirun -np 16 ./app
+  pario tune --launcher slurm --jobs 4 \\
+      --sbatch-args "-N 2 -n 64 -t 10" -- srun ./app
   pario tune report app-16 --html app-16.html
 
-Each trial is a `pario run` of the command with one configuration (MPI-IO hints through
-PARIO_HINTS, Open MPI MCA variables, pario's collective engine, Lustre striping). The default
-configuration is measured first, the same way; at the end the best and the default are run until
-each has 3 samples and the best is only called better when the difference is outside the noise.
-Studies are stored (default: SQLite in .pario/tune.db) and resume with --study NAME.
-Files: .pario/tune/<study>/ (each run's log, stdout and stderr; best.hints). See docs/tune.md."""
+Each trial is a `pario run` of the command with one configuration (MPI-IO
+hints through PARIO_HINTS, Open MPI MCA variables, pario's collective engine,
+Lustre striping). The default configuration is measured first, the same way
+(if it fails, the study stops there); at the end the best and the default are
+run until each has 3 samples and the best is only called better when the
+difference is outside the noise. Studies are stored (default: SQLite in
+.pario/tune.db) and resume with --study NAME. Files: .pario/tune/<study>/
+(each run's log, stdout and stderr; best.hints). See docs/tune.md."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
