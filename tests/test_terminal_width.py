@@ -74,7 +74,7 @@ def check(narrow: str, wide: str, width: int) -> None:
     assert broken_words(narrow, wide) == []
 
 
-def test_checker_fails_on_the_faults_of_issue_12() -> None:
+def test_checker_fails_on_cut_words_and_long_lines() -> None:
     wide = "a 4 KiB /tmp/x/dir/block_output_file.dat direction"
     assert broken_words("a 4 KiB /tmp/x/dir/block_out\nput_file.dat directio\nn", wide) == [
         "/tmp/x/dir/block_out",
@@ -232,3 +232,19 @@ def test_help_fits_80_columns(command: str) -> None:
                          timeout=60, env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"}).stdout
     assert out and max(len(line) for line in out.splitlines()) <= 80, [
         line for line in out.splitlines() if len(line) > 80]
+
+
+def test_datasets_table_keeps_every_column_at_80(tmp_path: Path, pario_cmd, mpi_env) -> None:
+    """vpic --hdf5's datasets have long names: they wrap, and the numbers (writes included) fit."""
+    from pario import paths
+
+    log = tmp_path / "vpic.pario"
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "2",
+                           str(paths.program("pario-kernel-vpic")), "--hdf5", "--particles", "4k", "--path",
+                           str(tmp_path / "vpic-hdf5-with-a-long-name.data"), "--delete"],
+                          env=mpi_env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    narrow = _report([log], 80)
+    check(narrow, _report([log], 1000), 80)
+    (head,) = [line for line in narrow.splitlines() if line.startswith("dataset / variable")]
+    assert head.split()[-2:] == ["reads", "writes"], head

@@ -333,7 +333,8 @@ def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
         d = _table(f"Top {min(top, len(data))} of {len(data):,} datasets and variables by time (summed over "
                    "ranks)", "dataset / variable", "library", "ranks", "time", "read", "written", "reads",
                    "writes", right_from=2)
-        d.columns[0].min_width = min(max(len(relative(str(n), ddir)) for n in shown["name"]), 28)
+        # at most 20 columns reserved for the names (they wrap): the numbers must fit 80 columns
+        d.columns[0].min_width = min(max(len(relative(str(n), ddir)) for n in shown["name"]), 20)
         for c in d.columns[1:]:
             c.no_wrap = True
         for row in records(shown):

@@ -204,7 +204,8 @@ def findings_markdown(
             out.append(f"Concerned{extra}:")
             for s in f.subjects:
                 vals = "; ".join(
-                    f"{m.label} {'≈' if m.approximate else ''}{fmt.value(m.value, m.unit)}" for m in s.metrics
+                    f"{m.label} = {'≈' if m.approximate else ''}{fmt.value(m.value, m.unit)}"
+                    for m in s.metrics
                 )
                 out.append(f"- `{s.name}`" + (f": {vals}" if vals else ""))
             out.append("")
