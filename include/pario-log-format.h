@@ -163,6 +163,12 @@ enum pario_block_kind {
     X(MPIIO_ENGINE_FB_SEQUENTIAL, "... because the file was opened MPI_MODE_SEQUENTIAL") \
     X(MPIIO_ENGINE_FB_DATATYPE, "... because a datatype or view is beyond the engine's limits") \
     X(MPIIO_ENGINE_FB_OTHER, "... for another reason (own descriptor, read-only, an MPI error)") \
+    X(MPIIO_ENGINE_CALLS_NONE, "collective writes the engine served with the algorithm none (once per call)") \
+    X(MPIIO_ENGINE_CALLS_COMM, "... with comm")                              \
+    X(MPIIO_ENGINE_CALLS_WRITE, "... with write")                            \
+    X(MPIIO_ENGINE_CALLS_WRITE_COMM, "... with write-comm")                  \
+    X(MPIIO_ENGINE_CALLS_WRITE_COMM_2, "... with write-comm-2")              \
+    X(MPIIO_ENGINE_CALLS_DIRECT, "... directly (auto: each rank wrote its own range)") \
     PARIO_SIZE_BUCKETS(MPIIO, READ_AGG)                                       \
     PARIO_SIZE_BUCKETS(MPIIO, WRITE_AGG)                                      \
     PARIO_SHARED_COUNTERS(MPIIO)

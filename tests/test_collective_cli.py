@@ -237,8 +237,10 @@ def test_json_and_html():
     data = json.loads(to_json([run], None))["runs"][0]["collective_engine"]
     assert [d["name"] for d in data] == ["/scratch/run/block.dat", "/scratch/run/atomic.dat",
                                          "/scratch/run/rank2.dat"]
+    # a profile without the engine_calls_* counters (as older logs): the calls by algorithm are unknown
     assert data[1] == {"id": 12, "name": "/scratch/run/atomic.dat", "algorithm": "none",
-                       "shuffle": "rma-fence", "calls": 1, "cycles": 1, "aggregators": 1,
+                       "algorithm_calls": {}, "shuffle": "rma-fence", "calls": 1, "cycles": 1,
+                       "aggregators": 1,
                        "setup_time": 0.0, "shuffle_time": 0.001, "write_time": 0.002, "wait_time": 0.0,
                        "fallbacks": 3,
                        "fallback_reasons": {"atomic": 2, "datarep": 0, "sequential": 0, "datatype": 1,
@@ -355,3 +357,22 @@ def test_default_hints_is_silent_when_the_engine_served_the_file(tmp_path, pario
     (e,) = engine_files(profile)
     assert (e.algorithm, e.calls, e.fallbacks) == ("direct", 512, 0)
     assert "MPIIO-DEFAULT-HINTS" not in {f.id for f in diagnose(profile)}
+
+
+def test_every_algorithm_auto_picked_is_counted(tmp_path, compile_program, run_under_pario):
+    """auto serves a file's two collective writes with two algorithms (direct, then none): the log
+    counts the calls of each, and the report names both, not only the last."""
+    from pario.analysis.engine import engine_files
+    from pario.log import read_log
+
+    exe = compile_program("coll_auto_mix.c")
+    proc = run_under_pario(tmp_path / "mix.pario", ["mpirun", "-np", "4", str(exe), str(tmp_path)],
+                           extra=["--collective", "auto"])
+    assert proc.returncode == 0, proc.stderr
+    n, nprocs = 4096, 4
+    block = [bytes((r * 7 + i) % 251 for i in range(n)) for r in range(nprocs)]
+    interleaved = bytes(block[i % nprocs][i // nprocs] for i in range(n * nprocs))
+    assert (tmp_path / "mix.dat").read_bytes() == b"".join(block) + interleaved
+    (engine,) = engine_files(read_log(tmp_path / "mix.pario"))
+    assert engine.calls == 2 and engine.algorithm_calls == (("none", 1), ("direct", 1))
+    assert engine.served_text().startswith("collective engine: none (1), direct (1), shuffle p2p, 2 calls")

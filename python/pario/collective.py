@@ -44,6 +44,13 @@ ALGORITHM_CODES: dict[int, str] = {1: "none", 2: "comm", 3: "write", 4: "write-c
 DIRECT = "direct"
 SHUFFLE_CODES: dict[int, str] = {1: "p2p", 2: "rma-fence", 3: "rma-lock"}
 
+#: The calls the engine served with each algorithm: (counter, algorithm), in the order of the codes.
+ALGORITHM_CALLS: tuple[tuple[str, str], ...] = (
+    ("engine_calls_none", "none"), ("engine_calls_comm", "comm"), ("engine_calls_write", "write"),
+    ("engine_calls_write_comm", "write-comm"), ("engine_calls_write_comm_2", "write-comm-2"),
+    ("engine_calls_direct", DIRECT),
+)
+
 #: Why the engine gave a collective write to the MPI library: (counter, words for the report).
 FALLBACK_REASONS: tuple[tuple[str, str], ...] = (
     ("engine_fb_atomic", "atomic mode"),

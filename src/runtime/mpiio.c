@@ -411,8 +411,17 @@ static void engine_record(MPI_File fh, const struct cw_stats *s)
     pario_rec_lock(r);
     if (s->served) {
         if (s->comm_rank == 0) {
+            /* the calls of each algorithm (engine_algorithm keeps only the last one's) */
+            static const int calls_counter[] = {
+                [CW_NONE] = MPIIO_ENGINE_CALLS_NONE,          [CW_COMM] = MPIIO_ENGINE_CALLS_COMM,
+                [CW_WRITE] = MPIIO_ENGINE_CALLS_WRITE,        [CW_WRITE_COMM] = MPIIO_ENGINE_CALLS_WRITE_COMM,
+                [CW_WRITE_COMM_2] = MPIIO_ENGINE_CALLS_WRITE_COMM_2, [CW_DIRECT] = MPIIO_ENGINE_CALLS_DIRECT,
+            };
             r->c[MPIIO_ENGINE_WRITES]++;
             r->c[MPIIO_ENGINE_CYCLES] += s->cycles;
+            if (s->algorithm >= 0 && s->algorithm < (int)(sizeof calls_counter / sizeof *calls_counter) &&
+                calls_counter[s->algorithm])
+                r->c[calls_counter[s->algorithm]]++;
         }
         r->c[MPIIO_ENGINE_ALGORITHM] = s->algorithm;
         r->c[MPIIO_ENGINE_SHUFFLE] = s->shuffle;

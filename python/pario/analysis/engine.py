@@ -1,10 +1,11 @@
 """What pario's collective-write engine did for each MPI-IO file (``pario run --collective``).
 
-The runtime counts ``engine_writes``, ``engine_cycles``, ``engine_fallbacks`` and the
-``engine_fb_*`` reasons once per collective call (on the file communicator's rank 0), so
-their sum over a file's records is the number of calls; ``engine_algorithm``,
-``engine_shuffle`` and ``engine_aggregators`` are what every rank saw (reduced by max); the
-four times are per-rank sums, summed over the ranks by the reduction (docs/log-format.md).
+The runtime counts ``engine_writes``, ``engine_cycles``, ``engine_fallbacks``, the
+``engine_fb_*`` reasons and the ``engine_calls_*`` per algorithm once per collective call (on
+the file communicator's rank 0), so their sum over a file's records is the number of calls;
+``engine_algorithm``, ``engine_shuffle`` and ``engine_aggregators`` are what every rank saw
+(reduced by max); the four times are per-rank sums, summed over the ranks by the reduction
+(docs/log-format.md).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.analysis.rankio import counter_column
-from pario.collective import ALGORITHM_CODES, DIRECT, FALLBACK_REASONS, SHUFFLE_CODES
+from pario.collective import ALGORITHM_CALLS, ALGORITHM_CODES, DIRECT, FALLBACK_REASONS, SHUFFLE_CODES
 from pario.model import Profile
 from pario.table import as_table, group_codes, group_reduce, group_sum
 from pario.units import count, seconds
 
 _SUMMED = ("engine_writes", "engine_cycles", "engine_fallbacks", "engine_setup_time", "engine_shuffle_time",
-           "engine_write_time", "engine_wait_time", *(c for c, _ in FALLBACK_REASONS))
+           "engine_write_time", "engine_wait_time", *(c for c, _ in FALLBACK_REASONS),
+           *(c for c, _ in ALGORITHM_CALLS))
 _MAXED = ("engine_algorithm", "engine_shuffle", "engine_aggregators")
 
 
@@ -48,6 +50,9 @@ class EngineFile:
     #: collective write calls the engine gave to the MPI library, and why: (reason, calls)
     fallbacks: int
     fallback_reasons: tuple[tuple[str, int], ...] = ()
+    #: the calls served with each algorithm that served any: (algorithm, calls); empty for logs
+    #: without these counters (then only the last call's algorithm is known)
+    algorithm_calls: tuple[tuple[str, int], ...] = ()
 
     def served_text(self) -> str:
         """``collective engine: write-comm/p2p, 8 calls, 8 cycles, 2 aggregators; shuffle 1.2 ms,
@@ -60,6 +65,9 @@ class EngineFile:
             # (unless other calls of the file cycled) no cycles or aggregators to speak of
             how = "direct (auto: each rank wrote its own range)"
             counts = counts if self.cycles else counts[:1]
+        elif len(self.algorithm_calls) > 1:  # auto picked several: each with its calls
+            how = ", ".join(f"{a} ({count(n)})" for a, n in self.algorithm_calls)
+            how = f"{how}, shuffle {self.shuffle}" if self.shuffle else how
         else:
             how = "/".join(p for p in (self.algorithm or "algorithm unknown", self.shuffle) if p)
         return (f"collective engine: {how}, {', '.join(counts)}; setup {seconds(self.setup_time)}, "
@@ -85,6 +93,7 @@ class EngineFile:
     def as_dict(self) -> dict[str, object]:
         """The JSON form (docs/report-json.md, ``collective_engine``)."""
         return {"id": self.id, "name": self.name, "algorithm": self.algorithm or None,
+                "algorithm_calls": dict(self.algorithm_calls),
                 "shuffle": self.shuffle or None, "calls": self.calls, "cycles": self.cycles,
                 "aggregators": self.aggregators, "setup_time": self.setup_time,
                 "shuffle_time": self.shuffle_time,
@@ -126,5 +135,6 @@ def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
             shuffle_time=float(r["engine_shuffle_time"]),
             write_time=float(r["engine_write_time"]), wait_time=float(r["engine_wait_time"]),
             fallbacks=int(r["engine_fallbacks"]),
-            fallback_reasons=tuple((words, int(r[c])) for c, words in FALLBACK_REASONS)))
+            fallback_reasons=tuple((words, int(r[c])) for c, words in FALLBACK_REASONS),
+            algorithm_calls=tuple((a, int(r[c])) for c, a in ALGORITHM_CALLS if r[c] > 0)))
     return tuple(sorted(out, key=lambda e: (-(e.calls + e.fallbacks), e.name)))
