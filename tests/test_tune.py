@@ -571,3 +571,20 @@ def test_pract_study(tmp_path: Path, pario_cmd, mpi_env):
     check_values_from_logs(trials)
     error = held_out_error(study)
     assert error is not None and math.isfinite(error) and error >= 0
+
+
+def test_best_keeps_only_the_settings_that_matter():
+    """With ROMIO's collective buffering disabled for every direction searched, its aggregator
+    and buffer settings are noise: the best configuration leaves them out."""
+    from pario.tune.space import build_space
+
+    config = {"mca.io": "romio321", "romio_cb_write": "disable", "cb_nodes": "2", "cb_buffer_size": str(MIB)}
+    writes = build_space(OMPI4, "write-bw")
+    kept = {k: v for k, v in writes.relevant(config).items() if v != "default"}
+    assert kept == {"mca.io": "romio321", "romio_cb_write": "disable"}
+    on = writes.relevant({**config, "romio_cb_write": "enable"})
+    enabled = {k: v for k, v in on.items() if v != "default"}
+    assert enabled == {**config, "romio_cb_write": "enable"}
+    # reading too: collective buffering still serves the reads
+    both = build_space(OMPI4, "io-time")
+    assert both.relevant(config)["cb_nodes"] == "2"

@@ -24,7 +24,7 @@ def _summary(best_cfg: dict[str, str], rows: list[TrialRow], verdict: str = "bet
 
 def test_hints_ignored_in_every_run_of_the_best_are_left_out(tmp_path: Path):
     space = build_space(DET)
-    best = space.normalise({"cb_nodes": "4", "romio_cb_write": "disable", "cb_buffer_size": "4194304"})
+    best = space.normalise({"cb_nodes": "4", "romio_cb_write": "enable", "cb_buffer_size": "4194304"})
     rows = [
         # cb_nodes=4 came back as 1 both times (ROMIO's cb_config_list *:1 on one node);
         # cb_buffer_size was ignored only once, so it was tested and stays
@@ -37,8 +37,8 @@ def test_hints_ignored_in_every_run_of_the_best_are_left_out(tmp_path: Path):
     assert output.untested_hints(summary) == {"cb_nodes": ("4", "1")}
     written = output.best_files(summary, space, tmp_path, None)
     assert written["hints"].read_text() == "# written by pario tune\ncb_buffer_size 4194304\n" \
-                                           "romio_cb_write disable\n"
-    assert written["romio_hints"].read_text() == "cb_buffer_size 4194304\nromio_cb_write disable\n"
+                                           "romio_cb_write enable\n"
+    assert written["romio_hints"].read_text() == "cb_buffer_size 4194304\nromio_cb_write enable\n"
     text = output.lines(summary, space, written, ["mpiexec", "-n", "4", "./app"])
     assert "left out of the hints file: cb_nodes=4, which the MPI library ignored (in effect: 1)" in text
     assert f"  pario run --hints {written['hints']} -- mpiexec -n 4 ./app" in text

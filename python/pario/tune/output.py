@@ -31,9 +31,10 @@ def untested_hints(summary: Summary) -> dict[str, tuple[str, str | None]]:
 
 
 def best_applied(summary: Summary, space: Space) -> cfg.Applied:
-    """What the best configuration sets, without the hints the MPI library ignored."""
+    """What the best configuration sets, without the settings that cannot matter given the others
+    (Space.relevant) and the hints the MPI library ignored."""
     assert summary.best is not None
-    a = cfg.applied(space, summary.best.config)
+    a = cfg.applied(space, space.relevant(summary.best.config))
     drop = untested_hints(summary)
     return replace(a, hints={k: v for k, v in a.hints.items() if k not in drop})
 
@@ -77,7 +78,7 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out.append(f"default: {_sampled(obj, summary.default)}")
     if summary.best:
         out.append(f"best:    {_sampled(obj, summary.best)}")
-        out.append(f"         {cfg.describe(space, summary.best.config)}")
+        out.append(f"         {cfg.describe(space, space.relevant(summary.best.config))}")
     p_text = f" (p = {summary.p_value:.3f})" if summary.p_value is not None else ""
     verdict = VERDICTS[summary.verdict].format(p=summary.p_value or 0.0, p_text=p_text)
     if summary.speedup is not None and summary.verdict in ("better", "within-noise"):

@@ -138,9 +138,25 @@ class Space:
             out[d.name] = value if d.active(out) and value in d.choices else DEFAULT
         return out
 
+    def relevant(self, config: Mapping[str, str]) -> dict[str, str]:
+        """``config`` (normalised) with the settings that cannot matter given the others set back
+        to ``default``: ROMIO's collective-buffering settings (CB_SETTINGS) when collective
+        buffering is disabled for every direction searched (romio_cb_write, romio_cb_read)."""
+        out = self.normalise(config)
+        switches = [k for k in CB_SWITCHES if any(d.name == k for d in self.dimensions)]
+        if switches and all(out.get(k) == "disable" for k in switches):
+            out.update({k: DEFAULT for k in CB_SETTINGS if k in out})
+        return out
+
     def size(self) -> int:
         """The number of distinct configurations (conditional dimensions counted where they apply)."""
         return count_configs(self)
+
+
+#: ROMIO's collective-buffering switches, one per direction, and the settings that only matter
+#: while it is on.
+CB_SWITCHES = ("romio_cb_write", "romio_cb_read")
+CB_SETTINGS = ("cb_nodes", "cb_buffer_size", "cb_config_list")
 
 
 def _powers_of_two_to(n: int) -> list[int]:
