@@ -1,4 +1,5 @@
-/* State and functions shared by core.c and log.c only (not by layers). */
+/* State and functions the runtime core shares (core.c, hints_file.c, log.c, notes.c, shared.c,
+ * trace.c), not the intercepted layers. */
 #ifndef PARIO_INTERNAL_H
 #define PARIO_INTERNAL_H
 
@@ -26,7 +27,7 @@ uint64_t pario_threads_sum(int field);
 int pario_thread_count(void);
 void pario_timer_calibrate(void);
 
-/* PARIO_HINTS lines skipped (core.c), written by log.c as rejected_hints: the
+/* PARIO_HINTS lines skipped (hints_file.c), written by log.c as rejected_hints: the
  * first PARIO_MAX_REJECTED of them, and how many in all. */
 #define PARIO_MAX_REJECTED 16
 struct pario_rejected_hint {
@@ -36,7 +37,7 @@ struct pario_rejected_hint {
 };
 extern struct pario_rejected_hint pario_rejected_hints[PARIO_MAX_REJECTED];
 extern int pario_nrejected_hints, pario_rejected_hints_total;
-/* The "[GLOB]" sections of PARIO_HINTS (core.c), written by log.c as
+/* The "[GLOB]" sections of PARIO_HINTS (hints_file.c), written by log.c as
  * injected_hint_sections: hints first..first+n-1 of the sections' list. */
 struct pario_hint_section {
     const char *glob;

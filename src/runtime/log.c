@@ -390,7 +390,7 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
         put_text(b, ",\"launch\":");
         put_json_string(b, launch);
     }
-    /* PARIO_HINTS lines that were not injected (core.c), and opens that only
+    /* PARIO_HINTS lines that were not injected (hints_file.c), and opens that only
      * succeeded without the injected hints. */
     put_text(b, ",\"rejected_hints\":[");
     for (int i = 0; i < pario_nrejected_hints; i++) {
