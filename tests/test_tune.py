@@ -528,6 +528,9 @@ def test_program_without_files_fails_every_trial(tmp_path: Path, pario_cmd, mpi_
     assert "The default configuration failed, so no other was tried" in proc.stdout
     trials = trials_of(sqlite_url(tmp_path), "n")
     assert [t.state for t in trials] == [TrialState.FAIL]
+    # not on a terminal: one plain line per trial, not a bar wrapped at 80 columns
+    progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("pario tune: ")]
+    assert progress == ["pario tune: tuning 1/2: trial default: failed  default"], proc.stderr
 
 
 @pytest.mark.parametrize("args, message", [

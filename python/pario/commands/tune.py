@@ -159,33 +159,44 @@ def _split(text: str) -> list[str]:
 
 
 class _progress:
-    """Rich progress on stderr: trial n/N, the best so far, the time left."""
+    """Progress on stderr: on a terminal a Rich bar (trial n/N, the best so far, the time left)
+    and each trial's line; elsewhere (a log file, a batch job's output) one plain, unwrapped
+    line per trial."""
 
     def __init__(self, budget: int, objective: str) -> None:
         self.budget = budget
         self.objective = objective
+        self.bar = None
 
     def __enter__(self):  # type: ignore[no-untyped-def]
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeRemainingColumn(), TextColumn("{task.fields[best]}"),
-                            console=Console(stderr=True), transient=False)
-        self.bar.__enter__()
-        self.task = self.bar.add_task("tuning", total=self.budget, best="")
+        console = Console(stderr=True)
+        if console.is_terminal:
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeRemainingColumn(), TextColumn("{task.fields[best]}"),
+                                console=console, transient=False)
+            self.bar.__enter__()
+            self.task = self.bar.add_task("tuning", total=self.budget, best="")
         return self.update
 
     def update(self, state) -> None:  # type: ignore[no-untyped-def]
         from pario.tune.objective import show_value
 
         best = f"best {show_value(self.objective, state.best)} ({state.best_config})" if state.best else ""
-        self.bar.update(self.task, completed=min(state.done, self.budget), best=best,
-                        description="verifying" if state.phase == "verify" else "tuning")
+        phase = "verifying" if state.phase == "verify" else "tuning"
+        if self.bar is None:
+            done = f"{min(state.done, self.budget)}/{self.budget}"
+            line = f"pario tune: {phase} {done}: {state.last}" + (f"; {best}" if best else "")
+            print(line, file=sys.stderr, flush=True)
+            return
+        self.bar.update(self.task, completed=min(state.done, self.budget), best=best, description=phase)
         self.bar.console.print(f"  {state.last}", highlight=False)
 
     def __exit__(self, *exc) -> None:  # type: ignore[no-untyped-def]
-        self.bar.__exit__(*exc)
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 def _finish(study, summary, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
