@@ -64,10 +64,7 @@ void pario_note_no_log(const char *why)
     write_note(text);
     /* said on stderr too (once per job where the launcher names the rank),
      * for jobs started by a script under `pario env` */
-    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
-    rank = rank ? rank : getenv("PMI_RANK");
-    rank = rank ? rank : getenv("SLURM_PROCID");
-    if (used && (!rank || strcmp(rank, "0") == 0))
+    if (used && pario_launcher_rank() == 0)
         pario_warn("this program started MPI through an entry point pario does not intercept (its MPI_Init "
                    "was not seen), so no log is written; MPI library: %s", version);
 }
