@@ -113,6 +113,13 @@ def scaling_analysis(runs: Sequence[RunAnalysis], mode: str = "auto") -> Scaling
     return ScalingAnalysis(mode, reason, ref.job.nprocs, rows, tuple(notes), warning=warning)
 
 
+def one_rank_count(runs: Sequence[RunAnalysis]) -> int | None:
+    """The rank count of several runs that all have the same one (a comparison, not scaling),
+    else None."""
+    counts = {r.job.nprocs for r in runs}
+    return counts.pop() if len(runs) > 1 and len(counts) == 1 else None
+
+
 def comparison_rows(runs: Sequence[RunAnalysis]) -> tuple[ScalingRow, ...]:
     """The rows of runs compared at one rank count, in the order given (the first is the
     reference); their speedups are the first run's time over each run's."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pario.analysis.run import RunAnalysis, analyze
-from pario.analysis.scaling import ScalingAnalysis, mixed_executables, scaling_analysis
+from pario.analysis.scaling import ScalingAnalysis, mixed_executables, one_rank_count, scaling_analysis
 from pario.model import Profile
 
 
@@ -39,9 +39,9 @@ def side_by_side_reason(runs: Sequence[RunAnalysis]) -> str:
     if mixed:
         return (mixed + " They are shown as separate runs, not as a scaling table; --scaling strong or "
                 "--scaling weak compares them anyway.")
-    counts = {r.job.nprocs for r in runs}
-    if len(runs) > 1 and len(counts) == 1:
-        return (f"The runs have the same rank count ({counts.pop():,}): they are compared side by side "
+    nprocs = one_rank_count(runs)
+    if nprocs is not None:
+        return (f"The runs have the same rank count ({nprocs:,}): they are compared side by side "
                 "(a before and after), not as a scaling table; --scaling strong or --scaling weak makes "
                 "one anyway.")
     return ""

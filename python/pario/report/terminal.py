@@ -29,7 +29,7 @@ from pario.analysis.libraries import LIBRARY_LABELS
 from pario.analysis.mpihints import FileInjection
 from pario.analysis.pop import PopMetrics, efficiency_level
 from pario.analysis.run import RunAnalysis
-from pario.analysis.scaling import ScalingAnalysis
+from pario.analysis.scaling import ScalingAnalysis, comparison_rows, one_rank_count
 from pario.analysis.values import Value
 from pario.names import common_directory, relative
 from pario.report import format as fmt
@@ -502,8 +502,6 @@ COMPARED = (("run time", "runtime", False), ("I/O time per rank", "io_time_mean"
 
 def comparison_report(runs: Sequence[RunAnalysis]) -> Group:
     """Runs at one rank count side by side: each metric per run, and its ratio to the first run's."""
-    from pario.analysis.scaling import comparison_rows
-
     notes = Footnotes()
     rows = comparison_rows(runs)
     labels, legend = run_labels(rows)
@@ -537,7 +535,7 @@ def render(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = None, 
         if reason:
             console.print(Wrapped(reason, style="bold yellow"))
             console.print()
-        if len({r.job.nprocs for r in runs}) == 1:
+        if one_rank_count(runs) is not None:
             console.print(comparison_report(runs))
             console.print()
     if scaling is not None:
