@@ -246,11 +246,27 @@ def test_ignored_hints_compares_values_by_kind():
                 "cb_nodes": "4", "striping_factor": "8", "cb_config_list": "*:1", "pario_cb_algorithm": "mpi"}
     effective = {"cb_buffer_size": "16777216", "romio_cb_write": "disable", "romio_no_indep_rw": "true",
                  "cb_nodes": "2", "cb_config_list": "*:*"}
-    assert ignored_hints(injected, effective) == [("cb_nodes", "4", "2"), ("striping_factor", "8", None),
-                                                  ("cb_config_list", "*:1", "*:*")]
+    assert ignored_hints(injected, effective) == [
+        ("cb_nodes", "4", "2", ""), ("striping_factor", "8", None, ""), ("cb_config_list", "*:1", "*:*", "")]
     assert ignored_hints({}, effective) == []
     assert ignored_hints({"romio_cb_write": "enable"}, {"romio_cb_write": "automatic"}) == [
-        ("romio_cb_write", "enable", "automatic")]
+        ("romio_cb_write", "enable", "automatic", "")]
+
+
+def test_romio_hints_given_to_ompio_are_ignored():
+    """Open MPI reports every hint set at the open back, read or not: under OMPIO (``mca:io``)
+    ROMIO's own hints are ignored though they look in effect; under ROMIO they are not."""
+    from pario.analysis.mpihints import OMPIO_IGNORES, ignored_hints
+
+    injected = {"romio_cb_write": "disable", "cb_config_list": "*:1", "cb_nodes": "1",
+                "striping_unit": "65536"}
+    echoed = dict(injected)
+    got = ignored_hints(injected, echoed | {"mca:io": "ompio"})
+    assert got == [("romio_cb_write", "disable", "disable", OMPIO_IGNORES),
+                   ("cb_config_list", "*:1", "*:1", OMPIO_IGNORES)]
+    assert got[0].text == f"romio_cb_write (asked disable, {OMPIO_IGNORES})"
+    assert ignored_hints(injected, echoed | {"mca:io": "romio321"}) == []
+    assert ignored_hints(injected, echoed) == []
 
 
 def test_tuned_hints_bring_their_mpi_component(tmp_path: Path, pario_cmd, mpi_env) -> None:
@@ -272,3 +288,32 @@ def test_tuned_hints_bring_their_mpi_component(tmp_path: Path, pario_cmd, mpi_en
     assert other.stdout == "ompio\n" * 2
     assert (f"pario: warning: the hints of {hints} were tuned with OMPI_MCA_io=romio321, but this run has "
             "OMPI_MCA_io=ompio: they may do nothing") in other.stderr
+
+
+@pytest.mark.parametrize("component", ["ompio", "romio321"])
+def test_report_names_romio_hints_that_ompio_ignored(component, tmp_path, run_under_pario, mpi_env,
+                                                     pario_cmd):
+    """A real run with ROMIO's hints injected: under OMPIO the report says they were ignored
+    (Open MPI still reports them back after the open); under ROMIO nothing is ignored."""
+    from kernel_helpers import kernel_exe
+
+    hints = tmp_path / "h.hints"
+    hints.write_text("romio_cb_write disable\ncb_nodes 1\n")
+    log = tmp_path / "run.pario"
+    command = ["mpirun", "-np", "2", str(kernel_exe("block")), "--path", str(tmp_path / "t.dat"), "--delete"]
+    env = mpi_env | {"OMPI_MCA_io": component}
+    proc = run_under_pario(log, command, env=env, extra=["--hints", str(hints)])
+    assert proc.returncode == 0, proc.stderr
+    hints_in_effect = analyze(read_log(log)).hints
+    (per_file,) = hints_in_effect.per_file
+    assert per_file.file == str(tmp_path / "t.dat")
+    if component == "ompio":
+        from pario.analysis.mpihints import OMPIO_IGNORES
+
+        assert per_file.ignored == (("romio_cb_write", "disable", "disable", OMPIO_IGNORES),)
+    else:
+        assert per_file.ignored == ()
+    text = subprocess.run([*pario_cmd, "report", str(log), "--no-diagnosis"], capture_output=True, text=True,
+                          env=mpi_env | {"COLUMNS": "200"}, timeout=120).stdout
+    said = "ignored by the MPI library: romio_cb_write (asked disable, OMPIO, the MPI-IO component"
+    assert (said in text) == (component == "ompio"), text

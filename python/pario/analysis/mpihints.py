@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,11 +24,32 @@ class HintGroup:
     hints: tuple[tuple[str, str], ...]
 
 
-#: An injected hint the MPI library did not take: (key, value asked, value in effect or None
-#: when the library does not report the key).
-Ignored = tuple[str, str, str | None]
+class Ignored(NamedTuple):
+    """An injected hint the MPI library did not take."""
+
+    key: str
+    asked: str
+    #: the value the library reported after the open, None when it did not report the key
+    in_effect: str | None
+    #: why, when the reported value does not tell (a component that echoes hints it never reads)
+    reason: str = ""
+
+    @property
+    def text(self) -> str:
+        """``key (asked v, in effect w | not reported | reason)``."""
+        said = self.reason or ("not reported" if self.in_effect is None else f"in effect {self.in_effect}")
+        return f"{self.key} (asked {self.asked}, {said})"
+
 
 _WORDS = frozenset({"enable", "disable", "automatic", "true", "false"})
+
+#: Hints only ROMIO reads.  Open MPI's OMPIO hands every hint given at the open back from
+#: MPI_File_get_info, read or not, so under OMPIO these look in effect and do nothing.
+ROMIO_ONLY_PREFIX = "romio_"
+ROMIO_ONLY = frozenset({"ind_rd_buffer_size", "ind_wr_buffer_size", "cb_config_list"})
+
+#: What the log's hints say when OMPIO ignores one of ROMIO's.
+OMPIO_IGNORES = "OMPIO, the MPI-IO component that ran, does not read it: OMPI_MCA_io=romio321 does"
 
 
 def _same_value(asked: str, effective: str) -> bool:
@@ -41,20 +63,29 @@ def _same_value(asked: str, effective: str) -> bool:
     return a == e
 
 
+def romio_only(key: str) -> bool:
+    """Whether only ROMIO reads this hint."""
+    return key.startswith(ROMIO_ONLY_PREFIX) or key in ROMIO_ONLY
+
+
 def ignored_hints(injected: Mapping[str, str], effective: Mapping[str, str]) -> list[Ignored]:
     """The injected hints the MPI library ignored, in injection order: absent from what it
-    reports after the open (effective value None), or reported with another value.  pario's
+    reports after the open (effective value None), reported with another value, or ROMIO's
+    hints given to Open MPI's OMPIO (Open MPI reports the component as ``mca:io``).  pario's
     own hints (``pario_*``, read by its collective-write engine, not by the library), the
     HDF5 properties it sets itself (``hdf5.*``, never given to MPI_File_open) and PnetCDF's
     hints (``nc_*``, read by PnetCDF, which passes them on to MPI_File_open, where the MPI
     library does not know them) are never counted as ignored."""
+    ompio = effective.get("mca:io", "").strip().lower().startswith("ompio")
     out: list[Ignored] = []
     for key, asked in injected.items():
         if key.startswith(("pario_", "hdf5.", "nc_")):
             continue
         got = effective.get(key)
         if got is None or not _same_value(asked, got):
-            out.append((key, asked, got))
+            out.append(Ignored(key, asked, got))
+        elif ompio and romio_only(key):
+            out.append(Ignored(key, asked, got, OMPIO_IGNORES))
     return out
 
 
@@ -68,7 +99,8 @@ class FileInjection:
 
     def as_dict(self) -> dict[str, object]:
         return {"file": self.file, "injected": dict(self.injected),
-                "ignored": [{"key": k, "asked": a, "in_effect": e} for k, a, e in self.ignored]}
+                "ignored": [{"key": i.key, "asked": i.asked, "in_effect": i.in_effect, "reason": i.reason}
+                            for i in self.ignored]}
 
 
 @dataclass(frozen=True)

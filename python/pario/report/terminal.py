@@ -393,8 +393,7 @@ def injection_text(f: FileInjection) -> str:
     """``injected: k=v ...; ignored by the MPI library: k (asked v, in effect w|not reported)``."""
     text = "injected: " + " ".join(f"{k}={v}" for k, v in f.injected)
     if f.ignored:
-        text += "; ignored by the MPI library: " + ", ".join(
-            f"{k} (asked {a}, {'not reported' if e is None else 'in effect ' + e})" for k, a, e in f.ignored)
+        text += "; ignored by the MPI library: " + ", ".join(i.text for i in f.ignored)
     return text
 
 

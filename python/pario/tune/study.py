@@ -193,8 +193,8 @@ def _ignored_hints(profile, injected: Mapping[str, str], glob: str | None) -> li
             continue
         asked = profile.injected_hints.get(int(fid)) or dict(injected)
         effective = profile.hints.get(int(fid), {})
-        for key, value, got in ignored_hints(asked, effective):
-            out.append([str(name), key, value, got])
+        for i in ignored_hints(asked, effective):
+            out.append([str(name), i.key, i.asked, i.in_effect])
     return out
 
 
