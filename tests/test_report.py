@@ -314,3 +314,15 @@ def test_html_figure_scripts_run(tmp_path: Path) -> None:
     script.write_text(stub + "\n".join(bodies) + check)
     proc = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_scaling_from_one_rank_says_rank(capsys: pytest.CaptureFixture[str]) -> None:
+    """A reference run of one rank reads '1 rank', not '1 ranks'."""
+    from pario.units import nranks
+
+    assert (nranks(1), nranks(4), nranks(65536)) == ("1 rank", "4 ranks", "65,536 ranks")
+    code, out, err = run_cli(capsys, str(log("partial_data_stdio")), str(log("mpi-io-test-x86_64-3.5.0")),
+                             "--scaling", "strong", "--no-diagnosis")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "reference run: 1 rank." in flat and "1 ranks" not in flat

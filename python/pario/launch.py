@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pario import mpi_match, paths, run_notes
 from pario.errors import ParioError
+from pario.units import nranks
 
 MPIRUN_NAMES = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpiexec.openmpi",
                 "mpirun.openmpi", "mpirun.mpich", "mpiexec.mpich")
@@ -220,7 +221,7 @@ def _describe(log: Path) -> str:
         return str(log)
     exe = Path(str(meta.get("exe", ""))).name or "?"
     n = int(meta.get("nprocs", 1) or 1)
-    return f"{log} ({exe}, {n} {'rank' if n == 1 else 'ranks'})"
+    return f"{log} ({exe}, {nranks(n)})"
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:

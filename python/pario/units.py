@@ -79,6 +79,11 @@ def count(x: float | None) -> str:
     return f"{int(round(x)):,}" if _ok(x) else "-"  # type: ignore[arg-type]
 
 
+def nranks(n: int) -> str:
+    """'1 rank', '2,048 ranks'."""
+    return f"{n:,} rank" if n == 1 else f"{n:,} ranks"
+
+
 def percent(x: float | None) -> str:
     """A share in [0, 1] as a percentage; tiny shares keep two digits, almost-all is not 100%."""
     if not _ok(x):

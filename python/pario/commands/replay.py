@@ -29,6 +29,7 @@ def _run(args: argparse.Namespace) -> int:
     from pario.log import read_log
     from pario.trace.metrics import metrics_of
     from pario.trace.replay import prepare, replays
+    from pario.units import nranks
 
     profile = read_log(args.log)
     trace = profile.trace
@@ -46,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from pario.report.terminal import replay_report
 
-    title = (f"{args.log}: {trace.nprocs} ranks, {trace.nevents:,} events, "
+    title = (f"{args.log}: {nranks(trace.nprocs)}, {trace.nevents:,} events, "
              f"{p.deps.ncalls:,} calls")
     Console(highlight=False).print(replay_report(title, m))
     return 0

@@ -29,6 +29,7 @@ from pario.report import format as fmt
 from pario.report.data import DEFAULT_TOP, findings_list, records
 from pario.table import as_table
 from pario.trace.model import Trace
+from pario.units import nranks
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: Above this many ranks the per-rank plot shows groups of consecutive ranks.
@@ -182,6 +183,7 @@ def _environment() -> Environment:
     env.filters["seconds"] = fmt.seconds
     env.filters["nbytes"] = fmt.nbytes
     env.filters["count"] = fmt.count
+    env.filters["nranks"] = nranks
     env.filters["timestamp"] = fmt.timestamp
     env.filters["library_note"] = library_layers_note
     env.filters["file_layer_label"] = lambda layer: FILE_LAYER_LABELS.get(str(layer), str(layer))

@@ -36,6 +36,7 @@ from pario.report import format as fmt
 from pario.report.data import records
 from pario.table import as_table
 from pario.textfit import Wrapped
+from pario.units import nranks
 
 LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "bold red", "unknown": "dim"}
 BAR_WIDTH = 30
@@ -466,7 +467,7 @@ def scaling_report(scaling: ScalingAnalysis) -> Group:
     parts: list[RenderableType] = [Wrapped(scaling.warning, style="bold yellow")] if scaling.warning else []
     parts += [
         _heading(f"Scaling: {scaling.mode}"),
-        Wrapped(f"Mode {scaling.mode_reason}; reference run: {scaling.reference_nprocs:,} ranks.",
+        Wrapped(f"Mode {scaling.mode_reason}; reference run: {nranks(scaling.reference_nprocs)}.",
                 style="dim"),
         *[Wrapped(line, style="dim", indent=2) for line in legend], speed]
     if shown:

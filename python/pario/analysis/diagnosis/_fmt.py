@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pario.units import count, nbytes, plain, rate, seconds, times
+from pario.units import count, nbytes, nranks, plain, rate, seconds, times
 from pario.units import percent as pct
 
-__all__ = ["count", "nbytes", "pct", "plain", "rate", "ranks", "seconds", "times", "value"]
+__all__ = ["count", "nbytes", "nranks", "pct", "plain", "rate", "ranks", "seconds", "times", "value"]
 
 
 def ranks(rs: list[int] | tuple[int, ...], limit: int = 8) -> str:

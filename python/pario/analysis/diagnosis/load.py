@@ -126,7 +126,7 @@ def cause_notes(
         if sole and part is not None:
             text += (
                 f" It is the only rank doing this file's file-system I/O ({fmt.pct(part.top_share)} of its "
-                f"{fmt.nbytes(part.bytes)} at the POSIX level, for {part.ranks} ranks): the single "
+                f"{fmt.nbytes(part.bytes)} at the POSIX level, for {fmt.nranks(part.ranks)}): the single "
                 "collective-I/O aggregator."
             )
             cause += ": the only aggregator"

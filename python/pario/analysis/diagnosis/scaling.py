@@ -203,7 +203,8 @@ def io_growth(facts_list: Sequence[Facts], cfg: RuleConfig) -> Iterator[Finding]
     if lost < cfg.min_time_lost_share * large.runtime:
         return
     statement = (
-        f"From {small.nprocs} to {large.nprocs} ranks the data grows {fmt.times(g_bytes)} but the I/O time "
+        f"From {fmt.nranks(small.nprocs)} to {fmt.nranks(large.nprocs)} the data grows {fmt.times(g_bytes)} "
+        "but the I/O time "
         f"(slowest rank) grows {fmt.times(g_time)}, from {fmt.seconds(small.io_time_max)} to "
         f"{fmt.seconds(large.io_time_max)}: I/O does not scale with the job."
     )
@@ -211,8 +212,8 @@ def io_growth(facts_list: Sequence[Facts], cfg: RuleConfig) -> Iterator[Finding]
         Metric("bytes_growth", "growth of the bytes moved", g_bytes, "x"),
         Metric("time_growth", "growth of the slowest rank's I/O time", g_time, "x"),
         Metric("excess", "time growth / data growth", excess, "x"),
-        Metric("io_time_small", f"I/O time with {small.nprocs} ranks", small.io_time_max, "s"),
-        Metric("io_time_large", f"I/O time with {large.nprocs} ranks", large.io_time_max, "s"),
+        Metric("io_time_small", f"I/O time with {fmt.nranks(small.nprocs)}", small.io_time_max, "s"),
+        Metric("io_time_large", f"I/O time with {fmt.nranks(large.nprocs)}", large.io_time_max, "s"),
     ]
     recs = [
         Recommendation(
