@@ -530,7 +530,8 @@ def test_program_without_files_fails_every_trial(tmp_path: Path, pario_cmd, mpi_
     assert [t.state for t in trials] == [TrialState.FAIL]
     # not on a terminal: one plain line per trial, not a bar wrapped at 80 columns
     progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("pario tune: ")]
-    assert progress == ["pario tune: tuning 1/2: trial default: failed  default"], proc.stderr
+    assert progress == ["pario tune: tuning 1/2: trial 0 (default): failed"], proc.stderr
+    assert proc.stderr.splitlines()[proc.stderr.splitlines().index(progress[0]) + 1] == "    default"
 
 
 @pytest.mark.parametrize("args, message", [

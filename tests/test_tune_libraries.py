@@ -148,11 +148,14 @@ def test_configuration_to_hints_files_and_lines(tmp_path: Path):
     assert written["romio_hints"].read_text() == "cb_nodes 2\n"
     text = output.lines(summary, space, written, ["mpiexec", "-n", "4", "./app"])
     at = text.index("or, without pario in the job (what the MPI library and PnetCDF read themselves):")
-    assert text[at + 1].startswith("  export ROMIO_HINTS=")
-    assert text[at + 2] == ("  export PNETCDF_HINTS='nc_var_align_size=4194304;nc_header_align_size=65536'"
-                            "   # PnetCDF applies it to every file it creates or opens")
-    assert text[at + 3].startswith("HDF5 reads its properties from no environment variable")
-    assert text[at + 4:] == ["  H5Pset_alignment(fapl, 65536, 1048576);",
+    assert text[at + 1:at + 3] == ["  # ROMIO (MPICH, Open MPI's romio) applies it to every file:",
+                                   f"  export ROMIO_HINTS={written['romio_hints']}"]
+    pnetcdf = "'nc_var_align_size=4194304;nc_header_align_size=65536'"
+    assert text[at + 3:at + 5] == ["  # PnetCDF applies it to every file it creates or opens:",
+                                   f"  export PNETCDF_HINTS={pnetcdf}"]
+    assert text[at + 5].startswith("HDF5 reads its properties from no environment variable")
+    at = next(i for i, line in enumerate(text) if line.startswith("  H5Pset_alignment"))
+    assert text[at:] == ["  H5Pset_alignment(fapl, 65536, 1048576);",
                              "  H5Pset_sieve_buf_size(fapl, 262144);",
                              "  H5Pset_coll_metadata_write(fapl, 1);"]
 

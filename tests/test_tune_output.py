@@ -15,6 +15,22 @@ from pario.tune.space import Detected, build_space
 DET = Detected(mpi="mpich", ranks=4, nodes=1, fs_type="ext4", directory="/tmp")
 
 
+def joined(lines: list[str]) -> list[str]:
+    """The lines with each command continued by a backslash joined into one, as a shell reads it."""
+    out: list[str] = []
+    for line in lines:
+        if out and out[-1].endswith(" \\"):
+            out[-1] = out[-1][:-1] + line.lstrip()
+        else:
+            out.append(line)
+    return out
+
+
+def prose(lines: list[str]) -> str:
+    """The lines as one text with single spaces (wrapped prose compared as it reads)."""
+    return " ".join(" ".join(lines).split())
+
+
 def _summary(best_cfg: dict[str, str], rows: list[TrialRow], verdict: str = "better") -> Summary:
     default = {k: "default" for k in best_cfg}
     return Summary("s", "write-bw", ["mpiexec", "-n", "4", "./app"], "exact", rows,
@@ -40,10 +56,14 @@ def test_hints_ignored_in_every_run_of_the_best_are_left_out(tmp_path: Path):
                                            "romio_cb_write enable\n"
     assert written["romio_hints"].read_text() == "cb_buffer_size 4194304\nromio_cb_write enable\n"
     text = output.lines(summary, space, written, ["mpiexec", "-n", "4", "./app"])
-    assert "left out of the hints file: cb_nodes=4, which the MPI library ignored (in effect: 1)" in text
-    assert f"  pario run --hints {written['hints']} -- mpiexec -n 4 ./app" in text
-    assert f"  export ROMIO_HINTS={written['romio_hints']}   # ROMIO (MPICH, Open MPI's romio) applies it " \
-           "to every file" in text
+    # 80 columns, but for an export of a long path (no place to break it)
+    assert all(len(line) <= 80 or line.startswith("  export ") for line in text), text
+    flat = joined(text)
+    left_out = "left out of the hints file: cb_nodes=4, which the MPI library ignored (in effect: 1)"
+    assert left_out in prose(text)
+    assert f"  pario run --hints {written['hints']} -- mpiexec -n 4 ./app" in flat
+    at = flat.index(f"  export ROMIO_HINTS={written['romio_hints']}")
+    assert flat[at - 1] == "  # ROMIO (MPICH, Open MPI's romio) applies it to every file:"
 
 
 def test_with_files_the_hints_file_has_a_section(tmp_path: Path):
@@ -94,9 +114,9 @@ def test_no_plain_lines_when_the_best_needs_the_engine(tmp_path: Path):
     summary = _summary(best, [TrialRow(1, "search", "complete", best, 3.0, [3.0], "", [])])
     text = output.lines(summary, space, output.best_files(summary, space, tmp_path, None), ["./app"])
     assert any(line.startswith("  pario run --hints ") and "--collective write-comm:rma-lock -- ./app" in line
-               for line in text)
+               for line in joined(text))
     assert ("(the best uses pario's collective-write engine, --collective write-comm:rma-lock: "
-            "without pario in the job it is not the configuration measured)") in text
+            "without pario in the job it is not the configuration measured)") in prose(text)
     assert not any("ROMIO_HINTS" in line for line in text)
 
 

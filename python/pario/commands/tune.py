@@ -158,10 +158,14 @@ def _split(text: str) -> list[str]:
         raise ParioError(f"--sbatch-args {text!r}: {exc}") from None
 
 
+#: Off a terminal (a log file, a batch job's output) progress lines fit this many columns.
+PROGRESS_WIDTH = 100
+
+
 class _progress:
     """Progress on stderr: on a terminal a Rich bar (trial n/N, the best so far, the time left)
-    and each trial's line; elsewhere (a log file, a batch job's output) one plain, unwrapped
-    line per trial."""
+    and each trial's line; elsewhere (a log file, a batch job's output) plain lines per trial:
+    its value and the best so far, then its settings, indented, within PROGRESS_WIDTH."""
 
     def __init__(self, budget: int, objective: str) -> None:
         self.budget = budget
@@ -182,17 +186,22 @@ class _progress:
         return self.update
 
     def update(self, state) -> None:  # type: ignore[no-untyped-def]
+        from pario.textfit import wrap_words
         from pario.tune.objective import show_value
 
-        best = f"best {show_value(self.objective, state.best)} ({state.best_config})" if state.best else ""
+        best = ""
+        if state.best:
+            best = f"best {show_value(self.objective, state.best)} (trial {state.best_trial})"
         phase = "verifying" if state.phase == "verify" else "tuning"
         if self.bar is None:
             done = f"{min(state.done, self.budget)}/{self.budget}"
             line = f"pario tune: {phase} {done}: {state.last}" + (f"; {best}" if best else "")
-            print(line, file=sys.stderr, flush=True)
+            settings = f"    {state.last_config}"
+            lines = wrap_words(line, PROGRESS_WIDTH, 4) + wrap_words(settings, PROGRESS_WIDTH, 4)
+            print("\n".join(lines), file=sys.stderr, flush=True)
             return
         self.bar.update(self.task, completed=min(state.done, self.budget), best=best, description=phase)
-        self.bar.console.print(f"  {state.last}", highlight=False)
+        self.bar.console.print(f"  {state.last}  {state.last_config}", highlight=False)
 
     def __exit__(self, *exc) -> None:  # type: ignore[no-untyped-def]
         if self.bar is not None:

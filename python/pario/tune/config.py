@@ -157,13 +157,30 @@ def _mca_exports(a: Applied) -> list[str]:
     return [f"export {k}={shlex.quote(v)}" for k, v in a.env().items()]
 
 
+def shell_lines(words: list[str], width: int = 76) -> list[str]:
+    """One shell command as lines of at most ``width`` columns where the words allow, continued
+    with a trailing backslash, so that it pastes into a terminal or a job script as it is."""
+    lines: list[str] = []
+    line = ""
+    for word in (shlex.quote(w) for w in words):
+        if line and len(line) + 1 + len(word) + 2 > width:
+            lines.append(line + " \\")
+            line = "    " + word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line else lines
+
+
 def job_script_lines(a: Applied, hints_file: Path, command: list[str], directory: Path) -> list[str]:
-    """The exact lines that use a configuration in a job script."""
-    lines = _mca_exports(a)
+    """The exact lines that use a configuration in a job script.  The hints file carries the MPI
+    library's settings (``# pario: tuned with``), which ``pario run --hints`` applies, so they
+    are exported only when there is no hints file to pass."""
+    carried = bool(a.hints or a.mca)
+    lines = [] if carried else _mca_exports(a)
     if a.stripe:
-        lines.append(shlex.join(stripe_command(directory, a.stripe)))
-    options = pario_run_args(a, hints_file if a.hints else None)
-    lines.append(shlex.join(["pario", "run", *options, "--", *command]))
+        lines += shell_lines(stripe_command(directory, a.stripe))
+    options = pario_run_args(a, hints_file if carried else None)
+    lines += shell_lines(["pario", "run", *options, "--", *command])
     return lines
 
 
@@ -171,10 +188,10 @@ def without_pario_lines(a: Applied, romio_file: Path) -> list[str]:
     """How to apply what the MPI library and PnetCDF themselves understand, without pario in the job."""
     lines = _mca_exports(a)
     if mpiio_hints(a.hints):
-        lines.append(f"export ROMIO_HINTS={shlex.quote(str(romio_file))}   # ROMIO (MPICH, Open MPI's romio) "
-                     "applies it to every file")
+        lines.append("# ROMIO (MPICH, Open MPI's romio) applies it to every file:")
+        lines.append(f"export ROMIO_HINTS={shlex.quote(str(romio_file))}")
     pnetcdf = pnetcdf_hints_value(a.hints)
     if pnetcdf:
-        lines.append(f"export PNETCDF_HINTS={shlex.quote(pnetcdf)}   # PnetCDF applies it to every file it "
-                     "creates or opens")
+        lines.append("# PnetCDF applies it to every file it creates or opens:")
+        lines.append(f"export PNETCDF_HINTS={shlex.quote(pnetcdf)}")
     return lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from pario.textfit import wrap_words
 from pario.tune import config as cfg
 from pario.tune.objective import show_value
 from pario.tune.results import Sampled, Summary
@@ -69,6 +70,16 @@ VERDICTS = {
 }
 
 
+#: The end-of-study text fits 80 columns: prose wraps with a hanging indent, commands continue
+#: with a backslash (config.shell_lines), so that every line pastes as it is.
+WIDTH = 80
+
+
+def _wrapped(lines: list[str]) -> list[str]:
+    """Prose lines wrapped at WIDTH; indented lines (commands, code, wrapped settings) as they are."""
+    return [w for line in lines for w in ([line] if line.startswith(" ") else wrap_words(line, WIDTH, 4))]
+
+
 def lines(summary: Summary, space: Space, written: dict[str, Path], command: list[str]) -> list[str]:
     """The end-of-study text."""
     obj = summary.objective
@@ -78,7 +89,7 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out.append(f"default: {_sampled(obj, summary.default)}")
     if summary.best:
         out.append(f"best:    {_sampled(obj, summary.best)}")
-        out.append(f"         {cfg.describe(space, space.relevant(summary.best.config))}")
+        out += wrap_words(f"         {cfg.describe(space, space.relevant(summary.best.config))}", WIDTH, 9)
     p_text = f" (p = {summary.p_value:.3f})" if summary.p_value is not None else ""
     verdict = VERDICTS[summary.verdict].format(p=summary.p_value or 0.0, p_text=p_text)
     if summary.speedup is not None and summary.verdict in ("better", "within-noise"):
@@ -105,7 +116,7 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out += [f"  {line}" for line in cfg.job_script_lines(a, written["hints"], command,
                                                            Path(space.detected.directory))]
         out += without_pario(a, written)
-    return out
+    return _wrapped(out)
 
 
 def without_pario(a: cfg.Applied, written: dict[str, Path]) -> list[str]:

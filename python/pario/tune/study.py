@@ -302,8 +302,9 @@ class Progress:
 
     done: int = 0
     best: float | None = None
-    best_config: str = ""
-    last: str = ""
+    best_trial: int | None = None  # the first trial of the best configuration
+    last: str = ""  # ``trial N (role): value``
+    last_config: str = ""  # the settings of the last trial (``default`` for none)
     phase: str = "search"
 
 
@@ -511,19 +512,22 @@ class Study:
                             and key != self.default_key()):
                         remeasured.add(key)
                         queue.insert(0, (outcome.config, "remeasure", None))
-                    self._report(state, progress, started, outcome)
+                    self._report(state, progress, trial.number, outcome)
         if self.s.verify and not default_failed:
             self.verify(runner, progress, state, started)
 
-    def _report(self, state: Progress, progress, started: float, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
+    def _report(self, state: Progress, progress, number: int, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
         state.done = self.budget_used()
-        samples = self.samples()
+        finished = self.outcomes()
+        samples = pooled_samples(finished)
         best = ranked(samples, self.s.objective)
         if best:
             state.best = statistics.median(samples[best[0]])
-            state.best_config = cfg.describe(self.space, json.loads(best[0]))
+            state.best_trial = min(t.number for t in finished
+                                   if config_key(t.user_attrs.get("config", {})) == best[0])
         shown = show_value(self.s.objective, outcome.value) if outcome.ok else "failed"
-        state.last = f"trial {outcome.role}: {shown}  {cfg.describe(self.space, outcome.config)}"
+        state.last = f"trial {number} ({outcome.role}): {shown}"
+        state.last_config = cfg.describe(self.space, outcome.config)
         if progress:
             progress(state)
 
@@ -577,7 +581,7 @@ class Study:
                     assert trial is not None  # verify trials are never surplus
                     outcome = runner.run_trial(trial.number, chosen, "verify")
                     self._record(trial, outcome)
-                    self._report(state, progress, started, outcome)
+                    self._report(state, progress, trial.number, outcome)
                     if not outcome.ok:
                         failed.add(key)
                         break

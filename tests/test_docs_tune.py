@@ -1,0 +1,66 @@
+"""docs/tune.md's example runs as written: the command of its first example, typed into a shell
+where pario is installed, tunes the kernel, prints the output the page shows (the same lines
+in the same order), and the job-script lines it prints run as they are."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "tune.md"
+
+
+def example() -> tuple[str, list[str]]:
+    """The first ``$ pario tune`` block of the page: the command (continuation lines joined, as
+    a shell reads them) and the output lines shown below it."""
+    blocks = re.findall(r"```\n(.*?)```", DOC.read_text(), re.S)
+    block = next(b for b in blocks if b.startswith("$ pario tune"))
+    lines = block.splitlines()
+    end = next(i for i, line in enumerate(lines) if not line.endswith("\\"))
+    command = " ".join(line.rstrip("\\").strip() for line in lines[:end + 1]).removeprefix("$ ")
+    return command, [line for line in lines[end + 1:] if line != "..."]
+
+
+def labels(lines: list[str]) -> list[str]:
+    """What the output says, without its numbers and paths: the text before the first colon of
+    each line that starts a statement (indented lines continue one, or are commands)."""
+    return [line.split(":", 1)[0] for line in lines if not line.startswith(" ")]
+
+
+def joined(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        if out and out[-1].endswith(" \\"):
+            out[-1] = out[-1][:-1] + line.lstrip()
+        else:
+            out.append(line)
+    return out
+
+
+def test_the_tune_example_runs_as_written(tmp_path: Path, mpi_env: dict[str, str]) -> None:
+    command, shown = example()
+    assert command.startswith("pario tune --budget 6 --seed 1 --study s1 -- mpirun -np 4 ")
+    # a shell where pario is installed: its bin directory first on PATH, nothing else set up
+    env = {k: v for k, v in mpi_env.items() if not k.startswith(("PARIO_", "OMPI_MCA_io"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0].startswith("study s1: 6 trial(s) in the budget, 0 failed"), proc.stdout
+    # the page shows the statements the command prints, in their order (values aside)
+    assert labels(shown) == labels(out), (shown, out)
+    # ... and every printed line fits 80 columns, but for one word that cannot be broken (a path,
+    # an export of one)
+    assert all(len(line) <= 80 or len(line.removesuffix(" \\").removeprefix("  export ").split()) == 1
+               for line in out), out
+    # the job-script lines run as they are printed
+    script = joined(out[out.index("use it in a job script:") + 1:])
+    script = script[:next(i for i, line in enumerate(script) if not line.startswith("  "))]
+    run = subprocess.run(["bash", "-ec", "\n".join(script)], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "pario: log written to " in run.stderr and "4 ranks" in run.stderr, run.stderr
