@@ -51,8 +51,16 @@ def test_the_tune_example_runs_as_written(tmp_path: Path, mpi_env: dict[str, str
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout.splitlines()
     assert out[0].startswith("study s1: 6 trial(s) in the budget, 0 failed"), proc.stdout
-    # the page shows the statements the command prints, in their order (values aside)
-    assert labels(shown) == labels(out), (shown, out)
+    # the page shows the statements the command prints, in their order (values aside), for a
+    # best better than the default; on a loaded machine the samples may overlap, and then the
+    # output says so where the page has the speed-up, and offers no hints file
+    if "better than the default" in " ".join(" ".join(out).split()):
+        assert labels(shown) == labels(out), (shown, out)
+    else:
+        verdict = labels(shown).index("speed-up over the default") + 1
+        assert labels(out)[:verdict] == labels(shown)[:verdict] and "hints file" not in labels(out), out
+        assert "not distinguishable from the default" in " ".join(" ".join(out).split()), out
+        return
     # ... and every printed line fits 80 columns, but for one word that cannot be broken (a path,
     # an export of one)
     assert all(len(line) <= 80 or len(line.removesuffix(" \\").removeprefix("  export ").split()) == 1
