@@ -169,6 +169,24 @@ enum pario_block_kind {
     X(MPIIO_ENGINE_CALLS_WRITE_COMM, "... with write-comm")                  \
     X(MPIIO_ENGINE_CALLS_WRITE_COMM_2, "... with write-comm-2")              \
     X(MPIIO_ENGINE_CALLS_DIRECT, "... directly (auto: each rank wrote its own range)") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_NONE_P2P, "collective writes the engine served with none:p2p (once per call)") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_NONE_RMA_FENCE, "... with none:rma-fence") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_NONE_RMA_LOCK, "... with none:rma-lock") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_COMM_P2P, "... with comm:p2p") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_COMM_RMA_FENCE, "... with comm:rma-fence") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_COMM_RMA_LOCK, "... with comm:rma-lock") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_P2P, "... with write:p2p") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_RMA_FENCE, "... with write:rma-fence") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_RMA_LOCK, "... with write:rma-lock") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_COMM_P2P, "... with write-comm:p2p") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_COMM_RMA_FENCE, "... with write-comm:rma-fence") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_COMM_RMA_LOCK, "... with write-comm:rma-lock") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_COMM_2_P2P, "... with write-comm-2:p2p") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_COMM_2_RMA_FENCE, "... with write-comm-2:rma-fence") \
+    X(MPIIO_ENGINE_VARIANT_CALLS_WRITE_COMM_2_RMA_LOCK, "... with write-comm-2:rma-lock") \
+    X(MPIIO_ENGINE_AUTO_EXPLORED, "auto: calls that ran a variant to measure it, not as the best known (once per call)") \
+    X(MPIIO_ENGINE_AUTO_KEPT_ONE, "auto: its best variant for calls of one buffer cycle, 10 * algorithm + shuffle (0: none)") \
+    X(MPIIO_ENGINE_AUTO_KEPT_MANY, "auto: its best variant for calls of several buffer cycles (0: none)") \
     PARIO_SIZE_BUCKETS(MPIIO, READ_AGG)                                       \
     PARIO_SIZE_BUCKETS(MPIIO, WRITE_AGG)                                      \
     PARIO_SHARED_COUNTERS(MPIIO)
@@ -185,6 +203,21 @@ enum pario_block_kind {
     X(MPIIO_F_ENGINE_SHUFFLE_TIME, "engine: seconds posting and completing the shuffle") \
     X(MPIIO_F_ENGINE_WRITE_TIME, "engine: seconds in the aggregators' pread/pwrite") \
     X(MPIIO_F_ENGINE_WAIT_TIME, "engine: seconds the caller waited on writer threads") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_NONE_P2P, "engine: seconds of its none:p2p calls, slowest rank (once per call)") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_NONE_RMA_FENCE, "... of its none:rma-fence calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_NONE_RMA_LOCK, "... of its none:rma-lock calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_COMM_P2P, "... of its comm:p2p calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_COMM_RMA_FENCE, "... of its comm:rma-fence calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_COMM_RMA_LOCK, "... of its comm:rma-lock calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_P2P, "... of its write:p2p calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_RMA_FENCE, "... of its write:rma-fence calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_RMA_LOCK, "... of its write:rma-lock calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_COMM_P2P, "... of its write-comm:p2p calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_COMM_RMA_FENCE, "... of its write-comm:rma-fence calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_COMM_RMA_LOCK, "... of its write-comm:rma-lock calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_COMM_2_P2P, "... of its write-comm-2:p2p calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_COMM_2_RMA_FENCE, "... of its write-comm-2:rma-fence calls") \
+    X(MPIIO_F_ENGINE_VARIANT_TIME_WRITE_COMM_2_RMA_LOCK, "... of its write-comm-2:rma-lock calls") \
     PARIO_SHARED_FCOUNTERS(MPIIO)
 
 /* ---- HDF5 (H5F: files, H5D: datasets) ----------------------------------

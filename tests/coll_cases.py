@@ -32,7 +32,11 @@ from hypothesis import strategies as st
 T_ = TypeVar("T_")
 
 MASK32 = 0xFFFFFFFF
-CALL_KINDS = ("write_all", "write_at_all", "write_all_begin", "write_at_all_begin")
+CALL_KINDS = ("write_all", "write_at_all", "write_all_begin", "write_at_all_begin", "iwrite_all",
+              "iwrite_at_all")
+#: Open MPI 4.1's ROMIO 3.2.1 crashes (SIGSEGV) in MPI_File_iwrite_at_all and iwrite_all, even
+#: for one contiguous write of 100 bytes on 2 ranks: the ROMIO-safe batch leaves them out.
+ROMIO_CALL_KINDS = CALL_KINDS[:4]
 MAX_TYPE_SIZE = 384  # bytes of data in one generated datatype
 MAX_CALL_BYTES = 3072  # bytes of one rank's call
 MAX_EXTENT = 1 << 15
@@ -694,7 +698,7 @@ def draw_case(d: Draw, case_id: int, world: int, romio_safe: bool = False) -> Ca
         disps = [0] * k
 
     ncalls = 2 if d.chance(35) else 1
-    kinds = [d.choice(CALL_KINDS) for _ in range(ncalls)]
+    kinds = [d.choice(ROMIO_CALL_KINDS if romio_safe else CALL_KINDS) for _ in range(ncalls)]
     ranks: list[RankSpec] = []
     for r in range(k):
         mt = memory_type(d, unit, d.int(0, 3))

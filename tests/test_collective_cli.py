@@ -95,7 +95,7 @@ def test_help_names_every_algorithm_and_shuffle(pario_cmd):
                      "  write         asynchronous write of one buffer while the next is filled",
                      "  write-comm    both: the next shuffle and an asynchronous write overlap",
                      "  write-comm-2  data flow with two shuffles and two writes in flight",
-                     "  auto          picked for each call from its access pattern (direct: each rank",
+                     "  auto          direct when each rank writes its own range; otherwise, per",
                      "  p2p           MPI_Isend/MPI_Irecv (the default)",
                      "  rma-fence     MPI_Put into the aggregators' windows, epochs closed by fences",
                      "  rma-lock      MPI_Put with passive-target MPI_Win_lock/MPI_Win_unlock"):
@@ -244,7 +244,9 @@ def test_json_and_html():
                        "setup_time": 0.0, "shuffle_time": 0.001, "write_time": 0.002, "wait_time": 0.0,
                        "fallbacks": 3,
                        "fallback_reasons": {"atomic": 2, "datarep": 0, "sequential": 0, "datatype": 1,
-                                            "other": 0}}
+                                            "other": 0},
+                       "variants": [],
+                       "auto": {"explored": 0, "kept_one_cycle": None, "kept_several_cycles": None}}
     html = render_html([run], plotly_js="")
     assert "<td class=\"name\">/scratch/run/block.dat</td><td>" + BLOCK.split(": ", 1)[1] + "</td>" in html
     assert ("atomic mode (2), datatype or view beyond the engine&#39;s limits (1)</td>") in html

@@ -25,8 +25,8 @@ ALGORITHMS: dict[str, str] = {
     "write": "asynchronous write of one buffer while the next is filled",
     "write-comm": "both: the next shuffle and an asynchronous write overlap",
     "write-comm-2": "data flow with two shuffles and two writes in flight",
-    "auto": "picked for each call from its access pattern (direct: each rank writes its own range; none; "
-            "write-comm)",
+    "auto": "direct when each rank writes its own range; otherwise, per file, variants tried on its first "
+            "calls and the fastest kept",
 }
 #: The shuffles (engine_shuffle 1..3): how the pieces reach the aggregators.
 SHUFFLES: dict[str, str] = {
@@ -50,6 +50,23 @@ ALGORITHM_CALLS: tuple[tuple[str, str], ...] = (
     ("engine_calls_write_comm", "write-comm"), ("engine_calls_write_comm_2", "write-comm-2"),
     ("engine_calls_direct", DIRECT),
 )
+
+#: Each algorithm:shuffle pair the engine can run, as the log lays out its calls
+#: (``engine_variant_calls_<algorithm>_<shuffle>``) and their time, slowest rank
+#: (``engine_variant_time_<algorithm>_<shuffle>``), algorithm-major.
+VARIANTS: tuple[str, ...] = tuple(f"{a}:{s}" for a in ALGORITHMS if a != "auto" for s in SHUFFLES)
+
+
+def variant_column(variant: str, what: str) -> str:
+    """``engine_variant_calls_comm_rma_lock`` for ("comm:rma-lock", "calls")."""
+    return f"engine_variant_{what}_" + variant.replace(":", "_").replace("-", "_")
+
+
+def variant_of_code(code: int) -> str:
+    """auto's kept variant in the log (10 * algorithm + shuffle) as ``comm:rma-lock``; '' for 0."""
+    algorithm, shuffle = ALGORITHM_CODES.get(code // 10, ""), SHUFFLE_CODES.get(code % 10, "")
+    return f"{algorithm}:{shuffle}" if algorithm and shuffle else ""
+
 
 #: Why the engine gave a collective write to the MPI library: (counter, words for the report).
 FALLBACK_REASONS: tuple[tuple[str, str], ...] = (

@@ -69,6 +69,25 @@ struct cw_view {
     int64_t *prefix;          /* [ft.nseg + 1] data bytes before each segment */
 };
 
+/* auto: what it measured of each candidate variant on one class of calls of a
+ * file (one buffer cycle or several, and the size of the call's file range
+ * within a factor of 2), identical on every rank. */
+#define CW_AUTO_MAX_CANDIDATES 8
+#define CW_AUTO_CLASSES 4         /* per file; the least recently used gives way */
+struct cw_auto {
+    int used, cycles, size_log2;  /* the class: cycles 0 one, 1 several; floor(log2(file range)) */
+    int64_t last_call;        /* the file's call number of its last call */
+    int64_t calls;            /* calls of the class served so far */
+    double total_ns;          /* their time, slowest rank */
+    double excess_ns;         /* what trying variants cost beyond the best known */
+    int best;                 /* candidate index, -1 before the first call */
+    int64_t last_try;         /* call number of the last exploration */
+    struct {
+        int64_t calls, last;  /* calls measured, the number of the last one */
+        double cost;          /* ns per byte of the call's file range, recent calls weighing most */
+    } v[CW_AUTO_MAX_CANDIDATES];
+};
+
 struct cw_file {
     char path[PATH_MAX];
     int amode;
@@ -90,10 +109,13 @@ struct cw_file {
     int64_t win_size;
     struct cw_writer *writer; /* writer threads, started at the first call that needs them */
     int nwriters;
+    struct cw_auto autos[CW_AUTO_CLASSES];
+    int64_t auto_calls;       /* calls auto served with two-phase */
     /* split collective */
     int split_pending;
     int split_rc;
     MPI_Status split_status;
+    int64_t split_direct;     /* bytes this rank wrote itself at a _begin the MPI library got */
 };
 
 /* One cycle in flight: its window, pieces and requests. */
@@ -155,6 +177,12 @@ struct cw_ctx {
     struct cw_writer *writer;
     int err;                          /* first errno of my reads/writes */
     int agreed, agreed_rc;            /* direct: the allgather already agreed on the result */
+    int64_t span;                     /* bytes from the call's first byte to its last, all ranks */
+    int64_t direct_bytes;             /* bytes this rank wrote itself before the agreement */
+    int64_t *written, nwritten;       /* [2 * nwritten] sorted file ranges other ranks wrote
+                                       * themselves: the aggregators' writes skip them */
+    int auto_class, auto_candidate;   /* auto: f->autos index and candidate of this call, -1 */
+    int auto_explored;
     _Atomic uint64_t t_write;
     uint64_t t_setup, t_shuffle, t_wait;
 };

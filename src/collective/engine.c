@@ -480,6 +480,7 @@ static void free_ctx(struct cw_ctx *call)
     free(call->peer_first);
     free(call->peer_cur);
     free(call->peer_skip);
+    free(call->written);
 }
 
 /* The caller's data: contiguous (call->mbase) or its segments with stream positions. */
@@ -689,13 +690,148 @@ static void set_schedule(struct cw_ctx *call, int alg)
     call->ncycles = call->agg_start ? count_cycles(call, call->buf_bytes) : 0;
 }
 
-/* auto: one cycle has nothing to overlap; otherwise the measured winner
- * (docs/collective.md, "Choosing"). */
-static int auto_algorithm(const struct cw_ctx *call)
+/* ---- auto: the variant of each call, from the file's earlier calls --------
+ *
+ * Calls of a file fall in two classes: one buffer cycle (nothing to overlap:
+ * only the shuffle matters) and several.  Each class has a list of candidate
+ * variants; the first is the static choice (write-comm for several cycles,
+ * none for one, with the shuffle the hints name, p2p by default), the others
+ * the variants that won somewhere on 8 and 16 cores (docs/collective.md,
+ * "auto").  The first call of a class runs the static choice.  Later calls
+ * run the best measured so far, except that a call tries a candidate not yet
+ * measured (or, every AUTO_RECHECK calls, the runner-up again) when the time
+ * such tries cost beyond the best stays within AUTO_EXPLORE_SHARE of the
+ * class's time, counting the try as if it took twice the best's time: a
+ * file written a few times runs the static choice only.  The cost of a call
+ * is the slowest rank's time per byte of the call's file range, and every
+ * rank sees the same slowest time (the allreduce that ends the call), so all
+ * ranks make the same choices without a message of their own. */
+
+#define AUTO_EXPLORE_SHARE 0.2
+#define AUTO_RECHECK 16
+
+struct cw_variant {
+    int algorithm, shuffle;
+};
+
+static const struct cw_variant many_cycles[] = {
+    {CW_WRITE_COMM, CW_P2P},  {CW_COMM, CW_RMA_LOCK},    {CW_NONE, CW_RMA_LOCK},      {CW_WRITE, CW_RMA_LOCK},
+    {CW_WRITE, CW_RMA_FENCE}, {CW_WRITE_COMM_2, CW_P2P}, {CW_WRITE_COMM, CW_RMA_LOCK},
+};
+static const struct cw_variant one_cycle[] = {{CW_NONE, CW_P2P}, {CW_NONE, CW_RMA_LOCK}, {CW_NONE, CW_RMA_FENCE}};
+
+/* Candidate i of a class; the first takes the shuffle of the hints. */
+static struct cw_variant candidate(int cls, int i, int hint_shuffle)
 {
-    if (count_cycles(call, call->f->hints.cb_buffer_size) <= 1)
-        return CW_NONE;
-    return CW_WRITE_COMM;
+    struct cw_variant v = cls ? many_cycles[i] : one_cycle[i];
+    if (i == 0)
+        v.shuffle = hint_shuffle;
+    return v;
+}
+
+static int candidates(int cls)
+{
+    return cls ? (int)(sizeof many_cycles / sizeof *many_cycles) : (int)(sizeof one_cycle / sizeof *one_cycle);
+}
+
+/* The candidate this call runs, and whether it runs to be measured. */
+static int auto_choose(const struct cw_auto *a, int n, int64_t span, int *explore)
+{
+    *explore = 0;
+    if (a->best < 0)
+        return 0;
+    double est = a->v[a->best].cost * (double)span; /* what the best would take */
+    if (a->excess_ns + est > AUTO_EXPLORE_SHARE * (a->total_ns + est))
+        return a->best;
+    for (int i = 0; i < n; i++)
+        if (a->v[i].calls == 0) {
+            *explore = 1;
+            return i;
+        }
+    if (a->calls - a->last_try < AUTO_RECHECK)
+        return a->best;
+    int runner = -1;
+    for (int i = 0; i < n; i++)
+        if (i != a->best && (runner < 0 || a->v[i].cost < a->v[runner].cost))
+            runner = i;
+    if (runner < 0)
+        return a->best;
+    *explore = 1;
+    return runner;
+}
+
+/* The file's auto state for calls of this class, taken over from the least
+ * recently used class when the file has no room left. */
+static int auto_class_of(struct cw_file *f, int cycles, int size_log2)
+{
+    int slot = 0;
+    for (int i = 0; i < CW_AUTO_CLASSES; i++) {
+        struct cw_auto *a = &f->autos[i];
+        if (a->used && a->cycles == cycles && a->size_log2 == size_log2)
+            return i;
+        if (!a->used || (f->autos[slot].used && a->last_call < f->autos[slot].last_call))
+            slot = i;
+    }
+    struct cw_auto *a = &f->autos[slot];
+    memset(a, 0, sizeof *a);
+    a->used = 1;
+    a->cycles = cycles;
+    a->size_log2 = size_log2;
+    a->best = -1;
+    return slot;
+}
+
+static void auto_pick(struct cw_ctx *call)
+{
+    struct cw_file *f = call->f;
+    int cycles = count_cycles(call, f->hints.cb_buffer_size) > 1, size_log2 = 0;
+    for (int64_t s = call->span; s > 1; s >>= 1)
+        size_log2++;
+    int c = auto_class_of(f, cycles, size_log2), explore = 0;
+    struct cw_auto *a = &f->autos[c];
+    a->last_call = f->auto_calls++;
+    int i = auto_choose(a, candidates(cycles), call->span, &explore);
+    struct cw_variant v = candidate(cycles, i, f->hints.shuffle);
+    call->auto_class = c;
+    call->auto_candidate = i;
+    call->auto_explored = explore;
+    call->shuffle = v.shuffle;
+    set_schedule(call, v.algorithm);
+}
+
+/* After the call: its slowest rank's time, on every rank. */
+static void auto_learn(struct cw_file *f, const struct cw_ctx *call, uint64_t t_call)
+{
+    if (call->auto_class < 0 || call->span <= 0)
+        return;
+    struct cw_auto *a = &f->autos[call->auto_class];
+    int i = call->auto_candidate;
+    double cost = (double)t_call / (double)call->span;
+    if (call->auto_explored) {
+        double over = (double)t_call - a->v[a->best].cost * (double)call->span;
+        a->excess_ns += over > 0 ? over : 0;
+        a->last_try = a->calls;
+    }
+    a->v[i].cost = a->v[i].calls ? 0.5 * a->v[i].cost + 0.5 * cost : cost;
+    a->v[i].calls++;
+    a->v[i].last = a->calls;
+    a->calls++;
+    a->total_ns += (double)t_call;
+    int best = -1;
+    for (int j = 0; j < candidates(a->cycles); j++)
+        if (a->v[j].calls && (best < 0 || a->v[j].cost < a->v[best].cost))
+            best = j;
+    a->best = best;
+}
+
+/* auto's best variant of the class of this call, as the log keeps it. */
+static int auto_kept(const struct cw_file *f, const struct cw_ctx *call)
+{
+    if (call->auto_class < 0 || f->autos[call->auto_class].best < 0)
+        return 0;
+    const struct cw_auto *a = &f->autos[call->auto_class];
+    struct cw_variant v = candidate(a->cycles, a->best, f->hints.shuffle);
+    return cw_variant_code(v.algorithm, v.shuffle);
 }
 
 /* The aggregator's buffers: in the RMA window, or malloc'd for p2p. */
@@ -942,6 +1078,37 @@ static int interleaved(const int64_t *all, int stride, int np)
     return over;
 }
 
+/* The file ranges of the ranks that wrote their own bytes (all[] as the
+ * allgather left it), sorted and merged, for the aggregators to skip. */
+static int written_ranges(struct cw_ctx *call, const int64_t *all)
+{
+    int np = call->f->nprocs, n = 0;
+    int64_t *r = malloc((size_t)np * 2 * sizeof *r);
+    if (!r)
+        return -1;
+    for (int i = 0; i < np; i++)
+        if (all[5 * i + 3] && all[5 * i + 1] > all[5 * i]) {
+            r[2 * n] = all[5 * i];
+            r[2 * n + 1] = all[5 * i + 1];
+            n++;
+        }
+    qsort(r, (size_t)n, 2 * sizeof *r, cmp_range);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m > 0 && r[2 * i] <= r[2 * m - 1]) {
+            if (r[2 * i + 1] > r[2 * m - 1])
+                r[2 * m - 1] = r[2 * i + 1];
+        } else {
+            r[2 * m] = r[2 * i];
+            r[2 * m + 1] = r[2 * i + 1];
+            m++;
+        }
+    }
+    call->written = r;
+    call->nwritten = m;
+    return 0;
+}
+
 static void write_direct(struct cw_ctx *call)
 {
     if (call->nmine == 0)
@@ -985,7 +1152,8 @@ static int run_call(struct cw_ctx *call, MPI_File fh, int explicit_offset, MPI_O
     if (direct_ok)
         write_direct(call);
     /* extents, agreement and the direct writes' results in one allgather */
-    int64_t mine[5] = {INT64_MAX, 0, reason, direct_ok, error_class(call->err)};
+    int wrote = direct_ok && !call->err; /* this rank's bytes are in the file */
+    int64_t mine[5] = {INT64_MAX, 0, reason, wrote, error_class(call->err)};
     int64_t *all = malloc((size_t)f->nprocs * 5 * sizeof *all);
     if (!all)
         return MPI_ERR_NO_MEM;
@@ -994,23 +1162,45 @@ static int run_call(struct cw_ctx *call, MPI_File fh, int explicit_offset, MPI_O
         mine[1] = call->mine[call->nmine - 1].off + call->mine[call->nmine - 1].len;
     }
     rc = NEXT(PMPI_Allgather)(mine, 5, MPI_INT64_T, all, 5, MPI_INT64_T, f->comm);
-    int64_t min_st = INT64_MAX, max_end = 0, worst = 0, direct = 1, direct_rc = MPI_SUCCESS;
+    /* the file range of the call, and of the ranks that still have bytes to write */
+    int64_t min_st = INT64_MAX, max_end = 0, left_st = INT64_MAX, left_end = 0;
+    int64_t worst = 0, direct = 1, direct_rc = MPI_SUCCESS;
     for (int r = 0; rc == MPI_SUCCESS && r < f->nprocs; r++) {
         const int64_t *a = all + 5 * r;
         min_st = a[0] < min_st ? a[0] : min_st;
         max_end = a[1] > max_end ? a[1] : max_end;
+        if (!a[3]) {
+            left_st = a[0] < left_st ? a[0] : left_st;
+            left_end = a[1] > left_end ? a[1] : left_end;
+        }
         worst = a[2] > worst ? a[2] : worst;
         direct &= a[3];
         direct_rc = a[4] > direct_rc ? a[4] : direct_rc;
     }
+    int all_direct = (int)direct;
     if (rc == MPI_SUCCESS && direct)
         direct = !interleaved(all, 5, f->nprocs);
+    if (rc == MPI_SUCCESS && !all_direct && worst == CW_FB_NONE && written_ranges(call, all) != 0)
+        rc = MPI_ERR_NO_MEM;
     free(all);
     if (rc != MPI_SUCCESS)
         return rc;
+    call->span = max_end > min_st ? max_end - min_st : 0;
+    /* What a rank wrote itself stays written once: with ranks that cannot,
+     * it gives the MPI library or the two-phase write none of its bytes (the
+     * aggregators read them back as holes, after this allgather). */
+    if (wrote && !all_direct)
+        call->direct_bytes = bytes;
     if (worst != CW_FB_NONE) {
         stats->reason = (enum cw_fallback)worst;
+        stats->direct_bytes = call->direct_bytes;
         return MPI_SUCCESS; /* served stays 0: the MPI library writes */
+    }
+    if (!all_direct) {
+        if (wrote)
+            call->nmine = 0;
+        min_st = left_st;
+        max_end = left_end;
     }
     stats->served = 1;
     call->t_setup = cw_now() - t0 - atomic_load(&call->t_write); /* a direct write is write time */
@@ -1031,7 +1221,10 @@ static int run_call(struct cw_ctx *call, MPI_File fh, int explicit_offset, MPI_O
         rc = exchange_requests(call);
     if (rc != MPI_SUCCESS)
         return rc;
-    set_schedule(call, f->hints.algorithm == CW_AUTO ? auto_algorithm(call) : f->hints.algorithm);
+    if (f->hints.algorithm == CW_AUTO)
+        auto_pick(call);
+    else
+        set_schedule(call, f->hints.algorithm);
     rc = cycle_buffers(call);
     call->t_setup = cw_now() - t0;
     if (rc != MPI_SUCCESS)
@@ -1052,13 +1245,26 @@ static int run_call(struct cw_ctx *call, MPI_File fh, int explicit_offset, MPI_O
     return rc;
 }
 
+void cw_direct_done(struct cw_file *f, MPI_File fh, int explicit_offset, int64_t bytes, MPI_Status *status)
+{
+    if (!explicit_offset && bytes > 0) {
+        MPI_Offset pos;
+        NEXT(PMPI_File_get_position)(fh, &pos);
+        NEXT(PMPI_File_seek)(fh, pos + bytes / f->view.etype_size, MPI_SEEK_SET);
+    }
+    if (status != MPI_STATUS_IGNORE && status != NULL)
+        NEXT(PMPI_Status_set_elements_x)(status, MPI_BYTE, (MPI_Count)bytes);
+}
+
 int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
              int count, MPI_Datatype type, MPI_Status *status, struct cw_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
     stats->comm_rank = f->rank;
+    stats->auto_class = -1;
     if (f->hints.algorithm == CW_OFF)
         return MPI_SUCCESS;
+    uint64_t t_start = cw_now();
     if (!f->view.valid && load_view(f, fh) != MPI_SUCCESS) {
         stats->reason = CW_FB_OTHER;
         return MPI_SUCCESS;
@@ -1079,18 +1285,25 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
     memset(&call, 0, sizeof call);
     call.f = f;
     call.shuffle = f->hints.shuffle;
+    call.auto_class = -1;
     for (int i = 0; i < CW_MAX_SLOTS; i++)
         call.cycles[i].c = -1;
     int64_t bytes = 0;
     rc = run_call(&call, fh, explicit_offset, offset, buf, count, type, &bytes, stats);
     if (stats->served) {
-        /* every rank returns the same result: the worst error anywhere */
-        int mine = rc != MPI_SUCCESS ? rc : error_class(call.err), worst = mine;
+        /* every rank returns the same result, the worst error anywhere, and
+         * learns the slowest rank's time (auto compares variants by it) */
+        int64_t mine[2] = {rc != MPI_SUCCESS ? rc : error_class(call.err), (int64_t)(cw_now() - t_start)};
+        int64_t worst[2] = {mine[0], mine[1]};
         if (call.agreed)
-            worst = call.agreed_rc; /* the allgather carried every rank's result */
-        else if (NEXT(PMPI_Allreduce)(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS)
-            worst = mine != MPI_SUCCESS ? mine : MPI_ERR_OTHER;
-        rc = worst;
+            worst[0] = call.agreed_rc; /* the allgather carried every rank's result */
+        else if (NEXT(PMPI_Allreduce)(mine, worst, 2, MPI_INT64_T, MPI_MAX, f->comm) != MPI_SUCCESS)
+            worst[0] = mine[0] != MPI_SUCCESS ? mine[0] : MPI_ERR_OTHER;
+        rc = (int)worst[0];
+        if (!call.agreed) {
+            stats->t_call = (uint64_t)worst[1];
+            auto_learn(f, &call, (uint64_t)worst[1]);
+        }
         stats->algorithm = call.algorithm;
         stats->shuffle = call.shuffle;
         stats->cycles = call.ncycles;
@@ -1099,15 +1312,11 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
         stats->t_shuffle = call.t_shuffle;
         stats->t_write = atomic_load(&call.t_write);
         stats->t_wait = call.t_wait;
-        if (rc == MPI_SUCCESS) {
-            if (!explicit_offset && bytes > 0) {
-                MPI_Offset pos;
-                NEXT(PMPI_File_get_position)(fh, &pos);
-                NEXT(PMPI_File_seek)(fh, pos + bytes / f->view.etype_size, MPI_SEEK_SET);
-            }
-            if (status != MPI_STATUS_IGNORE)
-                NEXT(PMPI_Status_set_elements_x)(status, MPI_BYTE, (MPI_Count)bytes);
-        }
+        stats->auto_explored = call.auto_explored;
+        stats->auto_class = call.auto_class < 0 ? -1 : f->autos[call.auto_class].cycles;
+        stats->auto_kept = auto_kept(f, &call);
+        if (rc == MPI_SUCCESS)
+            cw_direct_done(f, fh, explicit_offset, bytes, status);
     }
     free_ctx(&call);
     return rc;
@@ -1121,7 +1330,17 @@ int cw_write_begin(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offs
         f->split_pending = 1;
         f->split_rc = rc;
     }
+    f->split_direct = stats->served ? 0 : stats->direct_bytes;
     return rc;
+}
+
+int64_t cw_split_direct_bytes(struct cw_file *f)
+{
+    if (!f)
+        return 0;
+    int64_t bytes = f->split_direct;
+    f->split_direct = 0;
+    return bytes;
 }
 
 int cw_write_end(struct cw_file *f, MPI_Status *status, int *rc)

@@ -25,7 +25,7 @@ enum cw_algorithm {
     CW_WRITE = 3,         /* writer thread writes one buffer while the next is filled */
     CW_WRITE_COMM = 4,    /* both */
     CW_WRITE_COMM_2 = 5,  /* two shuffles and two writes in flight */
-    CW_AUTO = 6,          /* one of the above, picked per call from the pattern */
+    CW_AUTO = 6,          /* one of the above with a shuffle, picked per file from the calls' times */
     CW_DIRECT = 7,        /* what auto ran: every rank wrote its own contiguous, non-interleaved range */
 };
 
@@ -53,6 +53,12 @@ struct cw_stats {
     uint64_t t_shuffle;       /* posting messages / puts and waiting for them */
     uint64_t t_write;         /* this rank's pread/pwrite, whichever thread made them */
     uint64_t t_wait;          /* the caller blocked on writer threads */
+    uint64_t t_call;          /* the call, slowest rank (what auto compares); 0 for direct calls */
+    int auto_explored;        /* auto ran this call's variant to measure it, not as its best */
+    int auto_class;           /* auto's class of the call: 0 one buffer cycle, 1 several, -1 not auto's */
+    int auto_kept;            /* auto's best variant for the class after this call (cw_variant_code), 0 */
+    int64_t direct_bytes;     /* not served: bytes this rank wrote itself before the call went to the
+                               * MPI library; the caller gives the library none of them */
 };
 
 /* What the engine needs from the runtime, so that it does not know it. */
@@ -88,11 +94,27 @@ void cw_file_close(struct cw_file *f);
 int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
              int count, MPI_Datatype type, MPI_Status *status, struct cw_stats *stats);
 
+/* After a call this rank wrote itself (stats->direct_bytes) and the MPI library
+ * was given none of: the individual file pointer moved past those bytes (when
+ * explicit_offset is 0) and the status saying so (status may be NULL). */
+void cw_direct_done(struct cw_file *f, MPI_File fh, int explicit_offset, int64_t bytes, MPI_Status *status);
+
 /* Split collectives: begin writes (as cw_write) and keeps the status for end.
  * end returns 1 and the status if the begin was the engine's, else 0 (also for f NULL). */
 int cw_write_begin(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
                    int count, MPI_Datatype type, struct cw_stats *stats);
 int cw_write_end(struct cw_file *f, MPI_Status *status, int *rc);
+/* At the _end of a split write the MPI library got: the bytes this rank wrote
+ * itself at _begin (stats->direct_bytes), for the status; 0 otherwise. */
+int64_t cw_split_direct_bytes(struct cw_file *f);
+
+/* Nonblocking collective writes (MPI_File_iwrite_all, iwrite_at_all) are
+ * served as blocking ones by cw_write; the runtime hands back a request that
+ * is already complete. */
+
+/* An algorithm and a shuffle in one number, as the log keeps auto's choice: 10 * algorithm + shuffle
+ * (43: write-comm with rma-lock). */
+static inline int cw_variant_code(int algorithm, int shuffle) { return 10 * algorithm + shuffle; }
 
 /* "write-comm" -> CW_WRITE_COMM; -1 if unknown. */
 int cw_algorithm_from_name(const char *name);

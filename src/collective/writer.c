@@ -38,13 +38,30 @@ int cw_pwrite_all(int fd, const char *p, int64_t len, int64_t off)
     return 0;
 }
 
+/* [lo, hi) of the buffer, without the ranges ranks wrote themselves (sorted, disjoint). */
+static int write_around(const struct cw_ctx *call, const struct cw_cycle *cy, int64_t lo, int64_t hi)
+{
+    int fd = call->f->fd;
+    for (int64_t i = 0; i < call->nwritten && lo < hi; i++) {
+        int64_t a = call->written[2 * i], b = call->written[2 * i + 1];
+        if (b <= lo || a >= hi)
+            continue;
+        if (a > lo) {
+            int err = cw_pwrite_all(fd, cy->bufp + (lo - cy->wlo), a - lo, lo);
+            if (err)
+                return err;
+        }
+        lo = b;
+    }
+    return lo < hi ? cw_pwrite_all(fd, cy->bufp + (lo - cy->wlo), hi - lo, lo) : 0;
+}
+
 void cw_write_cycle(struct cw_ctx *call, struct cw_cycle *cy)
 {
     uint64_t t0 = cw_now();
     int err = 0;
     if (cy->has_data)
-        err = call->f->fd >= 0 ? cw_pwrite_all(call->f->fd, cy->bufp + (cy->first - cy->wlo), cy->end - cy->first, cy->first)
-                            : EBADF;
+        err = call->f->fd >= 0 ? write_around(call, cy, cy->first, cy->end) : EBADF;
     cy->write_err = err;
     atomic_fetch_add(&call->t_write, cw_now() - t0);
     atomic_store_explicit(&cy->write_state, 2, memory_order_release);

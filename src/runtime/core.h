@@ -50,8 +50,12 @@ enum pnetcdf_var_fcounter { PARIO_PNETCDF_VAR_FCOUNTERS PNETCDF_VAR_NUM_FCOUNTER
 enum rank_field { PARIO_RANK_FIELDS RANK_NUM_FIELDS };
 #undef X
 
-#define PARIO_MAX_COUNTERS 80  /* PnetCDF variables have 72 */
-#define PARIO_MAX_FCOUNTERS 16
+#define PARIO_MAX_COUNTERS 88  /* MPI-IO has 83, PnetCDF variables 72 */
+#define PARIO_MAX_FCOUNTERS 32 /* MPI-IO has 30 (the engine's time per variant) */
+_Static_assert(MPIIO_NUM_COUNTERS <= PARIO_MAX_COUNTERS && MPIIO_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS,
+               "MPI-IO counters exceed PARIO_MAX_COUNTERS or PARIO_MAX_FCOUNTERS");
+_Static_assert(PNETCDF_VAR_NUM_COUNTERS <= PARIO_MAX_COUNTERS && POSIX_NUM_COUNTERS <= PARIO_MAX_COUNTERS,
+               "counters exceed PARIO_MAX_COUNTERS");
 
 /* Where, inside a layer's counter arrays, the generic code finds things.
  * Filled in by each layer with designated initializers. */

@@ -38,6 +38,8 @@ static const unsigned char max_reduced[MPIIO_NUM_COUNTERS] = {
     [MPIIO_ENGINE_ALGORITHM] = 1,
     [MPIIO_ENGINE_SHUFFLE] = 1,
     [MPIIO_ENGINE_AGGREGATORS] = 1,
+    [MPIIO_ENGINE_AUTO_KEPT_ONE] = 1,
+    [MPIIO_ENGINE_AUTO_KEPT_MANY] = 1,
 };
 
 const struct pario_layer_desc pario_mpiio_desc = {
@@ -422,7 +424,17 @@ static void engine_record(MPI_File fh, const struct cw_stats *s)
             if (s->algorithm >= 0 && s->algorithm < (int)(sizeof calls_counter / sizeof *calls_counter) &&
                 calls_counter[s->algorithm])
                 r->c[calls_counter[s->algorithm]]++;
+            /* each algorithm:shuffle pair, laid out algorithm-major in the log */
+            if (s->algorithm >= CW_NONE && s->algorithm <= CW_WRITE_COMM_2 && s->shuffle >= CW_P2P &&
+                s->shuffle <= CW_RMA_LOCK) {
+                int v = (s->algorithm - CW_NONE) * 3 + (s->shuffle - CW_P2P);
+                r->c[MPIIO_ENGINE_VARIANT_CALLS_NONE_P2P + v]++;
+                r->f[MPIIO_F_ENGINE_VARIANT_TIME_NONE_P2P + v] += (double)s->t_call;
+            }
+            r->c[MPIIO_ENGINE_AUTO_EXPLORED] += s->auto_explored;
         }
+        if (s->auto_kept)
+            r->c[s->auto_class ? MPIIO_ENGINE_AUTO_KEPT_MANY : MPIIO_ENGINE_AUTO_KEPT_ONE] = s->auto_kept;
         r->c[MPIIO_ENGINE_ALGORITHM] = s->algorithm;
         r->c[MPIIO_ENGINE_SHUFFLE] = s->shuffle;
         r->c[MPIIO_ENGINE_AGGREGATORS] = s->aggregators;
@@ -442,33 +454,113 @@ static void engine_record(MPI_File fh, const struct cw_stats *s)
     pario_rec_unlock(r);
 }
 
+/* A request already complete: what MPI_Wait/MPI_Test of a nonblocking
+ * collective write the engine served see (its bytes in the status). */
+static int done_query(void *extra, MPI_Status *status)
+{
+    NEXT(PMPI_Status_set_elements_x)(status, MPI_BYTE, *(MPI_Count *)extra);
+    NEXT(PMPI_Status_set_cancelled)(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    status->MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+static int done_free(void *extra)
+{
+    free(extra);
+    return MPI_SUCCESS;
+}
+static int done_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS; /* complete at once: nothing to cancel */
+}
+
+static int done_request(int64_t bytes, MPI_Request *rq)
+{
+    MPI_Count *extra = malloc(sizeof *extra);
+    if (!extra)
+        return MPI_ERR_NO_MEM;
+    *extra = (MPI_Count)bytes;
+    int rc = NEXT(PMPI_Grequest_start)(done_query, done_free, done_cancel, extra, rq);
+    if (rc != MPI_SUCCESS) {
+        free(extra);
+        return rc;
+    }
+    return NEXT(PMPI_Grequest_complete)(*rq);
+}
+
+/* How a collective write was called: blocking, split (_begin) or nonblocking (MPI_File_i*). */
+enum write_form { BLOCKING, SPLIT, NONBLOCKING };
+
+/* The MPI library's collective write of count elements (0 when this rank
+ * wrote its own bytes already, stats->direct_bytes). */
+static int library_write(MPI_File fh, int explicit_offset, MPI_Offset off, const void *buf, int count,
+                         MPI_Datatype dt, MPI_Status *st, MPI_Request *rq, enum write_form form)
+{
+    switch (form) {
+    case SPLIT:
+        return explicit_offset ? NEXT(PMPI_File_write_at_all_begin)(fh, off, buf, count, dt)
+                               : NEXT(PMPI_File_write_all_begin)(fh, buf, count, dt);
+    case NONBLOCKING:
+        return explicit_offset ? NEXT(PMPI_File_iwrite_at_all)(fh, off, buf, count, dt, rq)
+                               : NEXT(PMPI_File_iwrite_all)(fh, buf, count, dt, rq);
+    default:
+        return explicit_offset ? NEXT(PMPI_File_write_at_all)(fh, off, buf, count, dt, st)
+                               : NEXT(PMPI_File_write_all)(fh, buf, count, dt, st);
+    }
+}
+
 /* A collective write through the engine, or through the MPI library when
  * the engine gives it back (then the log says why). */
 static int engine_write(struct cw_file *engine, MPI_File fh, int explicit_offset, MPI_Offset off,
-                        const void *buf, int count, MPI_Datatype dt, MPI_Status *st, int op, int split)
+                        const void *buf, int count, MPI_Datatype dt, MPI_Status *st, MPI_Request *rq,
+                        enum write_form form)
 {
     struct cw_stats stats;
     struct pario_thread *th = pario_thread();
     th->depth++;
     uint64_t t0 = pario_now();
-    int rc = split ? cw_write_begin(engine, fh, explicit_offset, off, buf, count, dt, &stats)
-                   : cw_write(engine, fh, explicit_offset, off, buf, count, dt, st, &stats);
+    MPI_Status own;
+    int rc = form == SPLIT ? cw_write_begin(engine, fh, explicit_offset, off, buf, count, dt, &stats)
+                           : cw_write(engine, fh, explicit_offset, off, buf, count, dt, form == NONBLOCKING ? &own : st,
+                                      &stats);
     if (!stats.served) {
-        if (split)
-            rc = explicit_offset ? NEXT(PMPI_File_write_at_all_begin)(fh, off, buf, count, dt)
-                                 : NEXT(PMPI_File_write_all_begin)(fh, buf, count, dt);
-        else
-            rc = explicit_offset ? NEXT(PMPI_File_write_at_all)(fh, off, buf, count, dt, st)
-                                 : NEXT(PMPI_File_write_all)(fh, buf, count, dt, st);
+        rc = library_write(fh, explicit_offset, off, buf, stats.direct_bytes ? 0 : count, dt, st, rq, form);
+        if (rc == MPI_SUCCESS && stats.direct_bytes)
+            cw_direct_done(engine, fh, explicit_offset, stats.direct_bytes, form == BLOCKING ? st : NULL);
     } else if (rc != MPI_SUCCESS) {
         NEXT(PMPI_File_call_errhandler)(fh, rc); /* what the MPI library does with an error */
+    } else if (form == NONBLOCKING) {
+        MPI_Count bytes = 0;
+        NEXT(PMPI_Get_elements_x)(&own, MPI_BYTE, &bytes);
+        rc = done_request((int64_t)bytes, rq);
     }
     uint64_t t1 = pario_now();
     th->depth--;
     int saved = errno;
-    mpiio_data(th, fh, 1, op, -1, count, dt, t0, t1, NULL, explicit_offset ? (int64_t)off : -1, rc);
+    int op = form == SPLIT ? MPIIO_SPLIT_WRITES : form == NONBLOCKING ? MPIIO_NB_WRITES : MPIIO_COLL_WRITES;
+    mpiio_data(th, fh, 1, op, form == NONBLOCKING ? MPIIO_COLL_WRITES : -1, count, dt, t0, t1,
+               form == NONBLOCKING && rc == MPI_SUCCESS ? rq : NULL, explicit_offset ? (int64_t)off : -1, rc);
     engine_record(fh, &stats);
     errno = saved;
+    return rc;
+}
+
+/* The _end of a split write whose _begin the MPI library got with none of
+ * this rank's bytes (it wrote them itself): the status counts them. */
+static int split_end_direct(MPI_File fh, const void *buf, MPI_Status *st, int64_t bytes, int explicit_offset)
+{
+    MPI_Status own;
+    MPI_Status *s = st == MPI_STATUS_IGNORE ? &own : st;
+    struct pario_thread *th = pario_thread();
+    uint64_t t0 = pario_now();
+    int rc = explicit_offset ? NEXT(PMPI_File_write_at_all_end)(fh, buf, s) : NEXT(PMPI_File_write_all_end)(fh, buf, s);
+    uint64_t t1 = pario_now();
+    if (rc == MPI_SUCCESS)
+        NEXT(PMPI_Status_set_elements_x)(s, MPI_BYTE, (MPI_Count)bytes);
+    mpiio_time(th, fh, 1, t0, t1);
     return rc;
 }
 
@@ -688,7 +780,7 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int coun
 {
     struct cw_file *engine = active_engine(fh);
     if (engine)
-        return engine_write(engine, fh, 1, off, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
+        return engine_write(engine, fh, 1, off, buf, count, dt, st, NULL, BLOCKING);
     DATA(NEXT(PMPI_File_write_at_all)(fh, off, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL, off);
 }
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st)
@@ -699,7 +791,7 @@ int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt,
 {
     struct cw_file *engine = active_engine(fh);
     if (engine)
-        return engine_write(engine, fh, 0, 0, buf, count, dt, st, MPIIO_COLL_WRITES, 0);
+        return engine_write(engine, fh, 0, 0, buf, count, dt, st, NULL, BLOCKING);
     DATA(NEXT(PMPI_File_write_all)(fh, buf, count, dt, st), fh, 1, MPIIO_COLL_WRITES, -1, count, dt, NULL, -1);
 }
 
@@ -765,6 +857,9 @@ int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt,
                            MPI_Request *rq)
 {
+    struct cw_file *engine = active_engine(fh);
+    if (engine)
+        return engine_write(engine, fh, 1, off, buf, count, dt, MPI_STATUS_IGNORE, rq, NONBLOCKING);
     DATA(NEXT(PMPI_File_iwrite_at_all)(fh, off, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES,
          count, dt, rq, off);
 }
@@ -774,6 +869,9 @@ int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_R
 }
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
 {
+    struct cw_file *engine = active_engine(fh);
+    if (engine)
+        return engine_write(engine, fh, 0, 0, buf, count, dt, MPI_STATUS_IGNORE, rq, NONBLOCKING);
     DATA(NEXT(PMPI_File_iwrite_all)(fh, buf, count, dt, rq), fh, 1, MPIIO_NB_WRITES, MPIIO_COLL_WRITES, count, dt,
          rq, -1);
 }
@@ -792,15 +890,19 @@ int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, in
 {
     struct cw_file *engine = active_engine(fh);
     if (engine)
-        return engine_write(engine, fh, 1, off, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
+        return engine_write(engine, fh, 1, off, buf, count, dt, MPI_STATUS_IGNORE, NULL, SPLIT);
     DATA(NEXT(PMPI_File_write_at_all_begin)(fh, off, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt,
          NULL, off);
 }
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
     int erc;
-    if (cw_write_end(active_engine(fh), st, &erc)) /* the engine wrote at _begin */
+    struct cw_file *engine = active_engine(fh);
+    if (cw_write_end(engine, st, &erc)) /* the engine wrote at _begin */
         return erc;
+    int64_t direct = cw_split_direct_bytes(engine);
+    if (direct)
+        return split_end_direct(fh, buf, st, direct, 1);
     SPLIT_END(NEXT(PMPI_File_write_at_all_end)(fh, buf, st), fh, 1);
 }
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
@@ -815,14 +917,18 @@ int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Dataty
 {
     struct cw_file *engine = active_engine(fh);
     if (engine)
-        return engine_write(engine, fh, 0, 0, buf, count, dt, MPI_STATUS_IGNORE, MPIIO_SPLIT_WRITES, 1);
+        return engine_write(engine, fh, 0, 0, buf, count, dt, MPI_STATUS_IGNORE, NULL, SPLIT);
     DATA(NEXT(PMPI_File_write_all_begin)(fh, buf, count, dt), fh, 1, MPIIO_SPLIT_WRITES, -1, count, dt, NULL, -1);
 }
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
     int erc;
-    if (cw_write_end(active_engine(fh), st, &erc)) /* the engine wrote at _begin */
+    struct cw_file *engine = active_engine(fh);
+    if (cw_write_end(engine, st, &erc)) /* the engine wrote at _begin */
         return erc;
+    int64_t direct = cw_split_direct_bytes(engine);
+    if (direct)
+        return split_end_direct(fh, buf, st, direct, 0);
     SPLIT_END(NEXT(PMPI_File_write_all_end)(fh, buf, st), fh, 1);
 }
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)

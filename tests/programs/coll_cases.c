@@ -27,7 +27,8 @@
  *   call KIND OFFSET COUNT    1 or 2 calls, in order, on the same open file;
  *                             KIND write_all, write_at_all, write_all_begin
  *                             (with write_all_end), write_at_all_begin (with
- *                             write_at_all_end); OFFSET in etypes ('-' when
+ *                             write_at_all_end), iwrite_all, iwrite_at_all
+ *                             (each with MPI_Wait); OFFSET in etypes ('-' when
  *                             the call has none); COUNT of the memory type (0 allowed)
  *   end                       the case is complete
  *
@@ -349,7 +350,8 @@ static char *fill_buffer(MPI_Datatype d, int count, uint32_t a, uint32_t b, uint
 /* ---- the spec ---------------------------------------------------------- */
 
 struct call {
-    int kind; /* 0 write_all, 1 write_at_all, 2 write_all_begin, 3 write_at_all_begin */
+    int kind; /* 0 write_all, 1 write_at_all, 2 write_all_begin, 3 write_at_all_begin, 4 iwrite_all,
+               * 5 iwrite_at_all */
     long long offset;
     int count;
 };
@@ -407,8 +409,9 @@ static void free_toks(struct toks *t)
 
 static int kind_of(const char *s, int line)
 {
-    static const char *kinds[] = {"write_all", "write_at_all", "write_all_begin", "write_at_all_begin"};
-    for (int i = 0; i < 4; i++)
+    static const char *kinds[] = {"write_all",          "write_at_all", "write_all_begin",
+                                  "write_at_all_begin", "iwrite_all",   "iwrite_at_all"};
+    for (int i = 0; i < 6; i++)
         if (strcmp(s, kinds[i]) == 0)
             return i;
     die("spec line %d: unknown call '%s'", line, s);
@@ -584,6 +587,7 @@ static void run_case(const struct casespec *c, const char *outdir, FILE *results
             char *buf = fill_buffer(mtype, cl->count, (uint32_t)c->id, (uint32_t)me, (uint32_t)(i + 1), &base);
             /* ROMIO leaves the status of a call with count 0 as it was: 0 elements then */
             MPI_Status st;
+            MPI_Request rq;
             MPI_Status_set_elements(&st, MPI_BYTE, 0);
             int e = err;
             if (e == MPI_SUCCESS) {
@@ -599,10 +603,20 @@ static void run_case(const struct casespec *c, const char *outdir, FILE *results
                     if (e == MPI_SUCCESS)
                         e = MPI_File_write_all_end(fh, buf, &st);
                     break;
-                default:
+                case 3:
                     e = MPI_File_write_at_all_begin(fh, (MPI_Offset)cl->offset, buf, cl->count, mtype);
                     if (e == MPI_SUCCESS)
                         e = MPI_File_write_at_all_end(fh, buf, &st);
+                    break;
+                case 4:
+                    e = MPI_File_iwrite_all(fh, buf, cl->count, mtype, &rq);
+                    if (e == MPI_SUCCESS)
+                        e = MPI_Wait(&rq, &st);
+                    break;
+                default:
+                    e = MPI_File_iwrite_at_all(fh, (MPI_Offset)cl->offset, buf, cl->count, mtype, &rq);
+                    if (e == MPI_SUCCESS)
+                        e = MPI_Wait(&rq, &st);
                     break;
                 }
             }

@@ -5,7 +5,8 @@ The runtime counts ``engine_writes``, ``engine_cycles``, ``engine_fallbacks``, t
 the file communicator's rank 0), so their sum over a file's records is the number of calls;
 ``engine_algorithm``, ``engine_shuffle`` and ``engine_aggregators`` are what every rank saw
 (reduced by max); the four times are per-rank sums, summed over the ranks by the reduction
-(docs/log-format.md).
+(docs/log-format.md).  Each algorithm:shuffle variant's calls and their time (the slowest
+rank's, once per call) and auto's choice (``engine_auto_*``) say what ``auto`` tried and kept.
 """
 
 from __future__ import annotations
@@ -15,15 +16,40 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.analysis.rankio import counter_column
-from pario.collective import ALGORITHM_CALLS, ALGORITHM_CODES, DIRECT, FALLBACK_REASONS, SHUFFLE_CODES
+from pario.collective import (
+    ALGORITHM_CALLS,
+    ALGORITHM_CODES,
+    DIRECT,
+    FALLBACK_REASONS,
+    SHUFFLE_CODES,
+    VARIANTS,
+    variant_column,
+    variant_of_code,
+)
 from pario.model import Profile
 from pario.table import as_table, group_codes, group_reduce, group_sum
 from pario.units import count, seconds
 
+_VARIANT_CALLS = tuple(variant_column(v, "calls") for v in VARIANTS)
+_VARIANT_TIMES = tuple(variant_column(v, "time") for v in VARIANTS)
 _SUMMED = ("engine_writes", "engine_cycles", "engine_fallbacks", "engine_setup_time", "engine_shuffle_time",
-           "engine_write_time", "engine_wait_time", *(c for c, _ in FALLBACK_REASONS),
-           *(c for c, _ in ALGORITHM_CALLS))
-_MAXED = ("engine_algorithm", "engine_shuffle", "engine_aggregators")
+           "engine_write_time", "engine_wait_time", "engine_auto_explored", *(c for c, _ in FALLBACK_REASONS),
+           *(c for c, _ in ALGORITHM_CALLS), *_VARIANT_CALLS, *_VARIANT_TIMES)
+_MAXED = ("engine_algorithm", "engine_shuffle", "engine_aggregators", "engine_auto_kept_one",
+          "engine_auto_kept_many")
+
+
+@dataclass(frozen=True)
+class VariantRun:
+    """The calls of a file one algorithm:shuffle variant served, and their time (slowest rank)."""
+
+    variant: str
+    calls: int
+    time: float
+
+    @property
+    def per_call(self) -> float:
+        return self.time / self.calls if self.calls else 0.0
 
 
 @dataclass(frozen=True)
@@ -53,6 +79,24 @@ class EngineFile:
     #: the calls served with each algorithm that served any: (algorithm, calls); empty for logs
     #: without these counters (then only the last call's algorithm is known)
     algorithm_calls: tuple[tuple[str, int], ...] = ()
+    #: every algorithm:shuffle variant that served calls, most calls first; empty for older logs
+    variants: tuple[VariantRun, ...] = ()
+    #: auto: the calls it ran a variant to measure it, and the variant it kept for calls of one
+    #: buffer cycle and of several ('' when auto did not choose)
+    explored: int = 0
+    kept_one: str = ""
+    kept_many: str = ""
+
+    def auto_text(self) -> str:
+        """``auto kept comm:rma-lock (several buffer cycles) after trying write-comm:p2p (4 calls,
+        1.2 ms each), comm:rma-lock (20 calls, 0.8 ms each)``; '' when auto chose nothing."""
+        kept = [f"{v} ({what})" for v, what in ((self.kept_many, "calls of several buffer cycles"),
+                                               (self.kept_one, "calls of one buffer cycle")) if v]
+        if not kept:
+            return ""
+        tried = ", ".join(f"{v.variant} ({_n(v.calls, 'call')}, {seconds(v.per_call)} each)"
+                          for v in self.variants)
+        return f"auto kept {' and '.join(kept)}, of {tried} (time of the slowest rank)"
 
     def served_text(self) -> str:
         """``collective engine: write-comm/p2p, 8 calls, 8 cycles, 2 aggregators; shuffle 1.2 ms,
@@ -70,9 +114,10 @@ class EngineFile:
             how = f"{how}, shuffle {self.shuffle}" if self.shuffle else how
         else:
             how = "/".join(p for p in (self.algorithm or "algorithm unknown", self.shuffle) if p)
-        return (f"collective engine: {how}, {', '.join(counts)}; setup {seconds(self.setup_time)}, "
+        text = (f"collective engine: {how}, {', '.join(counts)}; setup {seconds(self.setup_time)}, "
                 f"shuffle {seconds(self.shuffle_time)}, "
                 f"write {seconds(self.write_time)}, wait {seconds(self.wait_time)} (summed over ranks)")
+        return f"{text}; {self.auto_text()}" if self.auto_text() else text
 
     def fallback_text(self) -> str:
         """``2 collective writes went to the MPI library: atomic mode``; '' without fallbacks."""
@@ -99,11 +144,21 @@ class EngineFile:
                 "shuffle_time": self.shuffle_time,
                 "write_time": self.write_time, "wait_time": self.wait_time, "fallbacks": self.fallbacks,
                 "fallback_reasons": {c.removeprefix("engine_fb_"): n for (c, _), (_, n)
-                                     in zip(FALLBACK_REASONS, self.fallback_reasons, strict=True)}}
+                                     in zip(FALLBACK_REASONS, self.fallback_reasons, strict=True)},
+                "variants": [{"variant": v.variant, "calls": v.calls, "time": v.time} for v in self.variants],
+                "auto": {"explored": self.explored, "kept_one_cycle": self.kept_one or None,
+                         "kept_several_cycles": self.kept_many or None}}
 
 
 def _n(n: int, word: str) -> str:
     return f"{count(n)} {word}{'' if n == 1 else 's'}"
+
+
+def _variants(r: dict[str, float]) -> tuple[VariantRun, ...]:
+    """The variants that served calls, most calls first (then in the log's order)."""
+    runs = [VariantRun(v, int(r[c]), float(r[t])) for v, c, t in zip(VARIANTS, _VARIANT_CALLS, _VARIANT_TIMES,
+                                                                        strict=True) if r[c] > 0]
+    return tuple(sorted(runs, key=lambda v: -v.calls))
 
 
 def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
@@ -136,5 +191,8 @@ def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
             write_time=float(r["engine_write_time"]), wait_time=float(r["engine_wait_time"]),
             fallbacks=int(r["engine_fallbacks"]),
             fallback_reasons=tuple((words, int(r[c])) for c, words in FALLBACK_REASONS),
-            algorithm_calls=tuple((a, int(r[c])) for c, a in ALGORITHM_CALLS if r[c] > 0)))
+            algorithm_calls=tuple((a, int(r[c])) for c, a in ALGORITHM_CALLS if r[c] > 0),
+            variants=_variants(r), explored=int(r["engine_auto_explored"]),
+            kept_one=variant_of_code(int(r["engine_auto_kept_one"])),
+            kept_many=variant_of_code(int(r["engine_auto_kept_many"]))))
     return tuple(sorted(out, key=lambda e: (-(e.calls + e.fallbacks), e.name)))
