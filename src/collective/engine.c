@@ -707,7 +707,7 @@ static void set_schedule(struct cw_ctx *call, int alg)
  * rank sees the same slowest time (the allreduce that ends the call), so all
  * ranks make the same choices without a message of their own. */
 
-#define AUTO_EXPLORE_SHARE 0.2
+#define AUTO_EXPLORE_SHARE 0.1
 #define AUTO_RECHECK 16
 
 struct cw_variant {

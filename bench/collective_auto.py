@@ -1,0 +1,112 @@
+"""auto against the runtime it replaces and against fixed variants, on files written many times.
+
+Each configuration (kernel, ranks, directory) runs the kernel with ``--steps STEPS`` (so every
+file gets STEPS x its calls per step collective writes) under:
+
+- ``baseline``: ``--baseline LIBPARIO``, another build of the runtime (the one before a change)
+  with ``PARIO_COLL=auto``;
+- ``auto``: this checkout's runtime with ``PARIO_COLL=auto``;
+- each fixed variant ``ALGO:SHUFFLE`` of ``--variants`` with this checkout's runtime.
+
+Variants of a configuration run back to back, their order rotated from round to round; one
+untimed pilot round first.  Bandwidth is the kernel's ``bytes_written / time_s.write``; the
+table gives medians and the ratio of each to the baseline, all from the same run.  Usage:
+
+    .venv/bin/python bench/collective_auto.py --baseline /path/to/old/libpario.so
+        [--kernels s3d,bt,tile-small,block] [--ranks 4] [--steps 8] [--reps 5]
+        [--size 8m] [--dir /tmp] [--variants write-comm:p2p,comm:rma-lock,...] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from collective import MIB, csv, kernel_command, parse_size  # noqa: E402
+from pario import paths  # noqa: E402
+
+CANDIDATES = ("write-comm:p2p", "comm:rma-lock", "none:rma-lock", "write:rma-lock", "write:rma-fence",
+              "write-comm-2:p2p", "write-comm:rma-lock")
+
+
+def run_once(lib: str, coll: str, program: str, ranks: int, args: list[str], path: Path, cb: int,
+             env: dict[str, str]) -> float | None:
+    """MiB/s of one run (None on failure)."""
+    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), "--mca", "io", "romio321",
+           "-x", f"LD_PRELOAD={lib}", "-x", f"PARIO_COLL={coll}", "-x", f"PARIO_LOG={path}.pario",
+           str(paths.program(program)), *args, "--path", str(path), "--hints", f"cb_buffer_size={cb}",
+           "--delete"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    line = next((x for x in reversed(proc.stdout.splitlines()) if x.startswith("{")), None)
+    if proc.returncode != 0 or line is None:
+        print(f"  failed: {' '.join(cmd)}: {proc.stderr.strip()[-300:]}", file=sys.stderr)
+        return None
+    res = json.loads(line)
+    t = float(res["time_s"]["write"])
+    return res["bytes_written"] / t / MIB if t > 0 else None
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--baseline", required=True, help="libpario.so of the runtime to compare with")
+    p.add_argument("--kernels", type=csv, default=["s3d", "bt", "tile-small", "block"])
+    p.add_argument("--ranks", type=int, default=4)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--size", type=parse_size, default=8 * MIB, help="bytes per step (default 8m)")
+    p.add_argument("--cb-buffer-size", type=parse_size, default=MIB)
+    p.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
+    p.add_argument("--variants", type=csv, default=list(CANDIDATES))
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PARIO_") and k != "LD_PRELOAD"}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    lib = str(paths.runtime_library())
+    runs = [("baseline", args.baseline, "auto"), ("auto", lib, "auto"), *((v, lib, v) for v in args.variants)]
+    rows = []
+    for kernel in args.kernels:
+        program, ranks, kargs = kernel_command(kernel, args.ranks, args.size)
+        kargs = [*kargs, "--steps", str(args.steps)]
+        path = args.dir / f"pario-bench-auto-{kernel}.dat"
+        samples: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+        for rnd in range(args.reps + 1):
+            order = runs[rnd % len(runs):] + runs[:rnd % len(runs)]
+            for name, so, coll in order:
+                bw = run_once(so, coll, program, ranks, kargs, path, args.cb_buffer_size, env)
+                if rnd and bw is not None:  # round 0 is the untimed pilot
+                    samples[name].append(bw)
+            print(f"{kernel}: round {rnd}/{args.reps}", file=sys.stderr, flush=True)
+        med = {k: statistics.median(v) if v else None for k, v in samples.items()}
+        fixed = {k: v for k, v in med.items() if k not in ("baseline", "auto") and v}
+        best = max(fixed, key=lambda k: fixed[k]) if fixed else None
+        rows.append((kernel, ranks, med, best))
+    lines = [f"{args.steps} steps, {args.reps} rounds, {args.size // MIB} MiB per step, cb_buffer_size "
+             f"{args.cb_buffer_size // MIB} MiB, {args.dir}, MiB/s medians (ratio to the baseline's auto)",
+             "", "| kernel | ranks | baseline auto | auto | best fixed variant | auto / best |",
+             "|---|---|---|---|---|---|"]
+    for kernel, ranks, med, best in rows:
+        base = med["baseline"]
+
+        def cell(v: float | None, base: float | None = base) -> str:
+            return "-" if v is None else f"{v:.0f}" + (f" ({v / base:.2f})" if base else "")
+
+        best_cell = f"{best} {cell(med[best])}" if best else "-"
+        share = f"{med['auto'] / med[best]:.2f}" if best and med["auto"] else "-"
+        lines.append(f"| {kernel} | {ranks} | {cell(base)} | {cell(med['auto'])} | {best_cell} | {share} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
