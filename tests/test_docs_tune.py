@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from text_helpers import joined
+
 DOC = Path(__file__).resolve().parent.parent / "docs" / "tune.md"
 
 
@@ -28,16 +30,6 @@ def labels(lines: list[str]) -> list[str]:
     """What the output says, without its numbers and paths: the text before the first colon of
     each line that starts a statement (indented lines continue one, or are commands)."""
     return [line.split(":", 1)[0] for line in lines if not line.startswith(" ")]
-
-
-def joined(lines: list[str]) -> list[str]:
-    out: list[str] = []
-    for line in lines:
-        if out and out[-1].endswith(" \\"):
-            out[-1] = out[-1][:-1] + line.lstrip()
-        else:
-            out.append(line)
-    return out
 
 
 def test_the_tune_example_runs_as_written(tmp_path: Path, mpi_env: dict[str, str]) -> None:

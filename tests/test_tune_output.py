@@ -11,19 +11,9 @@ import pytest
 from pario.tune import output
 from pario.tune.results import Sampled, Summary, TrialRow, mann_whitney_p, speedup
 from pario.tune.space import Detected, build_space
+from text_helpers import joined
 
 DET = Detected(mpi="mpich", ranks=4, nodes=1, fs_type="ext4", directory="/tmp")
-
-
-def joined(lines: list[str]) -> list[str]:
-    """The lines with each command continued by a backslash joined into one, as a shell reads it."""
-    out: list[str] = []
-    for line in lines:
-        if out and out[-1].endswith(" \\"):
-            out[-1] = out[-1][:-1] + line.lstrip()
-        else:
-            out.append(line)
-    return out
 
 
 def prose(lines: list[str]) -> str:
