@@ -8,7 +8,8 @@ MPI-IO hints (``cb_buffer_size``) under each variant:
   buffer size (OMPIO sizes its collective buffer from that MCA parameter); the fcoll component
   it picks is recorded from a ``fcoll_base_verbose`` run (the kernels' JSON ``hints`` are
   empty under Open MPI 4.1, which reports no defaults);
-- ``ALGO:p2p`` for each engine algorithm, and the best of them (from the untimed pilot round, or
+- each engine variant of ``--algorithms`` (``ALGO`` runs with the p2p shuffle, ``ALGO:SHUFFLE`` as
+  given, ``auto`` as itself), and the best ``ALGO:p2p`` (from the untimed pilot round, or
   ``--rma-algorithm``) with ``rma-fence`` and ``rma-lock``: libpario.so preloaded as
   ``pario run`` does it (``mpirun -x LD_PRELOAD=... -x PARIO_COLL=ALGO:SHUFFLE``), its log
   written to a temporary directory and read after each run: a run whose log shows no write
@@ -157,6 +158,8 @@ class Bench:
             cmd += ["--mca", "io", "romio321"]
         elif variant in ("ompio", "ompio+pario"):
             cmd += ["--mca", "io", "ompio", "--mca", "io_ompio_bytes_per_agg", str(cb)]
+            if self.args.cb_nodes:
+                cmd += ["--mca", "io_ompio_num_aggregators", str(self.args.cb_nodes)]
             if verbose_fcoll:
                 cmd += ["--mca", "fcoll_base_verbose", "100"]
         if engine:
@@ -164,8 +167,8 @@ class Bench:
             coll = "mpi" if variant == "ompio+pario" else variant
             cmd += ["-x", f"LD_PRELOAD={self.lib}", "-x", f"PARIO_LOG={self.log}",
                     "-x", f"PARIO_COLL={coll}", "-x", "PARIO_PARENT_PID=mpi"]
-        cmd += [str(paths.program(cfg.program)), *cfg.args, "--path", str(cfg.path),
-                "--hints", f"cb_buffer_size={cb}"]
+        hints = f"cb_buffer_size={cb}" + (f",cb_nodes={self.args.cb_nodes}" if self.args.cb_nodes else "")
+        cmd += [str(paths.program(cfg.program)), *cfg.args, "--path", str(cfg.path), "--hints", hints]
         t0 = time.monotonic()
         rc, out, err = run_group(cmd, self.env, RUN_TIMEOUT)
         sample: dict = {"variant": variant, "ok": False, "wall_s": round(time.monotonic() - t0, 3)}
@@ -314,9 +317,21 @@ def short(variant: str) -> str:
     return variant[:-4] if variant.endswith(":p2p") else variant
 
 
+def engine_variant(name: str) -> str:
+    """The variant an --algorithms entry names: ALGO runs with p2p, ALGO:SHUFFLE as given, and
+    auto as itself (it chooses its shuffles)."""
+    return name if name == "auto" or ":" in name else f"{name}:p2p"
+
+
+def derived_rma(cfg: Config, variant: str) -> bool:
+    """Whether ``variant`` is one of the configuration's rma algorithm's two runs."""
+    return bool(cfg.rma_algorithm) and variant in (f"{cfg.rma_algorithm}:rma-fence",
+                                                    f"{cfg.rma_algorithm}:rma-lock")
+
+
 def tables(configs: list[Config], args: argparse.Namespace) -> str:
     out = []
-    algos = [f"{a}:p2p" for a in args.algorithms]
+    algos = [engine_variant(a) for a in args.algorithms]
     out.append("**Bandwidth**, MiB/s, median of the repetitions (`bytes_written / time_s.write`). "
                "`rma` = the rma algorithm (the pilot round's best p2p algorithm unless given).\n")
     control = ["OMPIO under libpario"] if args.control else []
@@ -326,7 +341,7 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
     out.append("|" + "---|" * len(head))
     for c in configs:
         s = c.samples
-        rma = [v for v in s if v.endswith(":rma-fence") or v.endswith(":rma-lock")]
+        rma = [v for v in s if derived_rma(c, v) and v not in algos]
         fence = next((v for v in rma if v.endswith("rma-fence")), None)
         lock = next((v for v in rma if v.endswith("rma-lock")), None)
         row = [c.fs, c.kernel, str(c.ranks), f"{c.file_bytes / MIB:.1f}", fmt(median_of(s["romio"])),
@@ -367,7 +382,8 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
     for c in configs:
         cells, share = [], []
         for v in variants:
-            name = v if ":" in v else next((x for x in c.samples if x.endswith(":" + v)), "")
+            name = v if v in algos else next((x for x in c.samples if derived_rma(c, x)
+                                              and x.endswith(":" + v)), "")
             good = [x for x in c.samples.get(name, []) if x.get("ok") and "engine" in x]
             if not good:
                 cells.append("–")
@@ -392,13 +408,13 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
         for v in c.samples:
             if v in ("romio", "ompio", "pwrite"):
                 continue
-            key = v if v == "ompio+pario" or v.endswith(":p2p") else v.split(":")[1]
+            key = v.split(":")[1] if derived_rma(c, v) and v not in algos else v
             m = median_of(c.samples[v])
             if m and romio and ompio:
                 rows.setdefault(key, []).append((m / romio, m / ompio))
         best, _ = best_engine(c)
         if best:
-            key = best if best.endswith(":p2p") else best.split(":")[1]
+            key = best.split(":")[1] if derived_rma(c, best) and best not in algos else best
             wins[key] = wins.get(key, 0) + 1
     for key, rs in rows.items():
         gr = math.exp(statistics.fmean(math.log(a) for a, _ in rs))
@@ -431,7 +447,7 @@ def main() -> int:
     p.add_argument("--kernels", type=csv, default=None,
                    help=f"default {','.join(KERNELS)}; also {','.join(EXTRA_KERNELS)}")
     p.add_argument("--algorithms", type=csv, default=list(ALGORITHMS),
-                   help="engine algorithms run with the p2p shuffle (auto allowed)")
+                   help="engine variants: ALGO (run with the p2p shuffle), ALGO:SHUFFLE, or auto")
     p.add_argument("--rma-algorithm", default="best",
                    help="algorithm run with rma-fence and rma-lock: 'best' (the pilot's best p2p "
                         "algorithm, per configuration), an algorithm name, or 'off'")
@@ -446,6 +462,9 @@ def main() -> int:
                    help="bytes each kernel writes, about (default 32m; 16m with --quick)")
     p.add_argument("--cb-buffer-size", type=parse_size, default=MIB,
                    help="cb_buffer_size hint for every variant (default 1m)")
+    p.add_argument("--cb-nodes", type=int, default=0,
+                   help="cb_nodes hint for every variant (OMPIO: io_ompio_num_aggregators); default none "
+                        "(one aggregator per node)")
     p.add_argument("--out", type=Path, default=None,
                    help="write the Markdown tables here and every sample to the same path with .json")
     p.add_argument("--from-json", type=Path, default=None,
@@ -459,8 +478,9 @@ def main() -> int:
     args.reps = args.reps or (3 if args.quick else 5)
     args.size = args.size or (16 * MIB if args.quick else 32 * MIB)
     for a in args.algorithms:
-        if a not in (*ALGORITHMS, "auto"):
-            p.error(f"unknown algorithm {a!r}")
+        algo, _, shuffle = a.partition(":")
+        if algo not in (*ALGORITHMS, "auto") or shuffle not in ("", *SHUFFLE_CODES.values()):
+            p.error(f"unknown engine variant {a!r}")
     if args.rma_algorithm not in ("best", "off", *ALGORITHMS, "auto"):
         p.error(f"--rma-algorithm: unknown algorithm {args.rma_algorithm!r}")
 
@@ -502,7 +522,8 @@ def main() -> int:
     for d in fs_info:
         say(f"  {d['dir']}: {d['df']}")
 
-    p2p = [f"{a}:p2p" for a in args.algorithms]
+    fixed = [engine_variant(a) for a in args.algorithms]
+    p2p = [v for v in fixed if v.endswith(":p2p")]
     try:
         # Pilot: warm every configuration, record OMPIO's fcoll, the file size and the rma algorithm.
         for cfg in configs:
@@ -524,8 +545,9 @@ def main() -> int:
             elif args.rma_algorithm != "off":
                 cfg.rma_algorithm = args.rma_algorithm
             rma = [f"{cfg.rma_algorithm}:{s}" for s in ("rma-fence", "rma-lock")] if cfg.rma_algorithm else []
+            rma = [v for v in rma if v not in fixed]
             control = ["ompio+pario"] if args.control else []
-            cfg.samples = {v: [] for v in ["romio", "ompio", *control, *p2p, *rma, "pwrite"]}
+            cfg.samples = {v: [] for v in ["romio", "ompio", *control, *fixed, *rma, "pwrite"]}
             say(f"pilot {cfg.label}: fcoll {cfg.fcoll}, rma with {cfg.rma_algorithm or '-'}, "
                 f"{cfg.file_bytes / MIB:.1f} MiB")
             if not cfg.file_bytes:
@@ -546,6 +568,11 @@ def main() -> int:
                     if not s["ok"]:
                         say(f"  {cfg.label} {v}: {s['error']}")
                 say(f"rep {rep + 1}/{args.reps} {cfg.label}: " + ", ".join(line))
+            if args.out:  # what a run cut short still leaves
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                args.out.with_suffix(".partial.json").write_text(json.dumps(
+                    {"reps_done": rep + 1, "configs": [{"fs": c.fs, "kernel": c.kernel, "ranks": c.ranks,
+                                                        "samples": c.samples} for c in configs]}))
     finally:
         for c in configs:
             c.path.unlink(missing_ok=True)
@@ -555,7 +582,8 @@ def main() -> int:
     data = {
         "command": sys.argv, "git": git_state(), "started": started, "minutes": (time.time() - started) / 60,
         "load_start": load_start, "load_end": os.getloadavg(), "cores": os.cpu_count(),
-        "filesystems": fs_info, "cb_buffer_size": args.cb_buffer_size, "size": args.size, "reps": args.reps,
+        "filesystems": fs_info, "cb_buffer_size": args.cb_buffer_size,
+        "cb_nodes": args.cb_nodes, "size": args.size, "reps": args.reps,
         "engine_check": bench.engine_check,
         "configs": [{"fs": c.fs, "dir": str(c.dir), "kernel": c.kernel, "ranks": c.ranks,
                      "program": c.program, "args": c.args, "file_bytes": c.file_bytes,
@@ -581,7 +609,9 @@ def render(data: dict, configs: list[Config], args: argparse.Namespace) -> tuple
         f"{data['minutes']:.1f} min; load average {data['load_start'][0]:.2f} at the start, "
         f"{data['load_end'][0]:.2f} at the end; {data.get('cores')} cores; checkout {data.get('git')}.",
         f"{data['reps']} interleaved repetitions after one pilot round; cb_buffer_size "
-        f"{data['cb_buffer_size']} for every variant; kernels of about {data['size'] / MIB:.0f} MiB.",
+        f"{data['cb_buffer_size']} for every variant"
+        + (f", cb_nodes {data['cb_nodes']}" if data.get("cb_nodes") else "")
+        + f"; kernels of about {data['size'] / MIB:.0f} MiB.",
         *[f"`{d['dir']}`: {d['type']} (`df -hT`: {d['df']})"
           + (f", written through the symlink `{d['through']}`: libpario records no file under "
              f"/{d['dir'].split('/')[1]}/" if "through" in d else "") for d in data["filesystems"]],
@@ -605,7 +635,9 @@ def from_json(path: Path, args: argparse.Namespace) -> int:
                      c["file_bytes"], c["ompio_fcoll"], c["rma_algorithm"], c["pilot_mib_s"], c["samples"])
         configs.append(cfg)
     variants = [v for c in configs for v in c.samples]
-    args.algorithms = list(dict.fromkeys(v[:-4] for v in variants if v.endswith(":p2p")))
+    args.algorithms = list(dict.fromkeys(
+        short(v) for c in configs for v in c.samples
+        if v not in ("romio", "ompio", "ompio+pario", "pwrite") and not derived_rma(c, v)))
     args.control = "ompio+pario" in variants
     report, failed = render(data, configs, args)
     print(report)

@@ -3,16 +3,17 @@
 Each configuration (kernel, ranks, directory) runs the kernel with ``--steps STEPS`` (so every
 file gets STEPS x its calls per step collective writes) under:
 
-- ``baseline``: ``--baseline LIBPARIO``, another build of the runtime (the one before a change)
-  with ``PARIO_COLL=auto``;
+- ``baseline`` (when ``--baseline LIBPARIO`` is given): another build of the runtime (the one
+  before a change) with ``PARIO_COLL=auto``;
 - ``auto``: this checkout's runtime with ``PARIO_COLL=auto``;
 - each fixed variant ``ALGO:SHUFFLE`` of ``--variants`` with this checkout's runtime.
 
 Variants of a configuration run back to back, their order rotated from round to round; one
 untimed pilot round first.  Bandwidth is the kernel's ``bytes_written / time_s.write``; the
-table gives medians and the ratio of each to the baseline, all from the same run.  Usage:
+table gives medians and the ratio of each to the baseline (or, without one, to auto), all
+from the same run.  Usage:
 
-    .venv/bin/python bench/collective_auto.py --baseline /path/to/old/libpario.so
+    .venv/bin/python bench/collective_auto.py [--baseline /path/to/old/libpario.so]
         [--kernels s3d,bt,tile-small,block] [--ranks 4] [--steps 8] [--reps 5]
         [--size 8m] [--dir /tmp] [--variants write-comm:p2p,comm:rma-lock,...] [--out FILE]
 """
@@ -55,7 +56,7 @@ def run_once(lib: str, coll: str, program: str, ranks: int, args: list[str], pat
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--baseline", required=True, help="libpario.so of the runtime to compare with")
+    p.add_argument("--baseline", default=None, help="libpario.so of the runtime to compare with")
     p.add_argument("--kernels", type=csv, default=["s3d", "bt", "tile-small", "block"])
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--steps", type=int, default=8)
@@ -70,8 +71,10 @@ def main() -> int:
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     lib = str(paths.runtime_library())
-    runs = [("baseline", args.baseline, "auto"), ("auto", lib, "auto"), *((v, lib, v) for v in args.variants)]
+    runs = [*([("baseline", args.baseline, "auto")] if args.baseline else []), ("auto", lib, "auto"),
+            *((v, lib, v) for v in args.variants)]
     rows = []
+    done: dict[str, dict[str, list[float]]] = {}
     for kernel in args.kernels:
         program, ranks, kargs = kernel_command(kernel, args.ranks, args.size)
         kargs = [*kargs, "--steps", str(args.steps)]
@@ -84,23 +87,29 @@ def main() -> int:
                 if rnd and bw is not None:  # round 0 is the untimed pilot
                     samples[name].append(bw)
             print(f"{kernel}: round {rnd}/{args.reps}", file=sys.stderr, flush=True)
+            if args.out:  # what a run cut short still leaves
+                done[f"{kernel} {ranks}"] = samples
+                args.out.with_suffix(".partial.json").write_text(json.dumps(done))
         med = {k: statistics.median(v) if v else None for k, v in samples.items()}
         fixed = {k: v for k, v in med.items() if k not in ("baseline", "auto") and v}
         best = max(fixed, key=lambda k: fixed[k]) if fixed else None
         rows.append((kernel, ranks, med, best))
     lines = [f"{args.steps} steps, {args.reps} rounds, {args.size // MIB} MiB per step, cb_buffer_size "
-             f"{args.cb_buffer_size // MIB} MiB, {args.dir}, MiB/s medians (ratio to the baseline's auto)",
-             "", "| kernel | ranks | baseline auto | auto | best fixed variant | auto / best |",
-             "|---|---|---|---|---|---|"]
+             f"{args.cb_buffer_size // MIB} MiB, {args.dir}, MiB/s medians (ratio to the baseline's auto, "
+             "or without a baseline to auto)",
+             "", "| kernel | ranks | baseline auto | auto | best fixed variant | auto / best | "
+             + " | ".join(args.variants) + " |", "|---|---|---|---|---|---|" + "---|" * len(args.variants)]
     for kernel, ranks, med, best in rows:
-        base = med["baseline"]
+        base = med.get("baseline", med["auto"])
 
         def cell(v: float | None, base: float | None = base) -> str:
             return "-" if v is None else f"{v:.0f}" + (f" ({v / base:.2f})" if base else "")
 
         best_cell = f"{best} {cell(med[best])}" if best else "-"
         share = f"{med['auto'] / med[best]:.2f}" if best and med["auto"] else "-"
-        lines.append(f"| {kernel} | {ranks} | {cell(base)} | {cell(med['auto'])} | {best_cell} | {share} |")
+        others = " | ".join(cell(med[v]) for v in args.variants)
+        lines.append(f"| {kernel} | {ranks} | {cell(med.get('baseline'))} | {cell(med['auto'])} "
+                     f"| {best_cell} | {share} | {others} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
