@@ -22,8 +22,8 @@ NP = 4
 S3D = ["--nx", "32", "--ny", "32", "--nz", "16"]
 # auto's candidates (src/collective/engine.c): one buffer cycle, several
 ONE_CYCLE = {"none:p2p", "none:rma-lock", "none:rma-fence"}
-SEVERAL = {"write-comm:p2p", "comm:rma-lock", "none:rma-lock", "write:rma-lock", "write:rma-fence",
-           "write-comm-2:p2p", "write-comm:rma-lock"}
+SEVERAL = {"write:rma-lock", "comm:rma-lock", "none:rma-lock", "write-comm:rma-lock", "write:rma-fence",
+           "write-comm-2:p2p", "write-comm:p2p"}
 
 
 def romio_file(tmp_path: Path, steps: int) -> str:
@@ -35,10 +35,11 @@ def romio_file(tmp_path: Path, steps: int) -> str:
     return sha256(path)
 
 
-def auto_run(tmp_path: Path, run_under_pario, steps: int, cb_buffer: int) -> tuple[str, object]:  # type: ignore[no-untyped-def]
+def auto_run(tmp_path: Path, run_under_pario, steps: int, cb_buffer: int,  # type: ignore[no-untyped-def]
+             hints: str = "") -> tuple[str, object]:
     path, log = tmp_path / "auto.dat", tmp_path / "auto.pario"
     command = ["mpirun", "-np", str(NP), "--mca", "io", "romio321", str(kernel_exe("s3d")), *S3D,
-               "--steps", str(steps), "--hints", f"cb_buffer_size={cb_buffer}", "--path", str(path)]
+               "--steps", str(steps), "--hints", f"cb_buffer_size={cb_buffer}{hints}", "--path", str(path)]
     proc = run_under_pario(log, command, env=mpi_env(), extra=["--collective", "auto"])
     assert proc.returncode == 0, proc.stderr
     (engine,) = engine_files(read_log(log))
@@ -64,13 +65,19 @@ def test_auto_tries_variants_on_a_file_written_many_times(tmp_path, run_under_pa
     assert f"auto kept {kept} (calls of " in engine.served_text()
 
 
-def test_auto_tries_nothing_on_a_few_calls(tmp_path, run_under_pario):
-    """One checkpoint (4 calls, at most two of one size): only the static choice runs."""
-    digest, engine = auto_run(tmp_path, run_under_pario, 1, 16384)
+@pytest.mark.parametrize("hints, aggregators", [("", 2), (",cb_nodes=1", 1), (",pario_cb_shuffle=p2p", 2)],
+                         ids=["static", "cb_nodes", "shuffle"])
+def test_auto_tries_nothing_on_a_few_calls(tmp_path, run_under_pario, hints, aggregators):
+    """One checkpoint (4 calls, at most two of one size): only the static choice runs,
+    write:rma-lock, or write with the shuffle the hints name.  Left to choose, auto puts half
+    the node's ranks (at most 4) to aggregate: 2 of the 4 ranks; cb_nodes still wins."""
+    digest, engine = auto_run(tmp_path, run_under_pario, 1, 16384, hints)
     assert digest == romio_file(tmp_path, 1)
     assert engine.explored == 0
-    assert {v.variant for v in engine.variants} == {"write-comm:p2p"}, engine.variants
-    assert engine.kept_many == "write-comm:p2p"
+    static = "write:p2p" if "shuffle" in hints else "write:rma-lock"
+    assert {v.variant for v in engine.variants} == {static}, engine.variants
+    assert engine.kept_many == static
+    assert engine.aggregators == aggregators
 
 
 @pytest.mark.parametrize("mode, served", [("twophase", 1), ("library", 0)])

@@ -125,14 +125,14 @@ def expected_algorithm(kernel: str, nprocs: int, algo: str, aggregators: int) ->
     """The algorithm the log gives (that of the last call). auto writes 'direct' when each
     rank's bytes are one contiguous range of the file and of memory and the ranks' ranges do
     not interleave (block's and vpic's calls, every kernel on one rank), else 'none' when the
-    call fits in one buffer cycle and 'write-comm' when it does not."""
+    call fits in one buffer cycle and 'write' (its static choice) when it does not."""
     if ALGORITHMS[algo] is not None:
         return ALGORITHMS[algo]
     if kernel in ("block", "vpic") or nprocs == 1:
         return DIRECT
     last = call_bytes(kernel, nprocs)[-1]
     assert last > aggregators * CB_BUFFER  # so some aggregator has more than one buffer to write
-    return ALGORITHMS["write-comm"]
+    return ALGORITHMS["write"]
 
 
 Case = tuple[str, int, str, str, int, str]  # kernel, ranks, algorithm, shuffle, cb_nodes, MPI-IO component

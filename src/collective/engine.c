@@ -81,7 +81,8 @@ const char *cw_shuffle_name(int s) { return s >= CW_P2P && s <= CW_RMA_LOCK ? sh
 
 /* ---- selection: PARIO_COLL, then the file's hints --------------------------*/
 
-static int env_algorithm = CW_OFF, env_shuffle = CW_P2P;
+/* env_shuffle 0: PARIO_COLL named no shuffle (p2p, or auto's own choice) */
+static int env_algorithm = CW_OFF, env_shuffle = 0;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static void read_env(void)
@@ -94,7 +95,7 @@ static void read_env(void)
     char *colon = strchr(alg, ':');
     if (colon)
         *colon++ = '\0';
-    int a = cw_algorithm_from_name(alg), s = colon ? cw_shuffle_from_name(colon) : CW_P2P;
+    int a = cw_algorithm_from_name(alg), s = colon ? cw_shuffle_from_name(colon) : 0;
     if (a < 0 || s < 0) {
         if (cw_hooks.warn)
             cw_hooks.warn("PARIO_COLL=%s is not ALGO[:SHUFFLE] (ALGO none, comm, write, write-comm, "
@@ -299,6 +300,8 @@ static int config_cap(const char *list, const char *host)
     return 0;
 }
 
+#define AUTO_AGGREGATORS_PER_NODE 4
+
 static int choose_aggregators(struct cw_file *f)
 {
     int np = f->nprocs, rc;
@@ -333,6 +336,14 @@ static int choose_aggregators(struct cw_file *f)
     for (int r = 0; r < np; r++)
         nnodes += all[3 * r] == r; /* a node's leader is its lowest rank */
     int want = f->hints.cb_nodes > 0 ? f->hints.cb_nodes : nnodes;
+    /* auto, left to choose: one aggregator's write stream bounds a node's
+     * bandwidth, so more per node, up to half its ranks (docs/performance.md,
+     * "auto's aggregators") */
+    if (f->hints.algorithm == CW_AUTO && f->hints.cb_nodes <= 0 && !f->hints.cb_config_list[0]) {
+        int per_node = np / nnodes / 2;
+        want = nnodes * (per_node < 1 ? 1 : per_node > AUTO_AGGREGATORS_PER_NODE ? AUTO_AGGREGATORS_PER_NODE
+                                                                                 : per_node);
+    }
     if (want > np)
         want = np;
     /* round robin over the nodes: every node's local rank 0, then 1, ... */
@@ -694,18 +705,22 @@ static void set_schedule(struct cw_ctx *call, int alg)
  *
  * Calls of a file fall in two classes: one buffer cycle (nothing to overlap:
  * only the shuffle matters) and several.  Each class has a list of candidate
- * variants; the first is the static choice (write-comm for several cycles,
- * none for one, with the shuffle the hints name, p2p by default), the others
- * the variants that won somewhere on 8 and 16 cores (docs/collective.md,
- * "auto").  The first call of a class runs the static choice.  Later calls
- * run the best measured so far, except that a call tries a candidate not yet
- * measured (or, every AUTO_RECHECK calls, the runner-up again) when the time
- * such tries cost beyond the best stays within AUTO_EXPLORE_SHARE of the
- * class's time, counting the try as if it took twice the best's time: a
- * file written a few times runs the static choice only.  The cost of a call
- * is the slowest rank's time per byte of the call's file range, and every
- * rank sees the same slowest time (the allreduce that ends the call), so all
- * ranks make the same choices without a message of their own. */
+ * variants.  The first is the static choice, fitted on the bench runs of
+ * docs/performance.md ("auto's static choice"): for several cycles
+ * write:rma-lock, the fastest single variant over the kernels on 8 and 16
+ * cores; for one cycle none:p2p (an RMA window is not worth creating for one
+ * cycle).  A shuffle
+ * named by the hints or PARIO_COLL replaces the static choice's.  The others
+ * are the variants that won somewhere on 8 and 16 cores.  The first call of a
+ * class runs the static choice.  Later calls run the best measured so far,
+ * except that a call tries a candidate not yet measured (or, every
+ * AUTO_RECHECK calls, the runner-up again) when the time such tries cost
+ * beyond the best stays within AUTO_EXPLORE_SHARE of the class's time,
+ * counting the try as if it took twice the best's time: a file written a few
+ * times runs the static choice only.  The cost of a call is the slowest
+ * rank's time per byte of the call's file range, and every rank sees the same
+ * slowest time (the allreduce that ends the call), so all ranks make the same
+ * choices without a message of their own. */
 
 #define AUTO_EXPLORE_SHARE 0.1
 #define AUTO_RECHECK 16
@@ -715,23 +730,25 @@ struct cw_variant {
 };
 
 static const struct cw_variant many_cycles[] = {
-    {CW_WRITE_COMM, CW_P2P},  {CW_COMM, CW_RMA_LOCK},    {CW_NONE, CW_RMA_LOCK},      {CW_WRITE, CW_RMA_LOCK},
-    {CW_WRITE, CW_RMA_FENCE}, {CW_WRITE_COMM_2, CW_P2P}, {CW_WRITE_COMM, CW_RMA_LOCK},
+    {CW_WRITE, CW_RMA_LOCK},  {CW_COMM, CW_RMA_LOCK},       {CW_NONE, CW_RMA_LOCK},   {CW_WRITE_COMM, CW_RMA_LOCK},
+    {CW_WRITE, CW_RMA_FENCE}, {CW_WRITE_COMM_2, CW_P2P},    {CW_WRITE_COMM, CW_P2P},
 };
 static const struct cw_variant one_cycle[] = {{CW_NONE, CW_P2P}, {CW_NONE, CW_RMA_LOCK}, {CW_NONE, CW_RMA_FENCE}};
 
-/* Candidate i of a class; the first takes the shuffle of the hints. */
-static struct cw_variant candidate(int cls, int i, int hint_shuffle)
+/* The candidates of a class, the static choice first; returns how many. */
+static int candidates(const struct cw_file *f, int cls, struct cw_variant *out)
 {
-    struct cw_variant v = cls ? many_cycles[i] : one_cycle[i];
-    if (i == 0)
-        v.shuffle = hint_shuffle;
-    return v;
-}
-
-static int candidates(int cls)
-{
-    return cls ? (int)(sizeof many_cycles / sizeof *many_cycles) : (int)(sizeof one_cycle / sizeof *one_cycle);
+    const struct cw_variant *list = cls ? many_cycles : one_cycle;
+    int n = cls ? (int)(sizeof many_cycles / sizeof *many_cycles) : (int)(sizeof one_cycle / sizeof *one_cycle);
+    struct cw_variant first = list[0];
+    if (f->hints.shuffle)
+        first.shuffle = f->hints.shuffle;
+    int k = 0;
+    out[k++] = first;
+    for (int i = 0; i < n && k < CW_AUTO_MAX_CANDIDATES; i++)
+        if (list[i].algorithm != first.algorithm || list[i].shuffle != first.shuffle)
+            out[k++] = list[i];
+    return k;
 }
 
 /* The candidate this call runs, and whether it runs to be measured. */
@@ -790,8 +807,9 @@ static void auto_pick(struct cw_ctx *call)
     int c = auto_class_of(f, cycles, size_log2), explore = 0;
     struct cw_auto *a = &f->autos[c];
     a->last_call = f->auto_calls++;
-    int i = auto_choose(a, candidates(cycles), call->span, &explore);
-    struct cw_variant v = candidate(cycles, i, f->hints.shuffle);
+    struct cw_variant list[CW_AUTO_MAX_CANDIDATES];
+    int i = auto_choose(a, candidates(f, cycles, list), call->span, &explore);
+    struct cw_variant v = list[i];
     call->auto_class = c;
     call->auto_candidate = i;
     call->auto_explored = explore;
@@ -818,7 +836,9 @@ static void auto_learn(struct cw_file *f, const struct cw_ctx *call, uint64_t t_
     a->calls++;
     a->total_ns += (double)t_call;
     int best = -1;
-    for (int j = 0; j < candidates(a->cycles); j++)
+    struct cw_variant list[CW_AUTO_MAX_CANDIDATES];
+    int n = candidates(f, a->cycles, list);
+    for (int j = 0; j < n; j++)
         if (a->v[j].calls && (best < 0 || a->v[j].cost < a->v[best].cost))
             best = j;
     a->best = best;
@@ -830,8 +850,9 @@ static int auto_kept(const struct cw_file *f, const struct cw_ctx *call)
     if (call->auto_class < 0 || f->autos[call->auto_class].best < 0)
         return 0;
     const struct cw_auto *a = &f->autos[call->auto_class];
-    struct cw_variant v = candidate(a->cycles, a->best, f->hints.shuffle);
-    return cw_variant_code(v.algorithm, v.shuffle);
+    struct cw_variant list[CW_AUTO_MAX_CANDIDATES];
+    candidates(f, a->cycles, list);
+    return cw_variant_code(list[a->best].algorithm, list[a->best].shuffle);
 }
 
 /* The aggregator's buffers: in the RMA window, or malloc'd for p2p. */
@@ -1284,7 +1305,7 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
     struct cw_ctx call;
     memset(&call, 0, sizeof call);
     call.f = f;
-    call.shuffle = f->hints.shuffle;
+    call.shuffle = f->hints.shuffle ? f->hints.shuffle : CW_P2P;
     call.auto_class = -1;
     for (int i = 0; i < CW_MAX_SLOTS; i++)
         call.cycles[i].c = -1;
