@@ -95,8 +95,8 @@ def test_help_names_every_algorithm_and_shuffle(pario_cmd):
                      "  write         asynchronous write of one buffer while the next is filled",
                      "  write-comm    both: the next shuffle and an asynchronous write overlap",
                      "  write-comm-2  data flow with two shuffles and two writes in flight",
-                     "  auto          direct when each rank writes its own range; otherwise, per",
-                     "  p2p           MPI_Isend/MPI_Irecv (the default)",
+                     "  auto          direct when each rank writes its own range; otherwise",
+                     "  p2p           MPI_Isend/MPI_Irecv (the default of a fixed algorithm)",
                      "  rma-fence     MPI_Put into the aggregators' windows, epochs closed by fences",
                      "  rma-lock      MPI_Put with passive-target MPI_Win_lock/MPI_Win_unlock"):
             assert line in out.splitlines(), (command, line)

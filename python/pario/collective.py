@@ -25,12 +25,12 @@ ALGORITHMS: dict[str, str] = {
     "write": "asynchronous write of one buffer while the next is filled",
     "write-comm": "both: the next shuffle and an asynchronous write overlap",
     "write-comm-2": "data flow with two shuffles and two writes in flight",
-    "auto": "direct when each rank writes its own range; otherwise, per file, variants tried on its first "
-            "calls and the fastest kept",
+    "auto": "direct when each rank writes its own range; otherwise write:rma-lock (up to 4 aggregators per "
+            "node unless cb_nodes says), then per file other variants tried and the fastest kept",
 }
 #: The shuffles (engine_shuffle 1..3): how the pieces reach the aggregators.
 SHUFFLES: dict[str, str] = {
-    "p2p": "MPI_Isend/MPI_Irecv (the default)",
+    "p2p": "MPI_Isend/MPI_Irecv (the default of a fixed algorithm)",
     "rma-fence": "MPI_Put into the aggregators' windows, epochs closed by fences",
     "rma-lock": "MPI_Put with passive-target MPI_Win_lock/MPI_Win_unlock",
 }
