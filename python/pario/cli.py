@@ -17,7 +17,7 @@ from pario.errors import ParioError
 
 #: The subcommands, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = ("run", "env", "dump", "report", "diagnose", "replay", "tune", "kernel",
-                               "path")
+                               "path", "survey")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,9 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from pario.commands.kernel import protect_separator
+    from pario.commands.survey import joined_command
 
     parser = build_parser()
-    args = parser.parse_args(protect_separator(list(sys.argv[1:] if argv is None else argv)))
+    args = parser.parse_args(joined_command(protect_separator(list(sys.argv[1:] if argv is None else argv))))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

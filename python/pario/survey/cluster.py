@@ -1,0 +1,93 @@
+"""The Dask cluster a survey runs on: local worker processes, an existing scheduler, or Slurm
+jobs through dask-jobqueue."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pario.errors import ParioError
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    """``--slurm``: dask-jobqueue's SLURMCluster, ``jobs`` batch jobs of ``cores`` worker processes."""
+
+    jobs: int = 1
+    cores: int = 1
+    memory: str = "2GB"
+    queue: str | None = None
+    account: str | None = None
+    walltime: str = "01:00:00"
+    #: extra #SBATCH options, e.g. "--nodelist=n1"
+    options: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    workers: int = 0                 # local worker processes (0: one per core)
+    scheduler: str | None = None     # address of a running scheduler
+    slurm: SlurmOptions | None = None
+    start_timeout: float = 120.0     # seconds to wait for the first worker
+
+
+def _quiet() -> None:
+    for name in ("distributed", "distributed.core", "distributed.scheduler", "distributed.nanny",
+                 "distributed.worker", "distributed.http.proxy", "dask_jobqueue"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _slurm_cluster(s: SlurmOptions) -> Any:
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise ParioError(f"--slurm needs dask-jobqueue: {exc}") from None
+    cluster = SLURMCluster(cores=s.cores, processes=s.cores, memory=s.memory, queue=s.queue,
+                           account=s.account, walltime=s.walltime, job_extra_directives=list(s.options),
+                           python=sys.executable, worker_extra_args=["--nthreads", "1"],
+                           scheduler_options={"dashboard_address": None})
+    cluster.scale(jobs=s.jobs)
+    return cluster
+
+
+@contextmanager
+def client_for(spec: ClusterSpec) -> Iterator[Any]:
+    """A dask.distributed Client on the cluster the spec names, closed (and the cluster it
+    started stopped) on exit."""
+    _quiet()
+    from distributed import Client, LocalCluster
+
+    cluster = None
+    try:
+        if spec.scheduler:
+            try:
+                client = Client(spec.scheduler, timeout=spec.start_timeout)
+            except OSError as exc:
+                raise ParioError(f"cannot reach the Dask scheduler {spec.scheduler}: {exc}") from None
+        else:
+            if spec.slurm:
+                cluster = _slurm_cluster(spec.slurm)
+            else:
+                n = spec.workers or os.cpu_count() or 1
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.ERROR)
+            client = Client(cluster)
+        try:
+            if spec.slurm or spec.scheduler:
+                try:
+                    client.wait_for_workers(1, timeout=spec.start_timeout)
+                except (TimeoutError, OSError):
+                    where = "the Slurm jobs" if spec.slurm else spec.scheduler
+                    raise ParioError(f"no Dask worker came up from {where} "
+                                     f"in {spec.start_timeout:.0f} s") from None
+            yield client
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,167 @@
+"""The facility view of a survey store (``pario survey report``): DuckDB queries over the
+store's views, filtered by user, executable, dates and file system (docs/survey.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pwd
+from dataclasses import dataclass, field
+from typing import Any
+
+from pario.errors import ParioError
+from pario.survey.store import connect
+
+#: Upper bounds of the I/O-share buckets of the distribution (fractions of a job's time).
+SHARE_BOUNDS: tuple[float, ...] = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
+
+
+@dataclass(frozen=True)
+class Filters:
+    user: str | None = None       # uid, or a user name of this machine
+    exe: str | None = None        # glob on the executable's name or path
+    since: dt.date | None = None  # job start, UTC, inclusive
+    until: dt.date | None = None
+    fs: str | None = None         # jobs that moved bytes on this file-system type
+
+    def text(self) -> str:
+        parts = [f"user {self.user}" if self.user else "", f"exe {self.exe}" if self.exe else "",
+                 f"since {self.since}" if self.since else "", f"until {self.until}" if self.until else "",
+                 f"file system {self.fs}" if self.fs else ""]
+        return ", ".join(p for p in parts if p) or "all jobs"
+
+
+@dataclass
+class FacilityReport:
+    store: str
+    filters: Filters
+    summary: dict[str, Any]
+    #: (bucket label, jobs, core-hours)
+    io_share: list[dict[str, Any]]
+    io_share_percentiles: dict[str, float | None]
+    applications: list[dict[str, Any]]
+    findings_by_time: list[dict[str, Any]]
+    findings_by_jobs: list[dict[str, Any]]
+    filesystems: list[dict[str, Any]]
+    small_files: list[dict[str, Any]]
+    metadata: list[dict[str, Any]]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def sections(self) -> dict[str, list[dict[str, Any]]]:
+        """The report's tables by name (the CSV files, the JSON keys)."""
+        return {"summary": [self.summary], "io_share": self.io_share, "applications": self.applications,
+                "findings_by_time": self.findings_by_time, "findings_by_jobs": self.findings_by_jobs,
+                "filesystems": self.filesystems, "small_files": self.small_files, "metadata": self.metadata,
+                "errors": self.errors}
+
+
+def _uid(user: str) -> int:
+    if user.isdigit():
+        return int(user)
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        raise ParioError(f"--user {user}: no such user on this machine (give the uid)") from None
+
+
+def where_clause(f: Filters) -> tuple[str, list[Any]]:
+    """SQL conditions on the jobs view, and their parameters."""
+    cond, params = ["TRUE"], []
+    if f.user:
+        cond.append("uid = ?")
+        params.append(_uid(f.user))
+    if f.exe:
+        cond.append("(exe_name GLOB ? OR exe GLOB ?)")
+        params += [f.exe, f.exe]
+    if f.since:
+        cond.append("start >= ?")
+        params.append(dt.datetime.combine(f.since, dt.time(), tzinfo=dt.timezone.utc))
+    if f.until:
+        cond.append("start < ?")
+        params.append(dt.datetime.combine(f.until + dt.timedelta(days=1), dt.time(), tzinfo=dt.timezone.utc))
+    if f.fs:
+        cond.append("list_contains([x.fs FOR x IN filesystems], ?)")
+        params.append(f.fs)
+    return " AND ".join(cond), params
+
+
+def _dicts(con: Any, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cur = con.execute(sql, params)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
+def _share_buckets(con: Any, params: list[Any]) -> list[dict[str, Any]]:
+    cases, lo = [], 0.0
+    for hi in SHARE_BOUNDS:
+        label = f"{lo * 100:g}–{hi * 100:g}%"
+        cases.append(f"WHEN io_share <= {hi} THEN '{label}'")
+        lo = hi
+    lows = (0.0, *SHARE_BOUNDS[:-1])
+    order = {f"{a * 100:g}–{b * 100:g}%": i for i, (a, b) in enumerate(zip(lows, SHARE_BOUNDS, strict=True))}
+    rows = _dicts(con, f"""SELECT CASE WHEN io_share IS NULL THEN 'unknown' {' '.join(cases)}
+                          ELSE 'over 100%' END AS bucket, count(*) AS jobs, sum(core_hours) AS core_hours
+                          FROM sel GROUP BY bucket""", params)
+    return sorted(rows, key=lambda r: order.get(r["bucket"], len(order)))
+
+
+def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) -> FacilityReport:
+    con = connect(store)
+    try:
+        where, params = where_clause(filters)
+        con.execute(f"CREATE TEMP TABLE sel AS SELECT * FROM jobs WHERE {where}", params)
+        summary = _dicts(con, """SELECT count(*) AS jobs, count(DISTINCT uid) AS users,
+            count(DISTINCT exe_name) AS applications, coalesce(sum(core_hours), 0) AS core_hours,
+            coalesce(sum(io_core_hours), 0) AS io_core_hours,
+            coalesce(sum(io_core_hours) / nullif(sum(core_hours), 0), 0) AS io_share_of_core_hours,
+            coalesce(sum(bytes_read), 0) AS bytes_read, coalesce(sum(bytes_written), 0) AS bytes_written,
+            min(start) AS first_start, max(start) AS last_start FROM sel""", [])[0]
+        summary["unreadable_logs"] = con.execute("SELECT count(*) FROM errors").fetchone()[0]
+        pct = _dicts(con, """SELECT quantile_cont(io_share, 0.5) AS p50, quantile_cont(io_share, 0.9) AS p90,
+                             quantile_cont(io_share, 0.99) AS p99
+                             FROM sel WHERE io_share IS NOT NULL""", [])[0]
+        apps = _dicts(con, f"""
+            WITH a AS (SELECT exe_name, count(*) AS jobs, sum(core_hours) AS core_hours,
+                              sum(io_core_hours) AS io_core_hours, count(DISTINCT uid) AS users
+                       FROM sel GROUP BY exe_name),
+                 f AS (SELECT exe_name, id, sum(time_lost_s * nprocs) / 3600 AS core_hours_lost
+                       FROM findings WHERE path IN (SELECT path FROM sel) GROUP BY exe_name, id),
+                 t AS (SELECT exe_name, string_agg(id, ', ' ORDER BY core_hours_lost DESC) AS top_findings
+                       FROM (SELECT *, row_number() OVER (PARTITION BY exe_name
+                                                          ORDER BY core_hours_lost DESC) AS n
+                             FROM f WHERE core_hours_lost > 0) WHERE n <= 3 GROUP BY exe_name)
+            SELECT a.*, a.io_core_hours / nullif(a.core_hours, 0) AS io_share,
+                   coalesce(t.top_findings, '') AS top_findings
+            FROM a LEFT JOIN t USING (exe_name)
+            ORDER BY io_core_hours DESC NULLS LAST, core_hours DESC LIMIT {int(top)}""", [])
+        finding_rows = """SELECT id, any_value(severity) AS severity, count(DISTINCT path) AS jobs,
+                              coalesce(sum(time_lost_s), 0) AS time_lost_s,
+                              coalesce(sum(time_lost_s * nprocs) / 3600, 0) AS core_hours_lost
+                          FROM findings WHERE path IN (SELECT path FROM sel) GROUP BY id"""
+        by_time = _dicts(con, f"{finding_rows} ORDER BY core_hours_lost DESC, jobs DESC LIMIT {int(top)}", [])
+        by_jobs = _dicts(con, f"{finding_rows} ORDER BY jobs DESC, core_hours_lost DESC LIMIT {int(top)}", [])
+        fs = _dicts(con, """SELECT fs, strftime(start, '%Y-%m') AS month, count(*) AS jobs,
+                sum(bytes_read + bytes_written) AS bytes,
+                quantile_cont((bytes_read + bytes_written) / io_time_s, 0.1) AS bw_p10,
+                quantile_cont((bytes_read + bytes_written) / io_time_s, 0.5) AS bw_p50,
+                quantile_cont((bytes_read + bytes_written) / io_time_s, 0.9) AS bw_p90
+            FROM filesystems WHERE path IN (SELECT path FROM sel) AND io_time_s > 0
+            GROUP BY fs, month ORDER BY fs, month""", [])
+        small = _dicts(con, f"""SELECT exe_name, count(*) AS jobs, max(nfiles) AS max_files,
+                sum(nfiles) AS files, sum(small_requests) AS small_requests,
+                sum(small_requests) / nullif(sum(requests), 0) AS small_share
+            FROM sel GROUP BY exe_name HAVING sum(nfiles) > 0 OR sum(small_requests) > 0
+            ORDER BY files DESC, small_requests DESC LIMIT {int(top)}""", [])
+        meta = _dicts(con, f"""SELECT exe_name, count(*) AS jobs, sum(meta_ops) AS meta_ops,
+                sum(meta_time_s) / 3600 AS meta_core_hours,
+                sum(meta_time_s) / nullif(sum(io_time_s), 0) AS meta_share_of_io
+            FROM sel GROUP BY exe_name HAVING sum(meta_ops) > 0
+            ORDER BY meta_core_hours DESC NULLS LAST, meta_ops DESC LIMIT {int(top)}""", [])
+        errors = _dicts(con, f"SELECT path, error FROM errors ORDER BY path LIMIT {int(top)}", [])
+        shares = _share_buckets(con, [])
+    finally:
+        con.close()
+    return FacilityReport(store=store, filters=filters, summary=summary, io_share=shares,
+                          io_share_percentiles=pct, applications=apps, findings_by_time=by_time,
+                          findings_by_jobs=by_jobs, filesystems=fs, small_files=small, metadata=meta,
+                          errors=errors)
+

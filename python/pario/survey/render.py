@@ -1,0 +1,216 @@
+"""The facility report's forms: terminal (Rich), JSON, CSV files, self-contained HTML (Plotly)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pario import units
+from pario.errors import ParioError
+from pario.survey.facility import FacilityReport
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: Columns shown left-aligned (text); numbers are right-aligned.
+TEXT_COLUMNS = frozenset({"exe_name", "id", "fs", "bucket", "top_findings", "month", "severity", "path",
+                          "error"})
+
+
+def plain(v: Any) -> Any:
+    """A value as JSON and CSV take it (timestamps as ISO text, NaN as None)."""
+    if isinstance(v, (dt.datetime, dt.date)):
+        return v.isoformat()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    return v
+
+
+def report_dict(r: FacilityReport) -> dict[str, Any]:
+    return plain({"store": r.store, "filters": r.filters.text(), "summary": r.summary,
+                  "io_share": r.io_share, "io_share_percentiles": r.io_share_percentiles,
+                  "applications": r.applications, "findings_by_time": r.findings_by_time,
+                  "findings_by_jobs": r.findings_by_jobs, "filesystems": r.filesystems,
+                  "small_files": r.small_files, "metadata": r.metadata, "errors": r.errors})
+
+
+def _open(path: str, what: str) -> TextIO:
+    try:
+        return open(path, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise ParioError(f"{path}: cannot write {what}: {exc.strerror}") from None
+
+
+def write_json(r: FacilityReport, path: str) -> None:
+    text = json.dumps(report_dict(r), allow_nan=False, ensure_ascii=False, indent=1)
+    if path == "-":
+        sys.stdout.write(text + "\n")
+        return
+    with _open(path, "the JSON report") as f:
+        f.write(text + "\n")
+
+
+def write_csv(r: FacilityReport, folder: str) -> None:
+    """One CSV file per table of the report (``<section>.csv``) in ``folder``."""
+    out = Path(folder)
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ParioError(f"{folder}: cannot make the CSV folder: {exc.strerror}") from None
+    for name, rows in r.sections().items():
+        with _open(str(out / f"{name}.csv"), "a CSV file") as f:
+            cols = list(rows[0]) if rows else []
+            w = csv.writer(f)
+            w.writerow(cols)
+            for row in rows:
+                w.writerow(["" if row[c] is None else plain(row[c]) for c in cols])
+
+
+# -- terminal ------------------------------------------------------------------------------------
+def _num(v: Any, digits: int = 1) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:,.{digits}f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+_pct = units.percent
+_rate = units.rate
+
+
+def print_report(r: FacilityReport, out: TextIO | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(file=out or sys.stdout, width=110)
+    s = r.summary
+    con.print(f"[bold]pario survey report[/bold]: {r.store} ({r.filters.text()})")
+    con.print(f"{_count(s['jobs'], 'job')} of {_count(s['users'], 'user')}, "
+              f"{_count(s['applications'], 'application')}, "
+              f"{_num(s['core_hours'])} core-hours, of which {_num(s['io_core_hours'])} in I/O "
+              f"({_pct(s['io_share_of_core_hours'])}); {units.nbytes(s['bytes_read'])} read, "
+              f"{units.nbytes(s['bytes_written'])} written; {_num(s['unreadable_logs'])} unreadable logs")
+    if s["first_start"]:
+        con.print(f"jobs started from {s['first_start']:%Y-%m-%d} to {s['last_start']:%Y-%m-%d}")
+    p = r.io_share_percentiles
+
+    def table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[dict[str, Any]],
+              fmt: dict[str, Any]) -> None:
+        t = Table(title=title, title_justify="left", title_style="bold")
+        for key, label in cols:
+            t.add_column(label, justify="left" if key in TEXT_COLUMNS else "right")
+        for row in rows:
+            t.add_row(*[fmt.get(k, _num)(row[k]) for k, _ in cols])
+        con.print(t)
+
+    table(f"I/O share of the jobs' time (median {_pct(p['p50'])}, 90th percentile {_pct(p['p90'])})",
+          [("bucket", "share of time"), ("jobs", "jobs"), ("core_hours", "core-hours")], r.io_share, {})
+    table("Applications by core-hours in I/O",
+          [("exe_name", "application"), ("jobs", "jobs"), ("users", "users"), ("core_hours", "core-hours"),
+           ("io_core_hours", "in I/O"), ("io_share", "I/O share"), ("top_findings", "top findings")],
+          r.applications, {"io_share": _pct})
+    fcols = [("id", "finding"), ("severity", "severity"), ("jobs", "jobs"),
+             ("core_hours_lost", "core-hours lost"), ("time_lost_s", "wall time lost (s)")]
+    table("Findings by the core-hours they cost", fcols, r.findings_by_time, {})
+    table("Findings by the jobs they hit", fcols, r.findings_by_jobs, {})
+    table("File systems: bandwidth per process (bytes over a process's I/O time), per month",
+          [("fs", "file system"), ("month", "month"), ("jobs", "jobs"), ("bytes", "bytes"), ("bw_p10", "p10"),
+           ("bw_p50", "median"), ("bw_p90", "p90")], r.filesystems,
+          {"bytes": units.nbytes, "bw_p10": _rate, "bw_p50": _rate, "bw_p90": _rate})
+    table("Small-file offenders",
+          [("exe_name", "application"), ("jobs", "jobs"), ("files", "files"), ("max_files", "most in a job"),
+           ("small_requests", "requests ≤ 10 KiB"), ("small_share", "of requests")],
+          r.small_files, {"small_share": _pct})
+    table("Metadata offenders",
+          [("exe_name", "application"), ("jobs", "jobs"), ("meta_ops", "metadata ops"),
+           ("meta_core_hours", "core-hours"), ("meta_share_of_io", "of I/O time")], r.metadata,
+          {"meta_share_of_io": _pct, "meta_core_hours": lambda v: _num(v, 3)})
+    if r.errors:
+        table("Unreadable logs", [("path", "log"), ("error", "reason")], r.errors, {})
+
+
+# -- HTML ----------------------------------------------------------------------------------------
+def _figures(r: FacilityReport) -> list[dict[str, Any]]:
+    """Plotly figures (as dicts) of the report."""
+    figs = [{"id": "io-share", "title": "Jobs and core-hours by I/O share",
+             "data": [{"type": "bar", "name": "jobs", "x": [b["bucket"] for b in r.io_share],
+                       "y": [b["jobs"] for b in r.io_share]},
+                      {"type": "bar", "name": "core-hours", "x": [b["bucket"] for b in r.io_share],
+                       "y": [b["core_hours"] for b in r.io_share], "yaxis": "y2"}],
+             "layout": {"barmode": "group", "yaxis": {"title": "jobs"},
+                        "yaxis2": {"title": "core-hours", "overlaying": "y", "side": "right"}}},
+            {"id": "apps", "title": "Applications by core-hours in I/O",
+             "data": [{"type": "bar", "orientation": "h", "y": [a["exe_name"] for a in r.applications][::-1],
+                       "x": [a["io_core_hours"] for a in r.applications][::-1], "name": "in I/O"}],
+             "layout": {"xaxis": {"title": "core-hours in I/O"}, "margin": {"l": 160}}},
+            {"id": "findings", "title": "Findings by core-hours lost",
+             "data": [{"type": "bar", "orientation": "h", "y": [f["id"] for f in r.findings_by_time][::-1],
+                       "x": [f["core_hours_lost"] for f in r.findings_by_time][::-1],
+                       "text": [f"{f['jobs']} jobs" for f in r.findings_by_time][::-1]}],
+             "layout": {"xaxis": {"title": "core-hours lost (estimate)"}, "margin": {"l": 220}}}]
+    by_fs: dict[str, list[dict[str, Any]]] = {}
+    for row in r.filesystems:
+        by_fs.setdefault(row["fs"], []).append(row)
+    figs.append({"id": "filesystems", "title": "File systems: median bandwidth per process, per month",
+                 "data": [{"type": "scatter", "mode": "lines+markers", "name": fs,
+                           "x": [x["month"] for x in rows], "y": [x["bw_p50"] for x in rows]}
+                          for fs, rows in by_fs.items()],
+                 "layout": {"yaxis": {"title": "bytes/s", "type": "log"}}})
+    return plain(figs)
+
+
+def html_text(r: FacilityReport, plotly_js: str | None = None) -> str:
+    from jinja2 import Environment, FileSystemLoader
+    from markupsafe import Markup
+
+    if plotly_js is None:
+        from plotly.offline import get_plotlyjs
+
+        plotly_js = get_plotlyjs()
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, trim_blocks=True,
+                      lstrip_blocks=True)
+    env.filters.update(num=_num, pct=_pct, rate=_rate, size=units.nbytes, count=_count)
+    return env.get_template("survey.html.j2").render(
+        r=r, figures=_figures(r), figures_json=Markup(json.dumps(_figures(r), allow_nan=False)),
+        plotly_js=Markup(plotly_js))
+
+
+def write_html(r: FacilityReport, path: str) -> None:
+    text = html_text(r)
+    with _open(path, "the HTML report") as f:
+        f.write(text)
+
+
+# -- SQL -----------------------------------------------------------------------------------------
+def print_query(columns: list[str], rows: list[tuple[Any, ...]], *, csv: bool, out: TextIO) -> None:
+    if csv:
+        import csv as csvmod
+
+        w = csvmod.writer(out)
+        w.writerow(columns)
+        for row in rows:
+            w.writerow(["" if v is None else plain(v) for v in row])
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table()
+    for c in columns:
+        t.add_column(c)
+    for row in rows:
+        t.add_row(*["NULL" if v is None else str(plain(v)) for v in row])
+    Console(file=out, width=200).print(t)
+    print(f"{len(rows)} row{'s' if len(rows) != 1 else ''}", file=out)

@@ -1,0 +1,187 @@
+"""One log analysed into one row of the survey store (docs/survey.md, "The store").
+
+The row holds what facility-wide questions need and nothing per rank: the job, its time
+classes, bytes per layer and per file system, the POP metrics with I/O, and every finding with
+its severity and estimated time lost.  A log that cannot be read or analysed becomes an error
+row with the reason, so that one bad log never stops a survey.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pario.errors import ParioError
+from pario.model import SIZE_BUCKETS, fs_name
+from pario.survey.discover import LogFile
+
+#: Layers whose bytes each row keeps (the data layers; a library's file layer adds nothing).
+ROW_LAYERS: tuple[str, ...] = ("posix", "stdio", "mpiio", "h5d", "pnetcdf_var")
+#: Requests of at most this size are counted as small (the histogram's first three buckets, the
+#: diagnosis's default small_request_bytes).
+SMALL_BUCKETS = SIZE_BUCKETS.index("1K_10K") + 1
+POP_FIELDS: tuple[str, ...] = ("parallel_efficiency", "load_balance", "communication_efficiency",
+                               "io_efficiency", "load_balance_io", "communication_efficiency_io", "loss_io")
+SHARE_FIELDS: tuple[str, ...] = ("compute", "mpi", "io", "compute_and_mpi")
+
+
+def _v(value: Any) -> float | None:
+    """A metric's number (None when unavailable or not finite)."""
+    x = getattr(value, "value", value)
+    if x is None:
+        return None
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def base_row(log: LogFile, surveyed_at: float) -> dict[str, Any]:
+    """The columns every row has, an error row too."""
+    return {"path": log.path, "size": log.size, "mtime_ns": log.mtime_ns, "day": log.day,
+            "surveyed_at": surveyed_at}
+
+
+def error_row(log: LogFile, reason: str, surveyed_at: float) -> dict[str, Any]:
+    return {**base_row(log, surveyed_at), "status": "error", "error": reason, "month": "error"}
+
+
+def _file_owner(path: str) -> int | None:
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
+
+
+def _fs_of_names(names: Sequence[str], ids: np.ndarray, magic: dict[int, int],
+                 mounts: Sequence[Any]) -> list[str]:
+    """Each file's file-system type: pario's statfs magic of the file, else the longest mount
+    point of Darshan's mount table that holds its name, else 'unknown'."""
+    points = sorted(((str(m[0]), str(m[1])) for m in mounts if len(m) >= 2), key=lambda m: -len(m[0]))
+    out = []
+    for name, fid in zip(names, ids, strict=True):
+        code = magic.get(int(fid), 0)
+        if code > 0:
+            out.append(fs_name(code))
+            continue
+        kind = next((t for p, t in points if name == p or name.startswith(p.rstrip("/") + "/")), "")
+        out.append(kind or "unknown")
+    return out
+
+
+def _fs_magic(profile: Any) -> dict[int, int]:
+    """File id -> statfs magic, from pario's POSIX records."""
+    posix = profile.layer("posix")
+    if "fs_type" not in posix or not len(posix):
+        return {}
+    out: dict[int, int] = {}
+    ids = np.asarray(posix["id"]).astype(np.uint64)
+    for fid, code in zip(ids, np.asarray(posix["fs_type"]), strict=True):
+        if float(code) > 0:
+            out[int(fid)] = int(code)
+    return out
+
+
+def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
+    """Bytes, I/O time (summed over ranks) and files per file-system type, from the files table
+    (each file once, at its outermost layer: the bytes and time the application asked for)."""
+    files = run.files
+    if not len(files):
+        return []
+    names = [str(n) for n in np.asarray(files["name"])]
+    ids = np.asarray(files["id"])
+    kinds = _fs_of_names(names, ids, _fs_magic(profile), profile.job.metadata.get("mounts") or [])
+    cols = {c: np.nan_to_num(np.asarray(files[c], dtype=float)) for c in
+            ("bytes_read", "bytes_written", "read_time", "write_time")}
+    out: dict[str, dict[str, Any]] = {}
+    for i, kind in enumerate(kinds):
+        e = out.setdefault(kind, {"fs": kind, "files": 0, "bytes_read": 0, "bytes_written": 0,
+                                  "io_time_s": 0.0})
+        e["files"] += 1
+        e["bytes_read"] += int(cols["bytes_read"][i])
+        e["bytes_written"] += int(cols["bytes_written"][i])
+        e["io_time_s"] += float(cols["read_time"][i] + cols["write_time"][i])
+    return sorted(out.values(), key=lambda e: -(e["bytes_read"] + e["bytes_written"]))
+
+
+def _layer_bytes(run: Any) -> dict[str, int]:
+    out = {f"{layer}_bytes_{kind}": 0 for layer in ROW_LAYERS for kind in ("read", "written")}
+    for lay in run.io.layers:
+        if lay.layer in ROW_LAYERS:
+            for kind, key in (("read", "read"), ("write", "written")):
+                b = _v(getattr(lay, kind).bytes)
+                out[f"{lay.layer}_bytes_{key}"] = int(b or 0)
+    return out
+
+
+def _requests(run: Any) -> tuple[int, int]:
+    """(requests, small requests) of the outermost view, from its size histograms."""
+    total = small = 0
+    for hist in (run.io.overall.histogram_read, run.io.overall.histogram_write):
+        if hist:
+            total += int(sum(hist))
+            small += int(sum(hist[:SMALL_BUCKETS]))
+    return total, small
+
+
+def analysed_row(log: LogFile, run: Any, profile: Any, surveyed_at: float) -> dict[str, Any]:
+    """The row of a log read and analysed (``run``: pario.analysis.run.RunAnalysis)."""
+    job = run.job
+    runtime = float(job.runtime)
+    core_hours = job.nprocs * runtime / 3600.0
+    shares = {f"{k}_share": _v(getattr(run.shares, k)) for k in SHARE_FIELDS}
+    io_time = _v(run.totals.io)
+    io_share = shares["io_share"]
+    # core-hours spent in I/O: the ranks' I/O time (summed), which the share of the run also gives
+    io_core_hours = io_time / 3600.0 if io_time is not None else (
+        io_share * core_hours if io_share is not None else None)
+    overall = run.io.overall
+    requests, small = _requests(run)
+    uid = profile.job.metadata.get("uid")
+    start = float(job.start_time)
+    month = time.strftime("%Y-%m", time.gmtime(start)) if start > 0 else "unknown"
+    return {
+        **base_row(log, surveyed_at),
+        "status": "ok", "error": None, "month": month,
+        "source": job.source, "job_id": str(job.jobid or ""),
+        "uid": int(uid) if uid is not None else _file_owner(log.path),
+        "exe": job.exe, "exe_name": os.path.basename(job.exe.split()[0]) if job.exe.strip() else "",
+        "nprocs": int(job.nprocs), "start": start, "end": float(job.end_time), "runtime_s": runtime,
+        "core_hours": core_hours, "complete": bool(job.complete),
+        **shares, "bound": run.shares.bound,
+        "io_time_s": io_time, "io_core_hours": io_core_hours,
+        "bytes_read": int(_v(overall.read.bytes) or 0), "bytes_written": int(_v(overall.write.bytes) or 0),
+        "read_rate": _v(overall.read.rate_aggregate), "write_rate": _v(overall.write.rate_aggregate),
+        **_layer_bytes(run),
+        "meta_ops": int(_v(overall.meta.ops) or 0), "meta_time_s": _v(overall.meta.time_total),
+        "requests": requests, "small_requests": small,
+        **{k: _v(getattr(run.pop, k)) for k in POP_FIELDS},
+        "nfiles": int(len(run.files)),
+        "filesystems": filesystems(run, profile),
+        "findings": [{"id": f.id, "severity": f.severity.label,
+                      "time_lost_s": _v(f.time_lost)} for f in run.findings],
+    }
+
+
+def survey_log(log: LogFile, surveyed_at: float) -> dict[str, Any]:
+    """Read and analyse one log; any failure becomes an error row with its reason."""
+    from pario.analysis.run import analyze
+    from pario.log import read_log
+
+    if log.size < 0:
+        return error_row(log, "no such file", surveyed_at)
+    try:
+        profile = read_log(log.path)
+        run = analyze(profile)
+        return analysed_row(log, run, profile, surveyed_at)
+    except ParioError as exc:
+        return error_row(log, str(exc), surveyed_at)
+    except Exception as exc:  # noqa: BLE001 - a survey of thousands of logs never stops for one
+        return error_row(log, f"{type(exc).__name__}: {exc}", surveyed_at)
+
+
+def survey_batch(logs: Sequence[LogFile], surveyed_at: float) -> list[dict[str, Any]]:
+    """A worker's task: the rows of a batch of logs."""
+    return [survey_log(log, surveyed_at) for log in logs]

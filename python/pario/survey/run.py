@@ -1,0 +1,156 @@
+"""``pario survey PATH... --store DIR``: every new or changed log analysed on Dask into the store."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pario.survey.cluster import ClusterSpec, client_for
+from pario.survey.discover import LogFile, find_logs, in_window
+from pario.survey.row import error_row, survey_batch
+from pario.survey.store import surveyed, write_rows
+
+#: Logs per task: large enough that scheduling costs little next to reading, small enough that a
+#: worker holds few rows and the progress bar moves.
+DEFAULT_BATCH = 64
+
+
+@dataclass(frozen=True)
+class SurveyPlan:
+    paths: tuple[str, ...]
+    store: str
+    manifests: tuple[str, ...] = ()
+    limit: int | None = None
+    since: dt.date | None = None
+    until: dt.date | None = None
+    batch: int = DEFAULT_BATCH
+    cluster: ClusterSpec = field(default_factory=ClusterSpec)
+
+
+@dataclass
+class SurveyResult:
+    found: int = 0        # logs under the paths, in the date window
+    unchanged: int = 0    # already in the store, same size and modification time
+    read: int = 0         # rows written this run
+    errors: int = 0       # of which error rows
+    seconds: float = 0.0
+    workers: int = 0
+
+    def text(self) -> str:
+        rate = f", {self.read / self.seconds:.0f} logs/s" if self.seconds > 0 and self.read else ""
+        return (f"{self.found} logs found, {self.unchanged} already in the store, {self.read} read "
+                f"({self.errors} unreadable) on {self.workers} Dask worker{'s' if self.workers != 1 else ''} "
+                f"in {self.seconds:.1f} s{rate}")
+
+
+def to_read(logs: Iterable[LogFile], seen: dict[str, tuple[int, int]], result: SurveyResult,
+            plan: SurveyPlan) -> Iterator[LogFile]:
+    """The logs of the window that the store lacks or holds an older version of."""
+    n = 0
+    for log in logs:
+        if not in_window(log, plan.since, plan.until):
+            continue
+        result.found += 1
+        if seen.get(log.path) == (log.size, log.mtime_ns):
+            result.unchanged += 1
+            continue
+        if plan.limit is not None and n >= plan.limit:
+            continue
+        n += 1
+        yield log
+
+
+def survey_part(store: str, logs: Sequence[LogFile], name: str, surveyed_at: float) -> tuple[int, int]:
+    """A worker's task: read a batch of logs and write their rows as one part of the store;
+    returns (rows, error rows)."""
+    rows = survey_batch(logs, surveyed_at)
+    write_rows(store, rows, name)
+    return len(rows), sum(r["status"] == "error" for r in rows)
+
+
+def _batches(logs: Iterator[LogFile], size: int) -> Iterator[list[LogFile]]:
+    while chunk := list(itertools.islice(logs, size)):
+        yield chunk
+
+
+def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResult:
+    """Survey the plan's logs; rows go to the store as each batch completes."""
+    from distributed import as_completed
+
+    result = SurveyResult()
+    started = time.monotonic()
+    surveyed_at = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(surveyed_at)) + "-" + uuid.uuid4().hex[:8]
+    # discovery runs before the cluster starts: the count sizes the progress bar
+    logs = list(to_read(find_logs(plan.paths, plan.manifests), surveyed(plan.store), result, plan))
+    if not logs:
+        result.seconds = time.monotonic() - started
+        return result
+    names = (f"part-{stamp}-{i:06d}" for i in itertools.count())
+    show = sys.stderr.isatty() if progress is None else progress
+    with client_for(plan.cluster) as client, _Progress(len(logs), show) as bar:
+        result.workers = len(client.scheduler_info().get("workers", {}))
+        window = max(4, 4 * max(result.workers, 1))  # tasks in flight: the scheduler holds few
+        pending = _batches(iter(logs), plan.batch)
+        running: Any = as_completed()
+        batch_of: dict[Any, list[LogFile]] = {}
+
+        def submit(batch: list[LogFile]) -> None:
+            fut = client.submit(survey_part, plan.store, batch, next(names), surveyed_at, pure=False)
+            batch_of[fut] = batch
+            running.add(fut)
+
+        for batch in itertools.islice(pending, window):
+            submit(batch)
+        for fut in running:
+            batch = batch_of.pop(fut)
+            try:
+                n, bad = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a worker that died on a log: find which
+                if len(batch) > 1:
+                    for log in batch:  # one task per log, so the others still get read
+                        submit([log])
+                    continue
+                reason = f"the reader stopped the worker ({type(exc).__name__}: {exc})"
+                n, bad = write_rows(plan.store, [error_row(batch[0], reason, surveyed_at)], next(names)), 1
+            result.read += n
+            result.errors += bad
+            bar.advance(n)
+            nxt = next(pending, None)
+            if nxt is not None:
+                submit(nxt)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+class _Progress:
+    """A Rich progress bar on standard error (or nothing)."""
+
+    def __init__(self, total: int, show: bool) -> None:
+        self.total, self.show = total, show
+        self.bar: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.show:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                                TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("surveying logs", total=self.total)
+        return self
+
+    def advance(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task, n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()

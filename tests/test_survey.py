@@ -1,0 +1,317 @@
+"""``pario survey`` (docs/survey.md): logs found in archives, flat folders and manifests; a store
+made by a real Dask local cluster, by a scheduler and two workers started here, and by Slurm jobs
+of the tests' local Slurm; surveyed twice (the second run reads nothing old); corrupt and
+truncated logs stored as error rows; the facility report worked out by hand on a store of known
+rows; SQL over the store."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from darshan_logs import LOGS
+from kernel_helpers import kernel_exe
+from pario.errors import ParioError
+from pario.survey.discover import find_logs, in_window
+from pario.survey.facility import Filters, facility_report
+from pario.survey.store import query, write_rows
+
+NP = 4
+BLOCK = ["--layout", "strided", "--block-size", "64k", "--transfer-size", "64k", "--segments", "4",
+         "--collective"]
+BLOCK_BYTES = NP * 4 * 65536  # each rank writes 4 blocks of 64 KiB
+SHARED = sorted(LOGS.glob("*.darshan"))
+
+
+def survey(pario_cmd: list[str], *args: str, env: dict[str, str] | None = None,
+           timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*pario_cmd, "survey", *args], capture_output=True, text=True, timeout=timeout,
+                          env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def sql(store: Path, text: str) -> list[tuple]:
+    return query(str(store), text)[1]
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-untyped-def]
+    """Darshan's archive layout with the shared logs over two days, a pario log of the block
+    kernel (4 ranks, 1 MiB written collectively), a corrupt log and a truncated one."""
+    root = tmp_path_factory.mktemp("archive")
+    for i, log in enumerate(SHARED):
+        day = root / "2026" / "11" / ("26" if i % 2 else "27")
+        day.mkdir(parents=True, exist_ok=True)
+        shutil.copy(log, day / log.name)
+    flat = root / "flat"
+    flat.mkdir()
+    data = tmp_path_factory.mktemp("data") / "block.dat"
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(flat / "block.pario"), "--", "mpirun", "-np",
+                           str(NP), str(kernel_exe("block")), *BLOCK, "--path", str(data)],
+                          env=mpi_env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    (flat / "corrupt.darshan").write_bytes(bytes(range(256)) * 40)
+    whole = (LOGS / "imbalanced-io.darshan").read_bytes()
+    (flat / "truncated.darshan").write_bytes(whole[: len(whole) // 3])
+    (flat / "notes.txt").write_text("not a log\n")
+    return root
+
+
+def test_logs_are_found_in_archives_folders_and_manifests(tmp_path: Path):
+    for rel in ("2026/11/5/a.darshan", "2026/12/1/b.darshan.gz", "flat/c.pario", "flat/d.txt",
+                "flat/sub/e.darshan"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"x")
+    os.utime(tmp_path / "flat/c.pario", (0, dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc).timestamp()))
+    manifest = tmp_path / "list.txt"
+    manifest.write_text("# two logs, one missing\nflat/d.txt\n\n/no/such.darshan\n")
+    found = list(find_logs([str(tmp_path / "2026"), str(tmp_path / "flat"), str(tmp_path / "flat/c.pario")],
+                           [str(manifest)]))
+    names = [Path(f.path).relative_to(tmp_path) if f.path.startswith(str(tmp_path)) else f.path
+             for f in found]
+    assert names == [Path("2026/11/5/a.darshan"), Path("2026/12/1/b.darshan.gz"), Path("flat/c.pario"),
+                     Path("flat/sub/e.darshan"), Path("flat/d.txt"), "/no/such.darshan"]
+    days = {Path(f.path).name: f.day for f in found}
+    assert days["a.darshan"] == dt.date(2026, 11, 5) and days["b.darshan.gz"] == dt.date(2026, 12, 1)
+    assert days["c.pario"] == dt.date(2026, 11, 20)  # no archive folder: the modification time
+    assert found[-1].size == -1  # listed but missing: the survey stores it as an error row
+    window = [Path(f.path).name for f in found if in_window(f, dt.date(2026, 11, 6), dt.date(2026, 11, 30))]
+    assert "a.darshan" not in window and "b.darshan.gz" not in window and "c.pario" in window
+    with pytest.raises(ParioError, match="no such file or directory"):
+        list(find_logs([str(tmp_path / "nowhere")]))
+
+
+def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pario_cmd):
+    store = tmp_path / "store"
+    archive = Path(shutil.copytree(archive, tmp_path / "archive"))  # this test changes a log
+    first = survey(pario_cmd, str(archive), "--store", str(store), "--workers", "2", "--batch", "3")
+    assert first.returncode == 0, first.stderr
+    n = len(SHARED) + 3  # the shared logs, block.pario, corrupt and truncated
+    assert (f"{n} logs found, 0 already in the store, {n} read (2 unreadable) on 2 Dask workers"
+            in first.stdout)
+
+    # the pario log of the block kernel: exact bytes, ranks, layers, and where it was written
+    (row,) = sql(store, "SELECT source, nprocs, bytes_written, mpiio_bytes_written, posix_bytes_written, "
+                        "uid, exe_name, nfiles FROM jobs WHERE path LIKE '%block.pario'")
+    assert row[:4] == ("pario", NP, BLOCK_BYTES, BLOCK_BYTES)
+    assert row[4] >= BLOCK_BYTES and row[5] == os.getuid() and row[6] == "pario-kernel-block"
+    fs = sql(store, "SELECT fs, bytes_written FROM filesystems "
+                    "WHERE path LIKE '%block.pario' AND bytes_written > 0")
+    assert [b for _, b in fs] == [row[4]] and fs[0][0] not in ("", "unknown")
+
+    # a Darshan log's row matches what PyDarshan reads from it
+    import darshan
+
+    log = next(p for p in SHARED if p.name.startswith("treddy"))
+    rep = darshan.DarshanReport(str(log), read_all=False)
+    (got,) = sql(store, f"SELECT nprocs, uid, job_id, day FROM jobs WHERE path LIKE '%{log.name}'")
+    job = rep.metadata["job"]
+    assert got[:3] == (job["nprocs"], job["uid"], str(job["jobid"]))
+    assert got[3] in (dt.date(2026, 11, 26), dt.date(2026, 11, 27))
+
+    errors = dict(sql(store, "SELECT regexp_extract(path, '[^/]+$'), error FROM errors"))
+    assert set(errors) == {"corrupt.darshan", "truncated.darshan"}
+    assert all(reason and "\n" not in reason for reason in errors.values())
+    assert sql(store, "SELECT count(*) FROM jobs")[0][0] == n - 2
+
+    # a second survey reads nothing old; a changed log is read again and replaces its row
+    again = survey(pario_cmd, str(archive), "--store", str(store), "--workers", "1")
+    assert f"{n} logs found, {n} already in the store, 0 read" in again.stdout
+    changed = archive / "flat" / "truncated.darshan"
+    shutil.copy(LOGS / "imbalanced-io.darshan", changed)
+    third = survey(pario_cmd, str(archive), "--store", str(store), "--workers", "1")
+    assert f"{n} logs found, {n - 1} already in the store, 1 read (0 unreadable)" in third.stdout
+    assert sql(store, "SELECT count(*) FROM errors")[0][0] == 1
+    assert sql(store, "SELECT count(*) FROM jobs")[0][0] == n - 1
+    assert sql(store, "SELECT count(*) FROM rows_all WHERE path LIKE '%truncated.darshan'")[0][0] == 2
+
+
+def test_window_and_limit(archive: Path, tmp_path: Path, pario_cmd):
+    store = tmp_path / "store"
+    proc = survey(pario_cmd, str(archive / "2026"), "--store", str(store), "--workers", "1",
+                  "--since", "2026-11-27", "--until", "2026-11-27", "--limit", "2")
+    assert proc.returncode == 0, proc.stderr
+    on_27 = len(SHARED[0::2])
+    assert f"{on_27} logs found, 0 already in the store, 2 read" in proc.stdout
+    assert {d for (d,) in sql(store, "SELECT day FROM jobs")} == {dt.date(2026, 11, 27)}
+
+
+def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
+    """A real distributed scheduler and two worker processes, started here as a site would."""
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    sched_file = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen([*dask, "--scheduler-file", str(sched_file), "--port", "0", "--no-dashboard"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 60
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(sched_file.read_text())["address"]
+        for _ in range(2):
+            procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                                           "--nthreads", "1", "--no-dashboard"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from distributed import Client
+
+        with Client(address, timeout=60) as c:
+            c.wait_for_workers(2, timeout=60)
+        store = tmp_path / "store"
+        proc = survey(pario_cmd, str(archive / "flat"), "--store", str(store), "--scheduler", address,
+                      "--batch", "1")
+        assert proc.returncode == 0, proc.stderr
+        assert "3 logs found, 0 already in the store, 3 read (2 unreadable) on 2 Dask workers" in proc.stdout
+        assert sql(store, "SELECT nprocs, bytes_written FROM jobs") == [(NP, BLOCK_BYTES)]
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+
+
+def test_slurm_jobs(archive: Path, tmp_path: Path, pario_cmd, slurm_env):
+    """dask-jobqueue's SLURMCluster on the tests' one-node Slurm (256 MB declared: the job asks
+    for less with an extra #SBATCH line; the worker's own limit stays 2 GB)."""
+    store = tmp_path / "store"
+    proc = survey(pario_cmd, str(archive / "2026"), "--store", str(store), "--slurm", "--slurm-jobs", "1",
+                  "--slurm-walltime", "00:10:00", "--slurm-option=--mem=100M", env=slurm_env, timeout=400)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    n = len(SHARED)
+    assert f"{n} logs found, 0 already in the store, {n} read (0 unreadable) on 1 Dask worker" in proc.stdout
+    assert sql(store, "SELECT count(*) FROM jobs")[0][0] == n
+
+
+def test_bad_input_is_one_line(tmp_path: Path, pario_cmd):
+    store = str(tmp_path / "s")
+    cases = [(["survey", str(tmp_path / "nowhere"), "--store", store], "no such file or directory"),
+             (["survey", "--store", str(tmp_path / "s")], "nothing to survey"),
+             (["survey", "report", str(tmp_path)], "no survey store here"),
+             (["survey", "sql", str(tmp_path), "SELECT 1"], "no survey store here"),
+             (["survey", str(tmp_path), "--store", store, "--since", "2026-13-01"], "is not a date")]
+    for args, text in cases:
+        proc = subprocess.run([*pario_cmd, *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and text in lines[0], (args, proc.stderr)
+
+
+# --- the facility report, on rows whose answers are worked out by hand ----------------------------
+
+def row(path: str, exe: str, uid: int, nprocs: int, runtime: float, io_share: float, findings: list,
+        start: str = "2026-11-02", fs: str = "lustre", nfiles: int = 1, small: int = 0) -> dict:
+    t0 = dt.datetime.fromisoformat(start).replace(tzinfo=dt.timezone.utc).timestamp()
+    io_time = io_share * runtime * nprocs
+    return {"path": path, "size": 1, "mtime_ns": 1, "day": dt.date.fromisoformat(start), "surveyed_at": 1.0,
+            "status": "ok", "error": None, "month": start[:7], "source": "darshan", "job_id": path,
+            "uid": uid, "exe": f"/apps/{exe}", "exe_name": exe, "nprocs": nprocs, "start": t0,
+            "end": t0 + runtime, "runtime_s": runtime, "core_hours": nprocs * runtime / 3600,
+            "complete": True, "io_share": io_share, "io_time_s": io_time, "io_core_hours": io_time / 3600,
+            "bytes_read": 0, "bytes_written": 3600 << 20,
+            "meta_ops": 10, "meta_time_s": 36.0, "requests": 100, "small_requests": small, "nfiles": nfiles,
+            "filesystems": [{"fs": fs, "files": nfiles, "bytes_read": 0, "bytes_written": 3600 << 20,
+                             "io_time_s": io_time}],
+            "findings": [{"id": i, "severity": s, "time_lost_s": t} for i, s, t in findings]}
+
+
+@pytest.fixture
+def facility(tmp_path: Path) -> Path:
+    """Four jobs: two of 'sim' (uid 1), one of 'ml' (uid 2), one of 'post' (uid 1) in December."""
+    store = tmp_path / "store"
+    write_rows(str(store), [
+        # 64 ranks x 1 h = 64 core-hours, 25% in I/O (16), SMALL costs 600 s x 64 = 10.67 core-hours
+        row("a", "sim", 1, 64, 3600, 0.25, [("SMALL", "critical", 600.0), ("STRIPE", "warning", 360.0)]),
+        # 32 ranks x 0.5 h = 16 core-hours, 50% in I/O (8)
+        row("b", "sim", 1, 32, 1800, 0.50, [("SMALL", "critical", 450.0)], nfiles=5000, small=90),
+        # 8 ranks x 1 h = 8 core-hours, 2% in I/O (0.16)
+        row("c", "ml", 2, 8, 3600, 0.02, [("STRIPE", "warning", 3600.0), ("META", "info", None)], fs="nfs"),
+        # 4 ranks x 1 h = 4 core-hours, 100% in I/O (4)
+        row("d", "post", 1, 4, 3600, 1.0, [("META", "info", 36.0)], start="2026-12-03"),
+    ], "part-test")
+    return store
+
+
+def test_facility_numbers_worked_out_by_hand(facility: Path):
+    r = facility_report(str(facility))
+    s = r.summary
+    assert (s["jobs"], s["users"], s["applications"], s["unreadable_logs"]) == (4, 2, 3, 0)
+    assert s["core_hours"] == pytest.approx(64 + 16 + 8 + 4)
+    assert s["io_core_hours"] == pytest.approx(16 + 8 + 0.16 + 4)
+    assert s["io_share_of_core_hours"] == pytest.approx(28.16 / 92)
+    assert [(b["bucket"], b["jobs"], round(b["core_hours"], 6)) for b in r.io_share] == [
+        ("1–5%", 1, 8.0), ("10–25%", 1, 64.0), ("25–50%", 1, 16.0), ("50–100%", 1, 4.0)]
+    assert r.io_share_percentiles["p50"] == pytest.approx((0.25 + 0.50) / 2)
+    assert [(a["exe_name"], a["jobs"], round(a["io_core_hours"], 6)) for a in r.applications] == [
+        ("sim", 2, 24.0), ("post", 1, 4.0), ("ml", 1, 0.16)]
+    assert r.applications[0]["top_findings"] == "SMALL, STRIPE"  # 10.67 + 4 core-hours, then 6.4
+    # core-hours lost: SMALL 600 x 64 + 450 x 32 = 52 800 core-s; STRIPE 360 x 64 + 3600 x 8 = 51 840
+    assert [(f["id"], f["jobs"], round(f["core_hours_lost"], 4)) for f in r.findings_by_time] == [
+        ("SMALL", 2, round(52800 / 3600, 4)), ("STRIPE", 2, round(51840 / 3600, 4)),
+        ("META", 2, round(144 / 3600, 4))]
+    assert [f["id"] for f in r.findings_by_jobs][:3] == ["SMALL", "STRIPE", "META"]
+    # bandwidth per process: 3600 MiB over the job's summed I/O time
+    lustre = {x["month"]: x for x in r.filesystems if x["fs"] == "lustre"}
+    assert set(lustre) == {"2026-11", "2026-12"}
+    assert lustre["2026-11"]["jobs"] == 2
+    assert lustre["2026-11"]["bw_p50"] == pytest.approx(((3600 << 20) / 57600 + (3600 << 20) / 28800) / 2)
+    assert r.small_files[0]["exe_name"] == "sim" and r.small_files[0]["files"] == 5001
+    assert r.small_files[0]["small_share"] == pytest.approx(90 / 200)
+
+
+def test_facility_filters(facility: Path):
+    def jobs(**kw) -> int:  # type: ignore[no-untyped-def]
+        return facility_report(str(facility), Filters(**kw)).summary["jobs"]
+
+    assert jobs(user="1") == 3 and jobs(user="2") == 1
+    assert jobs(exe="s*") == 2 and jobs(exe="/apps/p*") == 1
+    assert jobs(since=dt.date(2026, 12, 1)) == 1 and jobs(until=dt.date(2026, 11, 30)) == 3
+    assert jobs(fs="nfs") == 1 and jobs(fs="lustre", user="1") == 3
+    with pytest.raises(ParioError, match="no such user"):
+        jobs(user="no-such-user-here")
+
+
+def test_report_forms(facility: Path, tmp_path: Path, pario_cmd):
+    out = tmp_path / "csv"
+    proc = subprocess.run([*pario_cmd, "survey", "report", str(facility), "--json", str(tmp_path / "r.json"),
+                           "--csv", str(out), "--html", str(tmp_path / "r.html"), "--user", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "3 jobs of 1 user, 2 applications, 84.0 core-hours, of which 28.0 in I/O" in proc.stdout
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["summary"]["jobs"] == 3 and data["filters"] == "user 1"
+    assert (out / "applications.csv").read_text().splitlines()[1].startswith("sim,2,")
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{k}.csv" for k in (
+        "summary", "io_share", "applications", "findings_by_time", "findings_by_jobs", "filesystems",
+        "small_files", "metadata", "errors"))
+
+
+def test_report_html_in_the_browser(facility: Path, tmp_path: Path, browser, pario_cmd):
+    from browser import load
+
+    page_file = tmp_path / "facility.html"
+    proc = subprocess.run([*pario_cmd, "survey", "report", str(facility), "--html", str(page_file), "-q"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    page = load(browser, page_file)
+    assert page.errors == []
+    assert page.figures == 4 and page.drawn == 4
+    assert "4 jobs of 2 users" in page.text and "SMALL" in page.text
+
+
+def test_sql(facility: Path, pario_cmd):
+    proc = subprocess.run([*pario_cmd, "survey", "sql", str(facility), "--csv",
+                           "SELECT exe_name, sum(core_hours) AS ch FROM jobs GROUP BY 1 ORDER BY 2 DESC"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["exe_name,ch", "sim,80.0", "ml,8.0", "post,4.0"]
+    bad = subprocess.run([*pario_cmd, "survey", "sql", str(facility), "SELECT nope FROM jobs"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "the query failed" in bad.stderr and "nope" in bad.stderr
