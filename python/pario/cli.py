@@ -17,7 +17,7 @@ from pario.errors import ParioError
 
 #: The subcommands, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = ("run", "env", "dump", "report", "diagnose", "replay", "tune", "kernel",
-                               "path", "survey")
+                               "path", "survey", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,9 @@ the records of the modules asked for (id, rank, the H5D/PNETCDF_VAR file id, the
 under the library's counter names) and the LUSTRE records' layout components.  As
 PyDarshan, every record is given, named or not (``DarshanReport`` keeps only records with
 a name record; that choice is the caller's).
+
+The write side of the library (:data:`WRITE_DECLARATIONS`, which PyDarshan does not declare) is
+declared too, for :mod:`pario.log.darshan_writer` (``pario export --darshan``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,43 @@ RECORD_STRUCTS: dict[str, str] = {
     "H5D": "struct darshan_hdf5_dataset", "PNETCDF_FILE": "struct darshan_pnetcdf_file",
     "PNETCDF_VAR": "struct darshan_pnetcdf_var",
 }
+
+
+#: The write side of libdarshan-util, which PyDarshan's declarations leave out: the functions of
+#: darshan-logutils.h (3.4/3.5) that write a log, with the handle as ``void *``.  A name record
+#: as ``darshan_log_put_namehash`` reads it is the id followed by the NUL-terminated name, and
+#: the hash it takes is a uthash (1.9.2) table, of which it only follows ``hlink.next`` from
+#: element to element; a module's ``log_put_record`` is the second member of its
+#: ``struct darshan_mod_logutil_funcs`` (only the first two members are declared: the struct is
+#: only read through pointers).
+WRITE_DECLARATIONS = """
+struct pario_ut_hash_handle {
+    void *tbl; void *prev; void *next; void *hh_prev; void *hh_next; void *key;
+    unsigned keylen; unsigned hashv;
+};
+struct pario_name_record_ref {
+    void *name_record;
+    struct pario_ut_hash_handle hlink;
+};
+struct pario_mod_logutil_funcs {
+    int (*log_get_record)(void *, void **);
+    int (*log_put_record)(void *, void *);
+};
+extern struct pario_mod_logutil_funcs *mod_logutils[];
+extern struct pario_mod_logutil_funcs posix_logutils;
+extern struct pario_mod_logutil_funcs mpiio_logutils;
+extern struct pario_mod_logutil_funcs hdf5_file_logutils;
+extern struct pario_mod_logutil_funcs hdf5_dataset_logutils;
+extern struct pario_mod_logutil_funcs pnetcdf_file_logutils;
+extern struct pario_mod_logutil_funcs pnetcdf_var_logutils;
+extern struct pario_mod_logutil_funcs lustre_logutils;
+extern struct pario_mod_logutil_funcs stdio_logutils;
+void *darshan_log_create(const char *, int, int);
+int darshan_log_put_job(void *, struct darshan_job *);
+int darshan_log_put_exe(void *, char *);
+int darshan_log_put_mounts(void *, struct darshan_mnt_info *, int);
+int darshan_log_put_namehash(void *, struct pario_name_record_ref *);
+"""
 
 
 @dataclass(frozen=True)
@@ -99,7 +139,7 @@ def library() -> _Library:
         raise ImportError(f"PyDarshan at {root} has no backend/api_def_c.py")
     declarations = importlib.util.module_from_spec(api)
     api.loader.exec_module(declarations)  # defines a string and a function that returns it
-    ffi = _ffi(declarations.load_darshan_header(""))
+    ffi = _ffi(declarations.load_darshan_header(WRITE_DECLARATIONS))
     return _Library(ffi, _open_library(ffi, root))
 
 
@@ -273,6 +313,11 @@ def counter_names(mod: str, *, floating: bool = False) -> tuple[str, ...]:
     while (name := _string(dl, names[len(out)])) != end:
         out.append(name)
     return tuple(out)
+
+
+def record_dtype(mod: str) -> np.dtype:
+    """The NumPy layout of a module's record struct (:data:`RECORD_STRUCTS`), at the C offsets."""
+    return _record_dtype(library(), RECORD_STRUCTS[mod])
 
 
 def _record_dtype(dl: _Library, struct: str) -> np.dtype:
