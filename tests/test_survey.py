@@ -145,11 +145,37 @@ def test_window_and_limit(archive: Path, tmp_path: Path, pario_cmd):
     assert {d for (d,) in sql(store, "SELECT day FROM jobs")} == {dt.date(2026, 11, 27)}
 
 
+CRASH_PRELOAD = """
+# A dask worker preload: Darshan's library "crashes" (SIGSEGV) on logs named crash-me*, as a
+# damaged log that passes pario's checks could make it do.
+import os, signal
+from pario.log import darshan_reader
+
+_load = darshan_reader._load_with_library
+
+
+def _load_or_crash(path):
+    if os.path.basename(path).startswith("crash-me"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return _load(path)
+
+
+darshan_reader._load_with_library = _load_or_crash
+"""
+
+
 def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
-    """A real distributed scheduler and two worker processes, started here as a site would."""
-    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    """A real distributed scheduler and two worker processes, started here as a site would; a log
+    whose reading kills the worker is stored as an error row, and the other log of its batch is
+    read again on its own."""
+    flat = Path(shutil.copytree(archive / "flat", tmp_path / "flat"))
+    shutil.copy(LOGS / "imbalanced-io.darshan", flat / "crash-me.darshan")
+    preload = tmp_path / "crash_preload.py"
+    preload.write_text(CRASH_PRELOAD)
     sched_file = tmp_path / "scheduler.json"
-    procs = [subprocess.Popen([*dask, "--scheduler-file", str(sched_file), "--port", "0", "--no-dashboard"],
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}  # a task dies with its worker
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+                               str(sched_file), "--port", "0", "--no-dashboard"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
         deadline = time.monotonic() + 60
@@ -158,18 +184,19 @@ def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
         address = json.loads(sched_file.read_text())["address"]
         for _ in range(2):
             procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
-                                           "--nthreads", "1", "--no-dashboard"],
+                                           "--nthreads", "1", "--no-dashboard", "--preload", str(preload)],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         from distributed import Client
 
         with Client(address, timeout=60) as c:
             c.wait_for_workers(2, timeout=60)
         store = tmp_path / "store"
-        proc = survey(pario_cmd, str(archive / "flat"), "--store", str(store), "--scheduler", address,
-                      "--batch", "1")
+        proc = survey(pario_cmd, str(flat), "--store", str(store), "--scheduler", address, "--batch", "2")
         assert proc.returncode == 0, proc.stderr
-        assert "3 logs found, 0 already in the store, 3 read (2 unreadable) on 2 Dask workers" in proc.stdout
+        assert "4 logs found, 0 already in the store, 4 read (3 unreadable) on 2 Dask workers" in proc.stdout
         assert sql(store, "SELECT nprocs, bytes_written FROM jobs") == [(NP, BLOCK_BYTES)]
+        (reason,) = sql(store, "SELECT error FROM errors WHERE path LIKE '%crash-me.darshan'")[0]
+        assert reason.startswith("the reader stopped the worker"), reason
     finally:
         for p in procs:
             p.terminate()
@@ -187,6 +214,7 @@ def test_slurm_jobs(archive: Path, tmp_path: Path, pario_cmd, slurm_env):
     n = len(SHARED)
     assert f"{n} logs found, 0 already in the store, {n} read (0 unreadable) on 1 Dask worker" in proc.stdout
     assert sql(store, "SELECT count(*) FROM jobs")[0][0] == n
+    assert [p.name for p in (store / "slurm").iterdir()][0].endswith(".out")  # the job's output, kept
 
 
 def test_bad_input_is_one_line(tmp_path: Path, pario_cmd):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from pario.commands import positive_int
 
@@ -106,7 +107,8 @@ def _survey(args: argparse.Namespace) -> int:
         raise ParioError("--slurm and --scheduler exclude each other")
     slurm = SlurmOptions(jobs=args.slurm_jobs, cores=args.slurm_cores, memory=args.slurm_memory,
                          queue=args.slurm_queue, account=args.slurm_account, walltime=args.slurm_walltime,
-                         options=tuple(args.slurm_option)) if args.slurm else None
+                         options=tuple(args.slurm_option),
+                         log_directory=str(Path(args.store) / "slurm")) if args.slurm else None
     plan = SurveyPlan(paths=tuple(args.paths), manifests=tuple(args.manifest), store=args.store,
                       limit=args.limit, since=parse_day(args.since) if args.since else None,
                       until=parse_day(args.until) if args.until else None, batch=args.batch or DEFAULT_BATCH,

@@ -13,8 +13,13 @@ PARIO_MAGIC = b"PARIOLOG"
 __all__ = ["read_log", "rank_logs", "LogFormatError"]
 
 
-def read_log(path: str | os.PathLike[str]) -> Profile:
-    """Read a pario log or a Darshan log (chosen by content, not by name)."""
+def read_log(path: str | os.PathLike[str], *, isolated: bool = True) -> Profile:
+    """Read a pario log or a Darshan log (chosen by content, not by name).
+
+    ``isolated``: Darshan's library reads the log in a forked child, so that a crash of the
+    library on a damaged log is an error, not the end of the caller (pario survey's workers read
+    in their own process: a worker that dies has its logs read again one per task).
+    """
     p = Path(path)
     if p.is_dir():
         raise ParioError(f"{p}: is a directory, not a log")
@@ -38,7 +43,7 @@ def read_log(path: str | os.PathLike[str]) -> Profile:
     if _looks_like_darshan(head):
         from pario.log.darshan_reader import read_darshan_log
 
-        return read_darshan_log(p)
+        return read_darshan_log(p, isolated=isolated)
     raise LogFormatError(f"{p}: not a pario or Darshan log")
 
 

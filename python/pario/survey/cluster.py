@@ -26,6 +26,8 @@ class SlurmOptions:
     walltime: str = "01:00:00"
     #: extra #SBATCH options, e.g. "--nodelist=n1"
     options: tuple[str, ...] = field(default_factory=tuple)
+    #: where the jobs' output files go (None: the current directory, Slurm's default)
+    log_directory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ def _slurm_cluster(s: SlurmOptions) -> Any:
     cluster = SLURMCluster(cores=s.cores, processes=s.cores, memory=s.memory, queue=s.queue,
                            account=s.account, walltime=s.walltime, job_extra_directives=list(s.options),
                            python=sys.executable, worker_extra_args=["--nthreads", "1"],
+                           log_directory=s.log_directory,
                            scheduler_options={"dashboard_address": None})
     cluster.scale(jobs=s.jobs)
     return cluster

@@ -173,7 +173,7 @@ def survey_log(log: LogFile, surveyed_at: float) -> dict[str, Any]:
     if log.size < 0:
         return error_row(log, "no such file", surveyed_at)
     try:
-        profile = read_log(log.path)
+        profile = read_log(log.path, isolated=False)
         run = analyze(profile)
         return analysed_row(log, run, profile, surveyed_at)
     except ParioError as exc:

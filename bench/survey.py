@@ -1,0 +1,223 @@
+"""pario survey at scale: logs per second per core next to PyDarshan's job_stats, the speed-up
+from 1 to 2 Dask workers, each worker's peak memory, and pario survey report on 100 000 jobs.
+
+The archive: the repository's real Darshan logs (tests/data/darshan-logs) and Darshan logs of
+kernel runs on this machine (block, s3d, bt, tile at 2 and 4 ranks under pario run, written as
+Darshan logs by pario export --darshan, so that job_stats reads every one of them too), hard-
+linked into Darshan's YYYY/M/D layout over 30 days until --logs are there.
+
+For each round (--reps, the order of the three readers rotated from round to round):
+
+- ``pario survey`` with a local Dask cluster of 1 worker, and of 2 workers, into a new store;
+  each worker's peak resident memory (``ru_maxrss``) read from it after the survey;
+- ``python -m darshan job_stats --log_paths_file MANIFEST`` (PyDarshan's process pool, one
+  process per core), its output to /dev/null.
+
+Then the 2-worker store is copied 10 times (paths, users and executables varied) into a store of
+10 x --logs jobs, and ``facility_report`` is timed on it (median of 3), and the command
+``pario survey report`` (the process, Python's start included).  Usage:
+
+    .venv/bin/python bench/survey.py [--logs 10000] [--reps 1] [--work DIR] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT / "tests" / "data" / "darshan-logs"
+KERNELS = [  # (kernel, ranks, arguments): small runs of known, varied I/O
+    ("block", 2, ["--layout", "strided", "--block-size", "64k", "--transfer-size", "64k", "--segments", "8"]),
+    ("block", 4, ["--layout", "contiguous", "--block-size", "1m", "--transfer-size", "4k"]),
+    ("block", 4, ["--layout", "strided", "--block-size", "16k", "--transfer-size", "16k", "--segments", "32",
+                  "--collective"]),
+    ("s3d", 4, ["--nx", "16", "--ny", "16", "--nz", "16"]),
+    ("s3d", 2, ["--nx", "32", "--ny", "16", "--nz", "8", "--steps", "3"]),
+    ("bt", 4, ["--size", "24"]),
+    ("tile", 4, ["--tile-x", "64", "--tile-y", "64", "--element-size", "8"]),
+    ("tile", 2, ["--tile-x", "32", "--tile-y", "128", "--element-size", "16"]),
+]
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def mpi_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PARIO_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    return env
+
+
+def pario() -> str:
+    return str(Path(sys.executable).parent / "pario")
+
+
+def kernel_logs(work: Path) -> list[Path]:
+    """Darshan logs of the kernel runs (pario run, then pario export --darshan)."""
+    from pario import paths
+
+    out = []
+    for i, (kernel, ranks, args) in enumerate(KERNELS):
+        log, data, dlog = work / f"k{i}.pario", work / f"k{i}.dat", work / f"k{i}-{kernel}.darshan"
+        subprocess.run([pario(), "run", "--log", str(log), "--", "mpirun", "-np", str(ranks),
+                        str(paths.program(f"pario-kernel-{kernel}")), *args, "--path", str(data)],
+                       env=mpi_env(), check=True, capture_output=True, timeout=300)
+        subprocess.run([pario(), "export", "--darshan", str(log), str(dlog)], check=True, capture_output=True,
+                       timeout=120)
+        data.unlink(missing_ok=True)
+        out.append(dlog)
+    return out
+
+
+def build_archive(work: Path, n: int) -> tuple[Path, Path]:
+    """The archive of ``n`` logs and a manifest listing them."""
+    sources = sorted(SHARED.glob("*.darshan")) + kernel_logs(work)
+    archive, manifest = work / "archive", work / "manifest.txt"
+    paths = []
+    for i in range(n):
+        src = sources[i % len(sources)]
+        day = archive / "2026" / "11" / str(1 + i % 30)
+        day.mkdir(parents=True, exist_ok=True)
+        dst = day / f"job{i:06d}-{src.name}"
+        os.link(src, dst)
+        paths.append(str(dst))
+    manifest.write_text("\n".join(paths) + "\n")
+    say(f"archive: {n} logs from {len(sources)} distinct ones ({len(KERNELS)} kernel runs)")
+    return archive, manifest
+
+
+def pario_survey(archive: Path, store: Path, workers: int) -> dict:
+    """One survey on a local cluster of ``workers``: seconds, rows, and each worker's peak RSS."""
+    import resource
+
+    from distributed import Client, LocalCluster
+
+    from pario.survey.cluster import ClusterSpec
+    from pario.survey.run import SurveyPlan, run_survey
+
+    shutil.rmtree(store, ignore_errors=True)
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        plan = SurveyPlan(paths=(str(archive),), store=str(store),
+                          cluster=ClusterSpec(scheduler=cluster.scheduler_address))
+        t0 = time.perf_counter()
+        result = run_survey(plan, progress=False)
+        secs = time.perf_counter() - t0
+        with Client(cluster) as client:
+            peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    return {"seconds": secs, "rows": result.read, "errors": result.errors, "peak_rss": sorted(peaks.values())}
+
+
+def job_stats(manifest: Path) -> dict:
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "darshan", "job_stats", "--log_paths_file", str(manifest),
+                           "--csv"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=7200)
+    secs = time.perf_counter() - t0
+    if proc.returncode != 0:
+        say(f"job_stats failed: {proc.stderr.strip()[-300:]}")
+    return {"seconds": secs, "rc": proc.returncode, "processes": os.cpu_count() or 1}
+
+
+def big_store(store: Path, big: Path, copies: int) -> int:
+    """``copies`` of the store's rows, paths, users and executables varied, as a store of their own."""
+    import duckdb
+
+    from pario.survey.store import jobs_dir
+
+    shutil.rmtree(big, ignore_errors=True)
+    jobs_dir(big).mkdir(parents=True)
+    src = str(jobs_dir(store) / "month=*" / "*.parquet")
+    con = duckdb.connect()
+    con.execute(f"""COPY (SELECT * REPLACE (path || '#' || c AS path, uid + c % 7 AS uid,
+                                       exe_name || '-' || (c % 25) AS exe_name)
+                      FROM read_parquet('{src}', hive_partitioning = true), range({copies}) t(c))
+                    TO '{jobs_dir(big)}' (FORMAT parquet, PARTITION_BY (month), COMPRESSION zstd)""")
+    return con.execute(f"SELECT count(*) FROM read_parquet('{jobs_dir(big)}/*/*.parquet')").fetchone()[0]
+
+
+def report_speed(big: Path) -> dict:
+    from pario.survey.facility import facility_report
+
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        facility_report(str(big))
+        times.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    subprocess.run([pario(), "survey", "report", str(big)], check=True, stdout=subprocess.DEVNULL,
+                   timeout=300)
+    return {"function_s": statistics.median(times), "command_s": time.perf_counter() - t0}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--logs", type=int, default=10000)
+    p.add_argument("--reps", type=int, default=1)
+    p.add_argument("--work", type=Path, default=None, help="working folder (default: a new one in /tmp)")
+    p.add_argument("--out", type=Path, default=None, help="write the results table here too")
+    args = p.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="pario-bench-survey-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        archive, manifest = build_archive(work, args.logs)
+        runs: dict[str, list[dict]] = {"pario-1": [], "pario-2": [], "job_stats": []}
+        order = list(runs)
+        for rep in range(args.reps):
+            for name in order[rep % 3:] + order[:rep % 3]:
+                if name == "job_stats":
+                    r = job_stats(manifest)
+                else:
+                    r = pario_survey(archive, work / f"store-{name}", int(name[-1]))
+                runs[name].append(r)
+                say(f"round {rep + 1}: {name} {r['seconds']:.1f} s")
+        n = args.logs
+        med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
+        js_cores = runs["job_stats"][0]["processes"]
+        rate1 = n / med["pario-1"]
+        rate2 = n / med["pario-2"] / 2
+        js = n / med["job_stats"] / js_cores
+        peak = max(max(r["peak_rss"]) for k in ("pario-1", "pario-2") for r in runs[k])
+        rows = runs["pario-2"][-1]
+        copies = max(1, 100000 // max(rows["rows"], 1))
+        total = big_store(work / "store-pario-2", work / "store-big", copies)
+        rs = report_speed(work / "store-big")
+        lines = [
+            f"{n} logs, {args.reps} round(s), {os.cpu_count()} cores; medians",
+            "",
+            "| reader | seconds | logs/s | logs/s per core |",
+            "|---|---|---|---|",
+            f"| pario survey, 1 worker | {med['pario-1']:.1f} | {n / med['pario-1']:.0f} | {rate1:.0f} |",
+            f"| pario survey, 2 workers | {med['pario-2']:.1f} | {n / med['pario-2']:.0f} | {rate2:.0f} |",
+            f"| PyDarshan job_stats, {js_cores} processes | {med['job_stats']:.1f} | "
+            f"{n / med['job_stats']:.0f} | {js:.0f} |",
+            "",
+            f"pario per core / job_stats per core: {rate1 / js:.2f} (1 worker), "
+            f"{rate2 / js:.2f} (2 workers); "
+            f"speed-up from 1 to 2 workers: {med['pario-1'] / med['pario-2']:.2f}; peak RSS of a worker: "
+            f"{peak / 2**20:.0f} MiB; rows {rows['rows']} ({rows['errors']} error rows).",
+            f"pario survey report on {total} jobs: {rs['function_s']:.2f} s (facility_report, median of 3), "
+            f"{rs['command_s']:.2f} s (the command).",
+        ]
+        text = "\n".join(lines) + "\n"
+        print(text)
+        if args.out:
+            args.out.write_text(text)
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
