@@ -6,10 +6,12 @@ rows; SQL over the store."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -145,6 +147,21 @@ def test_window_and_limit(archive: Path, tmp_path: Path, pario_cmd):
     assert {d for (d,) in sql(store, "SELECT day FROM jobs")} == {dt.date(2026, 11, 27)}
 
 
+def stop(procs: list[subprocess.Popen]) -> None:
+    """Stop the scheduler and workers (each a process group: a nanny and its worker): SIGTERM,
+    then SIGKILL for a group still there after 10 s."""
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+
+
 CRASH_PRELOAD = """
 # A dask worker preload: Darshan's library "crashes" (SIGSEGV) on logs named crash-me*, as a
 # damaged log that passes pario's checks could make it do.
@@ -176,7 +193,7 @@ def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
     env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}  # a task dies with its worker
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
                                str(sched_file), "--port", "0", "--no-dashboard"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
     try:
         deadline = time.monotonic() + 60
         while not sched_file.exists() and time.monotonic() < deadline:
@@ -185,7 +202,8 @@ def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
         for _ in range(2):
             procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
                                            "--nthreads", "1", "--no-dashboard", "--preload", str(preload)],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))
         from distributed import Client
 
         with Client(address, timeout=60) as c:
@@ -198,10 +216,7 @@ def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
         (reason,) = sql(store, "SELECT error FROM errors WHERE path LIKE '%crash-me.darshan'")[0]
         assert reason.startswith("the reader stopped the worker"), reason
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        stop(procs)
 
 
 def test_slurm_jobs(archive: Path, tmp_path: Path, pario_cmd, slurm_env):
@@ -214,7 +229,7 @@ def test_slurm_jobs(archive: Path, tmp_path: Path, pario_cmd, slurm_env):
     n = len(SHARED)
     assert f"{n} logs found, 0 already in the store, {n} read (0 unreadable) on 1 Dask worker" in proc.stdout
     assert sql(store, "SELECT count(*) FROM jobs")[0][0] == n
-    assert [p.name for p in (store / "slurm").iterdir()][0].endswith(".out")  # the job's output, kept
+    assert {p.suffix for p in (store / "slurm").iterdir()} == {".out", ".err"}  # the job's output, kept
 
 
 def test_bad_input_is_one_line(tmp_path: Path, pario_cmd):
