@@ -14,7 +14,7 @@ from typing import Any
 from pario.survey.cluster import ClusterSpec, client_for
 from pario.survey.discover import LogFile, find_logs, in_window
 from pario.survey.row import error_row, survey_batch
-from pario.survey.store import surveyed, write_rows
+from pario.survey.store import make_store, surveyed, write_rows
 
 #: Logs per task: large enough that scheduling costs little next to reading, small enough that a
 #: worker holds few rows and the progress bar moves.
@@ -87,6 +87,7 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
     started = time.monotonic()
     surveyed_at = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(surveyed_at)) + "-" + uuid.uuid4().hex[:8]
+    make_store(plan.store)
     # discovery runs before the cluster starts: the count sizes the progress bar
     logs = list(to_read(find_logs(plan.paths, plan.manifests), surveyed(plan.store), result, plan))
     if not logs:

@@ -84,6 +84,18 @@ def write_rows(store: str, rows: Sequence[dict[str, Any]], name: str) -> int:
     return len(rows)
 
 
+def make_store(store: str) -> None:
+    """The store's folder, made if missing; a one-line error if it cannot be written."""
+    root = jobs_dir(store)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = root / f".probe-{uuid.uuid4().hex}"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise ParioError(f"{store}: cannot write the store: {exc.strerror}") from None
+
+
 def parts(store: str) -> list[Path]:
     root = jobs_dir(store)
     return sorted(root.glob("month=*/*.parquet")) if root.is_dir() else []
