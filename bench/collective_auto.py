@@ -11,7 +11,10 @@ file gets STEPS x its calls per step collective writes) under:
 Variants of a configuration run back to back, their order rotated from round to round; one
 untimed pilot round first.  Bandwidth is the kernel's ``bytes_written / time_s.write``; the
 table gives medians and the ratio of each to the baseline (or, without one, to auto), all
-from the same run.  Usage:
+from the same run.  After each timed run of this checkout's auto, its pario log gives what auto
+did with the file: the variants it ran (calls, mean time of a call), the calls spent exploring
+and the variant it kept; the last round's are printed below the table.  A directory under
+/dev/ is written through a symlink (libpario records no file under /dev/).  Usage:
 
     .venv/bin/python bench/collective_auto.py [--baseline /path/to/old/libpario.so]
         [--kernels s3d,bt,tile-small,block] [--ranks 4] [--steps 8] [--reps 5]
@@ -30,11 +33,28 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from collective import MIB, csv, kernel_command, parse_size  # noqa: E402
+from collective import MIB, RUNTIME_EXCLUDES, csv, kernel_command, parse_size  # noqa: E402
 from pario import paths  # noqa: E402
 
 CANDIDATES = ("write-comm:p2p", "comm:rma-lock", "none:rma-lock", "write:rma-lock", "write:rma-fence",
               "write-comm-2:p2p", "write-comm:rma-lock")
+
+
+def auto_summary(log: Path) -> str:
+    """What auto did with the kernel's file, from the run's pario log."""
+    from pario.analysis.engine import engine_files
+    from pario.log import read_log
+
+    try:
+        files = engine_files(read_log(log))
+    except Exception as exc:  # noqa: BLE001 - the summary is information, not a result
+        return f"no log ({type(exc).__name__}: {exc})"
+    if not files:
+        return "no engine record"
+    e = files[0]
+    ran = ", ".join(f"{v.variant} {v.calls} x {v.per_call * 1e3:.2f} ms" for v in e.variants)
+    return (f"{e.calls} calls, aggregators {e.aggregators}, explored {e.explored}, "
+            f"kept {e.kept_many or '-'}: {ran}")
 
 
 def run_once(lib: str, coll: str, program: str, ranks: int, args: list[str], path: Path, cb: int,
@@ -67,6 +87,10 @@ def main() -> int:
     p.add_argument("--variants", type=csv, default=list(CANDIDATES))
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
+    if (str(args.dir.resolve()) + "/").startswith(RUNTIME_EXCLUDES):
+        link = Path(tempfile.mkdtemp(prefix="pario-bench-auto-")) / "dir"
+        link.symlink_to(args.dir.resolve())
+        args.dir = link
     env = {k: v for k, v in os.environ.items() if not k.startswith("PARIO_") and k != "LD_PRELOAD"}
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -75,6 +99,7 @@ def main() -> int:
             *((v, lib, v) for v in args.variants)]
     rows = []
     done: dict[str, dict[str, list[float]]] = {}
+    autos: dict[str, str] = {}
     for kernel in args.kernels:
         program, ranks, kargs = kernel_command(kernel, args.ranks, args.size)
         kargs = [*kargs, "--steps", str(args.steps)]
@@ -86,10 +111,12 @@ def main() -> int:
                 bw = run_once(so, coll, program, ranks, kargs, path, args.cb_buffer_size, env)
                 if rnd and bw is not None:  # round 0 is the untimed pilot
                     samples[name].append(bw)
+                    if name == "auto":
+                        autos[f"{kernel} {ranks}"] = auto_summary(Path(f"{path}.pario"))
             print(f"{kernel}: round {rnd}/{args.reps}", file=sys.stderr, flush=True)
             if args.out:  # what a run cut short still leaves
                 done[f"{kernel} {ranks}"] = samples
-                args.out.with_suffix(".partial.json").write_text(json.dumps(done))
+                args.out.with_suffix(".partial.json").write_text(json.dumps({"samples": done, "auto": autos}))
         med = {k: statistics.median(v) if v else None for k, v in samples.items()}
         fixed = {k: v for k, v in med.items() if k not in ("baseline", "auto") and v}
         best = max(fixed, key=lambda k: fixed[k]) if fixed else None
@@ -110,6 +137,8 @@ def main() -> int:
         others = " | ".join(cell(med[v]) for v in args.variants)
         lines.append(f"| {kernel} | {ranks} | {cell(med.get('baseline'))} | {cell(med['auto'])} "
                      f"| {best_cell} | {share} | {others} |")
+    lines += ["", "What auto did (last round, from its log):", ""]
+    lines += [f"- {k}: {v}" for k, v in autos.items()]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
