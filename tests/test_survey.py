@@ -331,6 +331,9 @@ def test_report_forms(facility: Path, tmp_path: Path, pario_cmd):
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["summary"]["jobs"] == 3 and data["filters"] == "user 1"
     assert (out / "applications.csv").read_text().splitlines()[1].startswith("sim,2,")
+    none = subprocess.run([*pario_cmd, "survey", "report", str(facility), "--exe", "nothing*"],
+                          capture_output=True, text=True, timeout=120)
+    assert none.returncode == 0 and none.stdout.splitlines()[-1] == "No job matches.", none.stdout
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{k}.csv" for k in (
         "summary", "io_share", "applications", "findings_by_time", "findings_by_jobs", "filesystems",
         "small_files", "metadata", "errors"))

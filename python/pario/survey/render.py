@@ -101,15 +101,23 @@ def print_report(r: FacilityReport, out: TextIO | None = None) -> None:
     con.print(f"{_count(s['jobs'], 'job')} of {_count(s['users'], 'user')}, "
               f"{_count(s['applications'], 'application')}, "
               f"{_num(s['core_hours'])} core-hours, of which {_num(s['io_core_hours'])} in I/O "
-              f"({_pct(s['io_share_of_core_hours'])}); {units.nbytes(s['bytes_read'])} read, "
-              f"{units.nbytes(s['bytes_written'])} written; {_num(s['unreadable_logs'])} unreadable logs")
+              f"({_pct(s['io_share_of_core_hours'])})")
+    con.print(f"{units.nbytes(s['bytes_read'])} read, {units.nbytes(s['bytes_written'])} written; "
+              f"{_count(s['unreadable_logs'], 'unreadable log')}")
+    if not s["jobs"]:
+        con.print("No job matches.")
+        return
     if s["first_start"]:
         con.print(f"jobs started from {s['first_start']:%Y-%m-%d} to {s['last_start']:%Y-%m-%d}")
     p = r.io_share_percentiles
 
     def table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[dict[str, Any]],
               fmt: dict[str, Any]) -> None:
-        t = Table(title=title, title_justify="left", title_style="bold")
+        con.print(f"\n[bold]{title}[/bold]")
+        if not rows:
+            con.print("none")
+            return
+        t = Table()
         for key, label in cols:
             t.add_column(label, justify="left" if key in TEXT_COLUMNS else "right")
         for row in rows:
