@@ -106,6 +106,10 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
                         "uid, exe_name, nfiles FROM jobs WHERE path LIKE '%block.pario'")
     assert row[:4] == ("pario", NP, BLOCK_BYTES, BLOCK_BYTES)
     assert row[4] >= BLOCK_BYTES and row[5] == os.getuid() and row[6] == "pario-kernel-block"
+    # the MPI-IO layer's rates: written, not read (the kernel reads nothing back)
+    ((wrate, rrate),) = sql(store, "SELECT mpiio_write_rate, mpiio_read_rate FROM jobs "
+                                   "WHERE path LIKE '%block.pario'")
+    assert wrate > 0 and rrate is None
     fs = sql(store, "SELECT fs, bytes_written FROM filesystems "
                     "WHERE path LIKE '%block.pario' AND bytes_written > 0")
     assert [b for _, b in fs] == [row[4]] and fs[0][0] not in ("", "unknown")

@@ -17,7 +17,7 @@ LOG_SUFFIXES: tuple[str, ...] = (".darshan", ".darshan.gz", ".pario")
 _ARCHIVE_DAY = re.compile(r"(?:^|/)(\d{4})/(\d{1,2})/(\d{1,2})/[^/]+$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogFile:
     """One log found: its path, and what tells a changed log from a surveyed one."""
 

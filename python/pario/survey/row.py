@@ -106,13 +106,19 @@ def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
     return sorted(out.values(), key=lambda e: -(e["bytes_read"] + e["bytes_written"]))
 
 
-def _layer_bytes(run: Any) -> dict[str, int]:
-    out = {f"{layer}_bytes_{kind}": 0 for layer in ROW_LAYERS for kind in ("read", "written")}
+def _per_layer(run: Any) -> dict[str, int | float | None]:
+    """Bytes read and written by each layer, and its aggregate read and write rates (None for a
+    layer without I/O of that kind)."""
+    out: dict[str, int | float | None] = {}
+    for layer in ROW_LAYERS:
+        out.update({f"{layer}_bytes_read": 0, f"{layer}_bytes_written": 0, f"{layer}_read_rate": None,
+                    f"{layer}_write_rate": None})
     for lay in run.io.layers:
         if lay.layer in ROW_LAYERS:
             for kind, key in (("read", "read"), ("write", "written")):
-                b = _v(getattr(lay, kind).bytes)
-                out[f"{lay.layer}_bytes_{key}"] = int(b or 0)
+                k = getattr(lay, kind)
+                out[f"{lay.layer}_bytes_{key}"] = int(_v(k.bytes) or 0)
+                out[f"{lay.layer}_{kind}_rate"] = _v(k.rate_aggregate)
     return out
 
 
@@ -154,7 +160,7 @@ def analysed_row(log: LogFile, run: Any, profile: Any, surveyed_at: float) -> di
         "io_time_s": io_time, "io_core_hours": io_core_hours,
         "bytes_read": int(_v(overall.read.bytes) or 0), "bytes_written": int(_v(overall.write.bytes) or 0),
         "read_rate": _v(overall.read.rate_aggregate), "write_rate": _v(overall.write.rate_aggregate),
-        **_layer_bytes(run),
+        **_per_layer(run),
         "meta_ops": int(_v(overall.meta.ops) or 0), "meta_time_s": _v(overall.meta.time_total),
         "requests": requests, "small_requests": small,
         **{k: _v(getattr(run.pop, k)) for k in POP_FIELDS},

@@ -38,6 +38,7 @@ SCHEMA = pa.schema([
     ("bytes_read", pa.int64()), ("bytes_written", pa.int64()),
     ("read_rate", pa.float64()), ("write_rate", pa.float64()),
     *[(f"{layer}_bytes_{k}", pa.int64()) for layer in ROW_LAYERS for k in ("read", "written")],
+    *[(f"{layer}_{k}_rate", pa.float64()) for layer in ROW_LAYERS for k in ("read", "write")],
     ("meta_ops", pa.int64()), ("meta_time_s", pa.float64()),
     ("requests", pa.int64()), ("small_requests", pa.int64()),
     *[(k, pa.float64()) for k in POP_FIELDS],
