@@ -48,7 +48,8 @@ def sql(store: Path, text: str) -> list[tuple]:
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-untyped-def]
     """Darshan's archive layout with the shared logs over two days, a pario log of the block
-    kernel (4 ranks, 1 MiB written collectively), a corrupt log and a truncated one."""
+    kernel with its event trace (4 ranks, 1 MiB written collectively), a corrupt log and a
+    truncated one."""
     root = tmp_path_factory.mktemp("archive")
     for i, log in enumerate(SHARED):
         day = root / "2026" / "11" / ("26" if i % 2 else "27")
@@ -57,8 +58,8 @@ def archive(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-un
     flat = root / "flat"
     flat.mkdir()
     data = tmp_path_factory.mktemp("data") / "block.dat"
-    proc = subprocess.run([*pario_cmd, "run", "--log", str(flat / "block.pario"), "--", "mpirun", "-np",
-                           str(NP), str(kernel_exe("block")), *BLOCK, "--path", str(data)],
+    proc = subprocess.run([*pario_cmd, "run", "--trace", "--log", str(flat / "block.pario"), "--", "mpirun",
+                           "-np", str(NP), str(kernel_exe("block")), *BLOCK, "--path", str(data)],
                           env=mpi_env, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     (flat / "corrupt.darshan").write_bytes(bytes(range(256)) * 40)
@@ -106,6 +107,16 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
                         "uid, exe_name, nfiles FROM jobs WHERE path LIKE '%block.pario'")
     assert row[:4] == ("pario", NP, BLOCK_BYTES, BLOCK_BYTES)
     assert row[4] >= BLOCK_BYTES and row[5] == os.getuid() and row[6] == "pario-kernel-block"
+    # the row says what pario report says of the log (the survey leaves out the trace's replays,
+    # from which no column comes)
+    done = subprocess.run([*pario_cmd, "report", "--json", "-", str(archive / "flat" / "block.pario")],
+                          capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout)["runs"][0]
+    ((pe, ioe, ids),) = sql(store, "SELECT parallel_efficiency, io_efficiency, [f.id FOR f IN findings] "
+                                   "FROM jobs WHERE path LIKE '%block.pario'")
+    pop = report["pop"]
+    assert (pe, ioe) == (pop["parallel_efficiency"]["value"], pop["io_efficiency"]["value"])
+    assert ids == [f["id"] for f in report["findings"]]
     # the MPI-IO layer's rates: written, not read (the kernel reads nothing back)
     ((wrate, rrate),) = sql(store, "SELECT mpiio_write_rate, mpiio_read_rate FROM jobs "
                                    "WHERE path LIKE '%block.pario'")

@@ -180,6 +180,9 @@ def survey_log(log: LogFile, surveyed_at: float) -> dict[str, Any]:
         return error_row(log, "no such file", surveyed_at)
     try:
         profile = read_log(log.path, isolated=False)
+        # no column of the row comes from a trace's replays, which are most of the time of a
+        # traced log's analysis (61 ms of 70 on a small s3d trace)
+        profile.trace = None
         run = analyze(profile)
         return analysed_row(log, run, profile, surveyed_at)
     except ParioError as exc:
