@@ -22,8 +22,7 @@ NP = 4
 S3D = ["--nx", "32", "--ny", "32", "--nz", "16"]
 # auto's candidates (src/collective/engine.c): one buffer cycle, several
 ONE_CYCLE = {"none:p2p", "none:rma-lock", "none:rma-fence"}
-SEVERAL = {"write:rma-lock", "comm:rma-lock", "none:rma-lock", "write-comm:rma-lock", "write:rma-fence",
-           "write-comm-2:p2p", "write-comm:p2p"}
+SEVERAL = {"write:rma-lock", "comm:rma-lock", "write-comm:rma-lock", "none:rma-lock"}
 
 
 def romio_file(tmp_path: Path, steps: int) -> str:

@@ -705,22 +705,22 @@ static void set_schedule(struct cw_ctx *call, int alg)
  *
  * Calls of a file fall in two classes: one buffer cycle (nothing to overlap:
  * only the shuffle matters) and several.  Each class has a list of candidate
- * variants.  The first is the static choice, fitted on the bench runs of
- * docs/performance.md ("auto's static choice"): for several cycles
- * write:rma-lock, the fastest single variant over the kernels on 8 and 16
- * cores; for one cycle none:p2p (an RMA window is not worth creating for one
- * cycle).  A shuffle
- * named by the hints or PARIO_COLL replaces the static choice's.  The others
- * are the variants that won somewhere on 8 and 16 cores.  The first call of a
- * class runs the static choice.  Later calls run the best measured so far,
- * except that a call tries a candidate not yet measured (or, every
- * AUTO_RECHECK calls, the runner-up again) when the time such tries cost
- * beyond the best stays within AUTO_EXPLORE_SHARE of the class's time,
- * counting the try as if it took twice the best's time: a file written a few
- * times runs the static choice only.  The cost of a call is the slowest
- * rank's time per byte of the call's file range, and every rank sees the same
- * slowest time (the allreduce that ends the call), so all ranks make the same
- * choices without a message of their own. */
+ * variants.  The first is the static choice, fitted on the 16-core bench runs
+ * of docs/performance.md ("auto's static choice and aggregators"): for
+ * several cycles write:rma-lock, the best geometric mean over the kernels;
+ * for one cycle none:p2p (an RMA window is not worth creating for one cycle).
+ * A shuffle named by the hints or PARIO_COLL replaces the static choice's.
+ * The other candidates are the variants that were fastest in some
+ * configuration of those runs, and no others: each try of a slower one costs
+ * a call.  The first call of a class runs the static choice.  Later calls run
+ * the best measured so far, except that a call tries a candidate not yet
+ * measured (or, every AUTO_RECHECK calls, the runner-up again) when the time
+ * such tries cost beyond the best stays within AUTO_EXPLORE_SHARE of the
+ * class's time, counting the try as if it took twice the best's time: a file
+ * written a few times runs the static choice only.  The cost of a call is the
+ * slowest rank's time per byte of the call's file range, and every rank sees
+ * the same slowest time (the allreduce that ends the call), so all ranks make
+ * the same choices without a message of their own. */
 
 #define AUTO_EXPLORE_SHARE 0.1
 #define AUTO_RECHECK 16
@@ -730,9 +730,7 @@ struct cw_variant {
 };
 
 static const struct cw_variant many_cycles[] = {
-    {CW_WRITE, CW_RMA_LOCK},  {CW_COMM, CW_RMA_LOCK},       {CW_NONE, CW_RMA_LOCK},   {CW_WRITE_COMM, CW_RMA_LOCK},
-    {CW_WRITE, CW_RMA_FENCE}, {CW_WRITE_COMM_2, CW_P2P},    {CW_WRITE_COMM, CW_P2P},
-};
+    {CW_WRITE, CW_RMA_LOCK}, {CW_COMM, CW_RMA_LOCK}, {CW_WRITE_COMM, CW_RMA_LOCK}, {CW_NONE, CW_RMA_LOCK}};
 static const struct cw_variant one_cycle[] = {{CW_NONE, CW_P2P}, {CW_NONE, CW_RMA_LOCK}, {CW_NONE, CW_RMA_FENCE}};
 
 /* The candidates of a class, the static choice first; returns how many. */
