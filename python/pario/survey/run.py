@@ -43,10 +43,12 @@ class SurveyResult:
     workers: int = 0
 
     def text(self) -> str:
-        rate = f", {self.read / self.seconds:.0f} logs/s" if self.seconds > 0 and self.read else ""
-        return (f"{self.found} logs found, {self.unchanged} already in the store, {self.read} read "
-                f"({self.errors} unreadable) on {self.workers} Dask worker{'s' if self.workers != 1 else ''} "
-                f"in {self.seconds:.1f} s{rate}")
+        head = f"{self.found} logs found, {self.unchanged} already in the store, {self.read} read"
+        if not self.read:
+            return head
+        return (f"{head} ({self.errors} unreadable) on {self.workers} Dask worker"
+                f"{'s' if self.workers != 1 else ''} in {self.seconds:.1f} s, "
+                f"{self.read / self.seconds:.0f} logs/s")
 
 
 def to_read(logs: Iterable[LogFile], seen: dict[str, tuple[int, int]], result: SurveyResult,
@@ -88,17 +90,19 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
     surveyed_at = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(surveyed_at)) + "-" + uuid.uuid4().hex[:8]
     make_store(plan.store)
-    # discovery runs before the cluster starts: the count sizes the progress bar
-    logs = list(to_read(find_logs(plan.paths, plan.manifests), surveyed(plan.store), result, plan))
-    if not logs:
+    # discovery streams: the client holds the store's list of surveyed logs and the batches in
+    # flight, not the archive's list of logs (millions, from a manifest)
+    logs = to_read(find_logs(plan.paths, plan.manifests), surveyed(plan.store), result, plan)
+    first = next(logs, None)
+    if first is None:  # nothing new: no cluster started
         result.seconds = time.monotonic() - started
         return result
     names = (f"part-{stamp}-{i:06d}" for i in itertools.count())
     show = sys.stderr.isatty() if progress is None else progress
-    with client_for(plan.cluster) as client, _Progress(len(logs), show) as bar:
+    with client_for(plan.cluster) as client, _Progress(show) as bar:
         result.workers = len(client.scheduler_info().get("workers", {}))
         window = max(4, 4 * max(result.workers, 1))  # tasks in flight: the scheduler holds few
-        pending = _batches(iter(logs), plan.batch)
+        pending = _batches(itertools.chain([first], logs), plan.batch)
         running: Any = as_completed()
         batch_of: dict[Any, list[LogFile]] = {}
 
@@ -131,21 +135,22 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
 
 
 class _Progress:
-    """A Rich progress bar on standard error (or nothing)."""
+    """A Rich progress bar on standard error (or nothing): logs read, with no total (the logs
+    are found while they are read)."""
 
-    def __init__(self, total: int, show: bool) -> None:
-        self.total, self.show = total, show
+    def __init__(self, show: bool) -> None:
+        self.show = show
         self.bar: Any = None
 
     def __enter__(self) -> _Progress:
         if self.show:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                                TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}: {task.completed} logs read"),
+                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
             self.bar.start()
-            self.task = self.bar.add_task("surveying logs", total=self.total)
+            self.task = self.bar.add_task("surveying", total=None)
         return self
 
     def advance(self, n: int) -> None:
