@@ -254,7 +254,9 @@ def test_bad_input_is_one_line(tmp_path: Path, pario_cmd):
              (["survey", "report", str(tmp_path)], "no survey store here"),
              (["survey", "sql", str(tmp_path), "SELECT 1"], "no survey store here"),
              (["survey", str(tmp_path), "--store", store, "--since", "2026-13-01"], "is not a date"),
-             (["survey", str(LOGS), "--store", str(LOGS / "INDEX.md" / "s")], "cannot write the store")]
+             (["survey", str(LOGS), "--store", str(LOGS / "INDEX.md" / "s")], "cannot write the store"),
+             (["survey", str(LOGS), "--store", store, "--scheduler", "tcp://127.0.0.1:1"],
+              "cannot reach the Dask scheduler tcp://127.0.0.1:1")]
     for args, text in cases:
         proc = subprocess.run([*pario_cmd, *args], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)

@@ -36,6 +36,7 @@ class ClusterSpec:
     scheduler: str | None = None     # address of a running scheduler
     slurm: SlurmOptions | None = None
     start_timeout: float = 120.0     # seconds to wait for the first worker
+    connect_timeout: float = 20.0    # seconds to reach a running scheduler
 
 
 def _quiet() -> None:
@@ -69,7 +70,7 @@ def client_for(spec: ClusterSpec) -> Iterator[Any]:
     try:
         if spec.scheduler:
             try:
-                client = Client(spec.scheduler, timeout=spec.start_timeout)
+                client = Client(spec.scheduler, timeout=spec.connect_timeout)
             except OSError as exc:
                 raise ParioError(f"cannot reach the Dask scheduler {spec.scheduler}: {exc}") from None
         else:
