@@ -215,6 +215,21 @@ FS_TYPES: dict[int, str] = {
 }
 
 
+def mount_fs_type(name: str, mounts: object) -> str:
+    """File-system type of the file ``name`` from a Darshan log's mount table (``[[point, type],
+    ...]``, ``job.metadata["mounts"]``): the type of the longest mount point holding the name,
+    "" when none does."""
+    best, kind = -1, ""
+    for m in mounts or []:  # type: ignore[attr-defined]
+        try:
+            point, fstype = str(m[0]), str(m[1])
+        except (IndexError, TypeError):
+            continue
+        if (name == point or name.startswith(point.rstrip("/") + "/")) and len(point) > best:
+            best, kind = len(point), fstype
+    return kind
+
+
 def fs_name(magic: int | float) -> str:
     """Name of a file system from its statfs magic ("unknown (0x...)" if not known, "" for 0)."""
     value = int(magic)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pario.errors import ParioError
-from pario.model import SIZE_BUCKETS, fs_name
+from pario.model import SIZE_BUCKETS, fs_name, mount_fs_type
 from pario.survey.discover import LogFile
 
 #: Layers whose bytes each row keeps (the data layers; a library's file layer adds nothing).
@@ -55,20 +55,11 @@ def _file_owner(path: str) -> int | None:
         return None
 
 
-def _fs_of_names(names: Sequence[str], ids: np.ndarray, magic: dict[int, int],
-                 mounts: Sequence[Any]) -> list[str]:
+def _fs_of_names(names: Sequence[str], ids: np.ndarray, magic: dict[int, int], mounts: Any) -> list[str]:
     """Each file's file-system type: pario's statfs magic of the file, else the longest mount
     point of Darshan's mount table that holds its name, else 'unknown'."""
-    points = sorted(((str(m[0]), str(m[1])) for m in mounts if len(m) >= 2), key=lambda m: -len(m[0]))
-    out = []
-    for name, fid in zip(names, ids, strict=True):
-        code = magic.get(int(fid), 0)
-        if code > 0:
-            out.append(fs_name(code))
-            continue
-        kind = next((t for p, t in points if name == p or name.startswith(p.rstrip("/") + "/")), "")
-        out.append(kind or "unknown")
-    return out
+    return [fs_name(magic[int(fid)]) if int(fid) in magic else (mount_fs_type(name, mounts) or "unknown")
+            for name, fid in zip(names, ids, strict=True)]
 
 
 def _fs_magic(profile: Any) -> dict[int, int]:
@@ -92,7 +83,7 @@ def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
         return []
     names = [str(n) for n in np.asarray(files["name"])]
     ids = np.asarray(files["id"])
-    kinds = _fs_of_names(names, ids, _fs_magic(profile), profile.job.metadata.get("mounts") or [])
+    kinds = _fs_of_names(names, ids, _fs_magic(profile), profile.job.metadata.get("mounts"))
     cols = {c: np.nan_to_num(np.asarray(files[c], dtype=float)) for c in
             ("bytes_read", "bytes_written", "read_time", "write_time")}
     out: dict[str, dict[str, Any]] = {}

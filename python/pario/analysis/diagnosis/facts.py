@@ -23,7 +23,7 @@ from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
-from pario.model import LAYERS, LIBRARY_LAYERS, Profile, fs_name, size_columns
+from pario.model import LAYERS, LIBRARY_LAYERS, Profile, fs_name, mount_fs_type, size_columns
 from pario.table import Table, as_table, distinct
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
@@ -709,13 +709,4 @@ def fs_of(facts: Facts, fid: int, name: str) -> str:
             magic = counter(sel, "fs_type")
             if len(magic) and magic.max() > 0:
                 return fs_name(int(magic.max()))
-    mounts = facts.profile.job.metadata.get("mounts") or []
-    best, kind = -1, ""
-    for m in mounts:  # type: ignore[union-attr]
-        try:
-            point, fstype = str(m[0]), str(m[1])
-        except (IndexError, TypeError):
-            continue
-        if (name == point or name.startswith(point.rstrip("/") + "/")) and len(point) > best:
-            best, kind = len(point), fstype
-    return kind
+    return mount_fs_type(name, facts.profile.job.metadata.get("mounts"))
