@@ -84,23 +84,22 @@ def where_clause(f: Filters) -> tuple[str, list[Any]]:
     return " AND ".join(cond), params
 
 
-def _dicts(con: Any, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params)
+def _dicts(con: Any, sql: str) -> list[dict[str, Any]]:
+    cur = con.execute(sql)
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
-def _share_buckets(con: Any, params: list[Any]) -> list[dict[str, Any]]:
-    cases, lo = [], 0.0
-    for hi in SHARE_BOUNDS:
-        label = f"{lo * 100:g}–{hi * 100:g}%"
-        cases.append(f"WHEN io_share <= {hi} THEN '{label}'")
-        lo = hi
+def _share_buckets(con: Any) -> list[dict[str, Any]]:
+    """Jobs and core-hours of the selection per I/O-share bucket, in the buckets' order."""
     lows = (0.0, *SHARE_BOUNDS[:-1])
-    order = {f"{a * 100:g}–{b * 100:g}%": i for i, (a, b) in enumerate(zip(lows, SHARE_BOUNDS, strict=True))}
-    rows = _dicts(con, f"""SELECT CASE WHEN io_share IS NULL THEN 'unknown' {' '.join(cases)}
+    labels = [f"{lo * 100:g}–{hi * 100:g}%" for lo, hi in zip(lows, SHARE_BOUNDS, strict=True)]
+    cases = " ".join(f"WHEN io_share <= {hi} THEN '{label}'"
+                     for hi, label in zip(SHARE_BOUNDS, labels, strict=True))
+    order = {label: i for i, label in enumerate(labels)}
+    rows = _dicts(con, f"""SELECT CASE WHEN io_share IS NULL THEN 'unknown' {cases}
                           ELSE 'over 100%' END AS bucket, count(*) AS jobs, sum(core_hours) AS core_hours
-                          FROM sel GROUP BY bucket""", params)
+                          FROM sel GROUP BY bucket""")
     return sorted(rows, key=lambda r: order.get(r["bucket"], len(order)))
 
 
@@ -114,11 +113,11 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
             coalesce(sum(io_core_hours), 0) AS io_core_hours,
             coalesce(sum(io_core_hours) / nullif(sum(core_hours), 0), 0) AS io_share_of_core_hours,
             coalesce(sum(bytes_read), 0) AS bytes_read, coalesce(sum(bytes_written), 0) AS bytes_written,
-            min(start) AS first_start, max(start) AS last_start FROM sel""", [])[0]
+            min(start) AS first_start, max(start) AS last_start FROM sel""")[0]
         summary["unreadable_logs"] = con.execute("SELECT count(*) FROM errors").fetchone()[0]
         pct = _dicts(con, """SELECT quantile_cont(io_share, 0.5) AS p50, quantile_cont(io_share, 0.9) AS p90,
                              quantile_cont(io_share, 0.99) AS p99
-                             FROM sel WHERE io_share IS NOT NULL""", [])[0]
+                             FROM sel WHERE io_share IS NOT NULL""")[0]
         apps = _dicts(con, f"""
             WITH a AS (SELECT exe_name, count(*) AS jobs, sum(core_hours) AS core_hours,
                               sum(io_core_hours) AS io_core_hours, count(DISTINCT uid) AS users
@@ -132,32 +131,32 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
             SELECT a.*, a.io_core_hours / nullif(a.core_hours, 0) AS io_share,
                    coalesce(t.top_findings, '') AS top_findings
             FROM a LEFT JOIN t USING (exe_name)
-            ORDER BY io_core_hours DESC NULLS LAST, core_hours DESC LIMIT {int(top)}""", [])
+            ORDER BY io_core_hours DESC NULLS LAST, core_hours DESC LIMIT {int(top)}""")
         finding_rows = """SELECT id, any_value(severity) AS severity, count(DISTINCT path) AS jobs,
                               coalesce(sum(time_lost_s), 0) AS time_lost_s,
                               coalesce(sum(time_lost_s * nprocs) / 3600, 0) AS core_hours_lost
                           FROM findings WHERE path IN (SELECT path FROM sel) GROUP BY id"""
-        by_time = _dicts(con, f"{finding_rows} ORDER BY core_hours_lost DESC, jobs DESC LIMIT {int(top)}", [])
-        by_jobs = _dicts(con, f"{finding_rows} ORDER BY jobs DESC, core_hours_lost DESC LIMIT {int(top)}", [])
+        by_time = _dicts(con, f"{finding_rows} ORDER BY core_hours_lost DESC, jobs DESC LIMIT {int(top)}")
+        by_jobs = _dicts(con, f"{finding_rows} ORDER BY jobs DESC, core_hours_lost DESC LIMIT {int(top)}")
         fs = _dicts(con, """SELECT fs, strftime(start, '%Y-%m') AS month, count(*) AS jobs,
                 sum(bytes_read + bytes_written) AS bytes,
                 quantile_cont((bytes_read + bytes_written) / io_time_s, 0.1) AS bw_p10,
                 quantile_cont((bytes_read + bytes_written) / io_time_s, 0.5) AS bw_p50,
                 quantile_cont((bytes_read + bytes_written) / io_time_s, 0.9) AS bw_p90
             FROM filesystems WHERE path IN (SELECT path FROM sel) AND io_time_s > 0
-            GROUP BY fs, month ORDER BY fs, month""", [])
+            GROUP BY fs, month ORDER BY fs, month""")
         small = _dicts(con, f"""SELECT exe_name, count(*) AS jobs, max(nfiles) AS max_files,
                 sum(nfiles) AS files, sum(small_requests) AS small_requests,
                 sum(small_requests) / nullif(sum(requests), 0) AS small_share
             FROM sel GROUP BY exe_name HAVING sum(nfiles) > 0 OR sum(small_requests) > 0
-            ORDER BY files DESC, small_requests DESC LIMIT {int(top)}""", [])
+            ORDER BY files DESC, small_requests DESC LIMIT {int(top)}""")
         meta = _dicts(con, f"""SELECT exe_name, count(*) AS jobs, sum(meta_ops) AS meta_ops,
                 sum(meta_time_s) / 3600 AS meta_core_hours,
                 sum(meta_time_s) / nullif(sum(io_time_s), 0) AS meta_share_of_io
             FROM sel GROUP BY exe_name HAVING sum(meta_ops) > 0
-            ORDER BY meta_core_hours DESC NULLS LAST, meta_ops DESC LIMIT {int(top)}""", [])
-        errors = _dicts(con, f"SELECT path, error FROM errors ORDER BY path LIMIT {int(top)}", [])
-        shares = _share_buckets(con, [])
+            ORDER BY meta_core_hours DESC NULLS LAST, meta_ops DESC LIMIT {int(top)}""")
+        errors = _dicts(con, f"SELECT path, error FROM errors ORDER BY path LIMIT {int(top)}")
+        shares = _share_buckets(con)
     finally:
         con.close()
     return FacilityReport(store=store, filters=filters, summary=summary, io_share=shares,

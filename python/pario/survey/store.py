@@ -108,13 +108,12 @@ def surveyed(store: str) -> dict[str, tuple[int, int]]:
         return {}
     con = connect(store)
     try:
-        got = con.execute(f"SELECT path, size, mtime_ns FROM {RAW}").fetchall()
+        got = con.execute("SELECT path, size, mtime_ns FROM rows_latest").fetchall()
     finally:
         con.close()
     return {p: (s, m) for p, s, m in got}
 
 
-RAW = "rows_latest"
 VIEWS = """
 CREATE VIEW rows_all AS SELECT * FROM read_parquet('{glob}', hive_partitioning = true, union_by_name = true);
 CREATE VIEW rows_latest AS SELECT * EXCLUDE (_n) FROM (
