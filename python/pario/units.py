@@ -79,9 +79,14 @@ def count(x: float | None) -> str:
     return f"{int(round(x)):,}" if _ok(x) else "-"  # type: ignore[arg-type]
 
 
+def plural(n: int, word: str) -> str:
+    """'1 rank', '2,048 ranks': a count and its noun, plural unless the count is 1."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
 def nranks(n: int) -> str:
     """'1 rank', '2,048 ranks'."""
-    return f"{n:,} rank" if n == 1 else f"{n:,} ranks"
+    return plural(n, "rank")
 
 
 def percent(x: float | None) -> str:

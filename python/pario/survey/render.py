@@ -83,10 +83,6 @@ def _num(v: Any, digits: int = 1) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
-
-
 _pct = units.percent
 _rate = units.rate
 
@@ -98,12 +94,12 @@ def print_report(r: FacilityReport, out: TextIO | None = None) -> None:
     con = Console(file=out or sys.stdout, width=110)
     s = r.summary
     con.print(f"[bold]pario survey report[/bold]: {r.store} ({r.filters.text()})")
-    con.print(f"{_count(s['jobs'], 'job')} of {_count(s['users'], 'user')}, "
-              f"{_count(s['applications'], 'application')}, "
+    con.print(f"{units.plural(s['jobs'], 'job')} of {units.plural(s['users'], 'user')}, "
+              f"{units.plural(s['applications'], 'application')}, "
               f"{_num(s['core_hours'])} core-hours, of which {_num(s['io_core_hours'])} in I/O "
               f"({_pct(s['io_share_of_core_hours'])})")
     con.print(f"{units.nbytes(s['bytes_read'])} read, {units.nbytes(s['bytes_written'])} written; "
-              f"{_count(s['unreadable_logs'], 'unreadable log')}")
+              f"{units.plural(s['unreadable_logs'], 'unreadable log')}")
     if not s["jobs"]:
         con.print("No job matches.")
         return
@@ -190,7 +186,7 @@ def html_text(r: FacilityReport, plotly_js: str | None = None) -> str:
         plotly_js = get_plotlyjs()
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, trim_blocks=True,
                       lstrip_blocks=True)
-    env.filters.update(num=_num, pct=_pct, rate=_rate, size=units.nbytes, count=_count)
+    env.filters.update(num=_num, pct=_pct, rate=_rate, size=units.nbytes, count=units.plural)
     return env.get_template("survey.html.j2").render(
         r=r, figures=_figures(r), figures_json=Markup(json.dumps(_figures(r), allow_nan=False)),
         plotly_js=Markup(plotly_js))
@@ -221,4 +217,4 @@ def print_query(columns: list[str], rows: list[tuple[Any, ...]], *, csv: bool, o
     for row in rows:
         t.add_row(*["NULL" if v is None else str(plain(v)) for v in row])
     Console(file=out, width=200).print(t)
-    print(f"{len(rows)} row{'s' if len(rows) != 1 else ''}", file=out)
+    print(units.plural(len(rows), "row"), file=out)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pario import units
 from pario.survey.cluster import ClusterSpec, client_for
 from pario.survey.discover import LogFile, find_logs, in_window
 from pario.survey.row import error_row, survey_batch
@@ -46,8 +47,8 @@ class SurveyResult:
         head = f"{self.found} logs found, {self.unchanged} already in the store, {self.read} read"
         if not self.read:
             return head
-        return (f"{head} ({self.errors} unreadable) on {self.workers} Dask worker"
-                f"{'s' if self.workers != 1 else ''} in {self.seconds:.1f} s, "
+        return (f"{head} ({self.errors} unreadable) on {units.plural(self.workers, 'Dask worker')} "
+                f"in {self.seconds:.1f} s, "
                 f"{self.read / self.seconds:.0f} logs/s")
 
 
@@ -90,8 +91,8 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
     surveyed_at = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(surveyed_at)) + "-" + uuid.uuid4().hex[:8]
     make_store(plan.store)
-    # discovery streams: the client holds the store's list of surveyed logs and the batches in
-    # flight, not the archive's list of logs (millions, from a manifest)
+    # discovery streams: the client holds the paths found, the store's list of surveyed logs and
+    # the batches in flight, not a list of the logs to read (millions, from a manifest)
     logs = to_read(find_logs(plan.paths, plan.manifests), surveyed(plan.store), result, plan)
     first = next(logs, None)
     if first is None:  # nothing new: no cluster started
