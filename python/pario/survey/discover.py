@@ -79,31 +79,27 @@ def find_logs(paths: Iterable[str], manifests: Iterable[str] = ()) -> Iterator[L
     """Every log under ``paths`` (folders walked, files taken as given, whatever their name) and
     listed in ``manifests``, each once.  A path that does not exist is an error; a manifest's
     entry that does not exist is skipped (it is reported as an error row by the survey)."""
-    seen: set[str] = set()
+    seen: set[str] = set()  # the paths found so far: a log listed twice is read once
 
-    def once(path: str) -> Iterator[str]:
+    def new(path: str) -> str | None:
         key = os.path.abspath(path)
-        if key not in seen:
-            seen.add(key)
-            yield key
+        if key in seen:
+            return None
+        seen.add(key)
+        return key
 
     for p in paths:
-        if os.path.isdir(p):
-            for path in _walk(p):
-                for key in once(path):
-                    found = _log_file(key)
-                    if found:
-                        yield found
-        elif os.path.exists(p):
-            for key in once(p):
-                found = _log_file(key)
-                if found:
-                    yield found
-        else:
+        if not os.path.exists(p):
             raise ParioError(f"{p}: no such file or directory")
+        for path in _walk(p) if os.path.isdir(p) else [p]:
+            key = new(path)
+            found = _log_file(key) if key else None
+            if found:
+                yield found
     for m in manifests:
         for path in manifest_paths(m):
-            for key in once(path):
+            key = new(path)
+            if key:
                 yield _log_file(key) or LogFile(path=key, size=-1, mtime_ns=-1, day=dt.date(1970, 1, 1))
 
 
