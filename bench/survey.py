@@ -102,12 +102,14 @@ def pario_survey(archive: Path, store: Path, workers: int) -> dict:
 
     from distributed import Client, LocalCluster
 
-    from pario.survey.cluster import ClusterSpec
+    from pario.survey.cluster import ClusterSpec, RoomyMalloc
     from pario.survey.run import SurveyPlan, run_survey
 
     shutil.rmtree(store, ignore_errors=True)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster:
+        with Client(cluster) as client:  # as on the cluster pario survey starts itself
+            client.register_plugin(RoomyMalloc())
         plan = SurveyPlan(paths=(str(archive),), store=str(store),
                           cluster=ClusterSpec(scheduler=cluster.scheduler_address))
         t0 = time.perf_counter()

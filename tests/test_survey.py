@@ -379,3 +379,29 @@ def test_sql(facility: Path, pario_cmd):
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "the query failed" in bad.stderr and "nope" in bad.stderr
+
+
+def test_file_systems_from_a_mount_table():
+    """The longest mount point that is a name or holds it gives the name's type, looked up one
+    name at a time or per directory."""
+    from pario.model import MountTable
+
+    table = MountTable([["/", "rootfs"], ["/home", "nfs"], ["/scratch/", "lustre"], ["/scratch/a", "xfs"],
+                        ["/data/file.h5", "fuse"], ["bad"], None])
+    names = ["/home/u/x", "/homework/x", "/scratch/a/b", "/scratch/ab", "/scratch", "/data/file.h5",
+             "/data/other", "/x", "<STDOUT>", "rel/x", "/home/u/y"]
+    want = ["nfs", "rootfs", "xfs", "lustre", "rootfs", "fuse", "rootfs", "rootfs", "", "", "nfs"]
+    assert [table.fs_type(n) for n in names] == want
+    assert table.fs_types(names) == want
+    assert MountTable(None).fs_types(["/x"]) == [""]
+
+
+def test_the_survey_cluster_raises_malloc_thresholds():
+    """Workers of the cluster the survey starts run the plugin that undoes the nanny's
+    MALLOC_TRIM_THRESHOLD_ (docs/performance.md, "Facility survey")."""
+    from pario.survey.cluster import ClusterSpec, RoomyMalloc, client_for, roomy_malloc
+
+    assert roomy_malloc()  # glibc: mallopt takes both values
+    with client_for(ClusterSpec(workers=1)) as client:
+        found = client.run(lambda dask_worker: sorted(dask_worker.plugins))
+    assert [RoomyMalloc.name in names for names in found.values()] == [True]

@@ -38,6 +38,7 @@ several ranks), ``name`` (an object array of str), then the layer's counters
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -215,19 +216,51 @@ FS_TYPES: dict[int, str] = {
 }
 
 
-def mount_fs_type(name: str, mounts: object) -> str:
-    """File-system type of the file ``name`` from a Darshan log's mount table (``[[point, type],
-    ...]``, ``job.metadata["mounts"]``): the type of the longest mount point holding the name,
-    "" when none does."""
-    best, kind = -1, ""
-    for m in mounts or []:  # type: ignore[attr-defined]
-        try:
-            point, fstype = str(m[0]), str(m[1])
-        except (IndexError, TypeError):
-            continue
-        if (name == point or name.startswith(point.rstrip("/") + "/")) and len(point) > best:
-            best, kind = len(point), fstype
-    return kind
+class MountTable:
+    """A Darshan log's mount table (``[[point, type], ...]``, ``job.metadata["mounts"]``), read
+    once for the many names of a log: the longest mount point that is the name or holds it gives
+    the name's type."""
+
+    def __init__(self, mounts: object) -> None:
+        entries: list[tuple[str, str]] = []
+        for m in mounts or []:  # type: ignore[attr-defined]
+            try:
+                entries.append((str(m[0]), str(m[1])))
+            except (IndexError, TypeError):
+                continue
+        # longest point first (the sort is stable: of equal lengths, the first listed wins)
+        entries.sort(key=lambda e: -len(e[0]))
+        self._prefixes = [(point.rstrip("/") + "/", fstype) for point, fstype in entries]
+        self._exact: dict[str, str] = {}
+        for point, fstype in entries:
+            self._exact.setdefault(point, fstype)
+        self._by_dir: dict[str, str] = {}
+
+    def _holding(self, name: str) -> str:
+        for prefix, fstype in self._prefixes:
+            if name.startswith(prefix):
+                return fstype
+        return ""
+
+    def fs_type(self, name: str) -> str:
+        """The name's type, "" when no mount point is or holds it (a point equal to the name is
+        longer than any that holds it)."""
+        return self._exact[name] if name in self._exact else self._holding(name)
+
+    def fs_types(self, names: Iterable[str]) -> list[str]:
+        """:meth:`fs_type` of each name, each directory looked up once: a point holds
+        ``dir/base`` exactly when it holds ``dir/``, since a base has no slash."""
+        out = []
+        for name in names:
+            head, sep, _ = name.rpartition("/")
+            if not sep or name in self._exact:
+                out.append(self.fs_type(name))
+                continue
+            kind = self._by_dir.get(head)
+            if kind is None:
+                kind = self._by_dir[head] = self._holding(head + "/")
+            out.append(kind)
+        return out
 
 
 def fs_name(magic: int | float) -> str:

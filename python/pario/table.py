@@ -39,6 +39,15 @@ class Table:
         if self._len is None:
             self._len = 0
 
+    @classmethod
+    def _of(cls, columns: dict[str, np.ndarray], length: int) -> Table:
+        """A table of columns already checked (1-D arrays of ``length`` values): the rows and
+        columns another table selects, without checking each column again."""
+        out = cls.__new__(cls)
+        out._cols = columns
+        out._len = length
+        return out
+
     # -- shape ---------------------------------------------------------------
     def __len__(self) -> int:
         return self._len or 0
@@ -65,7 +74,7 @@ class Table:
         if isinstance(key, str):
             return self._cols[key]
         if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
-            return Table({k: self._cols[k] for k in key}, length=len(self))
+            return Table._of({k: self._cols[k] for k in key}, len(self))
         return self.take(key)
 
     def __setitem__(self, name: str, values: Any) -> None:
@@ -92,7 +101,7 @@ class Table:
     def take(self, rows: Any) -> Table:
         """The rows ``rows`` selects: a boolean mask, positions, or a slice."""
         if isinstance(rows, slice):
-            return Table({k: v[rows] for k, v in self._cols.items()}, length=len(range(len(self))[rows]))
+            return Table._of({k: v[rows] for k, v in self._cols.items()}, len(range(len(self))[rows]))
         idx = np.asarray(rows)
         if not len(idx) and idx.dtype != bool:
             idx = idx.astype(np.intp)  # [] is a list of no positions
@@ -100,27 +109,27 @@ class Table:
             if len(idx) != len(self):
                 raise ValueError(f"a mask of {len(idx)} values for a table of {len(self)} rows")
             idx = np.flatnonzero(idx)
-        return Table({k: v[idx] for k, v in self._cols.items()}, length=len(idx))
+        return Table._of({k: v[idx] for k, v in self._cols.items()}, len(idx))
 
     def head(self, n: int) -> Table:
         return self.take(slice(0, max(n, 0)))
 
     def copy(self) -> Table:
-        return Table({k: v.copy() for k, v in self._cols.items()}, length=len(self))
+        return Table._of({k: v.copy() for k, v in self._cols.items()}, len(self))
 
     def assign(self, **columns: Any) -> Table:
         """A new table with these columns added or replaced (the others are shared)."""
-        out = Table(self._cols, length=len(self))
+        out = Table._of(dict(self._cols), len(self))
         for name, values in columns.items():
             out[name] = values
         return out
 
     def rename(self, names: Mapping[str, str]) -> Table:
-        return Table({names.get(k, k): v for k, v in self._cols.items()}, length=len(self))
+        return Table._of({names.get(k, k): v for k, v in self._cols.items()}, len(self))
 
     def drop(self, names: Iterable[str]) -> Table:
         gone = set(names)
-        return Table({k: v for k, v in self._cols.items() if k not in gone}, length=len(self))
+        return Table._of({k: v for k, v in self._cols.items() if k not in gone}, len(self))
 
     # -- rows --------------------------------------------------------------------
     def row(self, i: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pario.errors import ParioError
-from pario.model import SIZE_BUCKETS, fs_name, mount_fs_type
+from pario.model import SIZE_BUCKETS, MountTable, fs_name
 from pario.survey.discover import LogFile
 
 #: Layers whose bytes each row keeps (the data layers; a library's file layer adds nothing).
@@ -58,8 +58,9 @@ def _file_owner(path: str) -> int | None:
 def _fs_of_names(names: Sequence[str], ids: np.ndarray, magic: dict[int, int], mounts: Any) -> list[str]:
     """Each file's file-system type: pario's statfs magic of the file, else the longest mount
     point of Darshan's mount table that holds its name, else 'unknown'."""
-    return [fs_name(magic[int(fid)]) if int(fid) in magic else (mount_fs_type(name, mounts) or "unknown")
-            for name, fid in zip(names, ids, strict=True)]
+    by_mount = MountTable(mounts).fs_types(names)
+    return [fs_name(magic[int(fid)]) if int(fid) in magic else (kind or "unknown")
+            for kind, fid in zip(by_mount, ids, strict=True)]
 
 
 def _fs_magic(profile: Any) -> dict[int, int]:

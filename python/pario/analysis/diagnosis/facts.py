@@ -23,7 +23,7 @@ from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
-from pario.model import LAYERS, LIBRARY_LAYERS, Profile, fs_name, mount_fs_type, size_columns
+from pario.model import LAYERS, LIBRARY_LAYERS, MountTable, Profile, fs_name, size_columns
 from pario.table import Table, as_table, distinct
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
@@ -709,4 +709,5 @@ def fs_of(facts: Facts, fid: int, name: str) -> str:
             magic = counter(sel, "fs_type")
             if len(magic) and magic.max() > 0:
                 return fs_name(int(magic.max()))
-    return mount_fs_type(name, facts.profile.job.metadata.get("mounts"))
+    mounts = facts.cached("mounts", lambda: MountTable(facts.profile.job.metadata.get("mounts")))
+    return mounts.fs_type(name)
