@@ -109,13 +109,9 @@ def _sum(frame: Table, cols: tuple[str, ...]) -> float:
     present = [c for c in cols if c in frame]
     if not present or not len(frame):
         return 0.0
-    # column by column: whole numbers below 2**53 add up exactly in any order
-    parts = [np.clip(float_values(frame[c], 0.0), 0.0, None) for c in present]
-    total = sum(float(p.sum()) for p in parts)
-    if total < 2.0**53 and all(bool(np.all(np.floor(p) == p)) for p in parts):
-        return total
-    # else one sum over the columns one after the other (the order of the sums so far)
-    return float(np.concatenate(parts).sum())
+    # the columns one after the other, in one sum (whole numbers below 2**53, the usual counts,
+    # add up exactly in any order)
+    return float(np.clip(np.concatenate([float_values(frame[c], 0.0) for c in present]), 0.0, None).sum())
 
 
 def _ops(frames: Mapping[str, Table], kind: str) -> float:

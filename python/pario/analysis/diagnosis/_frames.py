@@ -12,6 +12,7 @@ result.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Mapping, Sequence
 
@@ -123,13 +124,20 @@ def _glob_candidates(index: NameIndex, pattern: str) -> np.ndarray | None:
     return index.rows_with(max(pieces, key=len))
 
 
+@functools.lru_cache(maxsize=64)
+def glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regular expression that matches what any of the glob patterns matches (made once per
+    set of patterns: a survey diagnoses thousands of logs with the same ones)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
 def glob_mask(index: NameIndex, values: np.ndarray, patterns: tuple[str, ...]) -> np.ndarray:
     """Per name of ``values`` (indexed by ``index``): it matches one of the glob patterns.
 
     As ``re.match`` of :func:`fnmatch.translate` says, but the regular expression runs
     only on the names that contain a pattern's longest literal piece in its place.
     """
-    regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+    regex = glob_regex(patterns)
     parts = []
     for p in patterns:
         rows = _glob_candidates(index, p)

@@ -7,17 +7,15 @@ the commands a finding recommends are built in :mod:`pario.analysis.diagnosis.co
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
-from pario.analysis.diagnosis._frames import NameIndex, glob_mask, isin, per_file
+from pario.analysis.diagnosis._frames import NameIndex, glob_mask, glob_regex, isin, per_file
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
@@ -151,7 +149,7 @@ def _ignored_mask(names: np.ndarray, patterns: tuple[str, ...], index: NameIndex
         return np.zeros(len(names), dtype=bool)
     if index is not None:
         return glob_mask(index, names, patterns)
-    regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+    regex = glob_regex(tuple(patterns))
     uniques, codes = np.unique(names.astype(str), return_inverse=True)
     hit = np.fromiter((regex.match(u) is not None for u in uniques), dtype=bool, count=len(uniques))
     return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
