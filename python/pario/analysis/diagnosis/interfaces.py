@@ -330,7 +330,7 @@ def stdio_bulk(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             ),
             hex_id(r["id"]),
         )
-        for r in per.rows()
+        for r in per.head(cfg.top_subjects).rows()  # the finding lists these; subjects_total counts all
     ]
     calls = float(per["ops"].sum())
     mean_call = s_bytes / calls if calls > 0 else 0.0

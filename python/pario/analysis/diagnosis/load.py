@@ -207,10 +207,7 @@ def concentration(facts: Facts, cfg: RuleConfig) -> Concentration | None:
     n = facts.nprocs
     if n < cfg.few_ranks_min_nprocs:
         return None
-    per_rank = np.zeros(n)
-    for layer, frame in facts.outermost().items():
-        if len(frame):
-            per_rank += np.asarray(rank_io(frame, n, facts.members(layer)).table["bytes"], dtype=np.float64)
+    per_rank = facts.cached("outermost_bytes_per_rank", lambda: _outermost_bytes(facts))
     total = float(per_rank.sum())
     if total <= 0:
         return None
@@ -222,12 +219,21 @@ def concentration(facts: Facts, cfg: RuleConfig) -> Concentration | None:
     return Concentration([int(r) for r in order[:k]], per_rank, total)
 
 
+def _outermost_bytes(facts: Facts) -> np.ndarray:
+    """Bytes per rank, each call counted at its outermost layer."""
+    per_rank = np.zeros(facts.nprocs)
+    for layer, frame in facts.outermost().items():
+        if len(frame):
+            per_rank += np.asarray(rank_io(frame, facts.nprocs, facts.members(layer)).table["bytes"],
+                                   dtype=np.float64)
+    return per_rank
+
+
 def _few_fires(facts: Facts, cfg: RuleConfig) -> bool:
-    c = concentration(facts, cfg)
-    if c is None:
+    io = facts.times.io  # the cheap test first
+    if not len(io) or float(io.max() - io.mean()) < cfg.load_min_lost_share * facts.runtime:
         return False
-    io = facts.times.io
-    return float(io.max() - io.mean()) >= cfg.load_min_lost_share * facts.runtime
+    return concentration(facts, cfg) is not None
 
 
 def _rank_subjects(facts: Facts, order: list[int], io: np.ndarray) -> list[Subject]:

@@ -160,8 +160,7 @@ def _file_subject(r: dict[str, Any], metrics: tuple[Metric, ...]) -> Subject:
 def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[Finding]:
     limit = cfg.small_request_bytes
     rows: list[dict[str, np.ndarray]] = []
-    picked: list[tuple[str, np.ndarray]] = []
-    stakes = []
+    picked: list[tuple[str, np.ndarray, np.ndarray]] = []  # layer, rows with small requests, their share
     parts = _fs_parts(facts, kind)
     for layer, part in parts:
         frame = facts.layer(layer)
@@ -176,8 +175,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         if not sel.any():
             continue
         pos = _positions(part, sel)
-        stakes.append(stake_rows(facts, layer, pos, {kind: frac[sel]}))
-        picked.append((layer, pos))
+        picked.append((layer, pos, frac[sel]))
         rows.append(
             {
                 "id": layer_values(facts, layer, "id")[pos],
@@ -204,7 +202,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
             "time": ("time", "sum"),
         },
         # the MPI-IO part holds only files without POSIX records
-        unique=all(layer_unique(facts, layer) for layer, _ in picked),
+        unique=all(layer_unique(facts, layer) for layer, _, _ in picked),
     )
     per = _files(grouped)
     n_small = float(per["small"].sum())
@@ -214,6 +212,8 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         return
     share = n_small / n_total
     bound_bytes = float(per["bound"].sum())
+    # the time at stake, per rank: only for a finding the counts above leave possible
+    stakes = [stake_rows(facts, layer, pos, {kind: frac}) for layer, pos, frac in picked]
     per_rank = np.sum([s.per_rank for s in stakes], axis=0) if stakes else np.zeros(1)
     lost = float(per_rank.max()) if len(per_rank) else 0.0
     bytes_share = bound_bytes / total_bytes if total_bytes > 0 else 1.0
@@ -310,7 +310,7 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
             )
     if lib is not None:
         recs.extend(lib.recommendations)
-    if _hdf5_files(facts, per, picked):
+    if _hdf5_files(facts, per, [(layer, pos) for layer, pos, _ in picked]):
         recs.append(
             Recommendation(
                 "code",
