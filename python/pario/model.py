@@ -38,6 +38,7 @@ several ranks), ``name`` (an object array of str), then the layer's counters
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -77,6 +78,7 @@ SIZE_BUCKETS: tuple[str, ...] = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def counter_column(name: str) -> str:
     """Model column for a Darshan/pario counter name (``POSIX_F_READ_TIME`` -> ``read_time``,
     ``PNETCDF_VAR_F_READ_TIME`` -> ``read_time``)."""

@@ -301,6 +301,7 @@ def _names(dl: _Library, handle: Any) -> dict[int, str]:
     return names
 
 
+@functools.lru_cache(maxsize=64)
 def counter_names(mod: str, *, floating: bool = False) -> tuple[str, ...]:
     """The library's names of a module's counters (``LUSTRE_COMP`` for the Lustre components),
     as PyDarshan's counter_names gets them: up to the ``*_NUM_INDICES`` entry."""
@@ -315,6 +316,7 @@ def counter_names(mod: str, *, floating: bool = False) -> tuple[str, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=32)
 def record_dtype(mod: str) -> np.dtype:
     """The NumPy layout of a module's record struct (:data:`RECORD_STRUCTS`), at the C offsets."""
     return _record_dtype(library(), RECORD_STRUCTS[mod])
@@ -350,7 +352,7 @@ def _records(dl: _Library, handle: Any, mod: str, idx: int) -> Records:
     finally:
         if buf[0] != ffi.NULL:
             lib.darshan_free(buf[0])
-    rec = np.frombuffer(b"".join(chunks), dtype=_record_dtype(dl, struct))
+    rec = np.frombuffer(b"".join(chunks), dtype=record_dtype(mod))
     names, fnames = counter_names(mod), counter_names(mod, floating=True)
     if rec["counters"].shape[1:] != (len(names),) or rec["fcounters"].shape[1:] != (len(fnames),):
         raise RuntimeError(f"{mod}: the library's counter names do not match its record layout")
