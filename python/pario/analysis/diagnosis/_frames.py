@@ -124,7 +124,7 @@ def _glob_candidates(index: NameIndex, pattern: str) -> np.ndarray | None:
     return index.rows_with(max(pieces, key=len))
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=256)
 def glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One regular expression that matches what any of the glob patterns matches (made once per
     set of patterns: a survey diagnoses thousands of logs with the same ones)."""
@@ -134,21 +134,18 @@ def glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
 def glob_mask(index: NameIndex, values: np.ndarray, patterns: tuple[str, ...]) -> np.ndarray:
     """Per name of ``values`` (indexed by ``index``): it matches one of the glob patterns.
 
-    As ``re.match`` of :func:`fnmatch.translate` says, but the regular expression runs
-    only on the names that contain a pattern's longest literal piece in its place.
+    As ``re.match`` of :func:`fnmatch.translate` says, but each pattern's regular expression
+    (made once per pattern: the profiler's own log is a pattern of its own in every log) runs
+    only on the names not matched yet that contain its longest literal piece in its place.
     """
-    regex = glob_regex(patterns)
-    parts = []
+    out = np.zeros(len(values), dtype=bool)
     for p in patterns:
         rows = _glob_candidates(index, p)
-        if rows is None:
-            rows = np.arange(len(values))
-        parts.append(rows)
-    cand = distinct(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
-    out = np.zeros(len(values), dtype=bool)
-    if len(cand):
-        match = regex.match
-        out[cand] = np.fromiter((match(values[i]) is not None for i in cand), dtype=bool, count=len(cand))
+        rows = np.arange(len(values)) if rows is None else np.asarray(rows)
+        rows = rows[~out[rows]]
+        if len(rows):
+            match = glob_regex((p,)).match
+            out[rows] = np.fromiter((match(values[i]) is not None for i in rows), dtype=bool, count=len(rows))
     return out
 
 
