@@ -158,13 +158,13 @@ def _spread_shared(records: Records, shared: np.ndarray, vals: dict[str, np.ndar
     n_rec = int(np.count_nonzero(shared))
     ids = (np.asarray(records["id"]).astype(np.uint64)[shared] if "id" in records
            else np.zeros(n_rec, dtype=np.uint64))
-    member_lists: list[np.ndarray | None] = []
-    for rid in ids:
-        m = members.get(int(rid)) if members else None
-        if m is not None:
-            m = np.asarray(m, dtype=np.int64)
-            m = m[(m >= 0) & (m < nprocs)]
-        member_lists.append(m)
+    member_lists: list[np.ndarray | None] = [None] * n_rec  # None: every rank
+    if members:  # Darshan logs have none: each shared record is every rank's
+        for i, rid in enumerate(ids.tolist()):
+            m = members.get(int(rid))
+            if m is not None:
+                m = np.asarray(m, dtype=np.int64)
+                member_lists[i] = m[(m >= 0) & (m < nprocs)]
     n = np.array([nprocs if m is None else len(m) for m in member_lists], dtype=np.int64)
     known = np.array([m is not None for m in member_lists], dtype=bool)
 
@@ -222,10 +222,11 @@ def _valid_extremes(fast: np.ndarray, slow: np.ndarray, v_fast: np.ndarray, v_sl
     # the others' equal share must lie between the fastest and the slowest rank
     rest = (total - v_fast - v_slow) / np.maximum(n - 2, 1)
     ok &= (n <= 2) | ((rest >= v_fast - tol) & (rest <= v_slow + tol))
-    for i in np.flatnonzero(ok):
-        m = member_lists[i]
-        if m is not None and not (np.isin(fast[i], m) and np.isin(slow[i], m)):
-            ok[i] = False
+    if any(m is not None for m in member_lists):
+        for i in np.flatnonzero(ok):
+            m = member_lists[i]
+            if m is not None and not (np.isin(fast[i], m) and np.isin(slow[i], m)):
+                ok[i] = False
     return ok
 
 
