@@ -16,7 +16,8 @@ For each round (--reps, the order of the three readers rotated from round to rou
 Then the 2-worker store is copied 10 times (paths, users and executables varied) into a store of
 10 x --logs jobs, and ``facility_report`` is timed on it (median of 3), and the command
 ``pario survey report`` (the process, Python's start included).  Last, the first --phase-logs
-logs are read and analysed in this process, phase by phase (read, analysis, diagnosis, row).
+logs of the manifest are read and analysed in this process, phase by phase (read, analysis and
+the diagnosis in it, row).
 Usage:
 
     .venv/bin/python bench/survey.py [--logs 10000] [--reps 1] [--work DIR] [--out FILE]
@@ -26,7 +27,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import shutil
 import statistics
@@ -166,33 +166,36 @@ def report_speed(big: Path) -> dict:
     return {"function_s": statistics.median(times), "command_s": time.perf_counter() - t0}
 
 
-def phases(archive: Path, n: int) -> dict:
-    """Where one log's time goes, in this process, over the archive's first ``n`` logs (distinct
-    paths, as a survey sees them): ms per log to read it, to analyse it without the diagnosis,
-    the diagnosis (an analysis with it, less one without), and the row."""
+def phases(manifest: Path, n: int) -> dict:
+    """Where one log's time goes, in this process, over the first ``n`` logs of the manifest
+    (distinct paths, as a survey sees them; the manifest cycles through the distinct logs, so
+    they come in the archive's proportions): ms per log to read it, to analyse it (the diagnosis
+    included), to make its row, and of the analysis the diagnosis (less an analysis without it)."""
     from pario.analysis.run import analyze
     from pario.log import read_log
-    from pario.survey.discover import find_logs
+    from pario.survey.discover import LogFile
     from pario.survey.row import analysed_row
 
-    logs = list(itertools.islice(find_logs((str(archive),), ()), n))
-    spent = dict.fromkeys(("read", "analysis", "diagnosis", "row"), 0.0)
-    for log in logs:
+    paths = manifest.read_text().split()[:n]
+    spent = dict.fromkeys(("read", "analysis", "row", "diagnosis"), 0.0)
+    for path in paths:
+        st = os.stat(path)
+        log = LogFile(path, st.st_size, st.st_mtime_ns, None)
         t0 = time.perf_counter()
-        profile = read_log(log.path, isolated=False)
+        profile = read_log(path, isolated=False)
         profile.trace = None
         t1 = time.perf_counter()
-        analyze(profile, diagnosis=False)
-        t2 = time.perf_counter()
         run = analyze(profile)
-        t3 = time.perf_counter()
+        t2 = time.perf_counter()
         analysed_row(log, run, profile, 0.0)
+        t3 = time.perf_counter()
+        analyze(profile, diagnosis=False)
         t4 = time.perf_counter()
         spent["read"] += t1 - t0
         spent["analysis"] += t2 - t1
-        spent["diagnosis"] += (t3 - t2) - (t2 - t1)
-        spent["row"] += t4 - t3
-    return {k: v / len(logs) * 1e3 for k, v in spent.items()}
+        spent["row"] += t3 - t2
+        spent["diagnosis"] += (t2 - t1) - (t4 - t3)
+    return {k: v / len(paths) * 1e3 for k, v in spent.items()}
 
 
 def main() -> int:
@@ -228,7 +231,7 @@ def main() -> int:
         copies = max(1, 100000 // max(rows["rows"], 1))
         total = big_store(work / "store-pario-2", work / "store-big", copies)
         rs = report_speed(work / "store-big")
-        ms = phases(archive, min(n, args.phase_logs))
+        ms = phases(manifest, min(n, args.phase_logs))
         lines = [
             f"{n} logs, {args.reps} round(s), {os.cpu_count()} cores; medians",
             "",
@@ -245,8 +248,10 @@ def main() -> int:
             f"{peak / 2**20:.0f} MiB; rows {rows['rows']} ({rows['errors']} error rows).",
             f"pario survey report on {total} jobs: {rs['function_s']:.2f} s (facility_report, median of 3), "
             f"{rs['command_s']:.2f} s (the command).",
-            f"One log in one process, ms (the first {min(n, args.phase_logs)} logs): "
-            + ", ".join(f"{k} {v:.2f}" for k, v in ms.items()) + f"; in all {sum(ms.values()):.2f}.",
+            f"One log in one process, ms (the manifest's first {min(n, args.phase_logs)} logs): "
+            f"read {ms['read']:.2f}, analysis {ms['analysis']:.2f} (of which diagnosis "
+            f"{ms['diagnosis']:.2f}), row {ms['row']:.2f}; in all "
+            f"{ms['read'] + ms['analysis'] + ms['row']:.2f}.",
         ]
         text = "\n".join(lines) + "\n"
         print(text)

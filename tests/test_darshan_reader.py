@@ -183,17 +183,14 @@ def test_imbalanced_io_shows_posix_imbalance_under_balanced_mpiio() -> None:
 
 
 def test_skew_app_65536_ranks() -> None:
-    start = time.perf_counter()
     profile = read_log(log("skew-app"))
     a = analyze(profile)
-    elapsed = time.perf_counter() - start
     assert len(profile.ranks) == 65536 and len(a.ranks) == 65536
     # one shared MPI-IO file carries all outermost time: its slowest rank is the exact maximum
     assert a.io.overall.total.time_max.approximate is False
     mpiio = profile.layer("mpiio")
     assert a.io.overall.total.time_max.value == pytest.approx(float(mpiio["slowest_rank_time"][0]))
     assert a.io.overall.write.bytes.value == float(mpiio["bytes_written"].sum())
-    assert elapsed < 30  # generous: the benchmark (bench/report_speed.py) has the real numbers
 
 
 def test_darshan_log_hints_are_not_reported_as_application_hints() -> None:
