@@ -11,7 +11,9 @@ file gets STEPS x its calls per step collective writes) under:
 Variants of a configuration run back to back, their order rotated from round to round; one
 untimed pilot round first.  Bandwidth is the kernel's ``bytes_written / time_s.write``; the
 table gives medians and the ratio of each to the baseline (or, without one, to auto), all
-from the same run.  After each timed run of this checkout's auto, its pario log gives what auto
+from the same run, and with a baseline the paired ratio: the median over the rounds of auto's
+bandwidth over the baseline's in the same round, its quartiles, and how many rounds auto won.
+After each timed run of this checkout's auto, its pario log gives what auto
 did with the file: the variants it ran (calls, mean time of a call), the calls spent exploring
 and the variant it kept; the last round's are printed below the table.  A directory under
 /dev/ is written through a symlink (libpario records no file under /dev/).  Usage:
@@ -74,6 +76,18 @@ def run_once(lib: str, coll: str, program: str, ranks: int, args: list[str], pat
     return res["bytes_written"] / t / MIB if t > 0 else None
 
 
+def paired(ratios: list[float]) -> str:
+    """The median of the rounds' auto / baseline ratios, its quartiles, and in how many rounds
+    auto was the faster: runs back to back share the machine's slow and fast moments, which
+    the medians of each side apart do not cancel."""
+    if not ratios:
+        return "-"
+    r = sorted(ratios)
+    n = len(r)
+    return (f"{statistics.median(r):.2f} [{r[n // 4]:.2f}, {r[(3 * n) // 4]:.2f}], "
+            f"faster in {sum(x > 1.0 for x in r)}/{n}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--baseline", default=None, help="libpario.so of the runtime to compare with")
@@ -105,14 +119,19 @@ def main() -> int:
         kargs = [*kargs, "--steps", str(args.steps)]
         path = args.dir / f"pario-bench-auto-{kernel}.dat"
         samples: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+        ratios: list[float] = []  # auto / baseline of each round (both ran back to back)
         for rnd in range(args.reps + 1):
             order = runs[rnd % len(runs):] + runs[:rnd % len(runs)]
+            this_round: dict[str, float] = {}
             for name, so, coll in order:
                 bw = run_once(so, coll, program, ranks, kargs, path, args.cb_buffer_size, env)
                 if rnd and bw is not None:  # round 0 is the untimed pilot
                     samples[name].append(bw)
+                    this_round[name] = bw
                     if name == "auto":
                         autos[f"{kernel} {ranks}"] = auto_summary(Path(f"{path}.pario"))
+            if "baseline" in this_round and "auto" in this_round:
+                ratios.append(this_round["auto"] / this_round["baseline"])
             print(f"{kernel}: round {rnd}/{args.reps}", file=sys.stderr, flush=True)
             if args.out:  # what a run cut short still leaves
                 done[f"{kernel} {ranks}"] = samples
@@ -120,13 +139,14 @@ def main() -> int:
         med = {k: statistics.median(v) if v else None for k, v in samples.items()}
         fixed = {k: v for k, v in med.items() if k not in ("baseline", "auto") and v}
         best = max(fixed, key=lambda k: fixed[k]) if fixed else None
-        rows.append((kernel, ranks, med, best))
+        rows.append((kernel, ranks, med, best, ratios))
     lines = [f"{args.steps} steps, {args.reps} rounds, {args.size // MIB} MiB per step, cb_buffer_size "
              f"{args.cb_buffer_size // MIB} MiB, {args.dir}, MiB/s medians (ratio to the baseline's auto, "
              "or without a baseline to auto)",
-             "", "| kernel | ranks | baseline auto | auto | best fixed variant | auto / best | "
-             + " | ".join(args.variants) + " |", "|---|---|---|---|---|---|" + "---|" * len(args.variants)]
-    for kernel, ranks, med, best in rows:
+             "", "| kernel | ranks | baseline auto | auto | auto / baseline, paired | best fixed variant "
+             "| auto / best | " + " | ".join(args.variants) + " |",
+             "|---|---|---|---|---|---|---|" + "---|" * len(args.variants)]
+    for kernel, ranks, med, best, ratios in rows:
         base = med.get("baseline", med["auto"])
 
         def cell(v: float | None, base: float | None = base) -> str:
@@ -136,7 +156,7 @@ def main() -> int:
         share = f"{med['auto'] / med[best]:.2f}" if best and med["auto"] else "-"
         others = " | ".join(cell(med[v]) for v in args.variants)
         lines.append(f"| {kernel} | {ranks} | {cell(med.get('baseline'))} | {cell(med['auto'])} "
-                     f"| {best_cell} | {share} | {others} |")
+                     f"| {paired(ratios)} | {best_cell} | {share} | {others} |")
     lines += ["", "What auto did (last round, from its log):", ""]
     lines += [f"- {k}: {v}" for k, v in autos.items()]
     text = "\n".join(lines) + "\n"
