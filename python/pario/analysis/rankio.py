@@ -173,7 +173,7 @@ def _spread_shared(records: Records, shared: np.ndarray, vals: dict[str, np.ndar
     for group, total_name, prefix in ((TIME_COLS, "time", "time"), (BYTE_COLS, "bytes", "bytes")):
         total = sum(vals[c] for c in group)
         fast, slow, v_fast, v_slow = _extremes(records, shared, prefix)
-        valid = _valid_extremes(fast, slow, v_fast, v_slow, total, n, nprocs, member_lists)
+        valid = _valid_extremes(fast, slow, v_fast, v_slow, total, n, nprocs, member_lists, known)
         single = n == 1
         rest = np.zeros(n_rec)
         others = np.maximum(n - 2, 1)
@@ -212,8 +212,9 @@ def _extremes(records: Records, shared: np.ndarray,
 
 def _valid_extremes(fast: np.ndarray, slow: np.ndarray, v_fast: np.ndarray, v_slow: np.ndarray,
                     total: np.ndarray, n: np.ndarray, nprocs: int,
-                    member_lists: Sequence[np.ndarray | None]) -> np.ndarray:
-    """Records whose fastest/slowest data are consistent enough to place exactly."""
+                    member_lists: Sequence[np.ndarray | None], known: np.ndarray) -> np.ndarray:
+    """Records whose fastest/slowest data are consistent enough to place exactly (``known``: the
+    records whose ``member_lists`` entry lists their ranks)."""
     tol = 1e-9 * np.maximum(total, 1.0)
     ok = (n >= 2) & (fast >= 0) & (fast < nprocs) & (slow >= 0) & (slow < nprocs) & (fast != slow)
     ok &= v_fast <= v_slow + tol
@@ -222,11 +223,11 @@ def _valid_extremes(fast: np.ndarray, slow: np.ndarray, v_fast: np.ndarray, v_sl
     # the others' equal share must lie between the fastest and the slowest rank
     rest = (total - v_fast - v_slow) / np.maximum(n - 2, 1)
     ok &= (n <= 2) | ((rest >= v_fast - tol) & (rest <= v_slow + tol))
-    if any(m is not None for m in member_lists):
-        for i in np.flatnonzero(ok):
-            m = member_lists[i]
-            if m is not None and not (np.isin(fast[i], m) and np.isin(slow[i], m)):
-                ok[i] = False
+    # a record with its members listed: its fastest and slowest rank must be among them
+    for i in np.flatnonzero(ok & known):
+        m = member_lists[i]
+        if not (np.isin(fast[i], m) and np.isin(slow[i], m)):
+            ok[i] = False
     return ok
 
 
