@@ -161,6 +161,25 @@ def test_per_rank_times_keep_the_totals(path: Path) -> None:
         assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("name", ["imbalanced-io", "shane_ior-HDF5", "partial_data_stdio"])
+def test_the_per_rank_io_kept_by_the_reader_is_the_analysis_own(name: str) -> None:
+    """The reader keeps the per-rank I/O it computed for the rank table with the profile; the
+    analysis that reuses it matches one that computes everything from the records."""
+    from dataclasses import replace
+
+    from pario.analysis.io import profile_io
+    from pario.report.data import run_dict
+
+    profile = read_log(log(name))
+    assert profile.io is not None and profile_io(profile) is profile.io
+    fresh = replace(profile)  # the same records, no per-rank I/O kept
+    assert fresh.io is None
+    kept = json.dumps(run_dict(analyze(profile), top=1000), sort_keys=True, default=str)
+    computed = json.dumps(run_dict(analyze(fresh), top=1000), sort_keys=True, default=str)
+    assert kept == computed
+    assert fresh.io is not None and fresh.io is not profile.io
+
+
 def test_empty_log_has_no_io() -> None:
     profile = read_log(log("empty_log"))
     assert profile.job.nprocs == 4

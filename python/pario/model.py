@@ -50,6 +50,7 @@ from pario.table import Table, as_table
 if TYPE_CHECKING:
     import pandas as pd
 
+    from pario.analysis.rankio import ProfileIO
     from pario.trace.model import Trace
 
 #: The file-system and MPI-IO layers: their records are files, their bytes reach the file system.
@@ -139,6 +140,9 @@ class Profile:
     file_ranks: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     #: the event trace (``pario run --trace``, docs/trace.md); None without one
     trace: Trace | None = None
+    #: the per-rank I/O of ``files`` (pario.analysis.rankio.ProfileIO), kept by the first
+    #: analysis or by the reader that computed it, so that each is computed once per profile
+    io: ProfileIO | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # a profile built by hand from DataFrames (tests, scripts) gets the model's Tables

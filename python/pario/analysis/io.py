@@ -262,5 +262,8 @@ def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> T
 
 
 def profile_io(profile: Profile) -> ProfileIO:
-    """The per-rank I/O of ``profile``'s layers, computed on first use (for one analysis)."""
-    return ProfileIO(profile.files, profile.job.nprocs, profile.file_ranks)
+    """The per-rank I/O of ``profile``'s layers, each computed on first use and kept with the
+    profile (whose files must not change after)."""
+    if profile.io is None:
+        profile.io = ProfileIO(profile.files, profile.job.nprocs, profile.file_ranks)
+    return profile.io

@@ -376,7 +376,7 @@ class ProfileIO:
         self._file_ranks = file_ranks
         self._layers: dict[str, RankIO] = {}
         self._outermost: tuple[dict[str, RankIO], RankIO] | None = None
-        self._time: RankIO | None = None
+        self._time: tuple[dict[str, RankIO], RankIO] | None = None
         #: the records ``outermost`` counted, by layer
         self.outer_frames: dict[str, Table] = {}
 
@@ -388,28 +388,31 @@ class ProfileIO:
             self._layers[layer] = rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
         return self._layers[layer]
 
+    def _of(self, layer: str, frame: Table) -> RankIO:
+        """``rank_io`` of some records of ``layer`` (all of them: :meth:`layer`'s result)."""
+        if frame is self._files.get(layer):
+            return self.layer(layer)
+        return rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
+
     def outermost(self) -> tuple[dict[str, RankIO], RankIO]:
-        """``outermost_rank_io(files, nprocs, file_ranks)`` (a layer whose records are all
-        outermost shares :meth:`layer`'s result)."""
+        """``outermost_rank_io(files, nprocs, file_ranks)``."""
         if self._outermost is None:
             self.outer_frames = outermost_records(self._files)
-            per_layer = {
-                layer: (self.layer(layer) if frame is self._files.get(layer)
-                        else rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer)))
-                for layer, frame in self.outer_frames.items()
-            }
+            per_layer = {layer: self._of(layer, frame) for layer, frame in self.outer_frames.items()}
             self._outermost = (per_layer, combine(list(per_layer.values()), self._nprocs))
         return self._outermost
 
-    def time_outermost(self) -> RankIO:
-        """Per-rank I/O time, every call once at its outermost layer, the I/O libraries' calls
-        included (:func:`time_records`); :meth:`outermost`'s total when there are none."""
+    def time_layers(self) -> tuple[dict[str, RankIO], RankIO]:
+        """Per-rank I/O of each layer's :func:`time_records` (every call once at its outermost
+        layer, the I/O libraries' calls included), and of all of them; :meth:`outermost` when no
+        I/O library has records."""
         if not library_file_ids(self._files).size:
-            return self.outermost()[1]
+            return self.outermost()
         if self._time is None:
-            frames = time_records(self._files)
-            per_layer = [self.layer(layer) if frame is self._files.get(layer)
-                         else rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
-                         for layer, frame in frames.items()]
-            self._time = combine(per_layer, self._nprocs)
+            per_layer = {layer: self._of(layer, frame) for layer, frame in time_records(self._files).items()}
+            self._time = (per_layer, combine(list(per_layer.values()), self._nprocs))
         return self._time
+
+    def time_outermost(self) -> RankIO:
+        """Per-rank I/O time of :meth:`time_layers`, all layers together."""
+        return self.time_layers()[1]

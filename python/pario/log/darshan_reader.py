@@ -515,7 +515,7 @@ def _empty_layer() -> Table:
 
 
 def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profile:
-    from pario.analysis.rankio import combine, rank_io, time_records
+    from pario.analysis.rankio import ProfileIO
 
     job = raw.job
     nprocs = int(job["nprocs"])
@@ -526,8 +526,8 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         files[LAYER_OF_MODULE[mod]] = _layer_records(records, nprocs, LAYER_OF_MODULE[mod])
 
     runtime = float(job.get("run_time") or 0.0)
-    per_layer = {layer: rank_io(records, nprocs, {}) for layer, records in time_records(files).items()}
-    combined = combine(list(per_layer.values()), nprocs)
+    io = ProfileIO(files, nprocs, {})  # kept with the profile: the analysis needs it again
+    per_layer, combined = io.time_layers()
     ranks = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))
 
     start = float(job.get("start_time_sec", 0)) + float(job.get("start_time_nsec", 0)) * 1e-9
@@ -554,13 +554,15 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         "modules_not_analysed": other,
         "lustre_striping": _lustre_striping(raw.lustre),
     }
-    return Profile(
+    profile = Profile(
         job=Job(source="darshan", path=where, exe=argv[0] if argv else "", nprocs=nprocs,
                 start_time=start, end_time=end, runtime=runtime, argv=argv, jobid=str(job.get("jobid", "")),
                 complete=not reasons, partial_reasons=reasons, has_mpi_time=False,
                 has_rank_times=all(combined.exact_ranks.values()), metadata=metadata),
         ranks=ranks, files=files, hints={}, file_ranks={},
     )
+    profile.io = io
+    return profile
 
 
 #: Rank-table columns a Darshan log cannot fill (it has no MPI, memory or CPU data).
