@@ -369,9 +369,10 @@ def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
     count_at = names.index("LUSTRE_COMP_STRIPE_COUNT")
     ids: list[int] = []
     ranks: list[int] = []
-    counters: list[np.ndarray] = []
+    counters: list[bytes] = []  # each component's counters, decoded at once at the end
     pools: list[str] = []
-    osts: list[np.ndarray] = []
+    osts: list[int] = []  # every component's OSTs, one after the other
+    stripes: list[int] = []
     while True:
         buf = ffi.new("void **")  # a record's size varies: a new one each time, as PyDarshan does
         if lib.darshan_log_get_record(handle, idx, buf) < 1:
@@ -379,20 +380,24 @@ def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
         try:
             rec = ffi.cast("struct darshan_lustre_record **", buf)[0]
             ost_ids = ffi.cast("int64_t *", rec.ost_ids)
+            rid, rank = int(rec.base_rec.id), int(rec.base_rec.rank)
             used = 0
             for i in range(rec.num_comps):
                 comp = rec.comps[i]
-                values = np.frombuffer(ffi.buffer(comp.counters), dtype=np.int64).copy()
-                stripes = int(values[count_at])
-                ids.append(int(rec.base_rec.id))
-                ranks.append(int(rec.base_rec.rank))
-                counters.append(values)
+                n = int(comp.counters[count_at])
+                ids.append(rid)
+                ranks.append(rank)
+                counters.append(ffi.buffer(comp.counters)[:])
                 pools.append(_string(dl, comp.pool_name))
-                osts.append(np.array(ffi.unpack(ost_ids + used, stripes), dtype=np.int64))
-                used += stripes
+                osts.extend(ffi.unpack(ost_ids + used, n))
+                stripes.append(n)
+                used += n
         finally:
             lib.darshan_free(buf[0])
+    values = np.frombuffer(b"".join(counters), dtype=np.int64).reshape(len(counters), len(names)).copy()
+    flat = np.array(osts, dtype=np.int64)
+    ends = np.cumsum(stripes).tolist()
+    per_comp = [flat[end - n:end] for n, end in zip(stripes, ends, strict=True)]
     return LustreComponents(
-        ids=np.array(ids, dtype=np.uint64), ranks=np.array(ranks, dtype=np.int64),
-        counters=np.array(counters, dtype=np.int64).reshape(len(counters), len(names)),
-        counter_names=names, pool_names=tuple(pools), ost_ids=tuple(osts))
+        ids=np.array(ids, dtype=np.uint64), ranks=np.array(ranks, dtype=np.int64), counters=values,
+        counter_names=names, pool_names=tuple(pools), ost_ids=tuple(per_comp))
