@@ -97,14 +97,16 @@ def make_store(store: str) -> None:
         raise ParioError(f"{store}: cannot write the store: {exc.strerror}") from None
 
 
-def parts(store: str) -> list[Path]:
+def has_rows(store: str) -> bool:
+    """Whether the store holds a part file (the first one found ends the search: a store of a
+    facility's archive holds hundreds of thousands)."""
     root = jobs_dir(store)
-    return sorted(root.glob("month=*/*.parquet")) if root.is_dir() else []
+    return root.is_dir() and next(root.glob("month=*/*.parquet"), None) is not None
 
 
 def surveyed(store: str) -> dict[str, tuple[int, int]]:
     """Path -> (size, mtime_ns) of every log the store holds a row of (its latest)."""
-    if not parts(store):
+    if not has_rows(store):
         return {}
     con = connect(store)
     try:
@@ -134,7 +136,7 @@ def connect(store: str) -> Any:
     ``filesystems``, ``errors`` (latest row of each log), ``rows_all`` (every row)."""
     import duckdb
 
-    if not parts(store):
+    if not has_rows(store):
         raise ParioError(f"{store}: no survey store here "
                          f"(make one with: pario survey PATH... --store {store})")
     con = duckdb.connect()
