@@ -396,6 +396,38 @@ def test_file_systems_from_a_mount_table():
     assert MountTable(None).fs_types(["/x"]) == [""]
 
 
+def test_the_file_system_of_each_file():
+    """One rule for the diagnosis and the survey: pario's statfs magic (POSIX, else MPI-IO), then
+    a Lustre layout, then the mount table; striping asked for in hints says nothing."""
+    import numpy as np
+
+    from pario.analysis.diagnosis import RuleConfig
+    from pario.analysis.diagnosis.facts import facts_of, fs_of
+    from pario.analysis.filesystems import FileSystems
+    from pario.model import Job, Profile
+    from pario.table import Table
+
+    nfs, ext4, xfs = 0x6969, 0xEF53, 0x58465342
+    posix = Table({"id": np.array([1, 1, 2, 5], dtype=np.uint64), "rank": np.array([-1, 0, 0, 0]),
+                   "name": np.array(["/a", "/a", "/b", "/e"], dtype=object),
+                   "fs_type": np.array([0, xfs, ext4, 0], dtype=np.int64)})
+    mpiio = Table({"id": np.array([2, 3], dtype=np.uint64), "rank": np.array([-1, -1]),
+                   "name": np.array(["/b", "/c"], dtype=object), "fs_type": np.array([nfs, nfs])})
+    job = Job("pario", "/run.pario", "app", 2, 0.0, 1.0, 1.0,
+              metadata={"lustre_striping": {4: {"stripe_size": 1 << 20, "stripe_count": 4}},
+                        "mounts": [["/", "rootfs"], ["/d", "lustre"]]})
+    profile = Profile(job, Table({"wall": np.ones(2)}), {"posix": posix, "mpiio": mpiio},
+                      hints={3: {"striping_factor": "8", "striping_unit": "1048576"}})
+    names = ["/a", "/b", "/c", "/d/x", "/e", "relative"]
+    want = ["xfs", "ext4", "nfs", "lustre", "rootfs", ""]
+    assert FileSystems(profile).of(np.arange(1, 7, dtype=np.uint64), names) == want
+    facts = facts_of(profile, RuleConfig())
+    assert [fs_of(facts, fid, name) for fid, name in zip(range(1, 7), names, strict=True)] == want
+    # id 4 has a Lustre layout but no mount table entry: the layout decides
+    job.metadata["mounts"] = []
+    assert FileSystems(profile).of([4, 6], ["/d/x", "/f"]) == ["lustre", ""]
+
+
 def test_the_survey_cluster_raises_malloc_thresholds():
     """Workers of the cluster the survey starts run the plugin that undoes the nanny's
     MALLOC_TRIM_THRESHOLD_ (docs/performance.md, "Facility survey")."""

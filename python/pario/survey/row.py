@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from pario.analysis.filesystems import FileSystems
 from pario.errors import ParioError
-from pario.model import SIZE_BUCKETS, MountTable, fs_name
+from pario.model import SIZE_BUCKETS
 from pario.survey.discover import LogFile
 
 #: Layers whose bytes each row keeps (the data layers; a library's file layer adds nothing).
@@ -55,27 +56,6 @@ def _file_owner(path: str) -> int | None:
         return None
 
 
-def _fs_of_names(names: Sequence[str], ids: np.ndarray, magic: dict[int, int], mounts: Any) -> list[str]:
-    """Each file's file-system type: pario's statfs magic of the file, else the longest mount
-    point of Darshan's mount table that holds its name, else 'unknown'."""
-    by_mount = MountTable(mounts).fs_types(names)
-    return [fs_name(magic[int(fid)]) if int(fid) in magic else (kind or "unknown")
-            for kind, fid in zip(by_mount, ids, strict=True)]
-
-
-def _fs_magic(profile: Any) -> dict[int, int]:
-    """File id -> statfs magic, from pario's POSIX records."""
-    posix = profile.layer("posix")
-    if "fs_type" not in posix or not len(posix):
-        return {}
-    out: dict[int, int] = {}
-    ids = np.asarray(posix["id"]).astype(np.uint64)
-    for fid, code in zip(ids, np.asarray(posix["fs_type"]), strict=True):
-        if float(code) > 0:
-            out[int(fid)] = int(code)
-    return out
-
-
 def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
     """Bytes, I/O time (summed over ranks) and files per file-system type, from the files table
     (each file once, at its outermost layer: the bytes and time the application asked for)."""
@@ -83,8 +63,7 @@ def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
     if not len(files):
         return []
     names = [str(n) for n in np.asarray(files["name"])]
-    ids = np.asarray(files["id"])
-    kinds = _fs_of_names(names, ids, _fs_magic(profile), profile.job.metadata.get("mounts"))
+    kinds = [kind or "unknown" for kind in FileSystems(profile).of(np.asarray(files["id"]), names)]
     cols = {c: np.nan_to_num(np.asarray(files[c], dtype=float)) for c in
             ("bytes_read", "bytes_written", "read_time", "write_time")}
     out: dict[str, dict[str, Any]] = {}

@@ -17,11 +17,12 @@ import numpy as np
 
 from pario.analysis.diagnosis._frames import NameIndex, glob_mask, glob_regex, isin, per_file
 from pario.analysis.diagnosis.config import RuleConfig
+from pario.analysis.filesystems import FileSystems
 from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
 from pario.analysis.rankio import float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
-from pario.model import LAYERS, LIBRARY_LAYERS, MountTable, Profile, fs_name, size_columns
+from pario.model import LAYERS, LIBRARY_LAYERS, Profile, size_columns
 from pario.table import Table, as_table, distinct
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
@@ -697,15 +698,6 @@ def file_size(facts: Facts, fid: int) -> float:
 
 
 def fs_of(facts: Facts, fid: int, name: str) -> str:
-    """File system type of a file: from pario's statfs magic or Darshan's mount table."""
-    if int(fid) in facts.striping:
-        return "lustre"
-    for layer in ("posix", "mpiio"):
-        frame = facts.layer(layer)
-        if "fs_type" in frame and len(frame):
-            sel = frame[uint64_ids(frame["id"]) == np.uint64(fid)]
-            magic = counter(sel, "fs_type")
-            if len(magic) and magic.max() > 0:
-                return fs_name(int(magic.max()))
-    mounts = facts.cached("mounts", lambda: MountTable(facts.profile.job.metadata.get("mounts")))
-    return mounts.fs_type(name)
+    """File-system type of a file ("" when unknown), by :mod:`pario.analysis.filesystems`'s rule."""
+    fs = facts.cached("filesystems", lambda: FileSystems(facts.profile))
+    return fs.of([fid], [name])[0]

@@ -1,0 +1,61 @@
+"""The file system each file of a run lives on: one rule for the diagnosis and the survey.
+
+In order, the first that knows:
+
+1. pario's statfs magic of the file: its POSIX records, else its MPI-IO records (the largest
+   non-zero value of the file's records);
+2. a Lustre layout of the file: Darshan's LUSTRE record, pario's ``lustre.lov`` attribute
+   (``job.metadata["lustre_striping"]``; striping asked for in MPI-IO hints is not evidence:
+   ROMIO takes those hints on any file system);
+3. the longest mount point of Darshan's mount table that is the name or holds it.
+
+Otherwise the type is "" (unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from pario.analysis.rankio import float_values
+from pario.model import MountTable, Profile, fs_name
+
+#: The layers whose records carry pario's statfs magic, the first one that has it wins.
+MAGIC_LAYERS: tuple[str, ...] = ("posix", "mpiio")
+
+
+def _magic(profile: Profile) -> dict[int, int]:
+    """File id -> statfs magic (POSIX's where both layers have one)."""
+    out: dict[int, int] = {}
+    for layer in reversed(MAGIC_LAYERS):  # the first layer's values written last
+        frame = profile.layer(layer)
+        if "fs_type" not in frame or not len(frame):
+            continue
+        codes = float_values(frame["fs_type"], 0.0)
+        keep = np.flatnonzero(codes > 0)
+        order = keep[np.argsort(codes[keep], kind="stable")]  # each file's largest written last
+        ids = np.asarray(frame["id"]).astype(np.uint64)[order]
+        out.update(zip(ids.tolist(), codes[order].astype(np.int64).tolist(), strict=True))
+    return out
+
+
+class FileSystems:
+    """The file-system type of a profile's files (the module's rule), made once per profile."""
+
+    def __init__(self, profile: Profile) -> None:
+        self._magic = _magic(profile)
+        striping: Any = profile.job.metadata.get("lustre_striping") or {}
+        self._lustre = {int(fid) for fid in striping} if isinstance(striping, dict) else set()
+        self._mounts = MountTable(profile.job.metadata.get("mounts"))
+
+    def of(self, ids: Iterable[Any], names: Sequence[str]) -> list[str]:
+        """The type of each file (``ids`` and ``names`` in the same order)."""
+        uids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids).astype(np.uint64).tolist()
+        by_mount = self._mounts.fs_types(names)
+        out = []
+        for fid, mounted in zip(uids, by_mount, strict=True):
+            magic = self._magic.get(fid)
+            out.append(fs_name(magic) if magic else "lustre" if fid in self._lustre else mounted)
+        return out
