@@ -134,6 +134,22 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
     job = rep.metadata["job"]
     assert got[:3] == (job["nprocs"], job["uid"], str(job["jobid"]))
     assert got[3] in (dt.date(2026, 11, 26), dt.date(2026, 11, 27))
+    # its requests: POSIX's size histograms (MPI-IO's for files without POSIX records), small
+    # ones in the buckets up to 10 KiB
+    rep.mod_read_all_records("POSIX")
+    rep.mod_read_all_records("MPI-IO")
+    posix = rep.records["POSIX"].to_df()["counters"]
+    mpiio = rep.records["MPI-IO"].to_df()["counters"]
+    mpiio = mpiio[~mpiio["id"].isin(posix["id"])]
+    want = [0, 0]
+    for frame, prefix in ((posix, "POSIX_SIZE_"), (mpiio, "MPIIO_SIZE_")):
+        for col in (c for c in frame.columns if c.startswith(prefix)):
+            want[0] += int(frame[col].clip(lower=0).sum())
+            if col.endswith(("_0_100", "_100_1K", "_1K_10K")):
+                want[1] += int(frame[col].clip(lower=0).sum())
+    assert want[0] > want[1] > 0
+    got = sql(store, f"SELECT requests, small_requests FROM jobs WHERE path LIKE '%{log.name}'")
+    assert got == [tuple(want)]
 
     errors = dict(sql(store, "SELECT regexp_extract(path, '[^/]+$'), error FROM errors"))
     assert set(errors) == {"corrupt.darshan", "truncated.darshan"}

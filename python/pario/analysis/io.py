@@ -154,7 +154,9 @@ def _kind(kind: str, per_rank: np.ndarray, runtime: float, ops: float, nbytes: f
     )
 
 
-def _histogram(frame: Table, layer: str, direction: str) -> tuple[int, ...] | None:
+def layer_histogram(frame: Table, layer: str, direction: str) -> tuple[int, ...] | None:
+    """Requests per size bucket (``SIZE_BUCKETS``) of the records ``frame`` of ``layer`` read
+    or written (``direction``), None when the layer keeps no histogram."""
     cols = size_columns(layer, direction)
     if not any(c in frame for c in cols):
         return None
@@ -204,8 +206,9 @@ def _layer(layer: str, frame: Table, rio: RankIO, runtime: float) -> LayerIO:
     total = _kind("total", t["time"], runtime, all_ops, None,
                   exact_max=rio.exact_max["time"], exact_ranks=rio.exact_ranks["time"])
     nfiles = len(distinct(frame["id"])) if "id" in frame and len(frame) else 0
+    hist = {d: layer_histogram(frame, layer, d) for d in ("read", "write")}
     return LayerIO(layer, LAYER_LABELS.get(layer, layer), nfiles, kinds["read"], kinds["write"],
-                   kinds["meta"], total, _histogram(frame, layer, "read"), _histogram(frame, layer, "write"))
+                   kinds["meta"], total, hist["read"], hist["write"])
 
 
 def io_summary(profile: Profile, rt: RankTimes, io: ProfileIO | None = None) -> IOSummary:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pario.analysis.filesystems import FileSystems
+from pario.analysis.io import layer_histogram
 from pario.errors import ParioError
 from pario.model import SIZE_BUCKETS
 from pario.survey.discover import LogFile
@@ -93,10 +94,24 @@ def _per_layer(run: Any) -> dict[str, int | float | None]:
     return out
 
 
-def _requests(run: Any) -> tuple[int, int]:
-    """(requests, small requests) of the outermost view, from its size histograms."""
+def _requests(run: Any, profile: Any) -> tuple[int, int]:
+    """(requests, small requests) that reached the file system, read and write, from the size
+    histograms: of the POSIX records (the analysis's POSIX row has them), and of the MPI-IO
+    records of files without POSIX records (the file-system calls of MPI-IO are POSIX records
+    when both layers were recorded).  STDIO is left out: Darshan keeps no size histogram of its
+    calls."""
+    hists: list[tuple[int, ...] | None] = []
+    for lay in run.io.layers:
+        if lay.layer == "posix":
+            hists += [lay.histogram_read, lay.histogram_write]
+    mpiio = profile.layer("mpiio")
+    if len(mpiio):
+        posix_ids = np.asarray(profile.layer("posix")["id"]).astype(np.uint64)
+        alone = mpiio[~np.isin(np.asarray(mpiio["id"]).astype(np.uint64), posix_ids)]
+        if len(alone):
+            hists += [layer_histogram(alone, "mpiio", direction) for direction in ("read", "write")]
     total = small = 0
-    for hist in (run.io.overall.histogram_read, run.io.overall.histogram_write):
+    for hist in hists:
         if hist:
             total += int(sum(hist))
             small += int(sum(hist[:SMALL_BUCKETS]))
@@ -115,7 +130,7 @@ def analysed_row(log: LogFile, run: Any, profile: Any, surveyed_at: float) -> di
     io_core_hours = io_time / 3600.0 if io_time is not None else (
         io_share * core_hours if io_share is not None else None)
     overall = run.io.overall
-    requests, small = _requests(run)
+    requests, small = _requests(run, profile)
     uid = profile.job.metadata.get("uid")
     start = float(job.start_time)
     month = time.strftime("%Y-%m", time.gmtime(start)) if start > 0 else "unknown"
