@@ -150,6 +150,12 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
     assert want[0] > want[1] > 0
     got = sql(store, f"SELECT requests, small_requests FROM jobs WHERE path LIKE '%{log.name}'")
     assert got == [tuple(want)]
+    # files: each once, though imbalanced-io opened some through STDIO and POSIX both
+    log = LOGS / "imbalanced-io.darshan"
+    rep = darshan.DarshanReport(str(log), read_all=True)
+    ids = [set(rep.records[m].to_df()["counters"]["id"]) for m in ("POSIX", "STDIO", "MPI-IO")]
+    assert sum(map(len, ids)) > len(set.union(*ids)) == 1030
+    assert sql(store, f"SELECT nfiles FROM jobs WHERE path LIKE '%{log.name}'") == [(1030,)]
 
     errors = dict(sql(store, "SELECT regexp_extract(path, '[^/]+$'), error FROM errors"))
     assert set(errors) == {"corrupt.darshan", "truncated.darshan"}

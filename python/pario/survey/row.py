@@ -150,7 +150,7 @@ def analysed_row(log: LogFile, run: Any, profile: Any, surveyed_at: float) -> di
         "meta_ops": int(_v(overall.meta.ops) or 0), "meta_time_s": _v(overall.meta.time_total),
         "requests": requests, "small_requests": small,
         **{k: _v(getattr(run.pop, k)) for k in POP_FIELDS},
-        "nfiles": int(len(run.files)),
+        "nfiles": int(overall.files),
         "filesystems": filesystems(run, profile),
         "findings": [{"id": f.id, "severity": f.severity.label,
                       "time_lost_s": _v(f.time_lost)} for f in run.findings],
