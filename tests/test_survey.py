@@ -312,7 +312,7 @@ def facility(tmp_path: Path) -> Path:
         # 64 ranks x 1 h = 64 core-hours, 25% in I/O (16), SMALL costs 600 s x 64 = 10.67 core-hours
         row("a", "sim", 1, 64, 3600, 0.25, [("SMALL", "critical", 600.0), ("STRIPE", "warning", 360.0)]),
         # 32 ranks x 0.5 h = 16 core-hours, 50% in I/O (8)
-        row("b", "sim", 1, 32, 1800, 0.50, [("SMALL", "critical", 450.0)], nfiles=5000, small=90),
+        row("b", "sim", 1, 32, 1800, 0.50, [("SMALL", "warning", 450.0)], nfiles=5000, small=90),
         # 8 ranks x 1 h = 8 core-hours, 2% in I/O (0.16)
         row("c", "ml", 2, 8, 3600, 0.02, [("STRIPE", "warning", 3600.0), ("META", "info", None)], fs="nfs"),
         # 4 ranks x 1 h = 4 core-hours, 100% in I/O (4)
@@ -339,6 +339,8 @@ def test_facility_numbers_worked_out_by_hand(facility: Path):
         ("SMALL", 2, round(52800 / 3600, 4)), ("STRIPE", 2, round(51840 / 3600, 4)),
         ("META", 2, round(144 / 3600, 4))]
     assert [f["id"] for f in r.findings_by_jobs][:3] == ["SMALL", "STRIPE", "META"]
+    # critical in one job, a warning in the other: the worst is shown
+    assert [f["severity"] for f in r.findings_by_jobs][:3] == ["critical", "warning", "info"]
     # bandwidth per process: 3600 MiB over the job's summed I/O time
     lustre = {x["month"]: x for x in r.filesystems if x["fs"] == "lustre"}
     assert set(lustre) == {"2026-11", "2026-12"}

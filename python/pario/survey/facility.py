@@ -132,7 +132,10 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
                    coalesce(t.top_findings, '') AS top_findings
             FROM a LEFT JOIN t USING (exe_name)
             ORDER BY io_core_hours DESC NULLS LAST, core_hours DESC LIMIT {int(top)}""")
-        finding_rows = """SELECT id, any_value(severity) AS severity, count(DISTINCT path) AS jobs,
+        # a finding's severity depends on the job: the worst one it had
+        finding_rows = """SELECT id, arg_max(severity, CASE severity WHEN 'critical' THEN 3
+                                 WHEN 'warning' THEN 2 WHEN 'info' THEN 1 ELSE 0 END) AS severity,
+                              count(DISTINCT path) AS jobs,
                               coalesce(sum(time_lost_s), 0) AS time_lost_s,
                               coalesce(sum(time_lost_s * nprocs) / 3600, 0) AS core_hours_lost
                           FROM findings WHERE path IN (SELECT path FROM sel) GROUP BY id"""

@@ -126,7 +126,7 @@ def print_report(r: FacilityReport, out: TextIO | None = None) -> None:
           [("exe_name", "application"), ("jobs", "jobs"), ("users", "users"), ("core_hours", "core-hours"),
            ("io_core_hours", "in I/O"), ("io_share", "I/O share"), ("top_findings", "top findings")],
           r.applications, {"io_share": _pct})
-    fcols = [("id", "finding"), ("severity", "severity"), ("jobs", "jobs"),
+    fcols = [("id", "finding"), ("severity", "worst severity"), ("jobs", "jobs"),
              ("core_hours_lost", "core-hours lost"), ("time_lost_s", "wall time lost (s)")]
     table("Findings by the core-hours they cost", fcols, r.findings_by_time, {})
     table("Findings by the jobs they hit", fcols, r.findings_by_jobs, {})
