@@ -46,10 +46,11 @@ def sql(store: Path, text: str) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-untyped-def]
+def archive(tmp_path_factory, pario_cmd, mpi_env, compile_program) -> Path:  # type: ignore[no-untyped-def]
     """Darshan's archive layout with the shared logs over two days, a pario log of the block
     kernel with its event trace (4 ranks, 1 MiB written collectively), a corrupt log and a
-    truncated one."""
+    truncated one, and in a folder of its own the per-rank logs of a job whose 2 ranks exited
+    without MPI_Finalize."""
     root = tmp_path_factory.mktemp("archive")
     for i, log in enumerate(SHARED):
         day = root / "2026" / "11" / ("26" if i % 2 else "27")
@@ -66,6 +67,13 @@ def archive(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-un
     whole = (LOGS / "imbalanced-io.darshan").read_bytes()
     (flat / "truncated.darshan").write_bytes(whole[: len(whole) // 3])
     (flat / "notes.txt").write_text("not a log\n")
+    killed = root / "killed"
+    killed.mkdir()
+    out = tmp_path_factory.mktemp("killed-out")
+    subprocess.run([*pario_cmd, "run", "--log", str(killed / "job.pario"), "--", "mpirun", "-np", "2",
+                    str(compile_program("no_finalize.c")), str(out), "0"],
+                   env=mpi_env, capture_output=True, text=True, timeout=180)
+    assert sorted(p.name for p in killed.iterdir()) == ["job.pario.rank0", "job.pario.rank1"]
     return root
 
 
@@ -92,13 +100,26 @@ def test_logs_are_found_in_archives_folders_and_manifests(tmp_path: Path):
     with pytest.raises(ParioError, match="no such file or directory"):
         list(find_logs([str(tmp_path / "nowhere")]))
 
+    # per-rank logs of a job that did not finish MPI: its log once (sizes added, latest time),
+    # named as a path too; beside a log of the same name, nothing more
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    for name, size in (("j.pario.rank0", 3), ("j.pario.rank1", 4), ("j.pario.rank10", 5), ("k.pario", 1),
+                       ("k.pario.rank0", 1)):
+        (ranks / name).write_bytes(b"x" * size)
+    os.utime(ranks / "j.pario.rank1", ns=(0, 2_000_000_000_000_000_000))
+    walked = [(Path(f.path).name, f.size, f.mtime_ns) for f in find_logs([str(ranks)])]
+    k_time = (ranks / "k.pario").stat().st_mtime_ns
+    assert walked == [("j.pario", 12, 2_000_000_000_000_000_000), ("k.pario", 1, k_time)]
+    assert [f.size for f in find_logs([str(ranks / "j.pario")])] == [12]
+
 
 def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pario_cmd):
     store = tmp_path / "store"
     archive = Path(shutil.copytree(archive, tmp_path / "archive"))  # this test changes a log
     first = survey(pario_cmd, str(archive), "--store", str(store), "--workers", "2", "--batch", "3")
     assert first.returncode == 0, first.stderr
-    n = len(SHARED) + 3  # the shared logs, block.pario, corrupt and truncated
+    n = len(SHARED) + 4  # the shared logs, block.pario, corrupt, truncated and the killed job
     assert (f"{n} logs found, 0 already in the store, {n} read (2 unreadable) on 2 Dask workers"
             in first.stdout)
 
@@ -156,6 +177,12 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
     ids = [set(rep.records[m].to_df()["counters"]["id"]) for m in ("POSIX", "STDIO", "MPI-IO")]
     assert sum(map(len, ids)) > len(set.union(*ids)) == 1030
     assert sql(store, f"SELECT nfiles FROM jobs WHERE path LIKE '%{log.name}'") == [(1030,)]
+
+    # the job that did not finish MPI: its two per-rank logs read as one incomplete job, under
+    # the log's own name (each rank wrote 5 x 100 bytes)
+    got = sql(store, "SELECT path, source, nprocs, complete, posix_bytes_written FROM jobs "
+                     "WHERE path LIKE '%killed%'")
+    assert got == [(str(archive / "killed" / "job.pario"), "pario", 2, False, 1000)]
 
     errors = dict(sql(store, "SELECT regexp_extract(path, '[^/]+$'), error FROM errors"))
     assert set(errors) == {"corrupt.darshan", "truncated.darshan"}

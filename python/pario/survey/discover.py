@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pario.errors import ParioError
+from pario.log import rank_logs
 
 #: File names taken for logs: Darshan's (and its older gzip name) and pario's.
 LOG_SUFFIXES: tuple[str, ...] = (".darshan", ".darshan.gz", ".pario")
 #: Darshan's archive layout: <root>/<year>/<month>/<day>/<log>, month and day without zero padding.
 _ARCHIVE_DAY = re.compile(r"(?:^|/)(\d{4})/(\d{1,2})/(\d{1,2})/[^/]+$")
+#: A per-rank log of a pario job that did not finish MPI: ``<log>.rank<N>`` (``<log>`` is not written).
+_RANK_LOG = re.compile(r"^(.+\.pario)\.rank\d+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,21 +47,39 @@ def archive_day(path: str) -> dt.date | None:
 
 
 def _log_file(path: str) -> LogFile | None:
+    """The log at ``path``; for a pario job that did not finish MPI, its ``<path>.rank<N>``
+    logs (read together as one job: their sizes added, the latest time)."""
     try:
         st = os.stat(path)
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+    except FileNotFoundError:
+        try:
+            parts = [p.stat() for p in rank_logs(Path(path))]
+        except OSError:
+            return None
+        if not parts:
+            return None
+        size, mtime_ns = sum(p.st_size for p in parts), max(p.st_mtime_ns for p in parts)
     except OSError:
         return None
-    day = archive_day(path) or dt.datetime.fromtimestamp(st.st_mtime, tz=dt.timezone.utc).date()
-    return LogFile(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, day=day)
+    day = archive_day(path) or dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.timezone.utc).date()
+    return LogFile(path=path, size=size, mtime_ns=mtime_ns, day=day)
 
 
 def _walk(root: str) -> Iterator[str]:
-    """Log files under ``root``, in a stable order (sorted folder by folder)."""
+    """Log files under ``root``, in a stable order (sorted folder by folder).  The per-rank
+    logs of a pario job that did not finish MPI give its log's path, once."""
     for folder, dirs, files in os.walk(root):
         dirs.sort()
+        names = set(files)
         for name in sorted(files):
             if is_log_name(name):
                 yield os.path.join(folder, name)
+                continue
+            m = _RANK_LOG.match(name)
+            if m and m.group(1) not in names:
+                names.add(m.group(1))  # its other ranks' logs give nothing more
+                yield os.path.join(folder, m.group(1))
 
 
 def manifest_paths(manifest: str) -> Iterator[str]:
@@ -89,7 +110,7 @@ def find_logs(paths: Iterable[str], manifests: Iterable[str] = ()) -> Iterator[L
         return key
 
     for p in paths:
-        if not os.path.exists(p):
+        if not os.path.exists(p) and not rank_logs(Path(p)):
             raise ParioError(f"{p}: no such file or directory")
         for path in _walk(p) if os.path.isdir(p) else [p]:
             key = new(path)
