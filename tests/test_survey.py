@@ -419,6 +419,31 @@ def test_report_html_in_the_browser(facility: Path, tmp_path: Path, browser, par
     assert page.figures == 4 and page.drawn == 4
     assert "4 jobs of 2 users" in page.text and "SMALL" in page.text
 
+    # anonymised executables (Darshan logs of some sites name them by numbers), most of the
+    # applications here, are bars of their own, not numbers on a numeric axis; each axis has its
+    # title drawn
+    more = Path(shutil.copytree(facility, tmp_path / "more"))
+    numbers = ["2075454093", "407752450", "2032579916", "17"]
+    write_rows(str(more), [row(f"n{i}", exe, 3, 16, 3600, 0.5, []) for i, exe in enumerate(numbers)],
+               "part-more")
+    page_file = tmp_path / "more.html"
+    proc = subprocess.run([*pario_cmd, "survey", "report", str(more), "--html", str(page_file), "-q"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    probe = """(() => {
+        const apps = document.getElementById('fig-apps');
+        const ticks = Array.from(apps.querySelectorAll('.ytick text')).map(t => t.textContent);
+        const titles = Array.from(document.querySelectorAll('.xtitle, .ytitle, .y2title'))
+            .map(t => t.textContent);
+        return {type: apps._fullLayout.yaxis.type, ticks: ticks, titles: titles};
+    })()"""
+    page = load(browser, page_file, probe)
+    assert page.errors == [] and page.drawn == 4
+    assert page.probe["type"] == "category"
+    assert sorted(page.probe["ticks"]) == sorted(["sim", "post", "ml", *numbers])
+    assert {"jobs", "core-hours", "core-hours in I/O", "core-hours lost (estimate)", "bytes/s"} <= set(
+        page.probe["titles"])
+
 
 def test_sql(facility: Path, pario_cmd):
     proc = subprocess.run([*pario_cmd, "survey", "sql", str(facility), "--csv",

@@ -147,24 +147,35 @@ def print_report(r: FacilityReport, out: TextIO | None = None) -> None:
 
 
 # -- HTML ----------------------------------------------------------------------------------------
+def _title(text: str) -> dict[str, str]:
+    return {"text": text}
+
+
 def _figures(r: FacilityReport) -> list[dict[str, Any]]:
-    """Plotly figures (as dicts) of the report."""
+    """Plotly figures (as dicts) of the report.  Axes of names are categories: an anonymised
+    executable's name is a number, which Plotly would otherwise put on a numeric axis."""
+    category = {"type": "category", "automargin": True}
     figs = [{"id": "io-share", "title": "Jobs and core-hours by I/O share",
+             # one offset group per trace: bars on two y axes side by side, not over each other
              "data": [{"type": "bar", "name": "jobs", "x": [b["bucket"] for b in r.io_share],
-                       "y": [b["jobs"] for b in r.io_share]},
+                       "y": [b["jobs"] for b in r.io_share], "offsetgroup": "jobs"},
                       {"type": "bar", "name": "core-hours", "x": [b["bucket"] for b in r.io_share],
-                       "y": [b["core_hours"] for b in r.io_share], "yaxis": "y2"}],
-             "layout": {"barmode": "group", "yaxis": {"title": "jobs"},
-                        "yaxis2": {"title": "core-hours", "overlaying": "y", "side": "right"}}},
+                       "y": [b["core_hours"] for b in r.io_share], "yaxis": "y2",
+                       "offsetgroup": "core-hours"}],
+             "layout": {"barmode": "group",
+                        "xaxis": {**category, "title": _title("I/O share of the job's time")},
+                        "yaxis": {"title": _title("jobs")},
+                        "yaxis2": {"title": _title("core-hours"), "overlaying": "y", "side": "right"},
+                        "legend": {"orientation": "h", "y": 1.12}}},
             {"id": "apps", "title": "Applications by core-hours in I/O",
              "data": [{"type": "bar", "orientation": "h", "y": [a["exe_name"] for a in r.applications][::-1],
                        "x": [a["io_core_hours"] for a in r.applications][::-1], "name": "in I/O"}],
-             "layout": {"xaxis": {"title": "core-hours in I/O"}, "margin": {"l": 160}}},
+             "layout": {"xaxis": {"title": _title("core-hours in I/O")}, "yaxis": category}},
             {"id": "findings", "title": "Findings by core-hours lost",
              "data": [{"type": "bar", "orientation": "h", "y": [f["id"] for f in r.findings_by_time][::-1],
                        "x": [f["core_hours_lost"] for f in r.findings_by_time][::-1],
                        "text": [f"{f['jobs']} jobs" for f in r.findings_by_time][::-1]}],
-             "layout": {"xaxis": {"title": "core-hours lost (estimate)"}, "margin": {"l": 220}}}]
+             "layout": {"xaxis": {"title": _title("core-hours lost (estimate)")}, "yaxis": category}}]
     by_fs: dict[str, list[dict[str, Any]]] = {}
     for row in r.filesystems:
         by_fs.setdefault(row["fs"], []).append(row)
@@ -172,7 +183,8 @@ def _figures(r: FacilityReport) -> list[dict[str, Any]]:
                  "data": [{"type": "scatter", "mode": "lines+markers", "name": fs,
                            "x": [x["month"] for x in rows], "y": [x["bw_p50"] for x in rows]}
                           for fs, rows in by_fs.items()],
-                 "layout": {"yaxis": {"title": "bytes/s", "type": "log"}}})
+                 "layout": {"xaxis": {"title": _title("month")},
+                            "yaxis": {"title": _title("bytes/s"), "type": "log"}}})
     return plain(figs)
 
 
