@@ -177,6 +177,7 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
     ids = [set(rep.records[m].to_df()["counters"]["id"]) for m in ("POSIX", "STDIO", "MPI-IO")]
     assert sum(map(len, ids)) > len(set.union(*ids)) == 1030
     assert sql(store, f"SELECT nfiles FROM jobs WHERE path LIKE '%{log.name}'") == [(1030,)]
+    assert sql(store, f"SELECT sum(files) FROM filesystems WHERE path LIKE '%{log.name}'") == [(1030,)]
 
     # the job that did not finish MPI: its two per-rank logs read as one incomplete job, under
     # the log's own name (each rank wrote 5 x 100 bytes)

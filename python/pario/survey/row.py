@@ -59,19 +59,23 @@ def _file_owner(path: str) -> int | None:
 
 def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
     """Bytes, I/O time (summed over ranks) and files per file-system type, from the files table
-    (each file once, at its outermost layer: the bytes and time the application asked for)."""
+    (its rows at their outermost layer: the bytes and time the application asked for; a file
+    used through two layers, STDIO and POSIX say, has a row of each and counts once)."""
     files = run.files
     if not len(files):
         return []
     names = [str(n) for n in np.asarray(files["name"])]
+    ids = np.asarray(files["id"]).astype(np.uint64).tolist()
     kinds = [kind or "unknown" for kind in FileSystems(profile).of(np.asarray(files["id"]), names)]
     cols = {c: np.nan_to_num(np.asarray(files[c], dtype=float)) for c in
             ("bytes_read", "bytes_written", "read_time", "write_time")}
     out: dict[str, dict[str, Any]] = {}
+    seen: dict[str, set[int]] = {}
     for i, kind in enumerate(kinds):
         e = out.setdefault(kind, {"fs": kind, "files": 0, "bytes_read": 0, "bytes_written": 0,
                                   "io_time_s": 0.0})
-        e["files"] += 1
+        seen.setdefault(kind, set()).add(ids[i])
+        e["files"] = len(seen[kind])
         e["bytes_read"] += int(cols["bytes_read"][i])
         e["bytes_written"] += int(cols["bytes_written"][i])
         e["io_time_s"] += float(cols["read_time"][i] + cols["write_time"][i])
