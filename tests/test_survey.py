@@ -446,6 +446,22 @@ def test_report_html_in_the_browser(facility: Path, tmp_path: Path, browser, par
         page.probe["titles"])
 
 
+def test_a_store_of_unreadable_logs_only(tmp_path: Path, pario_cmd):
+    """A survey whose every log is unreadable: one line about it, and a report that shows why."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.darshan").write_text("not a log\n")
+    store = tmp_path / "store"
+    proc = survey(pario_cmd, str(tmp_path / "logs"), "--store", str(store), "--workers", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 log found, 0 already in the store, 1 read (1 unreadable)" in proc.stdout
+    rep = subprocess.run([*pario_cmd, "survey", "report", str(store)], capture_output=True, text=True,
+                         timeout=120)
+    assert rep.returncode == 0, rep.stderr
+    assert "0 jobs of 0 users" in rep.stdout and "1 unreadable log" in rep.stdout
+    words = " ".join(w for w in rep.stdout.replace("│", " ").split())  # the table's cells unwrapped
+    assert "No job matches. Unreadable logs" in words and "not a pario or Darshan log" in words
+
+
 def test_sql(facility: Path, pario_cmd):
     proc = subprocess.run([*pario_cmd, "survey", "sql", str(facility), "--csv",
                            "SELECT exe_name, sum(core_hours) AS ch FROM jobs GROUP BY 1 ORDER BY 2 DESC"],

@@ -100,12 +100,6 @@ def print_report(r: FacilityReport, out: TextIO | None = None) -> None:
               f"({_pct(s['io_share_of_core_hours'])})")
     con.print(f"{units.nbytes(s['bytes_read'])} read, {units.nbytes(s['bytes_written'])} written; "
               f"{units.plural(s['unreadable_logs'], 'unreadable log')}")
-    if not s["jobs"]:
-        con.print("No job matches.")
-        return
-    if s["first_start"]:
-        con.print(f"jobs started from {s['first_start']:%Y-%m-%d} to {s['last_start']:%Y-%m-%d}")
-    p = r.io_share_percentiles
 
     def table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[dict[str, Any]],
               fmt: dict[str, Any]) -> None:
@@ -120,6 +114,14 @@ def print_report(r: FacilityReport, out: TextIO | None = None) -> None:
             t.add_row(*[fmt.get(k, _num)(row[k]) for k, _ in cols])
         con.print(t)
 
+    if not s["jobs"]:
+        con.print("No job matches.")
+        if r.errors:  # what went wrong is still worth seeing
+            table("Unreadable logs", [("path", "log"), ("error", "reason")], r.errors, {})
+        return
+    if s["first_start"]:
+        con.print(f"jobs started from {s['first_start']:%Y-%m-%d} to {s['last_start']:%Y-%m-%d}")
+    p = r.io_share_percentiles
     table(f"I/O share of the jobs' time (median {_pct(p['p50'])}, 90th percentile {_pct(p['p90'])})",
           [("bucket", "share of time"), ("jobs", "jobs"), ("core_hours", "core-hours")], r.io_share, {})
     table("Applications by core-hours in I/O",

@@ -44,10 +44,11 @@ class SurveyResult:
     workers: int = 0
 
     def text(self) -> str:
-        head = f"{self.found} logs found, {self.unchanged} already in the store, {self.read} read"
+        head = (f"{units.plural(self.found, 'log')} found, {self.unchanged:,} already in the store, "
+                f"{self.read:,} read")
         if not self.read:
             return head
-        return (f"{head} ({self.errors} unreadable) on {units.plural(self.workers, 'Dask worker')} "
+        return (f"{head} ({self.errors:,} unreadable) on {units.plural(self.workers, 'Dask worker')} "
                 f"in {self.seconds:.1f} s, "
                 f"{self.read / self.seconds:.0f} logs/s")
 
