@@ -229,6 +229,32 @@ def test_rank_times_flags_estimates_for_shared_records() -> None:
 # damaged and unknown files
 # ---------------------------------------------------------------------------
 
+def test_a_log_compressed_with_gzip(tmp_path: Path) -> None:
+    """An archive's *.darshan.gz (the log compressed whole): read as the log itself, under the
+    compressed file's name; a damaged one or one that holds no log is a one-line error."""
+    import gzip
+
+    plain = log("imbalanced-io")
+    packed = tmp_path / (plain.name + ".gz")
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    got, want = read_log(packed), read_log(plain)
+    assert got.job.path == str(packed) and got.job.nprocs == want.job.nprocs == 496
+    for layer in ("posix", "mpiio", "stdio"):
+        assert got.layer(layer)["bytes_written"].sum() == want.layer(layer)["bytes_written"].sum()
+    cut = tmp_path / "cut.darshan.gz"
+    cut.write_bytes(packed.read_bytes()[:2000])
+    with pytest.raises(LogFormatError, match=r"cut.darshan.gz: damaged gzip file"):
+        read_log(cut)
+    short = tmp_path / "short.darshan.gz"
+    short.write_bytes(gzip.compress(plain.read_bytes()[:500]))
+    with pytest.raises(LogFormatError, match=r"short.darshan.gz: truncated Darshan log"):
+        read_log(short)
+    other = tmp_path / "other.darshan.gz"
+    other.write_bytes(gzip.compress(b"hello\n"))
+    with pytest.raises(LogFormatError, match="a gzip file that holds no pario or Darshan log"):
+        read_log(other)
+
+
 def test_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ParioError, match="directory"):
         read_log(tmp_path)

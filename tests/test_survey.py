@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gzip
 import json
 import os
 import shutil
@@ -49,8 +50,8 @@ def sql(store: Path, text: str) -> list[tuple]:
 def archive(tmp_path_factory, pario_cmd, mpi_env, compile_program) -> Path:  # type: ignore[no-untyped-def]
     """Darshan's archive layout with the shared logs over two days, a pario log of the block
     kernel with its event trace (4 ranks, 1 MiB written collectively), a corrupt log and a
-    truncated one, and in a folder of its own the per-rank logs of a job whose 2 ranks exited
-    without MPI_Finalize."""
+    truncated one, in a folder of its own the per-rank logs of a job whose 2 ranks exited
+    without MPI_Finalize, and in another a Darshan log compressed with gzip."""
     root = tmp_path_factory.mktemp("archive")
     for i, log in enumerate(SHARED):
         day = root / "2026" / "11" / ("26" if i % 2 else "27")
@@ -74,6 +75,8 @@ def archive(tmp_path_factory, pario_cmd, mpi_env, compile_program) -> Path:  # t
                     str(compile_program("no_finalize.c")), str(out), "0"],
                    env=mpi_env, capture_output=True, text=True, timeout=180)
     assert sorted(p.name for p in killed.iterdir()) == ["job.pario.rank0", "job.pario.rank1"]
+    (root / "gz").mkdir()  # a site that compresses its finished logs
+    (root / "gz" / "old.darshan.gz").write_bytes(gzip.compress((LOGS / "skew-app.darshan").read_bytes()))
     return root
 
 
@@ -119,7 +122,7 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
     archive = Path(shutil.copytree(archive, tmp_path / "archive"))  # this test changes a log
     first = survey(pario_cmd, str(archive), "--store", str(store), "--workers", "2", "--batch", "3")
     assert first.returncode == 0, first.stderr
-    n = len(SHARED) + 4  # the shared logs, block.pario, corrupt, truncated and the killed job
+    n = len(SHARED) + 5  # the shared logs, block.pario, corrupt, truncated, the killed job, a .gz
     assert (f"{n} logs found, 0 already in the store, {n} read (2 unreadable) on 2 Dask workers"
             in first.stdout)
 
@@ -184,6 +187,9 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
     got = sql(store, "SELECT path, source, nprocs, complete, posix_bytes_written FROM jobs "
                      "WHERE path LIKE '%killed%'")
     assert got == [(str(archive / "killed" / "job.pario"), "pario", 2, False, 1000)]
+
+    # the log compressed with gzip reads as the log
+    assert sql(store, "SELECT nprocs FROM jobs WHERE path LIKE '%old.darshan.gz'") == [(65536,)]
 
     errors = dict(sql(store, "SELECT regexp_extract(path, '[^/]+$'), error FROM errors"))
     assert set(errors) == {"corrupt.darshan", "truncated.darshan"}

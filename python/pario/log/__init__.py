@@ -9,6 +9,9 @@ from pario.errors import LogFormatError, ParioError
 from pario.model import Profile
 
 PARIO_MAGIC = b"PARIOLOG"
+GZIP_MAGIC = b"\x1f\x8b"
+#: The most a gzip-compressed log may inflate to (Darshan's own limit on a log's regions).
+MAX_GZIP_BYTES = 1 << 34
 
 __all__ = ["read_log", "rank_logs", "LogFormatError"]
 
@@ -44,7 +47,41 @@ def read_log(path: str | os.PathLike[str], *, isolated: bool = True) -> Profile:
         from pario.log.darshan_reader import read_darshan_log
 
         return read_darshan_log(p, isolated=isolated)
+    if head[:2] == GZIP_MAGIC:
+        return _read_gzipped(p, isolated=isolated)
     raise LogFormatError(f"{p}: not a pario or Darshan log")
+
+
+def _read_gzipped(p: Path, *, isolated: bool) -> Profile:
+    """A log compressed whole with gzip (an archive's ``*.darshan.gz``): inflated into a
+    temporary file, read, and named as the compressed file."""
+    import dataclasses
+    import gzip
+    import tempfile
+    import zlib
+
+    with tempfile.TemporaryDirectory(prefix="pario-gz-") as tmp:
+        inner = Path(tmp) / (p.name[:-3] if p.name.endswith(".gz") else p.name)
+        try:
+            with gzip.open(p, "rb") as src, open(inner, "wb") as dst:
+                size = 0
+                while chunk := src.read(1 << 20):
+                    size += len(chunk)
+                    if size > MAX_GZIP_BYTES:
+                        raise LogFormatError(f"{p}: inflates beyond {MAX_GZIP_BYTES} bytes")
+                    dst.write(chunk)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise LogFormatError(f"{p}: damaged gzip file ({exc})") from None
+        with open(inner, "rb") as fh:
+            head = fh.read(8)
+        if head != PARIO_MAGIC and not _looks_like_darshan(head):
+            raise LogFormatError(f"{p}: a gzip file that holds no pario or Darshan log")
+        try:
+            profile = read_log(inner, isolated=isolated)
+        except ParioError as exc:  # said of the file the user named
+            raise type(exc)(str(exc).replace(str(inner), str(p))) from None
+    profile.job = dataclasses.replace(profile.job, path=str(p))
+    return profile
 
 
 def rank_logs(log: Path) -> list[Path]:
