@@ -527,6 +527,32 @@ def test_the_file_system_of_each_file():
     assert FileSystems(profile).of([4, 6], ["/d/x", "/f"]) == ["lustre", ""]
 
 
+def test_a_job_too_large_for_the_worker_is_an_error_row_that_says_so(tmp_path: Path):
+    """A Darshan log of a few kilobytes can describe a million ranks, and the analysis keeps arrays
+    of one value per rank: a worker refuses a job larger than its memory allows, before reading
+    it, with the memory needed; the limit comes from the Dask worker's own memory limit."""
+    from distributed import Client, LocalCluster
+
+    from pario.survey.discover import LogFile
+    from pario.survey.row import BYTES_PER_RANK, WORKER_BASE_BYTES, survey_log, worker_rank_limit
+
+    skew = LOGS / "skew-app.darshan"  # 65 536 ranks
+    packed = tmp_path / "skew-app.darshan.gz"
+    packed.write_bytes(gzip.compress(skew.read_bytes()))
+    for path in (skew, packed):
+        log = LogFile(str(path), path.stat().st_size, path.stat().st_mtime_ns, dt.date(2026, 11, 27))
+        refused = survey_log(log, 0.0, max_ranks=65535)
+        assert refused["status"] == "error"
+        assert refused["error"].startswith(f"{path}: a job of 65,536 ranks (at most 65,535 here): "
+                                           "its analysis needs about ")
+        assert survey_log(log, 0.0, max_ranks=65536)["nprocs"] == 65536
+    assert worker_rank_limit() is None  # not on a worker
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, memory_limit="2GB",
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        got = client.submit(worker_rank_limit).result()
+    assert got == int((0.6 * 2e9 - WORKER_BASE_BYTES) // BYTES_PER_RANK)  # about 1.6 million
+
+
 def test_the_survey_cluster_raises_malloc_thresholds():
     """Workers of the cluster the survey starts run the plugin that undoes the nanny's
     MALLOC_TRIM_THRESHOLD_ (docs/performance.md, "Facility survey")."""

@@ -9,3 +9,12 @@ class ParioError(Exception):
 
 class LogFormatError(ParioError):
     """A log that cannot be read: truncated, corrupt, or not a log at all."""
+
+
+class TooManyRanks(LogFormatError):
+    """A log of a job with more ranks than the reader was allowed to analyse (its per-rank
+    model would not fit the memory at hand)."""
+
+    def __init__(self, message: str, nprocs: int) -> None:
+        super().__init__(message)
+        self.nprocs = nprocs

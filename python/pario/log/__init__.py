@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pario.errors import LogFormatError, ParioError
+from pario.errors import LogFormatError, ParioError, TooManyRanks
 from pario.model import Profile
 
 PARIO_MAGIC = b"PARIOLOG"
@@ -16,12 +16,15 @@ MAX_GZIP_BYTES = 1 << 34
 __all__ = ["read_log", "rank_logs", "LogFormatError"]
 
 
-def read_log(path: str | os.PathLike[str], *, isolated: bool = True) -> Profile:
+def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: int | None = None) -> Profile:
     """Read a pario log or a Darshan log (chosen by content, not by name).
 
     ``isolated``: Darshan's library reads the log in a forked child, so that a crash of the
     library on a damaged log is an error, not the end of the caller (pario survey's workers read
     in their own process: a worker that dies has its logs read again one per task).
+    ``max_ranks``: a Darshan log of a larger job raises :class:`pario.errors.TooManyRanks`
+    (a few kilobytes of Darshan log can describe a million ranks, and the model has arrays of
+    one value per rank; a pario log holds its ranks' data, so its size already bounds them).
     """
     p = Path(path)
     if p.is_dir():
@@ -46,13 +49,13 @@ def read_log(path: str | os.PathLike[str], *, isolated: bool = True) -> Profile:
     if _looks_like_darshan(head):
         from pario.log.darshan_reader import read_darshan_log
 
-        return read_darshan_log(p, isolated=isolated)
+        return read_darshan_log(p, isolated=isolated, max_ranks=max_ranks)
     if head[:2] == GZIP_MAGIC:
-        return _read_gzipped(p, isolated=isolated)
+        return _read_gzipped(p, isolated=isolated, max_ranks=max_ranks)
     raise LogFormatError(f"{p}: not a pario or Darshan log")
 
 
-def _read_gzipped(p: Path, *, isolated: bool) -> Profile:
+def _read_gzipped(p: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
     """A log compressed whole with gzip (an archive's ``*.darshan.gz``): inflated into a
     temporary file, read, and named as the compressed file."""
     import dataclasses
@@ -77,7 +80,9 @@ def _read_gzipped(p: Path, *, isolated: bool) -> Profile:
         if head != PARIO_MAGIC and not _looks_like_darshan(head):
             raise LogFormatError(f"{p}: a gzip file that holds no pario or Darshan log")
         try:
-            profile = read_log(inner, isolated=isolated)
+            profile = read_log(inner, isolated=isolated, max_ranks=max_ranks)
+        except TooManyRanks as exc:
+            raise TooManyRanks(str(exc).replace(str(inner), str(p)), exc.nprocs) from None
         except ParioError as exc:  # said of the file the user named
             raise type(exc)(str(exc).replace(str(inner), str(p))) from None
     profile.job = dataclasses.replace(profile.job, path=str(p))

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from pario.errors import LogFormatError
+from pario.errors import LogFormatError, TooManyRanks
 from pario.log import darshan_lib
 from pario.model import LIBRARIES, Job, Profile, add_derived_rank_columns, counter_column
 from pario.table import Table
@@ -455,14 +455,18 @@ def _last_error_line(text: str) -> str:
 # --------------------------------------------------------------------------
 
 def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = None,
-                     isolated: bool = True) -> Profile:
+                     isolated: bool = True, max_ranks: int | None = None) -> Profile:
     """Read a Darshan log; raise LogFormatError naming the file if it is damaged.
 
     ``timeout`` bounds the time the reading library may take (default: DEFAULT_TIMEOUT seconds plus
     TIMEOUT_PER_MIB per MiB of log); ``isolated`` False reads in this process (no timeout).
+    ``max_ranks``: a log of a larger job raises TooManyRanks before anything per rank is made.
     """
     p = Path(path)
     header = check_darshan_log(p)
+    if max_ranks is not None and header.nprocs > max_ranks:
+        raise TooManyRanks(f"{p}: a job of {header.nprocs:,} ranks (at most {max_ranks:,} here)",
+                           header.nprocs)
     if timeout is None:
         timeout = DEFAULT_TIMEOUT + TIMEOUT_PER_MIB * p.stat().st_size / 2**20
     with _readable_by_library(p, header) as readable:

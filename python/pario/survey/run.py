@@ -14,7 +14,7 @@ from typing import Any
 from pario import units
 from pario.survey.cluster import ClusterSpec, client_for
 from pario.survey.discover import LogFile, find_logs, in_window
-from pario.survey.row import error_row, survey_batch
+from pario.survey.row import error_row, survey_batch, worker_rank_limit
 from pario.survey.store import make_store, surveyed, write_rows
 
 #: Logs per task: large enough that scheduling costs little next to reading, small enough that a
@@ -73,7 +73,7 @@ def to_read(logs: Iterable[LogFile], seen: dict[str, tuple[int, int]], result: S
 def survey_part(store: str, logs: Sequence[LogFile], name: str, surveyed_at: float) -> tuple[int, int]:
     """A worker's task: read a batch of logs and write their rows as one part of the store;
     returns (rows, error rows)."""
-    rows = survey_batch(logs, surveyed_at)
+    rows = survey_batch(logs, surveyed_at, worker_rank_limit())
     write_rows(store, rows, name)
     return len(rows), sum(r["status"] == "error" for r in rows)
 
