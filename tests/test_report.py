@@ -77,6 +77,25 @@ def test_runs_at_one_rank_count_are_compared_not_scaled() -> None:
     assert forced is not None and forced.mode == "strong"
 
 
+def test_scaling_charts_keep_runs_of_one_rank_count_apart() -> None:
+    """Runs of the same rank count (scaling forced) are one bar each in the I/O chart, named by
+    rank count and log, and the ranks axis is ticked at the runs' rank counts only."""
+    import dataclasses
+
+    from pario.report.html import scaling_figures
+
+    a = synthetic()
+    b = dataclasses.replace(a, job=dataclasses.replace(a.job, path="/runs/y.pario", runtime=4.0,
+                                                       end_time=4.0))
+    scaling = build([a, b], scaling="strong")[1]
+    assert scaling is not None
+    speed, eff, io = scaling_figures(scaling)
+    assert speed["layout"]["xaxis"]["tickvals"] == eff["layout"]["xaxis"]["tickvals"] == [2]
+    names = [f"2 · {r.label}" for r in scaling.rows]
+    assert len(set(names)) == 2 and "2 · y.pario" in names
+    assert io["data"][0]["x"] == names == io["data"][1]["x"]
+
+
 @pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
 def test_every_log_gives_a_report(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, str(path))

@@ -149,7 +149,8 @@ EFFICIENCY_SERIES: tuple[tuple[str, str], ...] = (
 def scaling_figures(scaling: ScalingAnalysis) -> list[dict[str, Any]]:
     rows = scaling.rows
     x = [r.nprocs for r in rows]
-    ranks_axis = _axis("ranks", type="log")
+    # ticks at the runs' rank counts (a log axis from 2 to 4 would be ticked 2.2, 2.4, ...)
+    ranks_axis = _axis("ranks", type="log", tickmode="array", tickvals=sorted(set(x)))
 
     def series(attr: str) -> list[float | None]:
         return [getattr(r, attr).value for r in rows]
@@ -166,9 +167,11 @@ def scaling_figures(scaling: ScalingAnalysis) -> list[dict[str, Any]]:
     eff_layout = _layout("Efficiencies per run", xaxis=ranks_axis,
                          yaxis=_axis("efficiency", rangemode="tozero"), shapes=[rule])
     eff = {"data": eff_traces, "layout": eff_layout}
+    # one category per run: runs of the same rank count would share a bar
+    runs = [f"{r.nprocs} · {r.label}" for r in rows] if len(set(x)) < len(x) else x
     io = {"data": [
-        {"type": "bar", "name": "I/O time per rank (s)", "x": x, "y": series("io_time_mean")},
-        {"type": "scatter", "mode": "lines+markers", "name": "I/O bandwidth (B/s)", "x": x,
+        {"type": "bar", "name": "I/O time per rank (s)", "x": runs, "y": series("io_time_mean")},
+        {"type": "scatter", "mode": "lines+markers", "name": "I/O bandwidth (B/s)", "x": runs,
          "y": series("io_bandwidth"), "yaxis": "y2"},
     ], "layout": _layout("I/O time and bandwidth per run", xaxis=_axis("ranks", type="category"),
                          yaxis=_axis("seconds"), yaxis2=_axis("bytes/s", overlaying="y", side="right"))}
