@@ -142,6 +142,11 @@ def test_html_holds_the_plots_data_and_the_trials(study, pario_cmd, mpi_env):
         data["importances"])
     for t in trials:
         assert f'<td class="num">{t.number}</td><td>{t.user_attrs["role"]}</td>' in html
+    # the importances are the chart (its title says over which trials), not a heading left
+    # without its list in the summary
+    title = bars["layout"]["title"]["text"]
+    assert title == "Parameter importances (PED-ANOVA over 4 default and search trials)"
+    assert "<p>Parameter importances (" not in html
 
 
 def test_missing_study_and_bad_storage_are_one_line(study, pario_cmd, mpi_env):

@@ -243,7 +243,8 @@ def importance_figure(rep: Report) -> dict[str, Any] | None:
     names = list(vals)[::-1]
     return {"data": [{"type": "bar", "orientation": "h", "name": "importance", "y": names,
                       "x": [vals[n] for n in names]}],
-            "layout": _layout("Parameter importances (PED-ANOVA)", height=max(300, 28 * len(names) + 120),
+            "layout": _layout(f"Parameter importances (PED-ANOVA over {rep.importances.trials} default and "
+                              "search trials)", height=max(300, 28 * len(names) + 120),
                               margin={"l": 260, "r": 20, "t": 45, "b": 50},
                               xaxis={"title": {"text": "share"}})}
 
@@ -279,7 +280,9 @@ def render_html(rep: Report, plotly_js: str | None = None) -> str:
              "runs": ", ".join(_show(s.objective, v) for v in r.values),
              "settings": settings_text(rep.space, r), "error": r.error}
             for r in sorted(s.trials, key=lambda r: r.number)]
-    intro = [text for text, _, _ in terminal_lines(rep)[1:] if text]
+    # the importances are the chart's, not a heading over the terminal's list of them
+    intro = [text for text, _, _ in terminal_lines(rep)[1:]
+             if text and not text.startswith("Parameter importances (")]
     return env.get_template("tune_report.html.j2").render(
         title=f"pario tune report: {s.study}", intro=intro, figures=figures, rows=rows,
         importances=rep.importances, plotly_js=Markup(plotly_js), version=__version__)
