@@ -120,13 +120,15 @@ def file_figures(run: RunAnalysis, top: int) -> list[dict[str, Any]]:
     full = [f"{n} ({FILE_LAYER_LABELS.get(str(lay), str(lay))})" for n, lay in
             zip(files["name"], files["layer"], strict=True)]
     height = max(300, 28 * len(files) + 120)
+    # the full names are for the hover only: drawn on the bars, they repeat on every segment
     time_traces = [{"type": "bar", "orientation": "h", "name": name, "y": labels,
-                    "x": _finite(files[col]), "text": full, "hovertemplate": "%{text}<br>%{x:.4g} s",
-                    "marker": {"color": COLOURS[key]}}
+                    "x": _finite(files[col]), "text": full, "textposition": "none",
+                    "hovertemplate": "%{text}<br>%{x:.4g} s", "marker": {"color": COLOURS[key]}}
                    for key, col, name in (("read", "read_time", "read"), ("write", "write_time", "write"),
                                           ("meta", "meta_time", "metadata"))]
     byte_traces = [{"type": "bar", "orientation": "h", "name": name, "y": labels, "x": _finite(files[col]),
-                    "text": full, "hovertemplate": "%{text}<br>%{x:.4s}B", "marker": {"color": COLOURS[key]}}
+                    "text": full, "textposition": "none", "hovertemplate": "%{text}<br>%{x:.4s}B",
+                    "marker": {"color": COLOURS[key]}}
                    for key, col, name in (("read", "bytes_read", "read"),
                                           ("write", "bytes_written", "written"))]
     margin = {"l": 260, "r": 20, "t": 45, "b": 50}
