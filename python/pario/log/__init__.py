@@ -75,6 +75,8 @@ def _read_gzipped(p: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
                     dst.write(chunk)
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
             raise LogFormatError(f"{p}: damaged gzip file ({exc})") from None
+        except OSError as exc:  # the temporary folder full, say
+            raise ParioError(f"{p}: cannot inflate it into {tmp}: {exc.strerror or exc}") from None
         with open(inner, "rb") as fh:
             head = fh.read(8)
         if head != PARIO_MAGIC and not _looks_like_darshan(head):
