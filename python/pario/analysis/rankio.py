@@ -98,6 +98,11 @@ def _int_column(records: Records, name: str) -> np.ndarray:
 def rank_io(records: Records, nprocs: int, members: Mapping[int, np.ndarray] | None = None) -> RankIO:
     """Per-rank read/write/metadata time and bytes of ``records`` (one layer)."""
     nprocs = max(int(nprocs), 0)
+    if not len(records):  # zeros that take no memory per rank: a layer without records
+        zero = np.broadcast_to(np.float64(0.0), (nprocs,))
+        ones = {q: True for q in QUANTITIES}
+        return RankIO(Table({q: zero for q in QUANTITIES}, length=nprocs), ones, dict(ones),
+                      {q: 0 for q in QUANTITIES})
     vals = {c: counter_column(records, c) for c in (*TIME_COLS, *BYTE_COLS)}
     rank = _int_column(records, "rank")
     out = {c: np.zeros(nprocs) for c in (*TIME_COLS, *BYTE_COLS)}
