@@ -163,8 +163,8 @@ def analysed_row(log: LogFile, run: Any, profile: Any, surveyed_at: float) -> di
 
 
 #: Peak memory of reading and analysing a Darshan log, per rank of its job: the per-rank arrays
-#: of the model (about 430 bytes measured on logs of one shared record: peak RSS 1.73 GiB at 4 M
-#: ranks, 0.46 GiB at 1 M, 72 MiB at 65 536), with a margin.
+#: of the model (about 400 bytes measured on logs of one shared record: peak RSS 1.60 GiB at 4 M
+#: ranks, 0.43 GiB at 1 M, 72 MiB at 65 536), with a margin.
 BYTES_PER_RANK = 512
 #: What a worker holds besides the log at hand (Python, NumPy, Dask, a batch of rows).
 WORKER_BASE_BYTES = 256 << 20
