@@ -179,6 +179,12 @@ class Table:
         return frame
 
 
+def constant_column(length: int, value: float) -> np.ndarray:
+    """A read-only float column of one value that takes no memory per row: a Darshan log of a
+    few kilobytes can describe a million ranks, and its per-rank tables have such columns."""
+    return np.broadcast_to(np.float64(value), (length,))
+
+
 def as_table(data: Table | pd.DataFrame) -> Table:
     """``data`` as a Table (a DataFrame's columns; a Table as it is)."""
     return data if isinstance(data, Table) else Table.from_pandas(data)

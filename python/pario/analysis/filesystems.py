@@ -14,7 +14,7 @@ Otherwise the type is "" (unknown).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -50,12 +50,11 @@ class FileSystems:
         self._lustre = {int(fid) for fid in striping} if isinstance(striping, dict) else set()
         self._mounts = MountTable(profile.job.metadata.get("mounts"))
 
-    def of(self, ids: Iterable[Any], names: Sequence[str]) -> list[str]:
+    def of(self, ids: Sequence[int] | np.ndarray, names: Sequence[str]) -> list[str]:
         """The type of each file (``ids`` and ``names`` in the same order)."""
-        uids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids).astype(np.uint64).tolist()
         by_mount = self._mounts.fs_types(names)
         out = []
-        for fid, mounted in zip(uids, by_mount, strict=True):
+        for fid, mounted in zip(np.asarray(ids).astype(np.uint64).tolist(), by_mount, strict=True):
             magic = self._magic.get(fid)
             out.append(fs_name(magic) if magic else "lustre" if fid in self._lustre else mounted)
         return out

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from pario.model import empty_layer
-from pario.table import Table, as_table
+from pario.table import Table, as_table, constant_column
 
 #: File records: a Table (a DataFrame built by hand works too, read by column).
 Records = Any
@@ -99,7 +99,7 @@ def rank_io(records: Records, nprocs: int, members: Mapping[int, np.ndarray] | N
     """Per-rank read/write/metadata time and bytes of ``records`` (one layer)."""
     nprocs = max(int(nprocs), 0)
     if not len(records):  # zeros that take no memory per rank: a layer without records
-        zero = np.broadcast_to(np.float64(0.0), (nprocs,))
+        zero = constant_column(nprocs, 0.0)
         ones = {q: True for q in QUANTITIES}
         return RankIO(Table({q: zero for q in QUANTITIES}, length=nprocs), ones, dict(ones),
                       {q: 0 for q in QUANTITIES})

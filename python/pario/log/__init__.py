@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pario.errors import LogFormatError, ParioError, TooManyRanks
+from pario.errors import LogFormatError, ParioError
 from pario.model import Profile
 
 PARIO_MAGIC = b"PARIOLOG"
@@ -83,10 +83,9 @@ def _read_gzipped(p: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
             raise LogFormatError(f"{p}: a gzip file that holds no pario or Darshan log")
         try:
             profile = read_log(inner, isolated=isolated, max_ranks=max_ranks)
-        except TooManyRanks as exc:
-            raise TooManyRanks(str(exc).replace(str(inner), str(p)), exc.nprocs) from None
-        except ParioError as exc:  # said of the file the user named
-            raise type(exc)(str(exc).replace(str(inner), str(p))) from None
+        except ParioError as exc:  # said of the file the user named, the error's kind kept
+            exc.args = (str(exc).replace(str(inner), str(p)),)
+            raise exc from None
     profile.job = dataclasses.replace(profile.job, path=str(p))
     return profile
 

@@ -54,7 +54,7 @@ import numpy as np
 from pario.errors import LogFormatError, TooManyRanks
 from pario.log import darshan_lib
 from pario.model import LIBRARIES, Job, Profile, add_derived_rank_columns, counter_column
-from pario.table import Table
+from pario.table import Table, constant_column
 
 DARSHAN_MAGIC = 6567223
 #: Log format versions libdarshan-util 3.4/3.5 reads, with their DARSHAN_MAX_MODS.
@@ -575,28 +575,22 @@ _NAN_RANK_COLUMNS: tuple[str, ...] = (
     "mpi_other_calls", "maxrss", "cpu_user", "cpu_sys")
 
 
-def _same(nprocs: int, value: float) -> np.ndarray:
-    """A read-only column of one value that takes no memory per rank: a log of a few kilobytes can
-    describe a million ranks, and its rank table has a dozen such columns."""
-    return np.broadcast_to(np.float64(value), (nprocs,))
-
-
 def _rank_table(per_layer: dict[str, Any], nprocs: int, runtime: float) -> Table:
     """The per-rank table before the derived columns (row i: rank i)."""
-    columns: dict[str, np.ndarray] = {"wall": _same(nprocs, runtime)}
+    columns: dict[str, np.ndarray] = {"wall": constant_column(nprocs, runtime)}
     groups = {**{layer: (layer,) for layer in _FS_LAYERS}, **LIBRARIES}
     for name, layers in groups.items():
         present = [layer for layer in layers if layer in per_layer]
         for kind in ("read", "write", "meta"):
             if not present:  # a library without records
-                columns[f"{name}_{kind}"] = _same(nprocs, 0.0)
+                columns[f"{name}_{kind}"] = constant_column(nprocs, 0.0)
                 continue
             total = np.zeros(nprocs)
             for layer in present:
                 total = total + np.asarray(per_layer[layer].table[f"{kind}_time"], dtype=np.float64)
             columns[f"{name}_{kind}"] = total
     for col in _NAN_RANK_COLUMNS:
-        columns[col] = _same(nprocs, np.nan)
+        columns[col] = constant_column(nprocs, np.nan)
     return Table(columns, length=nprocs)
 
 

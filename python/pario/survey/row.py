@@ -66,20 +66,21 @@ def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
     if not len(files):
         return []
     names = [str(n) for n in np.asarray(files["name"])]
-    ids = np.asarray(files["id"]).astype(np.uint64).tolist()
-    kinds = [kind or "unknown" for kind in FileSystems(profile).of(np.asarray(files["id"]), names)]
+    ids = np.asarray(files["id"]).astype(np.uint64)
+    kinds = [kind or "unknown" for kind in FileSystems(profile).of(ids, names)]
     cols = {c: np.nan_to_num(np.asarray(files[c], dtype=float)) for c in
             ("bytes_read", "bytes_written", "read_time", "write_time")}
     out: dict[str, dict[str, Any]] = {}
     seen: dict[str, set[int]] = {}
-    for i, kind in enumerate(kinds):
+    for i, (kind, fid) in enumerate(zip(kinds, ids.tolist(), strict=True)):
         e = out.setdefault(kind, {"fs": kind, "files": 0, "bytes_read": 0, "bytes_written": 0,
                                   "io_time_s": 0.0})
-        seen.setdefault(kind, set()).add(ids[i])
-        e["files"] = len(seen[kind])
+        seen.setdefault(kind, set()).add(fid)
         e["bytes_read"] += int(cols["bytes_read"][i])
         e["bytes_written"] += int(cols["bytes_written"][i])
         e["io_time_s"] += float(cols["read_time"][i] + cols["write_time"][i])
+    for kind, e in out.items():
+        e["files"] = len(seen[kind])
     return sorted(out.values(), key=lambda e: -(e["bytes_read"] + e["bytes_written"]))
 
 
