@@ -1,0 +1,177 @@
+"""Recipes of the Darshan logs in tests/data/darshan-built: cases no real log here shows, written
+through libdarshan-util's own write functions (pario's Darshan writer,
+:func:`pario.log.darshan_writer.write_darshan_log`), so the library reads them as it reads a
+log Darshan wrote.
+
+Each recipe is a function returning a :class:`~pario.log.darshan_writer.DarshanLog`, registered
+in :data:`RECIPES` under its log's file name.  ``python tests/darshan_recipes.py [DIR]`` writes
+them all (default: tests/data/darshan-built); the tests read the committed logs, and
+``test_built_logs_match_their_recipes`` checks that the recipes still give those bytes.
+
+A counter a recipe does not name is 0 (``fill=-1``: Darshan's "not recorded" for every counter
+not named, as a module that was built without its counters writes them).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pario.log import darshan_lib
+from pario.log.darshan_writer import DarshanJob, DarshanLog, LustreRecord, ModuleRecords, write_darshan_log
+
+BUILT_DIR = Path(__file__).parent / "data" / "darshan-built"
+RECIPES: dict[str, Callable[[], DarshanLog]] = {}
+
+#: (record id, rank, {counter or fcounter name: value})
+Row = tuple[int, int, Mapping[str, float]]
+
+
+def recipe(name: str) -> Callable[[Callable[[], DarshanLog]], Callable[[], DarshanLog]]:
+    """Register a recipe under its log's file name."""
+    def register(fn: Callable[[], DarshanLog]) -> Callable[[], DarshanLog]:
+        RECIPES[name] = fn
+        return fn
+    return register
+
+
+def module(mod: str, rows: Sequence[Row], *, fill: float = 0) -> ModuleRecords:
+    """A module's records; every counter not named in a row is ``fill``."""
+    names = darshan_lib.counter_names(mod)
+    fnames = darshan_lib.counter_names(mod, floating=True)
+    counters = np.full((len(rows), len(names)), int(fill), dtype=np.int64)
+    fcounters = np.full((len(rows), len(fnames)), float(fill), dtype=np.float64)
+    for i, (_, _, values) in enumerate(rows):
+        for key, value in values.items():
+            if key in names:
+                counters[i, names.index(key)] = int(value)
+            elif key in fnames:
+                fcounters[i, fnames.index(key)] = float(value)
+            else:
+                raise KeyError(f"{mod} has no counter {key}")
+    file_ids = np.zeros(len(rows), dtype=np.uint64) if mod in ("H5D", "PNETCDF_VAR") else None
+    return ModuleRecords(module=mod, ids=np.array([r[0] for r in rows], dtype=np.uint64),
+                         ranks=np.array([r[1] for r in rows], dtype=np.int64), counters=counters,
+                         fcounters=fcounters, file_rec_ids=file_ids)
+
+
+def lustre(rec_id: int, stripe_size: int, stripe_count: int) -> LustreRecord:
+    """A file's Lustre layout: one component, OSTs 0..count-1."""
+    comps = {"LUSTRE_COMP_STRIPE_SIZE": stripe_size, "LUSTRE_COMP_STRIPE_COUNT": stripe_count,
+             "LUSTRE_COMP_STRIPE_PATTERN": 0, "LUSTRE_COMP_FLAGS": 0, "LUSTRE_COMP_EXT_START": 0,
+             "LUSTRE_COMP_EXT_END": -1, "LUSTRE_COMP_MIRROR_ID": 0}
+    return LustreRecord(id=rec_id, rank=-1, components=comps, ost_ids=tuple(range(stripe_count)))
+
+
+def job(nprocs: int, start: float, end: float, *, jobid: int = 1234, whole_seconds: bool = False,
+        metadata: str = "") -> DarshanJob:
+    """The job record; ``whole_seconds``: start and end without their nanoseconds, as Darshan
+    before 3.4.1 wrote them."""
+    s_ns, e_ns = round(start * 1e9), round(end * 1e9)
+    if whole_seconds:
+        s_ns, e_ns = s_ns // 10**9 * 10**9, e_ns // 10**9 * 10**9
+    return DarshanJob(uid=1000, start_time_sec=s_ns // 10**9, start_time_nsec=s_ns % 10**9,
+                      end_time_sec=e_ns // 10**9, end_time_nsec=e_ns % 10**9, nprocs=nprocs,
+                      jobid=jobid, metadata=metadata)
+
+
+def log(job_record: DarshanJob, exe: str, names: Mapping[int, str], modules: Sequence[ModuleRecords],
+        *, mounts: Sequence[tuple[str, str]] = (("/", "ext4"),),
+        lustre_records: Sequence[LustreRecord] = ()) -> DarshanLog:
+    return DarshanLog(job=job_record, exe=exe, mounts=tuple(mounts), names=dict(names),
+                      modules=tuple(modules), lustre=tuple(lustre_records), partial_modules=())
+
+
+def write(name: str, directory: Path = BUILT_DIR) -> Path:
+    """Write the recipe ``name`` into ``directory``; its path."""
+    out = directory / name
+    write_darshan_log(RECIPES[name](), out)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# E3SM-IO: PnetCDF over MPI-IO on Lustre, the PnetCDF record without counters
+# ---------------------------------------------------------------------------
+
+E3SM_OUT = "/lustre/scratch/e3sm/f_case_866x72_16p.nc"
+E3SM_IN = "/lustre/scratch/e3sm/map_f_case_16p.h5"
+E3SM_OUT_ID, E3SM_IN_ID, E3SM_STDOUT_ID = 0x51A3F0C2D4E5A601, 0x51A3F0C2D4E5A602, 0x51A3F0C2D4E5A603
+E3SM_NPROCS = 512
+E3SM_RUNTIME = 726.0
+#: MPI-IO write time over all ranks (darshan-parser's MPIIO_F_WRITE_TIME of the real log)
+E3SM_MPIIO_WRITE_TIME = 350_932.0
+E3SM_BYTES = 77_012_345_472
+E3SM_POSIX_WRITES = 152_320  # 505,599-byte writes on average
+E3SM_REQUEST = 800_964  # the most common POSIX write size
+
+
+@recipe("e3sm-pnetcdf-no-counters.darshan")
+def e3sm_pnetcdf_no_counters() -> DarshanLog:
+    """512 ranks write one 77 GB file through PnetCDF over MPI-IO (collective) on Lustre
+    (1 MiB stripes over 8 OSTs); the PNETCDF_FILE record has every counter at -1, as an
+    E3SM-IO log does.  MPI-IO write time is 685 s per rank of a 726 s run."""
+    n = E3SM_NPROCS
+    mpiio = module("MPI-IO", [(E3SM_OUT_ID, -1, {
+        "MPIIO_COLL_OPENS": n, "MPIIO_COLL_WRITES": 64 * n, "MPIIO_VIEWS": 64 * n, "MPIIO_HINTS": n,
+        "MPIIO_MODE": 2, "MPIIO_BYTES_WRITTEN": E3SM_BYTES, "MPIIO_SIZE_WRITE_AGG_1M_4M": 64 * n,
+        "MPIIO_ACCESS1_ACCESS": 2_350_080, "MPIIO_ACCESS1_COUNT": 64 * n,
+        "MPIIO_FASTEST_RANK": 17, "MPIIO_FASTEST_RANK_BYTES": E3SM_BYTES // n,
+        "MPIIO_SLOWEST_RANK": 0, "MPIIO_SLOWEST_RANK_BYTES": E3SM_BYTES // n,
+        "MPIIO_F_OPEN_START_TIMESTAMP": 2.1, "MPIIO_F_WRITE_START_TIMESTAMP": 30.5,
+        "MPIIO_F_WRITE_END_TIMESTAMP": 721.0, "MPIIO_F_CLOSE_START_TIMESTAMP": 721.2,
+        "MPIIO_F_OPEN_END_TIMESTAMP": 2.4, "MPIIO_F_CLOSE_END_TIMESTAMP": 722.0,
+        "MPIIO_F_WRITE_TIME": E3SM_MPIIO_WRITE_TIME, "MPIIO_F_META_TIME": 1_024.0,
+        "MPIIO_F_MAX_WRITE_TIME": 31.0, "MPIIO_F_FASTEST_RANK_TIME": 672.0,
+        "MPIIO_F_SLOWEST_RANK_TIME": 700.0})])
+    posix = module("POSIX", [
+        (E3SM_OUT_ID, -1, {
+            "POSIX_OPENS": n, "POSIX_WRITES": E3SM_POSIX_WRITES, "POSIX_SEEKS": E3SM_POSIX_WRITES,
+            "POSIX_BYTES_WRITTEN": E3SM_BYTES, "POSIX_MAX_BYTE_WRITTEN": E3SM_BYTES - 1,
+            "POSIX_CONSEC_WRITES": 1_024, "POSIX_SEQ_WRITES": 150_000, "POSIX_FILE_NOT_ALIGNED": 149_000,
+            "POSIX_FILE_ALIGNMENT": 4096, "POSIX_MEM_ALIGNMENT": 8,
+            "POSIX_SIZE_WRITE_10K_100K": 2_320, "POSIX_SIZE_WRITE_100K_1M": 150_000,
+            "POSIX_ACCESS1_ACCESS": E3SM_REQUEST, "POSIX_ACCESS1_COUNT": 90_000,
+            "POSIX_ACCESS2_ACCESS": 262_144, "POSIX_ACCESS2_COUNT": 60_000,
+            "POSIX_FASTEST_RANK": 3, "POSIX_FASTEST_RANK_BYTES": 0,
+            "POSIX_SLOWEST_RANK": 0, "POSIX_SLOWEST_RANK_BYTES": 2_300_000_000,
+            "POSIX_F_OPEN_START_TIMESTAMP": 2.1, "POSIX_F_WRITE_START_TIMESTAMP": 31.0,
+            "POSIX_F_WRITE_END_TIMESTAMP": 720.9, "POSIX_F_CLOSE_START_TIMESTAMP": 721.5,
+            "POSIX_F_OPEN_END_TIMESTAMP": 2.3, "POSIX_F_CLOSE_END_TIMESTAMP": 721.9,
+            "POSIX_F_WRITE_TIME": 8_600.0, "POSIX_F_META_TIME": 40.0, "POSIX_F_MAX_WRITE_TIME": 2.5,
+            "POSIX_F_FASTEST_RANK_TIME": 0.01, "POSIX_F_SLOWEST_RANK_TIME": 260.0}),
+        (E3SM_IN_ID, 0, {
+            "POSIX_OPENS": 1, "POSIX_READS": 40, "POSIX_BYTES_READ": 40 * 1_048_576,
+            "POSIX_MAX_BYTE_READ": 40 * 1_048_576 - 1, "POSIX_CONSEC_READS": 39, "POSIX_SEQ_READS": 39,
+            "POSIX_FILE_ALIGNMENT": 4096, "POSIX_SIZE_READ_1M_4M": 40,
+            "POSIX_ACCESS1_ACCESS": 1_048_576, "POSIX_ACCESS1_COUNT": 40,
+            "POSIX_F_OPEN_START_TIMESTAMP": 0.5, "POSIX_F_READ_START_TIMESTAMP": 0.6,
+            "POSIX_F_READ_END_TIMESTAMP": 1.4, "POSIX_F_CLOSE_START_TIMESTAMP": 1.5,
+            "POSIX_F_OPEN_END_TIMESTAMP": 0.55, "POSIX_F_CLOSE_END_TIMESTAMP": 1.55,
+            "POSIX_F_READ_TIME": 0.8, "POSIX_F_META_TIME": 0.02}),
+    ])
+    # every counter -1: Darshan's PnetCDF module recorded the file but none of its counters
+    pnetcdf = module("PNETCDF_FILE", [(E3SM_OUT_ID, -1, {})], fill=-1)
+    stdio = module("STDIO", [(E3SM_STDOUT_ID, 0, {
+        "STDIO_WRITES": 120, "STDIO_BYTES_WRITTEN": 5_936, "STDIO_MAX_BYTE_WRITTEN": 5_935,
+        "STDIO_F_WRITE_TIME": 0.004, "STDIO_F_WRITE_START_TIMESTAMP": 0.1,
+        "STDIO_F_WRITE_END_TIMESTAMP": 725.0})])
+    return log(job(n, 1_700_000_000.25, 1_700_000_000.25 + E3SM_RUNTIME),
+               "/global/homes/e3sm/E3SM-IO/build/e3sm_io -k -o f_case_866x72_16p.nc map_f_case_16p.h5",
+               {E3SM_OUT_ID: E3SM_OUT, E3SM_IN_ID: E3SM_IN, E3SM_STDOUT_ID: "<STDOUT>"},
+               [posix, mpiio, pnetcdf, stdio], mounts=(("/lustre/scratch", "lustre"), ("/", "ext4")),
+               lustre_records=[lustre(E3SM_OUT_ID, 1_048_576, 8), lustre(E3SM_IN_ID, 1_048_576, 8)])
+
+
+def main(argv: Sequence[str]) -> int:
+    directory = Path(argv[0]) if argv else BUILT_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in RECIPES:
+        print(write(name, directory))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
