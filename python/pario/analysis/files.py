@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pario.analysis.libraries import data_file_ids
-from pario.analysis.rankio import LIBRARY_DATA_LAYERS, float_values, time_records
+from pario.analysis.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values, time_records
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
 from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 

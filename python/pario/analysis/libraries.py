@@ -23,8 +23,8 @@ import numpy as np
 from pario.analysis.rankio import (
     LIBRARY_DATA_LAYERS,
     LIBRARY_FILE_LAYERS,
-    Records,
     counter_column,
+    data_file_ids,
     float_values,
 )
 from pario.analysis.values import Value, ratio
@@ -83,34 +83,6 @@ def _sum(frame: Table, cols: tuple[str, ...]) -> np.ndarray:
     for c in cols:
         total = total + counter_column(frame, c)
     return total
-
-
-def data_file_ids(data: Records, files: Records) -> np.ndarray:
-    """The id of each dataset's or variable's file (0 when not found): its ``file_rec_id``
-    counter (pario logs) or the file record whose name prefixes the dataset's
-    (``FILE:/DATASET``, ``FILE:VARIABLE``: Darshan logs)."""
-    out = np.zeros(len(data), dtype=np.uint64)
-    if not len(data):
-        return out
-    data, files = as_table(data), as_table(files)
-    file_ids = np.asarray(files["id"]).astype(np.uint64) if len(files) else np.zeros(0, dtype=np.uint64)
-    known = set(file_ids.tolist())
-    if "file_rec_id" in data:
-        raw = np.asarray(data["file_rec_id"])
-        if raw.dtype.kind in "iu":  # the uint64 id as int64 bits (exact; a float would round it)
-            rec = raw.astype(np.int64).view(np.uint64)
-            out = np.where(np.isin(rec, np.fromiter(known, dtype=np.uint64, count=len(known))), rec,
-                           np.uint64(0)).astype(np.uint64)
-    by_name = {str(n): np.uint64(i) for n, i in zip(files["name"], file_ids.tolist(), strict=True)}
-    for k, name in enumerate(str(n) for n in data["name"]):
-        if out[k]:
-            continue
-        for pos in (i for i, ch in enumerate(name) if ch == ":"):
-            fid = by_name.get(name[:pos])
-            if fid is not None:
-                out[k] = fid
-                break
-    return out
 
 
 def _by_id(frame: Table | None, ids: np.ndarray, values: np.ndarray) -> dict[int, float]:

@@ -303,6 +303,11 @@ def outermost_records(files: Mapping[str, Records]) -> dict[str, Table]:
 #: The I/O libraries' file layers and dataset/variable layers, and the library of each.
 LIBRARY_FILE_LAYERS: dict[str, str] = {"h5f": "hdf5", "pnetcdf_file": "pnetcdf"}
 LIBRARY_DATA_LAYERS: dict[str, str] = {"h5d": "hdf5", "pnetcdf_var": "pnetcdf"}
+#: The file layer of each dataset/variable layer.
+FILE_LAYER_OF_DATA: dict[str, str] = {"h5d": "h5f", "pnetcdf_var": "pnetcdf_file"}
+#: A library's records of a file are blind to it when they hold less than this share of the time of
+#: the layer beneath on the same file (docs/metrics.md, "I/O libraries").
+BLIND_SHARE = 0.5
 
 
 def library_file_ids(files: Mapping[str, Records]) -> np.ndarray:
@@ -310,6 +315,34 @@ def library_file_ids(files: Mapping[str, Records]) -> np.ndarray:
     ids = [np.asarray(f["id"]).astype(np.uint64) for layer, f in files.items()
            if layer in LIBRARY_FILE_LAYERS and f is not None and len(f)]
     return np.unique(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.uint64)
+
+
+def data_file_ids(data: Records, files: Records) -> np.ndarray:
+    """The id of each dataset's or variable's file (0 when not found): its ``file_rec_id``
+    counter (pario logs) or the file record whose name prefixes the dataset's
+    (``FILE:/DATASET``, ``FILE:VARIABLE``: Darshan logs)."""
+    out = np.zeros(len(data), dtype=np.uint64)
+    if not len(data):
+        return out
+    data, files = as_table(data), as_table(files)
+    file_ids = np.asarray(files["id"]).astype(np.uint64) if len(files) else np.zeros(0, dtype=np.uint64)
+    known = set(file_ids.tolist())
+    if "file_rec_id" in data:
+        raw = np.asarray(data["file_rec_id"])
+        if raw.dtype.kind in "iu":  # the uint64 id as int64 bits (exact; a float would round it)
+            rec = raw.astype(np.int64).view(np.uint64)
+            out = np.where(np.isin(rec, np.fromiter(known, dtype=np.uint64, count=len(known))), rec,
+                           np.uint64(0)).astype(np.uint64)
+    by_name = {str(n): np.uint64(i) for n, i in zip(files["name"], file_ids.tolist(), strict=True)}
+    for k, name in enumerate(str(n) for n in data["name"]):
+        if out[k]:
+            continue
+        for pos in (i for i, ch in enumerate(name) if ch == ":"):
+            fid = by_name.get(name[:pos])
+            if fid is not None:
+                out[k] = fid
+                break
+    return out
 
 
 def library_file_time(frame: Records) -> Table:
@@ -331,28 +364,107 @@ def library_file_time(frame: Records) -> Table:
     return out
 
 
+def _time_of(frame: Records) -> np.ndarray:
+    return sum((counter_column(frame, c) for c in TIME_COLS), np.zeros(len(frame)))
+
+
+def _add_by_id(totals: dict[int, float], ids: np.ndarray, values: np.ndarray) -> None:
+    for rid, v in zip(ids.tolist(), values.tolist(), strict=True):
+        totals[int(rid)] = totals.get(int(rid), 0.0) + v
+
+
+def library_time_by_file(files: Mapping[str, Records]) -> dict[int, float]:
+    """Per library file id: the library's time on it over all ranks (the file records' own time
+    plus their datasets' or variables' time)."""
+    out: dict[int, float] = {}
+    for data_layer, file_layer in FILE_LAYER_OF_DATA.items():
+        frec = files.get(file_layer)
+        if frec is None or not len(frec):
+            continue
+        own = library_file_time(frec)
+        _add_by_id(out, np.asarray(own["id"]).astype(np.uint64), _time_of(own))
+        drec = files.get(data_layer)
+        if drec is not None and len(drec):
+            _add_by_id(out, data_file_ids(drec, frec), _time_of(drec))
+    out.pop(0, None)
+    return out
+
+
+def beneath_time_by_file(files: Mapping[str, Records], ids: np.ndarray) -> dict[int, float]:
+    """Per file of ``ids``: the time over all ranks of the layer beneath a library on it, MPI-IO's
+    where it has MPI-IO records, else POSIX's (0 without either)."""
+    out = {int(i): 0.0 for i in ids.tolist()}
+    done: set[int] = set()
+    for layer in ("mpiio", "posix"):
+        frame = files.get(layer)
+        if frame is None or not len(frame):
+            continue
+        rid = np.asarray(frame["id"]).astype(np.uint64)
+        rows = np.isin(rid, ids) & ~np.isin(rid, np.fromiter(done, dtype=np.uint64, count=len(done)))
+        if rows.any():
+            below: dict[int, float] = {}
+            _add_by_id(below, rid[rows], _time_of(as_table(frame)[rows]))
+            out.update(below)
+            done |= set(below)
+    return out
+
+
+def blind_library_files(files: Mapping[str, Records]) -> np.ndarray:
+    """Ids of the library files whose library records are blind to them: under :data:`BLIND_SHARE`
+    of the time of the layer beneath on the same file (a record without counters: Darshan writes
+    -1 for a counter it did not record, as in E3SM-IO logs' PNETCDF_FILE records).  Their time and
+    bytes are counted at that layer instead, so an outer record never hides an inner one."""
+    ids = library_file_ids(files)
+    if not ids.size:
+        return ids
+    lib = library_time_by_file(files)
+    beneath = beneath_time_by_file(files, ids)
+    blind = [i for i in ids.tolist() if beneath.get(int(i), 0.0) > 0.0
+             and lib.get(int(i), 0.0) < BLIND_SHARE * beneath[int(i)]]
+    return np.array(blind, dtype=np.uint64)
+
+
+def covered_library_files(files: Mapping[str, Records]) -> np.ndarray:
+    """Ids of the files whose time and bytes are the library's: :func:`library_file_ids` less
+    :func:`blind_library_files`."""
+    ids = library_file_ids(files)
+    if not ids.size:
+        return ids
+    return np.setdiff1d(ids, blind_library_files(files))
+
+
+def _without_ids(frame: Table, ids: np.ndarray) -> Table:
+    inside = np.isin(np.asarray(frame["id"]).astype(np.uint64), ids)
+    return frame[~inside] if inside.any() else frame
+
+
 def time_records(files: Mapping[str, Records]) -> dict[str, Table]:
     """The records whose times add up to each rank's I/O time, every call counted once at its
     outermost layer: :func:`outermost_records`, less the MPI-IO, POSIX and STDIO records of the
-    files an I/O library has records of (time in HDF5 or PnetCDF calls is the library's), plus
-    the libraries' records (datasets and variables whole; files' own time only, as
-    :func:`library_file_time`).  Without library records: :func:`outermost_records`."""
+    files an I/O library covers (:func:`covered_library_files`: time in HDF5 or PnetCDF calls is
+    the library's), plus the libraries' records of those files (datasets and variables whole;
+    files' own time only, as :func:`library_file_time`).  Without library records:
+    :func:`outermost_records`."""
     out = outermost_records(files)
-    covered = library_file_ids(files)
-    if not covered.size:
+    if not library_file_ids(files).size:
         return out
+    covered = covered_library_files(files)
+    blind = blind_library_files(files)
     for layer, frame in list(out.items()):
-        if len(frame):
-            inside = np.isin(np.asarray(frame["id"]).astype(np.uint64), covered)
-            if inside.any():
-                out[layer] = frame[~inside]
+        if len(frame) and covered.size:
+            out[layer] = _without_ids(frame, covered)
     for layer, frame in files.items():
         if frame is None or not len(frame):
             continue
         if layer in LIBRARY_FILE_LAYERS:
-            out[layer] = library_file_time(frame)
+            out[layer] = _without_ids(library_file_time(frame), blind)
         elif layer in LIBRARY_DATA_LAYERS:
-            out[layer] = as_table(frame)
+            data = as_table(frame)
+            if blind.size:
+                fids = data_file_ids(data, files.get(FILE_LAYER_OF_DATA[layer], empty_layer()))
+                inside = np.isin(fids, blind)
+                data = data[~inside] if inside.any() else data
+            out[layer] = data
     return out
 
 
@@ -410,8 +522,8 @@ class ProfileIO:
     def time_layers(self) -> tuple[dict[str, RankIO], RankIO]:
         """Per-rank I/O of each layer's :func:`time_records` (every call once at its outermost
         layer, the I/O libraries' calls included), and of all of them; :meth:`outermost` when no
-        I/O library has records."""
-        if not library_file_ids(self._files).size:
+        I/O library covers a file."""
+        if not covered_library_files(self._files).size:
             return self.outermost()
         if self._time is None:
             per_layer = {layer: self._of(layer, frame) for layer, frame in time_records(self._files).items()}

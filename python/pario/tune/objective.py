@@ -26,8 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario import units
-from pario.analysis.libraries import data_file_ids
-from pario.analysis.rankio import combine, counter_column, layer_members, rank_io, time_records
+from pario.analysis.rankio import (
+    combine,
+    counter_column,
+    data_file_ids,
+    layer_members,
+    rank_io,
+    time_records,
+)
 from pario.hints import section_matches
 from pario.model import LAYERS, LIBRARIES, Profile
 from pario.table import Table, as_table

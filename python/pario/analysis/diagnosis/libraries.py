@@ -23,8 +23,7 @@ from pario.analysis.diagnosis.facts import Facts, counter, hex_id, small_ops
 from pario.analysis.diagnosis.facts import ops as request_ops
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
 from pario.analysis.diagnosis.registry import finding, rule
-from pario.analysis.libraries import data_file_ids
-from pario.analysis.rankio import float_values
+from pario.analysis.rankio import data_file_ids, float_values
 from pario.table import Table, as_table, group_codes, group_reduce
 
 FAMILY = "libraries"
