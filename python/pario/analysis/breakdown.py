@@ -29,7 +29,19 @@ class TimeShares:
     verdict: str
 
 
-def time_shares(rt: RankTimes) -> TimeShares:
+def time_shares(rt: RankTimes, unseen_io: str = "") -> TimeShares:
+    """The shares and the verdict; ``unseen_io`` names I/O the log holds but pario does not count
+    (:func:`pario.analysis.modules.unseen_io_phrase`): then only an I/O-bound verdict can stand."""
+    shares = _time_shares(rt)
+    io = shares.io.value
+    if not unseen_io or shares.bound == IO or io is None:
+        return shares
+    verdict = (f"Whether this run is I/O-bound cannot be told: {unseen_io} is not measured, and the I/O "
+               f"pario measures takes {io:.1%} of the time.")
+    return TimeShares(shares.compute, shares.mpi, shares.io, shares.compute_and_mpi, None, verdict)
+
+
+def _time_shares(rt: RankTimes) -> TimeShares:
     total = float(rt.wall.sum())
     why = "no wall time recorded"
     io = ratio(float(rt.io.sum()), total, when_zero=why)

@@ -11,10 +11,11 @@ from pario.analysis.files import file_table
 from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank, profile_io
 from pario.analysis.libraries import LibrarySummary, library_summary
 from pario.analysis.memory import MemorySummary, memory_summary
+from pario.analysis.modules import unseen_io_phrase
 from pario.analysis.mpi import MpiSummary, mpi_summary
 from pario.analysis.mpihints import HintsInEffect, hints_in_effect
 from pario.analysis.pop import PopMetrics, pop_metrics
-from pario.analysis.rankio import SHARED_NOTE
+from pario.analysis.rankio import SHARED_NOTE, blind_library_files
 from pario.analysis.times import RankTimes, at_ranks, rank_times
 from pario.analysis.values import Value
 from pario.hints import rejected_notes
@@ -96,7 +97,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
     return RunAnalysis(
         job=_job_info(profile, rt),
         has_io=io.has_io,
-        shares=time_shares(rt),
+        shares=time_shares(rt, unseen_io_phrase(profile.job)),
         pop=pop_metrics(rt, _trace_metrics(profile)),
         io=io,
         mpi=mpi_summary(profile, rt.runtime),
@@ -161,6 +162,12 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
             notes.append("HDF5/PnetCDF (" + ", ".join(libs) + "): time in a library call is the library's "
                          "(Darshan's dataset and variable times plus the files' own metadata time); the "
                          "MPI-IO and POSIX time of the same files is beneath it, not counted again.")
+            blind = len(blind_library_files(profile.files))
+            if blind:
+                notes.append(f"The library records of {blind} file{'s' if blind > 1 else ''} hold less than "
+                             "half the time of the calls beneath them (counters not recorded): "
+                             f"{'their' if blind > 1 else 'its'} time and bytes are counted at MPI-IO "
+                             "(or POSIX) instead.")
         if higher:
             notes.append("Modules not analysed: " + ", ".join(higher)
                          + " (their I/O is counted by the MPI-IO and POSIX layers beneath them).")
