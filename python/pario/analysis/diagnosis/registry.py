@@ -38,9 +38,13 @@ RULES: dict[str, Rule] = {}
 
 
 def rule(
-    rule_id: str, *, title: str, family: str, config: Sequence[str] = (), across_runs: bool = False
+    rule_id: str, *, title: str, family: str, config: Sequence[str] = (), across_runs: bool = False,
+    words: Callable[[Any, Any, RuleConfig], Any] | None = None,
 ) -> Callable[[RunRule], RunRule]:
-    """Register a rule function under ``rule_id`` (ids are stable: never reuse or rename one)."""
+    """Register a rule under ``rule_id`` (ids are stable: never reuse or rename one).
+
+    With ``words``, the decorated function is a detector that yields hits, and ``words`` explains
+    each (:mod:`pario.analysis.diagnosis.hits`); without, it yields findings itself."""
     fields = set(RuleConfig.__dataclass_fields__)
     unknown = [k for k in config if k not in fields]
     if unknown:
@@ -49,7 +53,12 @@ def rule(
     def deco(func: RunRule) -> RunRule:
         if rule_id in RULES:
             raise ValueError(f"rule id {rule_id} registered twice")
-        RULES[rule_id] = Rule(rule_id, title, family, tuple(config), func, across_runs)
+        run = func
+        if words is not None:
+            from pario.analysis.diagnosis.hits import explained
+
+            run = explained(rule_id, func, words)
+        RULES[rule_id] = Rule(rule_id, title, family, tuple(config), run, across_runs)
         return func
 
     return deco
