@@ -165,6 +165,39 @@ def e3sm_pnetcdf_no_counters() -> DarshanLog:
                lustre_records=[lustre(E3SM_OUT_ID, 1_048_576, 8), lustre(E3SM_IN_ID, 1_048_576, 8)])
 
 
+# ---------------------------------------------------------------------------
+# Darshan 3.4.0: a 3.41 log whose job times are whole seconds
+# ---------------------------------------------------------------------------
+
+MPI_IO_TEST_350 = Path(__file__).parent / "data" / "darshan-logs" / "mpi-io-test-x86_64-3.5.0.darshan"
+#: the run time the 3.5.0 log records (nanosecond job times)
+MPI_IO_TEST_RUNTIME = 0.051283836364746094
+#: a start 20 ms before a second boundary, so the whole-second times are 1 s apart
+WHOLE_SECONDS_START = 1_762_569_885.98
+
+
+@recipe("mpi-io-test-whole-seconds-3.41.darshan")
+def mpi_io_test_whole_seconds() -> DarshanLog:
+    """The 4-rank mpi-io-test run of mpi-io-test-x86_64-3.5.0.darshan (its POSIX, MPI-IO, STDIO
+    and LUSTRE records, copied) with the job record Darshan 3.4.0 wrote: format 3.41, start and
+    end in whole seconds (nanoseconds 0).  The run starts at x.98 s and lasts 51 ms, so the
+    whole seconds are 1 s apart and libdarshan-util says the run took 1 s."""
+    real = darshan_lib.read_log(str(MPI_IO_TEST_350))
+    mods = [ModuleRecords(module=m, ids=r.ids, ranks=r.ranks, counters=r.counters, fcounters=r.fcounters,
+                          file_rec_ids=r.file_rec_ids) for m, r in real.records.items()]
+    assert real.lustre is not None  # one component per file in this log
+    comps = real.lustre
+    stripes = [LustreRecord(id=int(rid), rank=int(rank), ost_ids=tuple(osts.tolist()),
+                            components=dict(zip(comps.counter_names, counters.tolist(), strict=True)))
+               for rid, rank, counters, osts in zip(comps.ids, comps.ranks, comps.counters, comps.ost_ids,
+                                                    strict=True)]
+    names = {rid: name for rid, name in real.names.items() if not name.startswith("heatmap:")}
+    end = WHOLE_SECONDS_START + MPI_IO_TEST_RUNTIME
+    return log(job(real.job["nprocs"], WHOLE_SECONDS_START, end, jobid=real.job["jobid"], whole_seconds=True,
+                   metadata="lib_ver=3.4.0\nh=romio_no_indep_rw=true;cb_nodes=4\n"),
+               real.exe, names, mods, mounts=[(p, t) for p, t in real.mounts], lustre_records=stripes)
+
+
 def main(argv: Sequence[str]) -> int:
     directory = Path(argv[0]) if argv else BUILT_DIR
     directory.mkdir(parents=True, exist_ok=True)

@@ -154,6 +154,8 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
                      "'compute + MPI', and the POP metrics that need them are unavailable.")
         notes.append("Darshan records no per-rank wall time: every rank is taken to run for the job's run "
                      f"time T = {rt.runtime:g} s.")
+        if job.metadata.get("runtime_source"):  # where T comes from (docs/metrics.md, "Darshan logs")
+            notes.append(str(job.metadata["runtime_source"]))
         skipped = [str(m) for m in job.metadata.get("modules_not_analysed") or []]  # type: ignore[union-attr]
         higher = [m for m in skipped if m.startswith(("H5", "PNETCDF", "ADIOS"))]
         libs = [m for m in ("H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR")

@@ -12,7 +12,8 @@ gates before it becomes a :class:`~pario.model.Profile`:
    the job record and the name records are well formed -- exactly as far as
    libdarshan-util needs them, so that every log it reads passes.  Modules
    pario does not analyse (DFS, DAOS, HEATMAP, ...) are only inflated; a module
-   id the library does not know is left out of the copy the library reads.
+   id the library does not know, and such a module whose region is cut short or
+   does not inflate, are left out of the copy the library reads.
 2. The library itself then runs in a forked child process with a time limit;
    if it still crashes or hangs, the child dies, not ``pario``.
 
@@ -29,6 +30,14 @@ library's: the ranks' ``hdf5_*`` / ``pnetcdf_*`` time is their datasets' and var
 time plus their files' own (metadata) time, and the MPI-IO and POSIX records of those
 files leave the outermost time (:func:`pario.analysis.rankio.time_records`,
 docs/metrics.md "I/O libraries").
+
+Two things read differently from libdarshan-util (docs/metrics.md, "Darshan logs"):
+
+* the run time of a log whose job times are whole seconds (formats before 3.41, and Darshan
+  3.4.0's 3.41 logs) comes from the records' file timestamps, kept within what the job times
+  allow (:func:`job_runtime`); the sentence saying how is ``Job.metadata["runtime_source"]``;
+* a log cut short, or damaged, inside the region of a module pario does not read (HEATMAP,
+  DXT, ...) is read without that module and marked partial, instead of being refused.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from pario import units
 from pario.errors import LogFormatError, TooManyRanks
 from pario.log import darshan_lib
 from pario.model import LIBRARIES, Job, Profile, add_derived_rank_columns, counter_column
@@ -73,6 +83,8 @@ KNOWN_MODULES: tuple[str, ...] = (
     "NULL", "POSIX", "MPI-IO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR", "BG/Q", "LUSTRE", "STDIO",
     "DXT_POSIX", "DXT_MPIIO", "MDHIM", "APXC", "APMPI", "HEATMAP", "DFS", "DAOS",
 )
+#: Modules whose records pario reads: damage in their regions refuses the log.
+_READ_MODULES: frozenset[str] = frozenset({*LAYER_OF_MODULE, "LUSTRE"})
 #: Largest job a log may claim (a corrupt count must not allocate the machine's memory).
 MAX_NPROCS = 1 << 26
 #: Largest size any region may inflate to.
@@ -96,6 +108,9 @@ class DarshanHeader:
     regions: dict[int, tuple[int, int]]  # module index -> (offset, length)
     module_versions: dict[int, int]
     unknown_modules: tuple[int, ...] = ()  # module ids with data that the library does not know
+    #: header slots of modules pario does not read whose region is cut short or does not inflate
+    #: -> why (a sentence); the library reads the log without them
+    dropped_modules: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -154,7 +169,7 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
     maps = [struct.unpack_from(order + "QQ", data, map_at + 16 + 16 * i) for i in range(max_mods)]
     vers = struct.unpack_from(order + f"{max_mods}I", data, map_at + 16 + 16 * max_mods)
 
-    regions = _check_region_map(name_map, maps, header_size, len(data), where)
+    regions, dropped = _check_region_map(name_map, maps, header_size, len(data), where, version)
     job_end = _job_region_end(name_map, maps, len(data))
     if not header_size < job_end <= min([off for off, _ in regions.values()], default=len(data)):
         raise _fail(where, "the job region has no valid extent")
@@ -170,10 +185,36 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
             continue
         module_versions[idx] = vers[idx]
         _check_module_version(idx, vers[idx], where)
-        _inflate_all(data[off:off + length], compression, where, f"module {idx} data", keep=False)
+        if idx in dropped:
+            continue
+        name = module_name(version, idx)
+        try:
+            _inflate(data[off:off + length], compression, f"module {idx} data", keep=False)
+        except _Damaged as exc:
+            if name in _READ_MODULES:
+                raise exc.error(where) from None
+            # a module pario does not read: the rest of the log is still worth reading
+            dropped[idx] = f"the {name} region (bytes {off} to {off + length}) {exc.how}: not read"
     unknown = tuple(i for i in module_versions if i >= len(KNOWN_MODULES))
     return DarshanHeader(version, order, compression, int(partial), nprocs,
-                         {k: v for k, v in regions.items() if k >= 0}, module_versions, unknown)
+                         {k: v for k, v in regions.items() if k >= 0}, module_versions, unknown,
+                         dict(sorted(dropped.items())))
+
+
+def module_name(version: str, slot: int) -> str:
+    """The module libdarshan-util reads a header slot of a ``version`` log as.
+
+    The library up-converts the module ids of older formats, whose lists lacked modules added
+    since: 3.00 and 3.10 had no H5D and one PNETCDF module (slot 4, read as PNETCDF_FILE; slot 5
+    on is two ids lower), 3.20 and 3.21 one PNETCDF module (slot 6 on is one id lower).  Found
+    by asking the library to list a region put in each slot of each format
+    (tests/test_darshan_time_and_cuts.py asks it again).
+    """
+    if version in ("3.00", "3.10"):
+        module_id = slot + (2 if slot >= 5 else 1 if slot == 4 else 0)
+    else:
+        module_id = slot + (1 if version in ("3.20", "3.21") and slot >= 6 else 0)
+    return KNOWN_MODULES[module_id] if module_id < len(KNOWN_MODULES) else f"unknown module {slot}"
 
 
 def _byte_order(data: bytes, where: str) -> str:
@@ -184,7 +225,10 @@ def _byte_order(data: bytes, where: str) -> str:
 
 
 def _check_region_map(name_map: tuple[int, int], maps: list[tuple[int, int]], header_size: int,
-                      size: int, where: str) -> dict[int, tuple[int, int]]:
+                      size: int, where: str, version: str
+                      ) -> tuple[dict[int, tuple[int, int]], dict[int, str]]:
+    """The regions (-1: the name records) and, for the modules pario does not read whose region
+    the end of the file cuts short, why they are dropped; a cut elsewhere refuses the log."""
     regions: dict[int, tuple[int, int]] = {}
     if name_map[1]:
         regions[-1] = name_map
@@ -193,17 +237,30 @@ def _check_region_map(name_map: tuple[int, int], maps: list[tuple[int, int]], he
             regions[i] = (off, length)
         elif off and off > size:
             raise _fail(where, f"module {i} region starts beyond the end of the file")
-    spans = sorted(regions.values())
-    for off, length in spans:
+    dropped: dict[int, str] = {}
+    for idx, (off, length) in sorted(regions.items(), key=lambda item: item[1]):
         if off < header_size + 1 or off + length > size or off + length < off:
+            if off + length > size and off > header_size and idx >= 0 \
+                    and module_name(version, idx) not in _READ_MODULES:
+                dropped[idx] = _cut_reason(module_name(version, idx), off, off + length, size)
+                continue
             if off + length > size:
                 raise LogFormatError(f"{where}: truncated Darshan log (a region ends at byte "
                                      f"{off + length}, the file has {size})")
             raise _fail(where, f"a region starts at byte {off}, inside the header")
+    spans = sorted(regions.values())
     for (a_off, a_len), (b_off, _) in zip(spans, spans[1:], strict=False):
         if a_off + a_len > b_off:
             raise _fail(where, "overlapping regions")
-    return regions
+    return regions, dropped
+
+
+def _cut_reason(name: str, start: int, end: int, size: int) -> str:
+    """Why a module's region, bytes ``start`` to ``end``, is not read from a file of ``size`` bytes."""
+    if size <= start:
+        return f"the {name} region is missing (the file ends at byte {size}, it starts at byte {start})" \
+            ": not read"
+    return f"the {name} region is cut short at byte {size} (it runs to byte {end}): not read"
 
 
 def _job_region_end(name_map: tuple[int, int], maps: list[tuple[int, int]], size: int) -> int:
@@ -213,12 +270,34 @@ def _job_region_end(name_map: tuple[int, int], maps: list[tuple[int, int]], size
     return next((off for off, _ in maps if off), size)
 
 
+class _Damaged(Exception):
+    """A region that does not inflate: ``text`` is what the error says, ``how`` the same without
+    the region's name; ``truncated`` when its data stops before the end of its stream."""
+
+    def __init__(self, text: str, how: str, *, truncated: bool = False) -> None:
+        super().__init__(text)
+        self.text, self.how, self.truncated = text, how, truncated
+
+    def error(self, where: str) -> LogFormatError:
+        if self.truncated:
+            return LogFormatError(f"{where}: truncated Darshan log ({self.text})")
+        return _fail(where, self.text)
+
+
 def _inflate_all(blob: bytes, compression: str, where: str, what: str, *, keep: bool) -> bytes:
     """Inflate a region (one or more concatenated streams); keep the output if asked."""
+    try:
+        return _inflate(blob, compression, what, keep=keep)
+    except _Damaged as exc:
+        raise exc.error(where) from None
+
+
+def _inflate(blob: bytes, compression: str, what: str, *, keep: bool) -> bytes:
+    """:func:`_inflate_all`, raising _Damaged."""
     if compression == "none":
         return blob if keep else b""
     if not blob:
-        raise _fail(where, f"empty {what}")
+        raise _Damaged(f"empty {what}", "is empty")
     out: list[bytes] = []
     total = 0
     rest = blob
@@ -230,7 +309,8 @@ def _inflate_all(blob: bytes, compression: str, where: str, what: str, *, keep: 
                 piece = dec.decompress(chunk, _CHUNK)
                 total += len(piece)
                 if total > MAX_INFLATED_BYTES:
-                    raise _fail(where, f"{what} inflates beyond {MAX_INFLATED_BYTES} bytes")
+                    raise _Damaged(f"{what} inflates beyond {MAX_INFLATED_BYTES} bytes",
+                                   f"inflates beyond {MAX_INFLATED_BYTES} bytes")
                 if keep:
                     out.append(piece)
                 if dec.eof:
@@ -238,9 +318,10 @@ def _inflate_all(blob: bytes, compression: str, where: str, what: str, *, keep: 
                 chunk = dec.unconsumed_tail if compression == "zlib" else b""
                 starved = (not chunk and not piece) if compression == "zlib" else dec.needs_input
                 if starved:
-                    raise LogFormatError(f"{where}: truncated Darshan log ({what} is cut short)")
+                    raise _Damaged(f"{what} is cut short", "is cut short inside its compressed data",
+                                   truncated=True)
         except (zlib.error, OSError, EOFError, ValueError) as exc:
-            raise _fail(where, f"{what} does not decompress: {exc}") from None
+            raise _Damaged(f"{what} does not decompress: {exc}", f"does not decompress ({exc})") from None
         rest = dec.unused_data
     return b"".join(out)
 
@@ -480,14 +561,16 @@ def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = No
 @contextlib.contextmanager
 def _readable_by_library(path: Path, header: DarshanHeader) -> Iterator[Path]:
     """The log as libdarshan-util can open it: if some module ids are unknown to it (a newer
-    Darshan's modules), a temporary copy whose header leaves them out; else the log itself."""
-    if not header.unknown_modules:
+    Darshan's modules) or some modules pario does not read are damaged (cut short, not
+    inflating), a temporary copy whose header leaves them out; else the log itself."""
+    left_out = sorted({*header.unknown_modules, *header.dropped_modules})
+    if not left_out:
         yield path
         return
     data = bytearray(path.read_bytes())
     max_mods = SUPPORTED_VERSIONS[header.version]
     maps_at = 48 if max_mods == 64 else 40  # the module maps, after the name-record map
-    for idx in header.unknown_modules:
+    for idx in left_out:
         # the length only: the offset still bounds the job region when there are no name records
         struct.pack_into(header.byte_order + "Q", data, maps_at + 16 * idx + 8, 0)
         struct.pack_into(header.byte_order + "I", data, maps_at + 16 * max_mods + 4 * idx, 0)
@@ -529,7 +612,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     for mod, records in raw.records.items():
         files[LAYER_OF_MODULE[mod]] = _layer_records(records, nprocs, LAYER_OF_MODULE[mod])
 
-    runtime = float(job.get("run_time") or 0.0)
+    runtime, runtime_source = job_runtime(job, header.version, latest_timestamp(raw.records))
     io = ProfileIO(files, nprocs, {})  # kept with the profile: the analysis needs it again
     per_layer, combined = io.time_layers()
     ranks = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))
@@ -539,10 +622,18 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     argv = tuple(raw.exe.split())
     partial = sorted(m for m, info in raw.modules.items() if info.get("partial_flag"))
     reasons = tuple(f"Darshan's {m} module data is partial (it ran out of record memory, so some files "
-                    "or counters are missing)" for m in partial)
+                    "or counters are missing)" for m in partial) + tuple(header.dropped_modules.values())
     meta = dict(job.get("metadata") or {})
-    other = sorted(m for m in raw.modules if m not in LAYER_OF_MODULE and m != "LUSTRE")
-    other += [f"unknown module {i}" for i in header.unknown_modules]
+    dropped = {module_name(header.version, i): i for i in header.dropped_modules}
+    unknown = [f"unknown module {i}" for i in header.unknown_modules]
+    other = sorted({*(m for m in raw.modules if m not in _READ_MODULES), *dropped} - set(unknown)) + unknown
+    modules: dict[str, dict[str, object]] = {
+        m: {"records": len(raw.records[m]) if m in raw.records else None,
+            "version": int(info.get("ver", 0)), "partial": bool(info.get("partial_flag"))}
+        for m, info in raw.modules.items()}
+    for m, i in dropped.items():  # left out of the library's copy, still listed
+        modules[m] = {"records": None, "version": header.module_versions[i], "partial": False,
+                      "damaged": header.dropped_modules[i]}
     metadata: dict[str, object] = {
         "darshan_log_version": header.version,
         "darshan_library_version": str(meta.get("lib_ver", "")),
@@ -551,11 +642,11 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         "uid": int(job.get("uid", 0)),
         "compression": header.compression,
         "mounts": [list(m) for m in raw.mounts],
-        # records: how many pario read (None for the modules it does not read)
-        "modules": {m: {"records": len(raw.records[m]) if m in raw.records else None,
-                        "version": int(info.get("ver", 0)), "partial": bool(info.get("partial_flag"))}
-                    for m, info in raw.modules.items()},
+        # records: how many pario read (None for the modules it does not read); damaged: why a
+        # module pario does not read was left out of the log the library read
+        "modules": modules,
         "modules_not_analysed": other,
+        "runtime_source": runtime_source,
         "lustre_striping": _lustre_striping(raw.lustre),
     }
     profile = Profile(
@@ -567,6 +658,66 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     )
     profile.io = io
     return profile
+
+
+def whole_seconds(job: dict[str, Any], version: str) -> bool:
+    """Whether the job's start and end times are whole seconds: formats before 3.41 have no
+    nanoseconds (the library gives 0), and Darshan 3.4.0 wrote 3.41 logs with both at 0."""
+    return version != "3.41" or (int(job.get("start_time_nsec", 0)) == 0
+                                 and int(job.get("end_time_nsec", 0)) == 0)
+
+
+def latest_timestamp(records: dict[str, Table]) -> float | None:
+    """The latest file timestamp (``*_TIMESTAMP`` counters: seconds since the job's start) of
+    the records read, None without any; Darshan's -1 and 0 (not recorded) are not timestamps."""
+    latest: float | None = None
+    for table in records.values():
+        for col in table.columns:
+            if not col.endswith("_TIMESTAMP"):
+                continue
+            values = np.asarray(table[col], dtype=np.float64)
+            values = values[np.isfinite(values) & (values > 0)]
+            if len(values):
+                latest = max(float(values.max()), latest or 0.0)
+    return latest
+
+
+def job_runtime(job: dict[str, Any], version: str, latest: float | None) -> tuple[float, str]:
+    """The run time T of a Darshan job and the sentence saying where it comes from.
+
+    With nanosecond job times, T is the library's (end - start).  With whole seconds,
+    end - start = d only says that T lies between d - 1 and d + 1 (each time is truncated),
+    which the library turns into d + 1 (formats before 3.41) or d (3.41): 1 s for a 40 ms run.
+    The records' file timestamps are precise and relative to the job's start, and the job ends
+    after its last one: T is that latest timestamp, kept between max(0, d - 1) and d + 1 -- the
+    shortest run time both allow.  Without any timestamp T stays the library's.
+    """
+    library = float(job.get("run_time") or 0.0)
+    if not whole_seconds(job, version):
+        return library, (f"Run time T = {units.seconds(library)}: from the job's start and end times, "
+                         "which Darshan recorded to the nanosecond.")
+    delta = int(job.get("end_time_sec", 0)) - int(job.get("start_time_sec", 0))
+    low, high = max(0, delta - 1), delta + 1
+    times = (f"Darshan stored the job's start and end times in whole seconds, {delta} s apart, so the "
+             f"run took between {low} and {high} s")
+    tools = f"Darshan's own tools say {library:g} s"
+    if latest is None or delta < 0:
+        why = "no record holds a file timestamp to narrow that down" if delta >= 0 else \
+            "the end comes before the start"
+        return library, f"Run time T = {library:g} s, as Darshan's own tools give it: {times}, and {why}."
+    runtime = min(max(latest, float(low)), float(high))
+    said = f"Run time T = {_exact_seconds(runtime)}"
+    if runtime == latest:
+        return runtime, f"{said}: the latest file timestamp in the log's records. {times} ({tools})."
+    stamp = f"the latest file timestamp in the log's records ({_exact_seconds(latest)})"
+    if runtime == high:
+        return runtime, f"{said}: {times}, and {stamp} is later than that allows ({tools})."
+    return runtime, f"{said}: {times}; {stamp} is earlier, so T is the shortest of these ({tools})."
+
+
+def _exact_seconds(x: float) -> str:
+    """A time next to whole seconds: as the report writes it below 100 s, else in seconds (7 digits)."""
+    return units.seconds(x) if x < 100 else f"{units.plain(x, 7)} s"
 
 
 #: Rank-table columns a Darshan log cannot fill (it has no MPI, memory or CPU data).
