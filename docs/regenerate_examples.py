@@ -6,6 +6,7 @@ tests/test_diagnosis_logs.py fails when the page differs from what this writes.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -23,9 +24,13 @@ def block(log: Path) -> str:
 
 
 def main() -> None:
-    logs = Path(sys.argv[1]) if len(sys.argv) > 1 else PAGE.parents[1] / "tests" / "data" / "darshan-logs"
+    root = PAGE.parents[1]
+    logs = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else root / "tests" / "data" / "darshan-logs"
     text = PAGE.read_text()
-    new = BLOCK.sub(lambda m: m.group(1) + block(logs / m.group(2)) + m.group(4), text)
+    # the logs named as a user at the top of the clone would (the commands the findings print hold
+    # the log's path as given)
+    os.chdir(root)
+    new = BLOCK.sub(lambda m: m.group(1) + block(logs.relative_to(root) / m.group(2)) + m.group(4), text)
     PAGE.write_text(new)
     print(f"{PAGE}: {'rewritten' if new != text else 'up to date'}")
 

@@ -327,3 +327,13 @@ def test_the_header_lists_what_was_dropped(tmp_path: Path) -> None:
         data = copy.read_bytes()
     assert struct.unpack_from("<QQ", data, 48 + 16 * 15) == (2322, 0)
     assert struct.unpack_from("<I", data, 48 + 16 * 64 + 4 * 15) == (0,)
+
+
+def test_a_cut_log_is_not_blamed_on_darshan_s_record_memory(tmp_path: Path) -> None:
+    """The advice fits the cause: a cut file is copied again; DARSHAN_MODMEM is for modules that ran
+    out of record memory (imbalanced-io's POSIX module)."""
+    cut_log = next(f for f in diagnose(read_log(cut(NEW_350, 2500, tmp_path))) if f.id == "DATA-INCOMPLETE")
+    assert [(r.kind, r.snippet) for r in cut_log.recommendations] == [("investigate", "")]
+    assert cut_log.recommendations[0].text.startswith("The log file itself is cut short or damaged: copy it")
+    full = next(f for f in diagnose(read_log(log("imbalanced-io"))) if f.id == "DATA-INCOMPLETE")
+    assert [r.snippet for r in full.recommendations] == ["export DARSHAN_MODMEM=64\nexport DARSHAN_NAMEMEM=16"]

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from pario.analysis.diagnosis.facts import Facts
 
 NOT_ABOUT_THE_RUN = "not estimated: this finding is about the data, not the run"
+#: How the Darshan reader ends the reason of a module region it could not read (darshan_reader).
+DAMAGED_ENDINGS = (": not read",)
 
 
 def incomplete(hit: Incomplete, facts: Facts, cfg: RuleConfig) -> Words:
@@ -22,16 +24,32 @@ def incomplete(hit: Incomplete, facts: Facts, cfg: RuleConfig) -> Words:
     if hit.source == "darshan":
         partial = ", ".join(hit.partial_modules)
         evidence.append(Metric("partial_modules", "Darshan modules with partial data", partial, "text"))
-        recs = [
-            Recommendation(
-                "environment",
-                (
-                    "Give Darshan more record memory in the next run (in MiB; Darshan 3.2 and later), so "
-                    "that every file is recorded:"
-                ),
-                "export DARSHAN_MODMEM=64\nexport DARSHAN_NAMEMEM=16",
+        recs = []
+        if hit.partial_modules:
+            recs.append(
+                Recommendation(
+                    "environment",
+                    (
+                        "Give Darshan more record memory in the next run (in MiB; Darshan 3.2 and later), so "
+                        "that every file is recorded:"
+                    ),
+                    "export DARSHAN_MODMEM=64\nexport DARSHAN_NAMEMEM=16",
+                )
             )
-        ]
+        if any(r.endswith(DAMAGED_ENDINGS) for r in hit.reasons):
+            recs.append(
+                Recommendation(
+                    "investigate",
+                    (
+                        "The log file itself is cut short or damaged: copy it again from where Darshan wrote "
+                        "it (a copy made while the job was still writing it is cut), and check that that "
+                        "file system did not fill up."
+                    ),
+                )
+            )
+        if not recs:
+            recs.append(Recommendation("investigate", "See what is missing with darshan-parser:",
+                                       f"darshan-parser {shlex.quote(facts.profile.job.path)}"))
     else:
         recs = []
         if any("overflow" in r for r in hit.reasons):
