@@ -198,6 +198,73 @@ def mpi_io_test_whole_seconds() -> DarshanLog:
                real.exe, names, mods, mounts=[(p, t) for p, t in real.mounts], lustre_records=stripes)
 
 
+# ---------------------------------------------------------------------------
+# One rank re-reads byte 0 a million times (POSIX only, no MPI)
+# ---------------------------------------------------------------------------
+
+REREAD_FILE = "/home/user/run/state.flag"
+REREAD_ID = 0x7E5EAD0000000001
+REREAD_READS = 1_000_000
+REREAD_RUNTIME = 20.0
+
+
+@recipe("posix-reread-byte0.darshan")
+def posix_reread_byte0() -> DarshanLog:
+    """A 1-rank program without MPI polls a flag file: it reads its byte 0 a million times
+    (pread of 1 byte at offset 0), so POSIX_MAX_BYTE_READ is 0 and no read is sequential
+    (POSIX_SEQ_READS 0).  The reads take 6 s of a 20 s run."""
+    posix = module("POSIX", [(REREAD_ID, 0, {
+        "POSIX_OPENS": 1, "POSIX_READS": REREAD_READS, "POSIX_BYTES_READ": REREAD_READS,
+        "POSIX_MAX_BYTE_READ": 0, "POSIX_SEQ_READS": 0, "POSIX_CONSEC_READS": 0,
+        "POSIX_FILE_ALIGNMENT": 4096, "POSIX_MEM_ALIGNMENT": 8, "POSIX_SIZE_READ_0_100": REREAD_READS,
+        "POSIX_ACCESS1_ACCESS": 1, "POSIX_ACCESS1_COUNT": REREAD_READS,
+        "POSIX_F_OPEN_START_TIMESTAMP": 0.2, "POSIX_F_OPEN_END_TIMESTAMP": 0.21,
+        "POSIX_F_READ_START_TIMESTAMP": 0.3, "POSIX_F_READ_END_TIMESTAMP": 19.5,
+        "POSIX_F_CLOSE_START_TIMESTAMP": 19.6, "POSIX_F_CLOSE_END_TIMESTAMP": 19.61,
+        "POSIX_F_READ_TIME": 6.0, "POSIX_F_META_TIME": 0.02, "POSIX_F_MAX_READ_TIME": 0.001})])
+    return log(job(1, 1_700_100_000.25, 1_700_100_000.25 + REREAD_RUNTIME, jobid=4321),
+               "/home/user/bin/poll_flag /home/user/run/state.flag", {REREAD_ID: REREAD_FILE}, [posix])
+
+
+# ---------------------------------------------------------------------------
+# IOR over POSIX (no MPI-IO): a clean shared-file write on Lustre
+# ---------------------------------------------------------------------------
+
+IOR_POSIX_FILE = "/lustre/scratch/ior/testFile"
+IOR_POSIX_ID = 0x10A5000000000001
+IOR_POSIX_NPROCS = 16
+IOR_POSIX_BLOCK = 256 << 20  # -b 256m per rank
+IOR_POSIX_TRANSFER = 1 << 20  # -t 1m
+IOR_POSIX_RUNTIME = 100.0
+
+
+@recipe("ior-posix-shared.darshan")
+def ior_posix_shared() -> DarshanLog:
+    """IOR -a POSIX -w -t 1m -b 256m on 16 ranks: one 4 GiB shared file on Lustre (1 MiB stripes
+    over 4 OSTs) written in 1 MiB requests at stripe boundaries, in file order, the ranks evenly
+    loaded (58 to 62 s of writes each in a 100 s run).  No MPI-IO record: IOR's POSIX backend."""
+    n, per_rank = IOR_POSIX_NPROCS, IOR_POSIX_BLOCK // IOR_POSIX_TRANSFER
+    writes, nbytes = n * per_rank, n * IOR_POSIX_BLOCK
+    posix = module("POSIX", [(IOR_POSIX_ID, -1, {
+        "POSIX_OPENS": n, "POSIX_WRITES": writes, "POSIX_BYTES_WRITTEN": nbytes,
+        "POSIX_MAX_BYTE_WRITTEN": nbytes - 1, "POSIX_SEQ_WRITES": writes - n,
+        "POSIX_CONSEC_WRITES": writes - n,
+        "POSIX_FILE_ALIGNMENT": IOR_POSIX_TRANSFER, "POSIX_MEM_ALIGNMENT": 8, "POSIX_FILE_NOT_ALIGNED": 0,
+        "POSIX_SIZE_WRITE_100K_1M": writes, "POSIX_ACCESS1_ACCESS": IOR_POSIX_TRANSFER,
+        "POSIX_ACCESS1_COUNT": writes, "POSIX_FASTEST_RANK": 5, "POSIX_FASTEST_RANK_BYTES": IOR_POSIX_BLOCK,
+        "POSIX_SLOWEST_RANK": 11, "POSIX_SLOWEST_RANK_BYTES": IOR_POSIX_BLOCK,
+        "POSIX_F_OPEN_START_TIMESTAMP": 1.0, "POSIX_F_OPEN_END_TIMESTAMP": 1.2,
+        "POSIX_F_WRITE_START_TIMESTAMP": 1.3, "POSIX_F_WRITE_END_TIMESTAMP": 63.5,
+        "POSIX_F_CLOSE_START_TIMESTAMP": 63.6, "POSIX_F_CLOSE_END_TIMESTAMP": 64.0,
+        "POSIX_F_WRITE_TIME": 60.0 * n, "POSIX_F_META_TIME": 0.3 * n, "POSIX_F_MAX_WRITE_TIME": 0.2,
+        "POSIX_F_FASTEST_RANK_TIME": 58.3, "POSIX_F_SLOWEST_RANK_TIME": 62.3,
+        "POSIX_F_VARIANCE_RANK_TIME": 1.2, "POSIX_F_VARIANCE_RANK_BYTES": 0.0})])
+    return log(job(n, 1_700_200_000.25, 1_700_200_000.25 + IOR_POSIX_RUNTIME, jobid=5678),
+               f"/home/user/ior/bin/ior -a POSIX -w -t 1m -b 256m -o {IOR_POSIX_FILE}",
+               {IOR_POSIX_ID: IOR_POSIX_FILE}, [posix], mounts=(("/lustre/scratch", "lustre"), ("/", "ext4")),
+               lustre_records=[lustre(IOR_POSIX_ID, IOR_POSIX_TRANSFER, 4)])
+
+
 def main(argv: Sequence[str]) -> int:
     directory = Path(argv[0]) if argv else BUILT_DIR
     directory.mkdir(parents=True, exist_ok=True)
