@@ -24,12 +24,11 @@ import numpy as np
 
 import pario.analysis.diagnosis._fmt as fmt
 from pario.analysis.diagnosis.commands import autotune, objective_for, objective_of, run_command, tune_command
-from pario.analysis.diagnosis.config import KiB, RuleConfig
+from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
     Striping,
     counter,
-    file_size,
     fs_of,
     hex_id,
     hint,
@@ -37,13 +36,13 @@ from pario.analysis.diagnosis.facts import (
     io_component,
     layer_values,
     mpiio_files,
-    nranks,
     participation,
     stake,
 )
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
+from pario.analysis.diagnosis.layout import Layout, aggregators_for, fits, layout_of, striped_files
 from pario.analysis.diagnosis.registry import finding, merged, rule
-from pario.table import Table, as_table, group_codes, group_reduce
+from pario.table import Table, as_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -181,27 +180,24 @@ def _sum(t: Table, *names: str) -> np.ndarray:
     return out
 
 
-def _pow2ceil(x: float) -> int:
-    return 1 if x <= 1 else 1 << int(math.ceil(math.log2(x)))
+def cb_nodes_for(facts: Facts, fid: int, layout: Layout, cfg: RuleConfig) -> int:
+    """The aggregator count to recommend with a file's layout (the same in every finding about it):
+    a multiple of its recommended stripe count, as many per OST as the aggregators in use give."""
+    agg = aggregators(facts, fid)
+    return aggregators_for(layout.stripe_count, agg.count if agg is not None else None,
+                           cfg.aggregators_per_ost_max)
 
 
-def suggested_stripes(size: float, cfg: RuleConfig) -> int:
-    return int(min(cfg.lustre_max_suggested_stripes, max(4, _pow2ceil(size / cfg.lustre_bytes_per_ost))))
+def _per_ost(aggregators: int, stripes: int) -> str:
+    """'one per OST' / '2 per OST'."""
+    k = aggregators // max(stripes, 1)
+    return "one per OST" if k <= 1 else f"{k} per OST"
 
 
-def _dir(name: str) -> str:
-    if "/" not in name:
-        return "<output directory>"
-    return name.rsplit("/", 1)[0] or "/"
-
-
-def _aggr_recs(facts: Facts, fid: int, n: int, stripes: Striping | None) -> list[Recommendation]:
+def _aggr_recs(facts: Facts, fid: int, n: int, layout: Layout | None) -> list[Recommendation]:
     """How to get ``n`` aggregators with the file's MPI-IO component."""
-    per_ost = (
-        f" (one per OST of the {stripes.stripe_count}-stripe file)"
-        if stripes and stripes.stripe_count > 1
-        else ""
-    )
+    count = layout.stripe_count if layout is not None else 0
+    per_ost = f" ({_per_ost(n, count)} of the file's {count} stripes)" if count > 1 else ""
     romio = Recommendation(
         "hint",
         f"Use {n} aggregators{per_ost}: with ROMIO, cb_nodes sets how many and cb_config_list how many per "
@@ -317,17 +313,16 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 "top_rank_share", f"share of the POSIX bytes moved by rank {p.top_rank}", p.top_share, "share"
             )
         )
-    n = stripes.stripe_count if stripes and stripes.stripe_count > 1 else min(int(r["ranks"]), 8)
-    if stripes is not None and stripes.stripe_count == 1:
-        n = suggested_stripes(file_size(facts, fid), cfg)
-    recs = _aggr_recs(facts, fid, n, stripes)
-    if stripes is not None and stripes.stripe_count == 1:
+    layout = layout_of(facts, fid, cfg)
+    n = cb_nodes_for(facts, fid, layout, cfg) if layout is not None else min(int(r["ranks"]), 8)
+    recs = _aggr_recs(facts, fid, n, layout)
+    if layout is not None and layout.changes_count:
         recs.insert(
             0,
             Recommendation(
                 "striping",
-                f"Stripe the file over {n} OSTs first (before it is created):",
-                f"lfs setstripe -c {n} -S {stripes.stripe_size} {_dir(str(r['name']))}",
+                f"Stripe the file over {layout.stripe_count} OSTs first (before it is created):",
+                layout.command(),
             ),
         )
     recs.append(
@@ -442,12 +437,23 @@ def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 approximate=not st.exact,
             ),
         ]
-        k = max(1, min(int(cfg.aggregators_per_ost_max), max(1, a // S)))
+        layout = layout_of(facts, fid, cfg)
+        want = cb_nodes_for(facts, fid, layout, cfg) if layout is not None else S
+        count = layout.stripe_count if layout is not None else S
+        restripe = layout is not None and layout.changes_count
         recs = [
             Recommendation(
                 "hint",
-                (f"Set the aggregator count to a multiple of the stripe count (here {k * S}: {k} per OST)."),
-                f"cb_nodes {k * S}",
+                f"Set the aggregator count to a multiple of the stripe count (here {want}: "
+                f"{_per_ost(want, count)}"
+                + (f" of the {count} stripes recommended for this file, below)." if restripe else ")."),
+                f"cb_nodes {want}",
+            ),
+            *(
+                [Recommendation("striping", f"Stripe the file over {count} OSTs (before it is created):",
+                                layout.command())]
+                if restripe and layout is not None
+                else []
             ),
             Recommendation("tune", "Or try values on this run:", tune_command(facts)),
             autotune(
@@ -480,30 +486,6 @@ def _aggregators_vs_stripes(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         )
 
 
-def _striped_files(facts: Facts) -> tuple[dict[int, float], dict[int, str]]:
-    """Per striped file with records: the ranks sharing it (the most of any layer) and its name
-    (that of its last record, in the last layer that has one)."""
-    wanted = np.array([f for f in facts.striping if 0 <= f < 1 << 64], dtype=np.uint64)
-    shared: dict[int, float] = {}
-    names: dict[int, str] = {}
-    for layer, frame in facts.files.items():
-        if not len(frame):
-            continue
-        ids = _ids(facts, layer)
-        rows = np.flatnonzero(np.isin(ids, wanted))
-        if not len(rows):
-            continue
-        keys, codes = group_codes(ids[rows])
-        per = group_reduce(nranks(frame, facts.nprocs)[rows], codes, len(keys), "sum")
-        last = np.zeros(len(keys), dtype=np.intp)
-        np.maximum.at(last, codes, np.arange(len(rows)))
-        layer_names = np.asarray(frame["name"])[rows[last]]
-        for f, v, name in zip(keys.tolist(), per.tolist(), layer_names, strict=True):
-            shared[f] = max(shared.get(f, 0.0), v)
-            names[f] = str(name)
-    return shared, names
-
-
 @rule(
     "LUSTRE-STRIPE-COUNT",
     title="Large shared file on too few OSTs",
@@ -514,18 +496,15 @@ def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """A large file shared by several ranks is striped over one OST (or far fewer than its size calls for)."""
     if not facts.striping:
         return
-    hits = []
-    shared, names = _striped_files(facts)
+    hits: list[tuple[int, str, Striping, Layout, int]] = []
+    shared, names = striped_files(facts)
     for fid, s in facts.striping.items():
         if fid not in names or shared.get(fid, 0.0) < 2:
             continue
-        size = file_size(facts, fid)
-        if size < cfg.lustre_large_file_bytes:
+        layout = layout_of(facts, fid, cfg)
+        if layout is None or layout.file_size < cfg.lustre_large_file_bytes or not layout.changes_count:
             continue
-        want = suggested_stripes(size, cfg)
-        if s.stripe_count > 1 and s.stripe_count * 4 > want:
-            continue
-        hits.append((fid, names[fid], s, size, want, int(shared[fid])))
+        hits.append((fid, names[fid], s, layout, int(shared[fid])))
     if not hits:
         return
     per_rank = None
@@ -543,7 +522,8 @@ def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         per_rank = st_sum if per_rank is None else (per_rank + st_sum if st_sum is not None else per_rank)
     hits.sort(key=lambda h: stakes[h[0]], reverse=True)
     lost = float(per_rank.max()) if per_rank is not None else 0.0
-    fid, name, s, size, want, nr = hits[0]
+    fid, name, s, layout, nr = hits[0]
+    size, want = layout.file_size, layout.stripe_count
     statement = (
         f"{name} ({fmt.nbytes(size)}, shared by {nr} ranks) is striped over {s.stripe_count} "
         f"OST{'s' if s.stripe_count > 1 else ''}: all of its data goes through "
@@ -574,29 +554,33 @@ def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             n,
             (
                 Metric("stripe_count", "stripe count", st_.stripe_count, "count"),
-                Metric("file_size", "size", sz, "B"),
-                Metric("suggested", "suggested stripe count", w, "count"),
+                Metric("file_size", "size", lay.file_size, "B"),
+                Metric("suggested", "suggested stripe count", lay.stripe_count, "count"),
                 Metric("time_at_stake", "slowest rank's time on it", stakes[f], "s"),
             ),
             hex_id(f),
         )
-        for f, n, st_, sz, w, _ in hits
+        for f, n, st_, lay, _ in hits
     ]
+    cb = cb_nodes_for(facts, fid, layout, cfg)
     recs = [
         Recommendation(
             "striping",
-            (
-                f"Stripe the output directory (new files inherit it) over {want} OSTs, with a stripe size "
-                "that the request size is a multiple of:"
+            f"Stripe the output directory (new files inherit it) over {want} OSTs, "
+            + (
+                f"with {fmt.nbytes(layout.stripe_size)} stripes that its requests fit (LUSTRE-STRIPE-SIZE):"
+                if layout.changes_size
+                else f"keeping its {fmt.nbytes(layout.stripe_size)} stripes:"
             ),
-            f"lfs setstripe -c {want} -S {s.stripe_size} {_dir(name)}",
+            layout.command(),
         ),
         Recommendation(
             "hint",
             "Or set the striping when MPI-IO creates the file (ignored for an existing file):",
-            f"striping_factor {want}\nstriping_unit {s.stripe_size}",
+            layout.hints(),
         ),
-        Recommendation("hint", "Then match the aggregators to the OSTs:", f"cb_nodes {want}"),
+        Recommendation("hint", f"Then match the aggregators to the OSTs ({_per_ost(cb, want)}):",
+                       f"cb_nodes {cb}"),
         autotune(
             facts, "the stripe count and size and the aggregator count", [name], objective_for(facts, [fid])
         ),
@@ -628,60 +612,37 @@ def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     posix = facts.layer("posix")
     if not facts.striping or not len(posix):
         return
-    hits = []
-    for fid, s in facts.striping.items():
-        rec = _of_file(facts, "posix", fid)
-        if not len(rec):
+    hits: list[tuple[int, Layout]] = []
+    for fid in facts.striping:
+        layout = layout_of(facts, fid, cfg)
+        # judged only with two writers or more and requests that are not small (IO-SMALL-* covers those)
+        if layout is None or layout.request <= 0 or fits(layout.request, layout.current.stripe_size):
             continue
-        p = participation(facts, fid)
-        if p is None or p.effective < 2:
-            continue  # one writer: no other rank shares its stripes
-        n = float((counter(rec, "reads") + counter(rec, "writes")).sum())
-        nbytes = float((counter(rec, "bytes_read") + counter(rec, "bytes_written")).sum())
-        if n <= 0:
-            continue
-        common = float(counter(rec, "access1_access").max()) if "access1_access" in rec else 0.0
-        size = common if common > 0 else nbytes / n
-        if size <= cfg.small_request_bytes:
-            continue  # IO-SMALL-* covers it
-        S = s.stripe_size
-        big, small = max(size, S), min(size, S)
-        ratio = big / small
-        if abs(ratio - round(ratio)) <= 0.05 * ratio / max(round(ratio), 1):
-            continue
-        hits.append((fid, str(np.asarray(rec["name"])[0]), s, size, common > 0, p))
+        hits.append((fid, layout))
     if not hits:
         return
     stakes = {}
-    for fid, *_ in hits:
+    for fid, _ in hits:
         stakes[fid] = stake(facts, "posix", _of_file(facts, "posix", fid), {"read": 1.0, "write": 1.0}).max
     hits.sort(key=lambda h: stakes[h[0]], reverse=True)
-    fid, name, s, size, is_common, p = hits[0]
-    good = max(64 * KiB, int(round(size / (64 * KiB))) * 64 * KiB)
+    fid, layout = hits[0]
+    s, size, name = layout.current, layout.request, layout.name
     statement = (
-        f"{'The most common' if is_common else 'The mean'} request to {name} is {fmt.nbytes(size)} but its "
-        f"stripe size is {fmt.nbytes(s.stripe_size)}: requests straddle stripe boundaries, so about "
-        f"{fmt.plain(p.effective)} ranks writing it share stripes and contend for their locks."
+        f"{'The most common' if layout.common else 'The mean'} request to {name} is {fmt.nbytes(size)} but "
+        f"its stripe size is {fmt.nbytes(s.stripe_size)}: requests straddle stripe boundaries, so about "
+        f"{fmt.plain(layout.writers)} ranks writing it share stripes and contend for their locks."
     )
     evidence = [
-        Metric("request_size", "most common request" if is_common else "mean request", size, "B"),
+        Metric("request_size", "most common request" if layout.common else "mean request", size, "B"),
         Metric("stripe_size", "stripe size", s.stripe_size, "B"),
         Metric("stripe_count", "stripe count", s.stripe_count, "count"),
         Metric(
-            "writers", "ranks doing its file-system I/O (participation)", p.effective, "", approximate=True
+            "writers", "ranks doing its file-system I/O (participation)", layout.writers, "", approximate=True
         ),
+        Metric("suggested_stripe_size", "suggested stripe size", layout.stripe_size, "B"),
         Metric("time_at_stake", "slowest rank's POSIX time on the file", stakes[fid], "s"),
     ]
-    recs = [
-        Recommendation(
-            "striping",
-            (
-                f"Use a stripe size equal to the request size (a multiple of 64 KiB: {fmt.nbytes(good)}) or "
-                f"make the requests a multiple of {fmt.nbytes(s.stripe_size)} and aligned to it:"
-            ),
-            f"lfs setstripe -c {s.stripe_count} -S {good} {_dir(name)}",
-        ),
-        Recommendation("hint", "With MPI-IO at file creation:", f"striping_unit {good}"),
+    recs = _stripe_size_recs(layout) + [
         autotune(facts, "the stripe size and count", [name], objective_for(facts, [fid])),
     ]
     yield finding(
@@ -692,10 +653,41 @@ def stripe_size(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         recommendations=recs,
         runtime=facts.runtime,
         time_lost=stakes[fid],
-        subjects=[Subject("file", h[1], (), hex_id(h[0])) for h in hits],
+        subjects=[Subject("file", h[1].name, (), hex_id(h[0])) for h in hits],
         subjects_total=len(hits),
         time_basis="upper bound: the slowest rank's POSIX read and write time on the file",
     )
+
+
+def _stripe_size_recs(layout: Layout) -> list[Recommendation]:
+    """LUSTRE-STRIPE-SIZE's fix: the recommended layout when it changes the stripe size, else
+    (requests no stripe size lfs accepts can fit) requests aligned to the stripe."""
+    s, size = layout.current, layout.request
+    if layout.changes_size:
+        more = f" over {layout.stripe_count} OSTs (LUSTRE-STRIPE-COUNT)" if layout.changes_count else ""
+        return [
+            Recommendation(
+                "striping",
+                f"Use a stripe size of {fmt.nbytes(layout.stripe_size)}{more}, which requests of "
+                f"{fmt.nbytes(size)} fit (lfs takes multiples of 64 KiB), or make the requests a multiple "
+                f"of {fmt.nbytes(s.stripe_size)} and aligned to it:",
+                layout.command(),
+            ),
+            Recommendation("hint", "With MPI-IO at file creation:", layout.hints()),
+        ]
+    return [
+        Recommendation(
+            "code",
+            f"No stripe size fits requests of {int(size):,} bytes: lfs takes multiples of 64 KiB, and a "
+            "smaller stripe only puts more boundaries inside the requests, so keep "
+            f"{fmt.nbytes(s.stripe_size)} stripes"
+            + (" (the stripe count is LUSTRE-STRIPE-COUNT's)" if layout.changes_count else "")
+            + f" and make the requests multiples of {fmt.nbytes(s.stripe_size)} starting on a stripe: pad "
+            "the records, align the library's objects (PnetCDF's nc_var_align_size, HDF5's "
+            "H5Pset_alignment), or write collectively, so that the MPI-IO aggregators write whole "
+            "stripes.",
+        )
+    ]
 
 
 @rule(
@@ -769,11 +761,13 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                 if origin == "PARIO_HINTS"
                 else "change it where the application sets its MPI_Info (or in ROMIO_HINTS)"
             )
+            # ROMIO takes a hint; OMPIO's collective module is an MCA parameter of the launch
+            romio = "romio" in setting
             recs = [
                 Recommendation(
-                    "hint",
+                    "hint" if romio else "environment",
                     f"Enable collective buffering for this file ({where}):",
-                    f"romio_cb_{kind} enable" if "romio" in setting else "mpirun --mca fcoll dynamic ...",
+                    f"romio_cb_{kind} enable" if romio else "mpirun --mca fcoll dynamic ...",
                 ),
                 Recommendation(
                     "tune",

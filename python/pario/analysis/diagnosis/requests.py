@@ -39,6 +39,7 @@ from pario.analysis.diagnosis.facts import (
     stake_rows,
 )
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Subject
+from pario.analysis.diagnosis.layout import layout_of
 from pario.analysis.diagnosis.registry import finding, rule
 from pario.analysis.rankio import float_values
 from pario.table import Table, as_table, group_codes, group_reduce
@@ -292,7 +293,8 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterator[F
         )
     ]
     mpiio = facts.layer("mpiio")
-    if len(mpiio) and (lib is None or lib.small < n_small):
+    # collective calls merge the requests of several ranks: nothing to merge in a 1-rank job
+    if len(mpiio) and facts.nprocs > 1 and (lib is None or lib.small < n_small):
         indep = float(
             layer_ops(facts, "mpiio", kind).sum() - layer_counter(facts, "mpiio", f"coll_{kind}s").sum()
         )
@@ -476,7 +478,7 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     )
     per = _files(grouped)
     aligns = sorted({int(a) for a in per["align"]})
-    lustre = bool(facts.striping) and any(fid in facts.striping for fid in per["id"].tolist())
+    stripes = _stripes_of(facts, per)
     subjects = [
         _file_subject(
             r,
@@ -488,7 +490,12 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
                     float(r["bad"] / r["reqs"]) if r["reqs"] else 0.0,
                     "share",
                 ),
-                Metric("alignment", "alignment (block or stripe size)", int(r["align"]), "B"),
+                Metric("alignment", "alignment (file system block)", int(r["align"]), "B"),
+                *(
+                    [Metric("stripe_size", "stripe size", stripes[int(r["id"])], "B")]
+                    if int(r["id"]) in stripes
+                    else []
+                ),
                 Metric("mean_request", "mean request size", float(r["mean"]), "B"),
             ),
         )
@@ -497,19 +504,30 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     a_text = " or ".join(fmt.nbytes(a) for a in aligns[:3])
     statement = (
         f"{fmt.pct(n_bad / n_all)} of the requests of at least one block ({fmt.count(n_bad)} of "
-        f"{fmt.count(n_all)}) start off a {a_text} boundary, so each touches one more block "
-        f"{'(stripe) ' if lustre else ''}than it needs to, and neighbouring requests share blocks."
+        f"{fmt.count(n_all)}) start off a {a_text} boundary, so each touches one more block than it needs "
+        "to, and neighbouring requests share blocks."
     )
+    # on Lustre the stripe is what ranks contend for: a request off a block boundary is off the
+    # stripe's too (a stripe size is a multiple of the block), so these are also misaligned there
+    unit = max(stripes.values()) if stripes else aligns[0]
+    if stripes:
+        s_text = " or ".join(fmt.nbytes(v) for v in sorted(set(stripes.values()))[:3])
+        which = "The files are" if len(stripes) == len(per) else f"{len(stripes)} of the files are"
+        statement += (
+            f" {which} on Lustre, where the {s_text} stripe is the unit that matters: these requests "
+            "start off a stripe boundary too, so they straddle stripes that neighbouring ranks write."
+        )
     evidence = [
         Metric("misaligned", "requests not aligned", int(n_bad), "count"),
         Metric("requests", "requests of at least one block", int(n_all), "count"),
         Metric("share", "misaligned share", n_bad / n_all, "share"),
         Metric(
             "alignment",
-            "file system block / stripe size",
+            "file system block (POSIX_FILE_ALIGNMENT)",
             aligns[0] if len(aligns) == 1 else ", ".join(fmt.nbytes(a) for a in aligns),
             "B" if len(aligns) == 1 else "text",
         ),
+        *([Metric("stripe_size", "Lustre stripe size", unit, "B")] if stripes else []),
         Metric(
             "time_at_stake",
             "slowest rank's time in misaligned requests",
@@ -518,28 +536,19 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             approximate=not st.exact,
         ),
     ]
+    what = f"the {fmt.nbytes(unit)} stripe" if stripes else a_text
     recs = [
         Recommendation(
             "code",
             (
-                f"Start requests at multiples of {a_text} and make their sizes multiples of it (pad records "
-                "or headers to the block size); with HDF5 use H5Pset_alignment, with MPI-IO a file view "
-                "whose displacement is aligned."
+                f"Start requests at multiples of {what} and make their sizes multiples of it (pad records "
+                "or headers to it); with HDF5 use H5Pset_alignment, with PnetCDF nc_var_align_size, with "
+                "MPI-IO a file view whose displacement is aligned."
             ),
-            f"off = ((off + {aligns[0]} - 1) / {aligns[0]}) * {aligns[0]};",
+            f"off = ((off + {unit} - 1) / {unit}) * {unit};",
         )
     ]
-    if lustre:
-        recs.append(
-            Recommendation(
-                "striping",
-                (
-                    "Or choose a stripe size that the request size is a multiple of (set on the directory "
-                    "before the file is created)."
-                ),
-                f"lfs setstripe -S {int(per['mean'].max()):d} <directory>",
-            )
-        )
+    recs += _misaligned_striping(facts, cfg, per)
     yield finding(
         "IO-MISALIGNED",
         cfg,
@@ -555,6 +564,71 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             "aligning saves part of it"
         ),
     )
+
+
+def _stripes_of(facts: Facts, per: Table) -> dict[int, int]:
+    """The stripe size of each file of ``per`` on Lustre (by file id)."""
+    out = {}
+    for fid in per["id"].tolist():
+        s = facts.striping.get(int(fid))
+        if s is not None:
+            out[int(fid)] = s.stripe_size
+    return out
+
+
+def _misaligned_striping(facts: Facts, cfg: RuleConfig, per: Table) -> list[Recommendation]:
+    """The recommended layout of the costliest Lustre file, when it changes the stripe size (the
+    same command as LUSTRE-STRIPE-SIZE's); nothing when no stripe size would fit the requests."""
+    for fid in per[sort_order(per, "time")]["id"].tolist():
+        layout = layout_of(facts, int(fid), cfg)
+        if layout is not None and layout.changes_size:
+            base = layout.name.rsplit("/", 1)[-1]
+            return [
+                Recommendation(
+                    "striping",
+                    f"Or give {base} a stripe size its {fmt.nbytes(layout.request)} requests fit (the "
+                    "layout LUSTRE-STRIPE-SIZE recommends; set on the directory before the file is created):",
+                    layout.command(),
+                )
+            ]
+    return []
+
+
+def _rereads(facts: Facts, kind: str, rows: np.ndarray | None, n: np.ndarray) -> np.ndarray:
+    """Per POSIX record of the part: its whole extent (highest offset + 1) fits in its mean request,
+    so a request that does not move forward reads (or writes) the same bytes again: a re-read
+    (IO-REDUNDANT-*), not random access."""
+    key = "max_byte_read" if kind == "read" else "max_byte_written"
+    if key not in facts.layer("posix"):
+        return np.zeros(len(n), dtype=bool)
+    extent = _part(float_values(layer_values(facts, "posix", key), -1.0), rows) + 1.0
+    moved = _part(layer_counter(facts, "posix", BYTES_COLS[kind]), rows)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, moved / np.where(n > 0, n, 1.0), 0.0)
+    return (extent > 0) & (n > 0) & (extent <= mean)
+
+
+def _random_mpiio_recs(facts: Facts, kind: str, ids: np.ndarray) -> list[Recommendation]:
+    """MPI-IO's way to order scattered pieces, for files the run accesses through MPI-IO (nothing
+    for a program without MPI-IO); the collective call only when several ranks can share it."""
+    mpiio = facts.layer("mpiio")
+    if not len(mpiio) or not isin(ids, layer_ids(facts, "mpiio")).any():
+        return []
+    call = "one collective call" if facts.nprocs > 1 else "one call"
+    fn = f"MPI_File_{kind}_all" if facts.nprocs > 1 else f"MPI_File_{kind}"
+    return [
+        Recommendation(
+            "code",
+            (
+                "These files are accessed through MPI-IO: describe the pieces with a file view "
+                f"(MPI_Type_create_indexed_block / subarray) and {call}: ROMIO then sorts and merges them."
+            ),
+            f"MPI_File_set_view(fh, 0, MPI_BYTE, filetype, \"native\", MPI_INFO_NULL);\n"
+            f"{fn}(fh, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);",
+        ),
+        Recommendation("hint", "With ROMIO, data sieving reads whole regions around the pieces:",
+                       f"romio_ds_{kind} enable"),
+    ]
 
 
 @rule(
@@ -575,7 +649,7 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         seq = np.minimum(_part(layer_counter(facts, "posix", f"seq_{kind}s"), rows), n)
         # the first request of each rank's sequence is never counted as sequential
         first = np.minimum(_part(layer_nranks(facts, "posix"), rows), n)
-        back = np.clip(n - seq - first, 0.0, None)
+        back = np.where(_rereads(facts, kind, rows, n), 0.0, np.clip(n - seq - first, 0.0, None))
         n_back, n_all = float(back.sum()), float(n.sum())
         if n_back >= cfg.random_min_requests and n_all > 0 and n_back / n_all >= cfg.random_min_share:
             if best is None or n_back > best[1]:
@@ -638,15 +712,7 @@ def random_access(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             ),
             "",
         ),
-        Recommendation(
-            "code",
-            (
-                "With MPI-IO, describe the pieces with a file view (MPI_Type_create_indexed_block / "
-                "subarray) and one collective call: ROMIO then sorts and merges them (data sieving: hint "
-                f"romio_ds_{kind} enable)."
-            ),
-            f"romio_ds_{kind} enable",
-        ),
+        *_random_mpiio_recs(facts, kind, layer_values(facts, "posix", "id")[pos]),
     ]
     yield finding(
         "IO-RANDOM-ACCESS",
@@ -743,7 +809,10 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
     chosen = grouped[hit].assign(extra=(nbytes - span)[hit], factor=(nbytes / np.where(hit, span, 1.0))[hit])
     per = _files(chosen)
     extra = float(per["extra"].sum())
-    if extra < cfg.redundant_min_bytes:
+    # few bytes re-read in many small calls (a flag polled a million times) cost time all the same;
+    # the files' time over all ranks bounds the slowest rank's, so most stay without a stake
+    cheap = cfg.severity_warning_share * facts.runtime
+    if extra < cfg.redundant_min_bytes and float(per["time"].sum()) < cheap:
         return
     share_extra = per["extra"] / per["bytes"]
     if len(all_per) == len(all_ids):  # one record per file: the files are the records
@@ -764,6 +833,8 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str, rule_id: str) -> Iterat
         done += k
     per_rank = np.sum([s.per_rank for s in stakes], axis=0)
     lost = float(per_rank.max())
+    if extra < cfg.redundant_min_bytes and lost < cheap:
+        return
     head = _files(top_rows(chosen, "extra", max(cfg.top_subjects, 1)))
     across = per["ranks"] >= 2
     verb = "read" if kind == "read" else "written"

@@ -9,7 +9,8 @@ from pario.analysis.diagnosis.commands import autotune, tune_command
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import Facts, counter, mpiio_files
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation
-from pario.analysis.diagnosis.registry import finding, rule
+from pario.analysis.diagnosis.layout import Layout, layout_of
+from pario.analysis.diagnosis.registry import RULES, finding, rule
 from pario.analysis.pop import pop_metrics
 from pario.analysis.rankio import time_records
 from pario.model import LIBRARY_LAYERS
@@ -89,31 +90,20 @@ def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
             f"I/O efficiency needs MPI time, which this log does not record ({pop.io_efficiency.reason}); "
             "the share of the run time spent in I/O is used instead."
         )
-    recs = [
-        Recommendation(
-            "investigate",
-            "The other findings of this run say where the I/O time goes; start with the "
-            f"{'metadata calls' if main == 'meta' else main + 's'}, which take most of it.",
-        ),
-        Recommendation(
-            "tune",
-            "Try other MPI-IO and file-system settings on this run, one hints file per trial:",
-            tune_command(facts),
-        ),
-        *(
-            [autotune(facts, "the MPI-IO hints, the I/O component and the striping", objective="io-time")]
-            if len(mpiio_files(facts))
-            else []
-        ),
-        Recommendation(
-            "code",
-            (
-                "Overlap I/O with computation (nonblocking MPI_File_iwrite_all, or dedicated I/O ranks or "
-                "threads) and write only what is needed, as often as needed (checkpoint frequency, output "
-                "precision)."
+    others = other_findings(facts, cfg)
+    recs = [_where_it_goes(others, main, b_read + b_write, rates.get(main))]
+    if len(mpiio_files(facts)):
+        recs += [
+            Recommendation(
+                "tune",
+                "Try other MPI-IO and file-system settings on this run, one hints file per trial:",
+                tune_command(facts),
             ),
-        ),
-    ]
+            autotune(facts, "the MPI-IO hints, the I/O component and the striping", objective="io-time"),
+        ]
+    else:
+        recs += _posix_recs(facts, cfg)
+    recs.append(_overlap(main, mpiio=bool(len(mpiio_files(facts)))))
     yield finding(
         "TIME-IO-BOUND",
         cfg,
@@ -125,6 +115,93 @@ def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
         notes=notes,
         time_basis="exact: the mean per-rank I/O time (POP's avg(IO)); the run cannot save more "
         "than this by making I/O faster",
+    )
+
+
+def other_findings(facts: Facts, cfg: RuleConfig) -> list[str]:
+    """The ids of the findings the other rules make on this run (data caveats and launcher logs
+    aside: they do not say where I/O time goes).
+
+    The rules are pure functions of the same Facts, which caches what they read, so asking them
+    here gives what the diagnosis lists beside this finding.
+    """
+    skip = set(cfg.disabled_rules) | {"TIME-IO-BOUND"}
+    found = [
+        f
+        for r in RULES.values()
+        if not (r.across_runs or r.id in skip or r.family in ("data", "run"))
+        for f in r.func(facts, cfg)
+    ]
+    # in the order the diagnosis lists them: the costliest first
+    found.sort(key=lambda f: (f.time_lost is None, -(f.time_lost or 0.0), f.id))
+    return list(dict.fromkeys(f.id for f in found))
+
+
+def _where_it_goes(others: list[str], main: str, nbytes: float, rate: float | None) -> Recommendation:
+    """Where to look next: the other findings when there are some."""
+    what = "metadata calls" if main == "meta" else main + "s"
+    if others:
+        return Recommendation(
+            "investigate",
+            f"The other findings of this run ({', '.join(others)}) say where the I/O time goes; start with "
+            f"the {what}, which take most of it.",
+        )
+    moved = f"{fmt.nbytes(nbytes)}" + (f" at {fmt.rate(rate)} per process" if rate else "")
+    return Recommendation(
+        "investigate",
+        "No other rule finds a cause in this log (request sizes, alignment, order, balance across ranks, "
+        f"interfaces): the time goes into moving {moved}, with the {what} taking most of it. What is "
+        "left is to move less, less often, or in the background, and to measure what the storage gives "
+        "this pattern.",
+    )
+
+
+def _posix_recs(facts: Facts, cfg: RuleConfig) -> list[Recommendation]:
+    """What applies to a run without MPI-IO: no hints, no trial with a hints file."""
+    levers = ["fewer and larger requests"]
+    if facts.nprocs > 1:
+        levers.append("fewer ranks writing one file at a time (or one file per node)")
+    if facts.striping:
+        levers.append("a stripe layout that fits the files' size and requests")
+    recs = [
+        Recommendation(
+            "investigate",
+            "This run does its I/O without MPI-IO, so MPI-IO hints and collective buffering do not apply. "
+            f"What does: {', '.join(levers[:-1]) + ' and ' if len(levers) > 1 else ''}{levers[-1]}.",
+        )
+    ]
+    layout = _lustre_layout(facts, cfg)
+    if layout is not None:
+        recs.append(
+            Recommendation(
+                "striping",
+                f"The layout recommended for {layout.name} (set on the directory before the file is "
+                "created):",
+                layout.command(),
+            )
+        )
+    return recs
+
+
+def _lustre_layout(facts: Facts, cfg: RuleConfig) -> Layout | None:
+    """The recommended layout of the largest Lustre file whose layout it changes (None: none)."""
+    layouts = (layout_of(facts, fid, cfg) for fid in facts.striping)
+    changed = [lay for lay in layouts if lay is not None and lay.changed and lay.name]
+    return max(changed, key=lambda lay: lay.file_size) if changed else None
+
+
+def _overlap(main: str, *, mpiio: bool) -> Recommendation:
+    """Overlap the I/O with computation: MPI-IO's nonblocking collectives, or a thread without MPI-IO."""
+    call = "MPI_File_iread_all" if main == "read" else "MPI_File_iwrite_all"
+    how = (
+        f"nonblocking {call}, or dedicated I/O ranks or threads"
+        if mpiio
+        else "a dedicated I/O thread or rank, or POSIX aio_write / aio_read"
+    )
+    return Recommendation(
+        "code",
+        f"Overlap I/O with computation ({how}) and write only what is needed, as often as needed "
+        "(checkpoint frequency, output precision).",
     )
 
 
