@@ -82,9 +82,11 @@ def ordered(findings: Sequence[Finding]) -> list[Finding]:
 def _run_rules(facts: Facts | Sequence[Facts], cfg: RuleConfig, across: bool, log: str) -> list[Finding]:
     out: list[Finding] = []
     disabled = set(cfg.disabled_rules)
-    for r in RULES.values():
-        if r.across_runs != across or r.id in disabled:
-            continue
+    rules = [r for r in RULES.values() if r.across_runs == across and r.id not in disabled]
+    # the rules that read the others' findings last (Facts.findings_made)
+    for r in sorted(rules, key=lambda r: r.after_others):
+        if r.after_others and isinstance(facts, Facts):
+            facts.keep_findings(tuple(out))
         for f in r.func(facts, cfg):
             out.append(_with_log(f, log))
     return ordered(out)

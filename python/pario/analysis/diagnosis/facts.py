@@ -48,6 +48,9 @@ STRIPING_SOURCES = {
 }
 
 
+_FINDINGS_MADE = ("findings made",)
+
+
 @dataclass(frozen=True)
 class Facts:
     """One run, as the rules see it.
@@ -75,6 +78,15 @@ class Facts:
     @property
     def source(self) -> str:
         return self.profile.job.source
+
+    @property
+    def findings_made(self) -> tuple[Any, ...] | None:
+        """The findings the other rules made, for a rule registered ``after_others`` (None until the
+        diagnosis has run them: :meth:`keep_findings`)."""
+        return self._memo.get(_FINDINGS_MADE)  # type: ignore[no-any-return]
+
+    def keep_findings(self, findings: tuple[Any, ...]) -> None:
+        self._memo[_FINDINGS_MADE] = findings
 
     def cached(self, key: Any, make: Callable[[], T]) -> T:
         """``make()``, computed once per Facts (arrays come back read-only: share, do not modify)."""

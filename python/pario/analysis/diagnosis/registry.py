@@ -26,6 +26,8 @@ class Rule:
     config_keys: tuple[str, ...]
     func: RunRule
     across_runs: bool = False
+    #: runs after the other rules of the run, and may read their findings (Facts.findings_made)
+    after_others: bool = False
 
     @property
     def summary(self) -> str:
@@ -39,7 +41,7 @@ RULES: dict[str, Rule] = {}
 
 def rule(
     rule_id: str, *, title: str, family: str, config: Sequence[str] = (), across_runs: bool = False,
-    words: Callable[[Any, Any, RuleConfig], Any] | None = None,
+    words: Callable[[Any, Any, RuleConfig], Any] | None = None, after_others: bool = False,
 ) -> Callable[[RunRule], RunRule]:
     """Register a rule under ``rule_id`` (ids are stable: never reuse or rename one).
 
@@ -58,7 +60,7 @@ def rule(
             from pario.analysis.diagnosis.hits import explained
 
             run = explained(rule_id, func, words)
-        RULES[rule_id] = Rule(rule_id, title, family, tuple(config), run, across_runs)
+        RULES[rule_id] = Rule(rule_id, title, family, tuple(config), run, across_runs, after_others)
         return func
 
     return deco

@@ -23,6 +23,7 @@ FAMILY = "time"
     title="The run is I/O-bound",
     family=FAMILY,
     config=("io_bound_max_efficiency", "io_bound_min_share"),
+    after_others=True,
 )
 def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     """I/O takes a large share of the run (POP I/O efficiency below the rule of thumb)."""
@@ -122,16 +123,17 @@ def other_findings(facts: Facts, cfg: RuleConfig) -> list[str]:
     """The ids of the findings the other rules make on this run (data caveats and launcher logs
     aside: they do not say where I/O time goes).
 
-    The rules are pure functions of the same Facts, which caches what they read, so asking them
-    here gives what the diagnosis lists beside this finding.
+    The diagnosis runs this rule after the others and hands it their findings
+    (``Facts.findings_made``); called on its own, it asks the other rules, pure functions of
+    the same Facts.
     """
     skip = set(cfg.disabled_rules) | {"TIME-IO-BOUND"}
-    found = [
-        f
-        for r in RULES.values()
-        if not (r.across_runs or r.id in skip or r.family in ("data", "run"))
-        for f in r.func(facts, cfg)
-    ]
+    families = {r.id: r.family for r in RULES.values()}
+    made = facts.findings_made
+    if made is None:  # called on its own, not by the diagnosis: ask the other rules
+        made = tuple(f for r in RULES.values() if not (r.across_runs or r.id in skip)
+                     for f in r.func(facts, cfg))
+    found = [f for f in made if f.id not in skip and families.get(f.id) not in ("data", "run")]
     # in the order the diagnosis lists them: the costliest first
     found.sort(key=lambda f: (f.time_lost is None, -(f.time_lost or 0.0), f.id))
     return list(dict.fromkeys(f.id for f in found))
