@@ -21,7 +21,7 @@ import pytest
 
 from darshan_logs import ALL_LOGS
 from darshan_recipes import BUILT_DIR, E3SM_OUT_ID, E3SM_REQUEST, REREAD_READS
-from pario.analysis.diagnosis import Finding, diagnose
+from pario.analysis.diagnosis import Finding, Recommendation, diagnose
 from pario.analysis.diagnosis.layout import (
     MAX_STRIPE_SIZE,
     aggregators_for,
@@ -35,6 +35,7 @@ from pario.analysis.diagnosis.validate import (
     hint_lines_errors,
     lfs_setstripe_errors,
     pario_line_errors,
+    recommendation_errors,
     striping_commands,
 )
 from pario.log import read_log
@@ -143,6 +144,21 @@ def test_hint_validator(snippet: str, problem: str | None) -> None:
 )
 def test_pario_line_validator(line: str, valid: bool) -> None:
     assert (pario_line_errors(line) == []) == valid
+
+
+@pytest.mark.parametrize(
+    ("snippet", "kind", "valid"),
+    [
+        ("lfs setstripe -c 1 <output directory>", "striping", False),
+        ("lfs setstripe -c 1 .", "striping", True),
+        ("pario tune --budget 20 -- mpirun -np 4 <your program and its arguments>", "autotune", False),
+        ("pario tune --budget 20 -- mpirun -np 4 ${APP:?set APP to your program and its arguments}",
+         "autotune", True),
+        ("pario run --hints 'a<b.hints' -- ./sim", "tune", True),  # quoted: not a redirection
+    ],
+)
+def test_a_placeholder_a_shell_would_redirect_is_refused(snippet: str, kind: str, valid: bool) -> None:
+    assert (recommendation_errors(Recommendation(kind, "", snippet)) == []) == valid
 
 
 # --- the rounding rule --------------------------------------------------------------------------

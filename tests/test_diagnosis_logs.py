@@ -62,7 +62,7 @@ def test_imbalanced_io_imbalance_and_its_single_ost_cause():
     # pario tune would search the striping of that file, read back (the log has no launch command)
     (auto,) = [r for r in stripes.recommendations if r.kind == "autotune"]
     assert auto.snippet == ("pario tune --budget 20 --objective read-bw --files 3981085427 -- "
-                            "mpirun -np 496 <your program and its arguments>")
+                            "mpirun -np 496 ${APP:?set APP to your program and its arguments}")
     assert "stripe count and size" in auto.text
     agg = fs["MPIIO-SINGLE-AGGREGATOR"]
     assert {m.name: m.value for m in agg.evidence}["aggregators"] == pytest.approx(1.0, abs=0.01)

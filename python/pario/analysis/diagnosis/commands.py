@@ -15,6 +15,9 @@ from pario.analysis.diagnosis.findings import Recommendation
 #: Where the name of the suggested hints file goes in a "tune" command, until
 #: :func:`pario.analysis.diagnosis.suggest.name_suggested_hints` names (and, when asked, writes) it.
 HINTS_FILE = "HINTS_FILE"
+#: The program of a command whose program is unknown (an anonymised Darshan log): a shell word that
+#: stands for it, so that the line stays valid as printed and says what to fill in.
+UNKNOWN_PROGRAM = "${APP:?set APP to your program and its arguments}"
 
 
 def tune_command(facts: Facts) -> str:
@@ -31,8 +34,8 @@ def launch_text(facts: Facts) -> str:
 
     The command given to ``pario run`` (``job.metadata['launch']``) is repeated exactly,
     launcher options and program arguments included; for logs without it (older pario logs,
-    Darshan logs) the program's argv under ``mpirun -np N``, or a placeholder when even that
-    is unknown.
+    Darshan logs) the program's argv under ``mpirun -np N``, or :data:`UNKNOWN_PROGRAM` when
+    even that is unknown.
     """
     job = facts.profile.job
     launch = job.metadata.get("launch")
@@ -40,7 +43,7 @@ def launch_text(facts: Facts) -> str:
         return shlex.join(launch)
     argv = [a for a in job.argv if a]
     if not argv or job.source == "darshan" and not argv[0].startswith("/"):
-        app = "<your program and its arguments>"
+        app = UNKNOWN_PROGRAM
     else:
         app = shlex.join(argv)
     launcher = f"mpirun -np {facts.nprocs}" if facts.nprocs > 1 else ""

@@ -4,6 +4,7 @@ Detectors only: the words are in interfaces_words.py."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from pario.analysis.diagnosis.facts import (
 from pario.analysis.diagnosis.file_rows import files_of, part
 from pario.analysis.diagnosis.findings import Severity
 from pario.analysis.diagnosis.hits import Hit
+from pario.analysis.diagnosis.layout import directory_of
 from pario.analysis.diagnosis.registry import rule
 from pario.table import Table
 
@@ -120,6 +122,20 @@ class FilePerProcess(Hit):
     owners: int = 0  # ranks writing their own files
     metadata_ops: float = 0.0  # metadata calls on them (all ranks)
     metadata_time: float = 0.0  # metadata time on them (all ranks)
+    directory: str = ""  # the directory most of them are in, shell-quoted
+    lustre: bool = False  # some of them are on Lustre
+
+
+def _place_of(facts: Facts, ids: np.ndarray) -> tuple[str, bool]:
+    """The directory most of the files ``ids`` are in (shell-quoted), and whether any is on Lustre."""
+    dirs: Counter[str] = Counter()
+    for layer, frame in facts.outermost().items():
+        if len(frame):
+            keep = part(layer_values(facts, layer, "id"), facts.outer_rows(layer))
+            names = np.asarray(frame["name"])[isin(keep, ids)]
+            dirs.update(directory_of(str(n)) for n in names)
+    lustre = any(int(i) in facts.striping for i in ids.tolist())
+    return (dirs.most_common(1)[0][0] if dirs else "."), lustre
 
 
 def _outer_records(facts: Facts) -> tuple[list[dict[str, np.ndarray]], list[tuple[str, np.ndarray | None]]]:
@@ -183,9 +199,10 @@ def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[FilePerProcess]:
     owners = len(np.unique(own["rmin"])) if nfiles else 0
     if nfiles < cfg.fpp_min_files or owners < max(2, 0.5 * facts.nprocs):
         return
+    directory, lustre = _place_of(facts, np.asarray(own["id"]))
     yield FilePerProcess(time_lost=_own_stake(facts, rows, parts, all_own, mine), floor=Severity.WARNING,
                          files=nfiles, owners=owners, metadata_ops=float(own["opens"].sum()),
-                         metadata_time=float(own["meta"].sum()))
+                         metadata_time=float(own["meta"].sum()), directory=directory, lustre=lustre)
 
 
 @dataclass(frozen=True)

@@ -131,12 +131,13 @@ def file_per_process(hit: FilePerProcess, facts: Facts, cfg: RuleConfig) -> Word
             "MPI_Comm node;\nMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, "
             "MPI_INFO_NULL, &node);\n/* one file per node, written collectively on `node` */",
         ),
-        Recommendation(
+    ]
+    if hit.lustre:
+        recs.append(Recommendation(
             "striping",
             "If files per process stay, keep each one on a single OST:",
-            "lfs setstripe -c 1 <output directory>",
-        ),
-    ]
+            f"lfs setstripe -c 1 {hit.directory}",
+        ))
     return Words(
         statement,
         evidence,

@@ -124,9 +124,10 @@ def aggregators_for(stripe_count: int, in_use: float | None, per_ost_max: float)
 
 
 def directory_of(name: str) -> str:
-    """The directory to stripe for file ``name`` (new files inherit its layout), shell-quoted."""
+    """The directory to stripe for file ``name`` (new files inherit its layout), shell-quoted; a
+    name without a directory is relative to where the program ran: "."."""
     if "/" not in name:
-        return "<output directory>"
+        return "."
     return shlex.quote(name.rsplit("/", 1)[0] or "/")
 
 

@@ -30,6 +30,7 @@ from pario.analysis.diagnosis.facts import (
     participation,
 )
 from pario.analysis.diagnosis.hits import Hit
+from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.registry import rule
 from pario.analysis.rankio import float_values, rank_io
 from pario.table import Table, as_table
@@ -119,9 +120,12 @@ class SlowFile:
     one_ost: Striping | None = None
     #: ... and the MPI-IO hint cb_nodes=1 is in effect
     cb_nodes_one: bool = False
+    #: the file's recommended Lustre layout, where it is on a single OST
+    layout: Layout | None = None
 
 
-def slow_files(facts: Facts, rank: int, excess: list[FileExcess], lost: float) -> tuple[SlowFile, ...]:
+def slow_files(facts: Facts, rank: int, excess: list[FileExcess], lost: float,
+               cfg: RuleConfig) -> tuple[SlowFile, ...]:
     """Why ``rank`` is slow, from its top files (up to 3).
 
     Only files that explain at least a tenth of ``lost`` are named.  A file gets the
@@ -139,7 +143,8 @@ def slow_files(facts: Facts, rank: int, excess: list[FileExcess], lost: float) -
             out.append(SlowFile(e))
             continue
         one_ost = stripes if stripes is not None and stripes.stripe_count == 1 else None
-        out.append(SlowFile(e, part, one_ost, hint(facts, e.fid, "cb_nodes") == "1"))
+        layout = layout_of(facts, e.fid, cfg) if one_ost is not None else None
+        out.append(SlowFile(e, part, one_ost, hint(facts, e.fid, "cb_nodes") == "1", layout))
     return tuple(out)
 
 
@@ -287,7 +292,7 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Imbalance]:
         z=_z_of_max(io), slowest=slowest, ranks_total=n,
         ranks=tuple(int(r) for r in np.argsort(-io, kind="stable")[: max(cfg.top_subjects, 1)]),
         driver=max(kinds, key=lambda k: float(kinds[k].max() - kinds[k].mean())),
-        files=slow_files(facts, slowest, rank_file_excess(facts, slowest), lost),
+        files=slow_files(facts, slowest, rank_file_excess(facts, slowest), lost, cfg),
         approx=not facts.times.exact_max("io"),
     )
 
@@ -323,7 +328,7 @@ def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Stragglers]:
     excess = rank_file_excess(facts, strag[0])
     yield Stragglers(
         time_lost=lost, ranks=tuple(strag), max_io=mx, median_io=med, z=_z_of_max(io),
-        top_files=tuple(excess[:3]), files=slow_files(facts, strag[0], excess, lost),
+        top_files=tuple(excess[:3]), files=slow_files(facts, strag[0], excess, lost, cfg),
         approx=not facts.times.exact_ranks("io"),
     )
 

@@ -47,17 +47,19 @@ def cause_notes(rank: int, files: Sequence[SlowFile]) -> tuple[list[str], list[s
                     "file-system I/O for all the others."
                 )
                 cause += " because the file is striped over a single OST"
-                recs.append(
-                    Recommendation(
-                        "striping",
-                        (
-                            f"Stripe {e.name.rsplit('/', 1)[-1]} over several OSTs (set on the directory "
-                            "before the file is created, or with the hints striping_factor / striping_unit "
-                            "when MPI-IO creates it), so that MPI-IO uses one aggregator per OST:"
-                        ),
-                        f"lfs setstripe -c 16 -S {stripes.stripe_size} {e.name.rsplit('/', 1)[0] or '/'}",
+                if f.layout is not None and f.layout.changes_count:
+                    recs.append(
+                        Recommendation(
+                            "striping",
+                            (
+                                f"Stripe {e.name.rsplit('/', 1)[-1]} over {f.layout.stripe_count} OSTs (set "
+                                "on the directory before the file is created, or with the hints "
+                                "striping_factor / striping_unit when MPI-IO creates it), so that MPI-IO "
+                                "uses one aggregator per OST:"
+                            ),
+                            f.layout.command(),
+                        )
                     )
-                )
             if f.cb_nodes_one:
                 text += " The MPI-IO hint cb_nodes=1 in effect makes a single rank the aggregator."
                 cause += ", cb_nodes=1"

@@ -290,6 +290,19 @@ def _lines(snippet: str) -> Iterable[str]:
     return (line.strip() for line in snippet.splitlines() if line.strip())
 
 
+def redirection_errors(line: str) -> list[str]:
+    """A ``<`` or ``>`` a shell would take as a redirection (a ``<placeholder>`` left in a command)."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars="<>")
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError as exc:
+        return [f"{line!r}: not a shell line ({exc})"]
+    if any(t and set(t) <= set("<>") for t in tokens):
+        return [f"{line!r}: a shell reads its '<' or '>' as a redirection"]
+    return []
+
+
 def recommendation_errors(rec: Recommendation, osts: int | None = None) -> list[str]:
     """Every command and hint line of one recommendation, checked."""
     errors: list[str] = []
@@ -299,8 +312,9 @@ def recommendation_errors(rec: Recommendation, osts: int | None = None) -> list[
     if rec.kind == "striping" and not lfs:
         errors.append(f"striping recommendation without an lfs command: {rec.snippet!r}")
     for line in lfs:
-        errors += lfs_setstripe_errors(line, osts)
+        errors += lfs_setstripe_errors(line, osts) + redirection_errors(line)
     commands = [line for line in _lines(rec.snippet) if line.startswith("pario ")]
+    errors += [e for line in commands for e in redirection_errors(line)]
     if rec.kind in ("tune", "autotune") and not commands:
         errors.append(f"{rec.kind} recommendation without a pario command: {rec.snippet!r}")
     for line in commands:
