@@ -131,3 +131,17 @@ def test_examples_doc_is_what_the_tool_says(monkeypatch: pytest.MonkeyPatch) -> 
         p = read_log(path.relative_to(root))
         expected = findings_markdown(diagnose(p), title=log_summary(p), level=3)
         assert blocks[path.name] == expected, f"docs/diagnosis-examples.md is stale for {path.name}"
+
+
+def test_amplification_without_chunked_datasets_is_not_blamed_on_fill_values() -> None:
+    """hdf5_diagonal_write_1_byte: 10 files of 1 byte each, no chunked dataset.  With every file
+    considered (library_min_bytes 0), the extra bytes are metadata and headers, not chunks written
+    twice."""
+    from pario.analysis.diagnosis import make_config
+
+    cfg = make_config({"library_min_bytes": 0})
+    (f,) = [f for f in diagnose(read_log(LOGS / "hdf5_diagonal_write_1_byte_dxt.darshan"), cfg)
+            if f.id == "LIB-AMPLIFICATION"]
+    assert "metadata, headers and padding outweigh the data" in f.statement
+    assert "chunked" not in f.statement
+    assert {m.name: m.value for m in f.evidence} == {"asked": 10.0, "moved": 15930.0, "ratio": 1593.0}

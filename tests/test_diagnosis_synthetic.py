@@ -690,3 +690,20 @@ def test_top_rows_are_the_head_of_a_stable_descending_sort() -> None:
         for keys in (["a", "b", "c"], ["a"]):
             expect = sorted(range(n), key=lambda i: tuple(-float(t[k][i]) for k in keys))[:25]
             assert top(t, keys if len(keys) > 1 else keys[0], 25)["row"].tolist() == expect
+
+
+def test_metadata_calls_are_counted_at_the_outermost_layer() -> None:
+    """4 ranks open one file collectively through MPI-IO, 300 times each, and ROMIO opens and seeks
+    it beneath with POSIX: the calls are the MPI-IO ones, counted once (the POSIX opens and seeks
+    beneath them are not calls of the program's)."""
+    n, runtime = 4, 10.0
+    mpiio = [{"id": 7, "rank": -1, "name": "/scratch/out.dat", "coll_opens": 1200, "meta_time": 8.0,
+              "bytes_written": 4 * MiB, "write_time": 1.0}]
+    posix = [{"id": 7, "rank": -1, "name": "/scratch/out.dat", "opens": 1200, "seeks": 12000,
+              "meta_time": 6.0, "bytes_written": 4 * MiB, "write_time": 0.9}]
+    p = profile(n, runtime, io={"mpiio_meta": [2.0] * n, "mpiio_write": [0.25] * n}, mpiio=mpiio, posix=posix)
+    f = one(p, "IFACE-METADATA-HEAVY")
+    ev = {m.name: m.value for m in f.evidence}
+    assert (ev["opens"], ev["seeks"]) == (1200, 0)
+    assert "(1,200 opens and 0 stats on 1 file for 4 MiB of data)" in f.statement
+    assert [[m.value for m in s.metrics] for s in f.subjects] == [[8.0, 1200]]

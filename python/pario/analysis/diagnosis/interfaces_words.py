@@ -225,7 +225,8 @@ def metadata_heavy(hit: MetadataHeavy, facts: Facts, cfg: RuleConfig) -> Words:
     statement = (
         f"Metadata calls take {fmt.pct(hit.share)} of the I/O time: the slowest rank spends "
         f"{fmt.seconds(lost)} in opens, stats, seeks, closes and syncs ({fmt.count(hit.opens)} opens "
-        f"and {fmt.count(hit.stats)} stats on {nfiles} files for {fmt.nbytes(nbytes)} of data)."
+        f"and {fmt.count(hit.stats)} stats on {nfiles} file{'' if nfiles == 1 else 's'} for "
+        f"{fmt.nbytes(nbytes)} of data)."
     )
     evidence = [
         Metric("meta_share", "metadata time / I/O time", hit.share, "share"),

@@ -367,7 +367,7 @@ def amplification(facts: Facts, cfg: RuleConfig) -> Iterator[Amplification]:
         if not lf.beneath_layer or asked <= 0:
             continue
         chunked = extent.get(fids.get(lf.name, 0), 0.0) if lf.library == "hdf5" else 0.0
-        filled = chunked >= cfg.library_min_bytes and moved - asked >= _FILL_SHARE * chunked
+        filled = chunked > 0 and chunked >= cfg.library_min_bytes and moved - asked >= _FILL_SHARE * chunked
         if moved < cfg.library_amplification_min * asked and not filled:
             continue
         found.append(AmplifiedFile(lf.name, asked, moved, chunked if filled else None))
