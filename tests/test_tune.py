@@ -593,3 +593,22 @@ def test_best_keeps_only_the_settings_that_matter():
     # reading too: collective buffering still serves the reads
     both = build_space(OMPI4, "io-time")
     assert both.relevant(config)["cb_nodes"] == "2"
+
+
+def test_a_command_that_starts_its_mpi_jobs_itself_is_tuned(tmp_path: Path, pario_cmd, mpi_env):
+    """`pario tune -- pario kernel block --np 2`: the command's own process (pario kernel) holds no
+    I/O, the MPI job it starts does; each trial is measured on that job's log (trial.step1.pario),
+    and its value is that log's write bandwidth."""
+    args = ["--budget", "2", "--strategy", "random", "--seed", "3", "--study", "k", "--no-verify", "--",
+            *pario_cmd, "kernel", "block", "--np", "2", *KERNEL_ARGS]
+    done = tune(pario_cmd, mpi_env, tmp_path, *args)
+    assert done.returncode == 0, done.stderr
+    trials = budget_trials(trials_of(sqlite_url(tmp_path), "k"))
+    assert [t.state for t in trials] == [TrialState.COMPLETE] * 2
+    for t in trials:
+        (run,) = t.user_attrs["runs"]
+        log = Path(run["log"])
+        step = log.with_name("trial.step1.pario")
+        assert run["steps"] == 1 and step.exists()
+        m = measure(read_log(step), "write-bw")
+        assert t.value == m.value and m.bytes == 2 * SEGMENTS * BLOCK

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -146,6 +147,27 @@ def measure(profile: Profile, objective: str, glob: str | None = None) -> Measur
     if seconds <= 0:
         raise NoObjective(f"no {kind} time on the selected files")
     return Measurement(objective, nbytes / seconds, nbytes, seconds, tuple(names))
+
+
+def measure_steps(steps: Sequence[Profile], objective: str, glob: str | None = None) -> Measurement:
+    """The objective of a command that started its MPI jobs itself, one after the other (a job
+    script, ``pario kernel``): the jobs' logs (``steps``) hold the I/O, the command's own process
+    none.  Bytes and times add up over the steps that touched the selected files; NoObjective
+    when none did.  (``wall-time`` is the command's own run time: see :func:`measure`.)"""
+    found: list[Measurement] = []
+    first: NoObjective | None = None
+    for profile in steps:
+        try:
+            found.append(measure(profile, objective, glob))
+        except NoObjective as exc:
+            first = first or exc
+    if not found:
+        raise first or NoObjective("the command started no MPI job")
+    nbytes = sum(m.bytes for m in found)
+    seconds = sum(m.seconds for m in found)
+    names = tuple(sorted({n for m in found for n in m.files}))
+    value = nbytes / seconds if objective in MAXIMISE else seconds
+    return Measurement(objective, value, nbytes, seconds, names)
 
 
 def _nanmax(values: np.ndarray) -> float:

@@ -33,8 +33,17 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from pario.errors import ParioError
+from pario.launch import step_logs
 from pario.tune import config as cfg
-from pario.tune.objective import MAXIMISE, NoObjective, direction, measure, show_value, workload_features
+from pario.tune.objective import (
+    MAXIMISE,
+    NoObjective,
+    direction,
+    measure,
+    measure_steps,
+    show_value,
+    workload_features,
+)
 from pario.tune.runner import RunResult, pario_run_argv, run_local, run_slurm
 from pario.tune.space import (
     DEFAULT,
@@ -284,7 +293,13 @@ class Runner:
             return {"run": run}
         try:
             profile = read_log(log)
-            m = measure(profile, self.s.objective, self.s.files)
+            steps = [read_log(p) for p in step_logs(log)] if self.s.objective != "wall-time" else []
+            if steps:  # the command started its MPI jobs itself: their logs hold the I/O
+                m = measure_steps(steps, self.s.objective, self.s.files)
+                profile = steps[0]
+                run["steps"] = len(steps)
+            else:
+                m = measure(profile, self.s.objective, self.s.files)
         except (NoObjective, ParioError) as exc:
             run["status"] = "failed"
             run["error"] = f"{exc}"
