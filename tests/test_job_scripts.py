@@ -223,3 +223,30 @@ def test_pario_env_forwards_only_what_is_set(pario_cmd, mpi_env, tmp_path: Path)
     ran = subprocess.run(["bash", "-c", f"{proc.stdout}\nmpirun -np 1 true\n"], env=env, capture_output=True,
                          text=True, timeout=120)
     assert ran.returncode == 0 and ran.stderr == "", ran.stderr
+
+
+def test_step_killed_inside_a_wrapper_is_named_and_leaves_no_tmp(tmp_path: Path, compile_program, pario_cmd,
+                                                                 mpi_env):
+    """`pario run --log t.pario -- timeout 5 mpirun -np 2 ...`: timeout kills the job before its ranks
+    write any log.  pario run says that the job left no log and why, turns the step's reservation
+    (t.step1.pario.tmp) into t.step1.pario.lost, and reading the step log says the same."""
+    exe = compile_program("hang_after_write.c")
+    log = tmp_path / "t.pario"
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "timeout", "5", "mpirun", "-np", "2",
+                           str(exe), str(tmp_path), "120"], env=mpi_env, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert proc.returncode == 124, proc.stderr
+    step = tmp_path / "t.step1.pario"
+    assert sorted(p.name for p in tmp_path.glob("t.*")) == ["t.pario", "t.step1.pario.lost"]
+    why = (tmp_path / "t.step1.pario.lost").read_text().strip()
+    assert why.startswith("its ranks were killed or aborted before MPI_Finalize (")
+    assert why.endswith("never reached their exit) (the command exited with code 124)")
+    assert f"log of the command itself: {log} (timeout, 1 rank)" in proc.stderr
+    assert "1 MPI job started by the command, 1 of them without a log:" in proc.stderr
+    assert f"  {step}: no log, {why}" in proc.stderr
+    report = subprocess.run([*pario_cmd, "report", str(step)], capture_output=True, text=True,
+                            timeout=TIMEOUT)
+    assert report.returncode == 2
+    assert report.stderr.strip().splitlines()[-1] == f"pario: error: {step}: this MPI job wrote no log: {why}"
+    assert [(p.name, p.read_bytes()) for p in sorted(tmp_path.glob("hang.*"))] == [
+        ("hang.0", b"h" * 100), ("hang.1", b"h" * 100)]

@@ -91,22 +91,56 @@ def step_logs(log: Path) -> list[Path]:
     """The logs of the MPI jobs a script started under ``pario run --log log``, in step order.
 
     A step that died before MPI_Finalize is listed by its log name too (its
-    ``.rank<N>`` logs are read together under that name).
+    ``.rank<N>`` logs are read together under that name, or its ``.lost`` note says why it
+    left none: :func:`mark_lost_steps`).
     """
+    from pario.log import LOST_SUFFIX
+
     stem = step_stem(log)
     found: dict[int, Path] = {}
     for path in log.parent.glob(f"{stem}.step*.pario*"):
         name, dot, suffix = path.name.partition(".pario")
         number = name[len(stem) + len(".step"):]
-        if number.isdigit() and (suffix == "" or suffix.startswith(".rank")):
+        if number.isdigit() and (suffix in ("", LOST_SUFFIX) or suffix.startswith(".rank")):
             found[int(number)] = path.with_name(name + dot)
     return [found[n] for n in sorted(found)]
 
 
+def mark_lost_steps(launch: Launch, exit_code: int) -> list[Path]:
+    """The steps whose job reached MPI_Init but left no log (its ranks killed before they wrote
+    one): each one's reservation (the empty ``<step log>.tmp`` rank 0 made at MPI_Init) becomes
+    a ``<step log>.lost`` note saying why, so that nothing temporary is left and the reports can
+    say what happened.  Their step log paths."""
+    if not launch.steps:
+        return []
+    from pario.log import LOST_SUFFIX, rank_logs
+
+    lost = []
+    for tmp in sorted(launch.log.parent.glob(f"{step_stem(launch.log)}.step*.pario.tmp")):
+        step = tmp.with_name(tmp.name[: -len(".tmp")])
+        try:
+            empty = tmp.stat().st_size == 0
+        except OSError:
+            continue
+        if not empty or step.exists() or rank_logs(step):
+            continue  # a log being written, or written: not lost
+        why = run_notes.lost_job_reason(launch.notes, exit_code)
+        try:
+            (step.parent / (step.name + LOST_SUFFIX)).write_text(why + "\n")
+            tmp.unlink()
+        except OSError:
+            continue
+        lost.append(step)
+    return lost
+
+
 def _clear_step_logs(log: Path) -> None:
     """A new run under the same log name replaces the old step logs (as it replaces the log)."""
+    from pario.log import LOST_SUFFIX
+
     for path in step_logs(log):
-        for stale in [path, *path.parent.glob(path.name + ".rank*"), path.parent / (path.name + ".tmp")]:
+        for stale in [path, *path.parent.glob(path.name + ".rank*"), path.parent / (path.name + ".tmp"),
+                      path.parent / (path.name + LOST_SUFFIX)]:
             stale.unlink(missing_ok=True)
 
 
@@ -285,9 +319,11 @@ def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
         if not logs:
             return [f"no log was written in {launch.log}: {run_notes.no_log_reason(launch.notes, exit_code)}"]
         return [f"log written to {_describe(p)}" for p in logs]
+    from pario.log import lost_reason
+
     own = _one_log(launch.log, launch.previous)
     step_paths = step_logs(launch.log) if launch.steps else []  # cleared before the run
-    steps = [line for line in (_one_log(p, {}) for p in step_paths) if line]
+    steps = [line for line in (_step_line(p) for p in step_paths) if line]
     if not steps:
         if own:
             return [f"log written to {own}"]
@@ -295,9 +331,18 @@ def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
         stale = f"; {launch.log} is an earlier run's, left as it was" if launch.log.is_file() else ""
         return [f"no log was written to {launch.log}: {why}{stale}"]
     lines = [f"log of the command itself: {own}"] if own else []
-    lines.append(f"{len(steps)} MPI {'job' if len(steps) == 1 else 'jobs'} started by the command, "
-                 "one log each:")
+    lost = sum(1 for p in step_paths if lost_reason(p) is not None)
+    lines.append(f"{len(steps)} MPI {'job' if len(steps) == 1 else 'jobs'} started by the command"
+                 + (", one log each:" if not lost else f", {lost} of them without a log:"))
     return lines + [f"  {line}" for line in steps]
+
+
+def _step_line(step: Path) -> str | None:
+    """One step's line of the summary: its log, or why it has none."""
+    from pario.log import lost_reason
+
+    why = lost_reason(step)
+    return f"{step}: no log, {why}" if why is not None else _one_log(step, {})
 
 
 #: Variables Open MPI's mpirun forwards to the ranks on other nodes too.

@@ -64,6 +64,17 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 'es'}"
 
 
+def lost_job_reason(notes: Path | None, exit_code: int) -> str:
+    """Why an MPI job that reached MPI_Init left no log, as far as the notes tell."""
+    how = f" (the command exited with code {exit_code})" if exit_code else ""
+    said = read(notes) if notes is not None and notes.is_dir() else []
+    died = [n for n in said if not n.exited]
+    if died:
+        return (f"its ranks were killed or aborted before MPI_Finalize ({_count(len(died), 'process')} that "
+                f"loaded the runtime, its ranks among them, never reached their exit){how}")
+    return f"its ranks were killed or aborted before MPI_Finalize{how}"
+
+
 def no_log_reason(notes: Path | None, exit_code: int) -> str:
     """Why no log was written, as far as the notes tell."""
     if notes is None:

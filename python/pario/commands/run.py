@@ -98,6 +98,7 @@ def _run(args: argparse.Namespace) -> int:
     started = time.time()
     try:
         code = launch.run(prepared)
+        launch.mark_lost_steps(prepared, code)
         for line in launch.summary(prepared, started, code):
             print(f"pario: {line}", file=sys.stderr)
     finally:

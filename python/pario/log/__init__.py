@@ -39,6 +39,9 @@ def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: 
             from pario.log.pario_reader import merge_rank_logs, read_pario_log
 
             return merge_rank_logs([read_pario_log(x) for x in parts], str(p))
+        why = lost_reason(p)
+        if why is not None:  # a job step pario run found dead
+            raise ParioError(f"{p}: this MPI job wrote no log: {why}") from None
         raise ParioError(f"{p}: no such file") from None
     except OSError as exc:
         raise ParioError(f"{p}: cannot read: {exc.strerror}") from None
@@ -88,6 +91,20 @@ def _read_gzipped(p: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
             raise exc from None
     profile.job = dataclasses.replace(profile.job, path=str(p))
     return profile
+
+
+#: What ``pario run`` leaves in place of the log of a job step that died without one: a line
+#: saying why (:func:`pario.launch.mark_lost_steps`).
+LOST_SUFFIX = ".lost"
+
+
+def lost_reason(log: Path) -> str | None:
+    """Why the log ``log`` of a job step does not exist, where ``pario run`` found the job dead
+    (None: it did not)."""
+    try:
+        return (log.parent / (log.name + LOST_SUFFIX)).read_text(errors="replace").strip() or "unknown"
+    except OSError:
+        return None
 
 
 def rank_logs(log: Path) -> list[Path]:
