@@ -126,7 +126,34 @@ def test_hints_dir_must_be_a_directory(block_log: Path, pario_cmd, mpi_env,  # t
                           env=mpi_env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     missing = tmp_path / "none"
-    assert proc.stderr.strip().splitlines() == [f"pario: error: --hints-dir: {missing} is not a directory"]
+    assert proc.stderr.strip().splitlines() == [
+        f"pario: error: --hints-dir: {missing} does not exist (make it first: mkdir -p {missing})"]
+    (tmp_path / "file").write_text("")
+    proc = subprocess.run([*pario_cmd, command, "--hints-dir", str(tmp_path / "file"), str(block_log)],
+                          env=mpi_env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    not_dir = tmp_path / "file"
+    assert proc.stderr.strip().splitlines() == [f"pario: error: --hints-dir: {not_dir} is not a directory"]
+
+
+def test_no_hints_file_is_offered_without_a_value_to_try(tmp_path: Path) -> None:
+    """TIME-IO-BOUND on a Darshan log suggests a trial but no hint value, and the log holds no hints
+    in effect: a file would hold only comments and change nothing, so none is offered or written;
+    the trial becomes what to try by hand."""
+    from pario.analysis.diagnosis import diagnose
+    from pario.analysis.diagnosis.suggest import name_suggested_hints
+
+    log = Path(__file__).parent / "data" / "darshan-logs" / "mpi-io-test-x86_64-3.5.0.darshan"
+    profile = read_log(log)
+    named = {f.id: f for f in name_suggested_hints(diagnose(profile), profile, tmp_path)}
+    recs = named["TIME-IO-BOUND"].recommendations
+    assert [r.kind for r in recs if "hints" in r.text and "pario run --hints" in r.text] == ["investigate"]
+    (by_hand,) = [r for r in recs if "by hand" in r.text]
+    assert by_hand.snippet == "" and by_hand.text.endswith(
+        "run this command again with pario run --hints FILE (the MPI library reported no hints in effect in "
+        "this run; docs/tune.md lists the ones pario knows).")
+    assert not any("HINTS_FILE" in r.snippet or r.kind == "tune" for r in recs)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_report_shows_the_hints_in_effect(block_log: Path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]

@@ -4,9 +4,10 @@ A finding's "tune" recommendation is a trial command ``pario run --hints HINTS_F
 (:func:`~pario.analysis.diagnosis.facts.tune_command`).  :func:`name_suggested_hints` names
 the hints file of each such finding, ``<log name>.<FINDING-ID>.hints``, puts its name in the
 command and says in the recommendation what the file holds: the hints its "hint"
-recommendations suggest (one ``key value`` per line), or, for a finding that suggests no
-value, the hints in effect in the run, to edit.  A report only reads: the files are written
-only into a directory the user names (``pario report/diagnose --hints-dir DIR``).
+recommendations suggest (one ``key value`` per line).  A finding that suggests no value gets
+no file (a file of comments would change nothing when run): its trial becomes words saying
+what to try by hand, with the hints in effect in the run.  A report only reads: the files are
+written only into a directory the user names (``pario report/diagnose --hints-dir DIR``).
 
 :func:`hints_file_text` is the pure part; writing into ``hints_dir`` is the only side effect.
 """
@@ -19,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pario.analysis.diagnosis.commands import HINTS_FILE
-from pario.analysis.diagnosis.findings import Finding
+from pario.analysis.diagnosis.findings import Finding, Recommendation
 from pario.analysis.mpihints import injected_hints
 from pario.errors import ParioError
 from pario.model import Profile
@@ -46,16 +47,12 @@ def hints_in_effect(profile: Profile) -> dict[str, str]:
     return common
 
 
-def hints_file_text(f: Finding, hints: Mapping[str, str], in_effect: Mapping[str, str]) -> str:
-    """The hints file of a finding: its hints, or (without any) the run's own, commented out."""
+def hints_file_text(f: Finding, hints: Mapping[str, str]) -> str:
+    """The hints file of a finding: a comment naming it, then its hints."""
     lines = [f"# pario: hints suggested by {f.id} ({f.title})"]
     if f.log:
         lines.append(f"# for the run logged in {f.log}")
-    if hints:
-        lines += [f"{k} {v}" for k, v in hints.items()]
-    else:
-        lines.append("# no value suggested: the hints in effect in this run, to edit one per trial")
-        lines += [f"# {k} {v}" for k, v in sorted(in_effect.items()) if " " not in v and ":" not in k]
+    lines += [f"{k} {v}" for k, v in hints.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -64,15 +61,23 @@ def hints_file_name(log: str, finding_id: str) -> str:
     return f"{Path(log).name or 'run'}.{finding_id}.hints"
 
 
-def _summary(hints: Mapping[str, str], in_effect: Mapping[str, str], written: bool) -> str:
-    if hints:
-        return ", ".join(f"{k} {v}" for k, v in hints.items())
-    if written:
-        return "this run's hints as comments to edit"
-    if not in_effect:
-        return "the hints to try"
-    shown = ", ".join(f"{k} {v}" for k, v in sorted(in_effect.items()))
-    return f"the hints to try (in effect in this run: {shown})"
+def _summary(hints: Mapping[str, str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in hints.items())
+
+
+def by_hand(r: Recommendation, in_effect: Mapping[str, str]) -> Recommendation:
+    """A trial with no value to suggest, as words: what to try by hand, from the run's own hints."""
+    if in_effect:
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(in_effect.items()))
+        own = f"the hints in effect in this run were {shown}"
+    else:
+        own = ("the MPI library reported no hints in effect in this run; docs/tune.md lists the ones pario "
+               "knows")
+    return Recommendation(
+        "investigate",
+        f"{r.text.rstrip(':')} by hand: write the values to try in a hints file, one setting per trial, and "
+        f"run this command again with pario run --hints FILE ({own}).",
+    )
 
 
 def name_suggested_hints(findings: Sequence[Finding], profile: Profile,
@@ -87,17 +92,21 @@ def name_suggested_hints(findings: Sequence[Finding], profile: Profile,
             out.append(f)
             continue
         hints = suggested_hints(f)
+        if not hints:  # nothing to put in a file: say what to try
+            out.append(replace(f, recommendations=tuple(
+                by_hand(r, in_effect) if r.kind == "tune" and HINTS_FILE in r.snippet else r
+                for r in f.recommendations)))
+            continue
         name = hints_file_name(f.log or profile.job.path, f.id)
         if hints_dir is None:
-            summary = _summary(hints, in_effect, written=False)
-            path, said = name, f"a hints file {name} holding {summary} (--hints-dir DIR writes it)"
+            path, said = name, f"a hints file {name} holding {_summary(hints)} (--hints-dir DIR writes it)"
         else:
             path = str((hints_dir / name).resolve())
             try:
-                Path(path).write_text(hints_file_text(f, hints, in_effect))
+                Path(path).write_text(hints_file_text(f, hints))
             except OSError as exc:
                 raise ParioError(f"--hints-dir: cannot write {path}: {exc.strerror}") from None
-            said = f"pario wrote {path} with {_summary(hints, in_effect, written=True)}"
+            said = f"pario wrote {path} with {_summary(hints)}"
         recs = tuple(
             replace(r, text=f"{r.text.rstrip(':')}; {said}:",
                     snippet=r.snippet.replace(HINTS_FILE, shlex.quote(path)))
@@ -113,10 +122,12 @@ def hints_directory(path: str | None) -> Path | None:
     if path is None:
         return None
     directory = Path(path)
+    if not directory.exists():
+        raise ParioError(f"--hints-dir: {path} does not exist (make it first: mkdir -p {shlex.quote(path)})")
     if not directory.is_dir():
         raise ParioError(f"--hints-dir: {path} is not a directory")
     return directory
 
 
-__all__ = ["hints_directory", "hints_file_name", "hints_file_text", "hints_in_effect", "name_suggested_hints",
-           "suggested_hints"]
+__all__ = ["by_hand", "hints_directory", "hints_file_name", "hints_file_text", "hints_in_effect",
+           "name_suggested_hints", "suggested_hints"]
