@@ -140,12 +140,16 @@ def test_dfs_only_run_gets_a_finding(dfs_only: Path, pario_cmd: list[str]) -> No
     assert ("DATA-MODULES-NOT-ANALYSED", "warning") in [(f["id"], f["severity"]) for f in row["findings"]]
 
 
-def test_heatmap_only_is_named_as_info() -> None:
-    findings = {f.id: f for f in diagnose(read_log(DATA / "darshan-logs" / "mpi-io-test-x86_64-3.5.0.darshan"))}
-    found = findings["DATA-MODULES-NOT-ANALYSED"]
+def test_apxc_is_named_as_info_while_apmpi_and_heatmap_are_read() -> None:
+    """HEATMAP (I/O over time) and APMPI (MPI time per rank) are analysed; APXC, Cray's network
+    counters, is still named (tests/test_darshan_heatmap_apmpi.py reads the other two)."""
+    heatmap = read_log(DATA / "darshan-logs" / "mpi-io-test-x86_64-3.5.0.darshan")
+    assert heatmap.job.metadata["modules_not_analysed"] == []
+    assert "DATA-MODULES-NOT-ANALYSED" not in {f.id for f in diagnose(heatmap)}
+    apmpi = read_log(DATA / "darshan-logs" / "mpi-io-test-apmpi-apxc.darshan")
+    found = {f.id: f for f in diagnose(apmpi)}["DATA-MODULES-NOT-ANALYSED"]
     assert found.severity.label == "info"
-    assert found.statement == ("pario reads past these modules of the log: HEATMAP (the bytes read and written "
-                               "in each time bin).")
+    assert found.statement == "pario reads past these modules of the log: APXC (Cray Aries network counters)."
 
 
 def test_a_log_without_skipped_modules_gets_no_such_finding() -> None:

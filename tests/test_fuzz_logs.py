@@ -53,6 +53,7 @@ SEEDS: dict[str, Callable[[pytest.FixtureRequest], bytes]] = {
     "darshan-3.41-hdf5": darshan_seed(
         "shane_ior-HDF5_id438090-438090_11-9-41522-17417065676046418211_1.darshan"),
     "darshan-empty": darshan_seed("empty_log.darshan"),
+    "darshan-3.21-apmpi": darshan_seed("mpi-io-test-apmpi-apxc.darshan"),  # APMPI (MPI time) and APXC
     "darshan-3.41-daos-built": built_daos_seed,  # empty and repeated names, DFS and DAOS modules
     "pario-demo": pario_seed,
 }

@@ -9,7 +9,7 @@ Column conventions
 ------------------
 ``Profile.ranks`` (row i: rank i; when some ranks left no data, a ``rank``
 column says which rank a row is), float64 columns, seconds unless noted, NaN
-when the source does not know the value (Darshan records no MPI time):
+when the source does not know the value (Darshan records no MPI time without its APMPI module):
 
 * ``wall``; I/O time by layer and kind: ``posix_read``, ``posix_write``,
   ``posix_meta``, ``stdio_*``, ``mpiio_*``, and the I/O libraries' ``hdf5_*``
@@ -117,11 +117,36 @@ class Job:
     #: overflowed a memory cap, modules Darshan marked partial.
     complete: bool = True
     partial_reasons: tuple[str, ...] = ()
-    #: Darshan logs carry no MPI time, and no per-rank time classes for
+    #: Darshan logs carry no MPI time (unless they have APMPI records), and no per-rank time classes for
     #: shared files; analyses must say "unavailable" rather than guess.
     has_mpi_time: bool = True
     has_rank_times: bool = True
     metadata: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HeatmapLayer:
+    """The bytes one module (POSIX, MPI-IO, STDIO...) moved in each time bin, per rank."""
+
+    #: the ranks with data, ascending (a rank without a row moved nothing through the module)
+    ranks: np.ndarray  # int64
+    read: np.ndarray  # int64, (len(ranks), nbins)
+    write: np.ndarray  # int64, (len(ranks), nbins)
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    """I/O activity over time: bytes read and written per time bin, per rank, per module.
+
+    Bin i covers ``[i * bin_width, (i + 1) * bin_width)`` seconds after the job's start.  Darshan's
+    HEATMAP module fills it (docs/metrics.md, "I/O activity over time"): an access's bytes are
+    spread over the bins its call spans, in proportion to the time spent in each.  Layers nest as
+    the file layers do: MPI-IO's bytes are also POSIX's.
+    """
+
+    bin_width: float  # seconds
+    nbins: int
+    layers: dict[str, HeatmapLayer]  # "POSIX", "MPIIO", "STDIO", "DFS", "DAOS", in log order
 
 
 @dataclass
@@ -140,6 +165,8 @@ class Profile:
     file_ranks: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     #: the event trace (``pario run --trace``, docs/trace.md); None without one
     trace: Trace | None = None
+    #: I/O activity over time (a Darshan log's HEATMAP module); None without one
+    heatmap: Heatmap | None = None
     #: the per-rank I/O of ``files`` (pario.analysis.rankio.ProfileIO), kept by the first
     #: analysis or by the reader that computed it, so that each is computed once per profile
     io: ProfileIO | None = field(default=None, init=False, repr=False, compare=False)

@@ -3,7 +3,11 @@
 The reader lists them in ``job.metadata["modules_not_analysed"]``.  Some hold I/O that no
 analysed layer sees (DAOS's own APIs bypass POSIX): then the I/O figures miss it, and the
 report, the diagnosis and the survey must say so rather than find nothing.  The others describe
-I/O that POSIX and MPI-IO already count (traces, heat maps) or something else (MPI, network).
+I/O that POSIX and MPI-IO already count (traces, heat maps) or something else (network).
+
+APMPI (MPI time) and HEATMAP (bytes per time bin) are analysed (:mod:`pario.log.apmpi`,
+:mod:`pario.log.heatmap`): they are listed only when their region is damaged, or when APMPI does
+not hold one record per rank; their entries below say what is then left unread.
 """
 
 from __future__ import annotations

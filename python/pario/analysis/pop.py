@@ -52,6 +52,9 @@ class PopMetrics:
     transfer_efficiency_io: Value = Value.unavailable(NEEDS_REPLAY)
     io_transfer_efficiency: Value = Value.unavailable(NEEDS_REPLAY)
     replay_error: Value = Value.unavailable(NEEDS_REPLAY)
+    #: where the MPI time M_p comes from, when not from pario's own wrappers (Darshan's APMPI
+    #: module: what it times and what it does not); "" otherwise
+    mpi_note: str = ""
 
     def rows(self) -> list[tuple[str, str, Value, int]]:
         """(key, label, value, indent) in the order of the POP table."""
@@ -82,7 +85,7 @@ class PopMetrics:
 
 def pop_metrics(rt: RankTimes, trace: TraceMetrics | None = None) -> PopMetrics:
     """POP metrics of one run (unavailable entries say why); ``trace``: the replays' factors."""
-    base = _profile_metrics(rt)
+    base = replace(_profile_metrics(rt), mpi_note=rt.mpi_note)
     if trace is None:
         return base
     return replace(base, serialisation_efficiency=trace.serialisation_efficiency,
@@ -100,8 +103,6 @@ def _profile_metrics(rt: RankTimes) -> PopMetrics:
     if n == 0 or T <= 0:
         u = Value.unavailable(no_runtime if n else "no rank data")
         return PopMetrics(u, u, u, _replay(), _replay(), u, u, u, u, u, u)
-    approx_max = not rt.exact_max("io")
-    note = rt.io_note if approx_max else ""
     loss_io = ratio(float(io.mean()), T, when_zero=no_runtime)
     if rt.mpi is None:
         why = rt.no_mpi_reason or "no MPI time recorded"
@@ -109,16 +110,25 @@ def _profile_metrics(rt: RankTimes) -> PopMetrics:
         return PopMetrics(u, u, u, _replay(), _replay(), u, u, u, loss_io, u, u)
     U = rt.useful
     UIO = U + io
-    pe = ratio(float(U.mean()), T, when_zero=no_runtime)
-    lb = ratio(float(U.mean()), float(U.max()), when_zero="no computation time")
-    comm = ratio(float(U.max()), T, when_zero=no_runtime)
-    ioe = ratio(float(U.sum()), float(UIO.sum()), when_zero="no computation or I/O time")
+    # U_p = max(T_p - IO_p - M_p, 0).  Where per-rank I/O is estimated (shared Darshan records),
+    # max(U) takes an estimate; avg(U), sum(U) and U_p + IO_p = T_p - M_p do not, unless some
+    # rank's U_p was clipped at 0 (then U_p + IO_p = IO_p, an estimate).
+    estimated = not rt.exact_ranks("io")
+    by_max = rt.io_note if estimated else ""  # LB and CommE: max(U)
+    clipped = estimated and bool((rt.wall - io - rt.mpi < 0).any())
+    by_clip = rt.io_note if clipped else ""  # the rest
+    pe = ratio(float(U.mean()), T, when_zero=no_runtime, approximate=clipped, note=by_clip)
+    lb = ratio(float(U.mean()), float(U.max()), when_zero="no computation time", approximate=estimated,
+               note=by_max)
+    comm = ratio(float(U.max()), T, when_zero=no_runtime, approximate=estimated, note=by_max)
+    ioe = ratio(float(U.sum()), float(UIO.sum()), when_zero="no computation or I/O time",
+                approximate=clipped, note=by_clip)
     lb_io = ratio(float(UIO.mean()), float(UIO.max()), when_zero="no computation or I/O time",
-                  approximate=approx_max, note=note)
-    comm_io = ratio(float(UIO.max()), T, when_zero=no_runtime, approximate=approx_max, note=note)
-    loss_imb = ratio(float(UIO.max() - UIO.mean()), T, when_zero=no_runtime, approximate=approx_max,
-                     note=note)
-    loss_comm = ratio(float(T - UIO.max()), T, when_zero=no_runtime, approximate=approx_max, note=note)
+                  approximate=clipped, note=by_clip)
+    comm_io = ratio(float(UIO.max()), T, when_zero=no_runtime, approximate=clipped, note=by_clip)
+    loss_imb = ratio(float(UIO.max() - UIO.mean()), T, when_zero=no_runtime, approximate=clipped,
+                     note=by_clip)
+    loss_comm = ratio(float(T - UIO.max()), T, when_zero=no_runtime, approximate=clipped, note=by_clip)
     return PopMetrics(pe, lb, comm, _replay(), _replay(), ioe, lb_io, comm_io, loss_io, loss_imb, loss_comm)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pario.analysis.activity import Activity, activity
 from pario.analysis.breakdown import TimeShares, rank_breakdown, time_shares
 from pario.analysis.engine import EngineFile, engine_files
 from pario.analysis.files import file_table
@@ -80,6 +81,8 @@ class RunAnalysis:
     #: the I/O libraries (HDF5, PnetCDF): per file, bytes asked vs moved beneath and the library's
     #: overhead; their datasets and variables (pario.analysis.libraries)
     libraries: LibrarySummary = LibrarySummary()
+    #: I/O activity over time, from a heat map (Darshan's HEATMAP module); None without one
+    activity: Activity | None = None
 
 
 def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> RunAnalysis:
@@ -111,6 +114,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
         libraries=library_summary(profile),
+        activity=activity(profile.heatmap, profile.job.nprocs),
     )
 
 
@@ -150,8 +154,12 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
     job = profile.job
     notes = list(job.partial_reasons)
     if job.source == "darshan":
-        notes.append("Darshan records no MPI time: computation and MPI are reported together as "
-                     "'compute + MPI', and the POP metrics that need them are unavailable.")
+        if job.metadata.get("mpi_time_source"):  # APMPI: what it times (docs/metrics.md)
+            notes.append(str(job.metadata["mpi_time_source"]))
+        if not job.has_mpi_time:
+            notes.append("Darshan records no MPI time without its APMPI module: computation and MPI are "
+                         "reported together as 'compute + MPI', and the POP metrics that need them are "
+                         "unavailable.")
         notes.append("Darshan records no per-rank wall time: every rank is taken to run for the job's run "
                      f"time T = {rt.runtime:g} s.")
         if job.metadata.get("runtime_source"):  # where T comes from (docs/metrics.md, "Darshan logs")

@@ -17,7 +17,8 @@ KIND_TIME = {"read": "read_time", "write": "write_time", "meta": "meta_time", "i
 class RankTimes:
     """Per-rank time classes of one run, as NumPy arrays in rank order.
 
-    ``mpi`` is None when the source records no MPI time (Darshan).  When
+    ``mpi`` is None when the source records no MPI time (a Darshan log without its APMPI
+    module); ``mpi_note`` says where it comes from when that needs saying (APMPI).  When
     ``wall_per_rank`` is False every rank is taken to run for the job's run
     time ``runtime`` (Darshan records no per-rank wall time).
     ``io_exact_ranks[kind]`` / ``io_exact_max[kind]`` (kind in read, write,
@@ -36,6 +37,7 @@ class RankTimes:
     io_exact_ranks: dict[str, bool] | None = None
     io_exact_max: dict[str, bool] | None = None
     no_mpi_reason: str = ""
+    mpi_note: str = ""
 
     @property
     def nranks(self) -> int:
@@ -88,9 +90,13 @@ def rank_times(profile: Profile, io: ProfileIO | None = None) -> RankTimes:
     runtime = float(job.runtime) if job.runtime and job.runtime > 0 else float(wall.max(initial=0.0))
     mpi = _array(ranks, "mpi") if job.has_mpi_time else None
     reason = "" if job.has_mpi_time else f"{_source_name(job.source)} logs record no MPI time"
+    if not job.has_mpi_time and job.metadata.get("mpi_time_source"):  # APMPI records not usable
+        reason = str(job.metadata["mpi_time_source"]).rstrip(".")
+    note = str(job.metadata.get("mpi_time_source") or "") if job.has_mpi_time else ""
     ids = rank_ids(ranks)
     common = {"ranks": ids, "wall": wall, "mpi": mpi, "runtime": runtime,
-              "source": job.source, "wall_per_rank": job.source != "darshan", "no_mpi_reason": reason}
+              "source": job.source, "wall_per_rank": job.source != "darshan", "no_mpi_reason": reason,
+              "mpi_note": note}
     if job.has_rank_times:
         return RankTimes(io_read=_array(ranks, "io_read"), io_write=_array(ranks, "io_write"),
                          io_meta=_array(ranks, "io_meta"), **common)  # type: ignore[arg-type]

@@ -14,7 +14,8 @@ run time and metadata), the executable line, the mounts, the modules, the name r
 the records of the modules asked for (id, rank, the H5D/PNETCDF_VAR file id, the counters
 under the library's counter names) and the LUSTRE records' layout components.  As
 PyDarshan, every record is given, named or not (``DarshanReport`` keeps only records with
-a name record; that choice is the caller's).
+a name record; that choice is the caller's).  The APMPI records (MPI time per rank) and the
+HEATMAP records (bytes per time bin) are read too (:func:`read_apmpi`, :func:`read_heatmap`).
 
 The write side of the library (:data:`WRITE_DECLARATIONS`, which PyDarshan does not declare) is
 declared too, for :mod:`pario.log.darshan_writer` (``pario export --darshan``).
@@ -23,6 +24,7 @@ declared too, for :mod:`pario.log.darshan_writer` (``pario export --darshan``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import glob
 import importlib.util
@@ -79,6 +81,19 @@ int darshan_log_put_mounts(void *, struct darshan_mnt_info *, int);
 int darshan_log_put_namehash(void *, struct pario_name_record_ref *);
 """
 
+#: What the APMPI reader needs beyond PyDarshan's declarations: the names of the module's
+#: counters (only declared by PyDarshan's optional ``backend/apmpi.py``) and
+#: ``darshan_log_get_mod``, which hands out a module's inflated bytes (the library's own APMPI
+#: record reader tells its header record from the others by a static flag, set once per
+#: process: a second APMPI log read in one process comes back garbled, :func:`read_apmpi`).
+READ_DECLARATIONS = """
+int darshan_log_get_mod(void *, int, void *, int);
+extern char *apmpi_counter_names[];
+extern char *apmpi_f_mpiop_totaltime_counter_names[];
+extern char *apmpi_f_mpiop_synctime_counter_names[];
+extern char *apmpi_f_mpi_global_counter_names[];
+"""
+
 
 @dataclass(frozen=True)
 class Records:
@@ -116,6 +131,11 @@ class DarshanLog:
     names: dict[int, str]
     records: dict[str, Records]
     lustre: LustreComponents | None
+    #: the APMPI and HEATMAP records (:func:`read_apmpi`, :func:`read_heatmap`), None without
+    apmpi: ApmpiRecords | None = None
+    heatmap: HeatmapRecords | None = None
+    #: module -> why its records were not read (a layout the binding does not know)
+    not_read: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class _Library:
@@ -139,7 +159,7 @@ def library() -> _Library:
         raise ImportError(f"PyDarshan at {root} has no backend/api_def_c.py")
     declarations = importlib.util.module_from_spec(api)
     api.loader.exec_module(declarations)  # defines a string and a function that returns it
-    ffi = _ffi(declarations.load_darshan_header(WRITE_DECLARATIONS))
+    ffi = _ffi(declarations.load_darshan_header(WRITE_DECLARATIONS + READ_DECLARATIONS))
     return _Library(ffi, _open_library(ffi, root))
 
 
@@ -210,7 +230,8 @@ def _open_library(ffi: Any, root: str) -> Any:
 
 def read_log(path: str, modules: Iterable[str] = tuple(RECORD_STRUCTS), *, lustre: bool = True) -> DarshanLog:
     """Read ``path``: its job, exe, mounts, modules, names, the records of ``modules`` present in
-    the log and, with ``lustre``, the LUSTRE components.  RuntimeError if it cannot be opened."""
+    the log, with ``lustre`` the LUSTRE components, and the APMPI and HEATMAP records
+    (``not_read`` says why they could not be).  RuntimeError if it cannot be opened."""
     dl = library()
     handle = dl.lib.darshan_log_open(os.fsencode(path))
     if handle == dl.ffi.NULL:
@@ -223,10 +244,13 @@ def read_log(path: str, modules: Iterable[str] = tuple(RECORD_STRUCTS), *, lustr
         names = _names(dl, handle)
         records = {m: _records(dl, handle, m, mods[m]["idx"]) for m in modules if m in mods}
         comps = _lustre(dl, handle, mods["LUSTRE"]["idx"]) if lustre and "LUSTRE" in mods else None
+        not_read: dict[str, str] = {}
+        apmpi = _optional(read_apmpi, dl, handle, mods, "APMPI", not_read)
+        heatmap = _optional(read_heatmap, dl, handle, mods, "HEATMAP", not_read)
     finally:
         dl.lib.darshan_log_close(handle)
     return DarshanLog(job=job, exe=exe, mounts=mounts, modules=mods, names=names, records=records,
-                      lustre=comps)
+                      lustre=comps, apmpi=apmpi, heatmap=heatmap, not_read=not_read)
 
 
 def _string(dl: _Library, chars: Any) -> str:
@@ -401,3 +425,160 @@ def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
     return LustreComponents(
         ids=np.array(ids, dtype=np.uint64), ranks=np.array(ranks, dtype=np.int64), counters=values,
         counter_names=names, pool_names=tuple(pools), ost_ids=tuple(per_comp))
+
+
+# --------------------------------------------------------------------------
+# APMPI (MPI time per rank and call type) and HEATMAP (bytes per time bin)
+# --------------------------------------------------------------------------
+
+#: The APMPI header record's magic number: "APMPI" in ASCII.
+APMPI_MAGIC = 0x41504D5049
+#: The APMPI counter groups: (name of the library's name array, its end marker).
+_APMPI_GROUPS: tuple[tuple[str, str], ...] = (
+    ("apmpi_counter_names", "APMPI_NUM_INDICES"),
+    ("apmpi_f_mpiop_totaltime_counter_names", "APMPI_F_MPIOP_TOTALTIME_NUM_INDICES"),
+    ("apmpi_f_mpiop_synctime_counter_names", "APMPI_F_MPIOP_SYNCTIME_NUM_INDICES"),
+    ("apmpi_f_mpi_global_counter_names", "APMPI_F_MPI_GLOBAL_NUM_INDICES"),
+)
+#: Length of the node name that ends an APMPI record (darshan-apmpi-log-format.h, version 1).
+_APMPI_NODE_NAME = 128
+
+
+@dataclass(frozen=True)
+class ApmpiRecords:
+    """The APMPI module's records: one per rank, row i of every array is record i.
+
+    ``counters``: per call type its calls, bytes and message-size buckets (``MPI_SEND_CALL_COUNT``,
+    ``MPI_SEND_TOTAL_BYTES``, ...); ``times``: its total, shortest and longest call time
+    (``MPI_SEND_TOTAL_TIME``, ...); ``sync``: per collective, the time in the barrier APMPI
+    puts before it when its sync mode is on (``MPI_BARRIER_TOTAL_SYNC_TIME``, ...);
+    ``totals``: ``MPI_TOTAL_COMM_TIME`` (every call's time plus the sync time) and
+    ``MPI_TOTAL_COMM_SYNC_TIME``.
+    """
+
+    ranks: np.ndarray  # int64
+    node_names: tuple[str, ...]
+    counters: np.ndarray  # uint64, (records, counters)
+    times: np.ndarray  # float64, (records, times)
+    sync: np.ndarray  # float64, (records, sync times)
+    totals: np.ndarray  # float64, (records, 2)
+    counter_names: tuple[str, ...]
+    time_names: tuple[str, ...]
+    sync_names: tuple[str, ...]
+    total_names: tuple[str, ...]
+    #: the header record (written by rank 0): whether the sync mode was on, and the variance
+    #: over ranks of the total MPI time and of the sync time
+    sync_flag: bool = False
+    variance_total_mpitime: float = 0.0
+    variance_total_mpisynctime: float = 0.0
+
+
+@dataclass(frozen=True)
+class HeatmapRecords:
+    """The HEATMAP module's records in log order: one per rank and instrumented module (its
+    name record says which: ``heatmap:POSIX``...), each the bytes written and read per time bin."""
+
+    ids: np.ndarray  # uint64
+    ranks: np.ndarray  # int64
+    bin_widths: np.ndarray  # float64, seconds
+    write_bins: tuple[np.ndarray, ...]  # int64, per record
+    read_bins: tuple[np.ndarray, ...]  # int64, per record
+
+
+def _optional(reader: Any, dl: _Library, handle: Any, mods: dict[str, dict[str, Any]], mod: str,
+              not_read: dict[str, str]) -> Any:
+    """``reader``'s records of ``mod`` (None when the log has none, or when they cannot be read:
+    then ``not_read[mod]`` says why, and the rest of the log is still read)."""
+    if mod not in mods:
+        return None
+    try:
+        return reader(dl, handle, mods[mod]["idx"])
+    except (RuntimeError, AttributeError) as exc:  # AttributeError: a library without the module
+        not_read[mod] = str(exc)
+        return None
+
+
+def _name_array(dl: _Library, array: str, end: str) -> tuple[str, ...]:
+    names = getattr(dl.lib, array)
+    out: list[str] = []
+    while (name := _string(dl, names[len(out)])) != end:
+        out.append(name)
+    return tuple(out)
+
+
+def read_apmpi(dl: _Library, handle: Any, idx: int) -> ApmpiRecords:
+    """The APMPI module's records, read from its inflated bytes: the header record, then one
+    record per rank, laid out as darshan-apmpi-log-format.h (version 1) says, the counters sized
+    by the library's own name arrays; byte-swapped when the header's magic number says so.
+    RuntimeError when the bytes do not fit that layout."""
+    ffi, lib = dl.ffi, dl.lib
+    groups = [_name_array(dl, array, end) for array, end in _APMPI_GROUPS]
+    header = np.dtype({"names": ["id", "rank", "magic", "sync_flag", "var_time", "var_sync"],
+                       "formats": ["u8", "i8", "i8", "u4", "f8", "f8"],
+                       "offsets": [0, 8, 16, 24, 32, 40], "itemsize": 48})
+    perf = np.dtype([("id", "u8"), ("rank", "i8"), ("counters", "u8", (len(groups[0]),)),
+                     ("times", "f8", (len(groups[1]),)), ("sync", "f8", (len(groups[2]),)),
+                     ("totals", "f8", (len(groups[3]),)), ("node_name", f"S{_APMPI_NODE_NAME}")])
+    buf = ffi.new("char[]", perf.itemsize)
+    got = lib.darshan_log_get_mod(handle, idx, buf, header.itemsize)
+    if got != header.itemsize:
+        raise RuntimeError(f"APMPI: the header record is {got} bytes, not {header.itemsize}")
+    head = ffi.buffer(buf, header.itemsize)[:]
+    for order in ("<", ">"):
+        hdr = np.frombuffer(head, dtype=header.newbyteorder(order))[0]
+        if int(hdr["magic"]) == APMPI_MAGIC:
+            break
+    else:
+        raise RuntimeError("APMPI: the header record has no APMPI magic number")
+    chunks: list[bytes] = []
+    while (got := lib.darshan_log_get_mod(handle, idx, buf, perf.itemsize)) > 0:
+        if got != perf.itemsize:
+            raise RuntimeError(f"APMPI: a record of {got} bytes, not {perf.itemsize}: a layout this "
+                               "reader does not know")
+        chunks.append(ffi.buffer(buf, perf.itemsize)[:])
+    if got < 0:
+        raise RuntimeError("APMPI: the library could not read the module's data")
+    rec = np.frombuffer(b"".join(chunks), dtype=perf.newbyteorder(order))
+    return ApmpiRecords(
+        ranks=rec["rank"].astype(np.int64), node_names=tuple(n.decode("utf-8", errors="replace")
+                                                             for n in rec["node_name"].tolist()),
+        counters=rec["counters"].astype(np.uint64), times=rec["times"].astype(np.float64),
+        sync=rec["sync"].astype(np.float64), totals=rec["totals"].astype(np.float64),
+        counter_names=groups[0], time_names=groups[1], sync_names=groups[2], total_names=groups[3],
+        sync_flag=bool(hdr["sync_flag"]), variance_total_mpitime=float(hdr["var_time"]),
+        variance_total_mpisynctime=float(hdr["var_sync"]))
+
+
+#: More bins than a HEATMAP record can hold (Darshan keeps at most 200): a damaged record.
+_MAX_HEATMAP_BINS = 1 << 20
+
+
+def read_heatmap(dl: _Library, handle: Any, idx: int) -> HeatmapRecords:
+    """The HEATMAP records (``struct darshan_heatmap_record``, its write and then its read bins
+    trailing it; the library allocates each record: a record's size varies)."""
+    ffi, lib = dl.ffi, dl.lib
+    ids: list[int] = []
+    ranks: list[int] = []
+    widths: list[float] = []
+    writes: list[np.ndarray] = []
+    reads: list[np.ndarray] = []
+    while True:
+        buf = ffi.new("void **")
+        if lib.darshan_log_get_record(handle, idx, buf) < 1:
+            break
+        try:
+            rec = ffi.cast("struct darshan_heatmap_record *", buf[0])
+            nbins = int(rec.nbins)
+            if not 0 <= nbins <= _MAX_HEATMAP_BINS:
+                raise RuntimeError(f"HEATMAP: a record of {nbins} bins")
+            ids.append(int(rec.base_rec.id))
+            ranks.append(int(rec.base_rec.rank))
+            widths.append(float(rec.bin_width_seconds))
+            size = 8 * nbins
+            writes.append(np.frombuffer(ffi.buffer(rec.write_bins, size)[:], dtype=np.int64))
+            reads.append(np.frombuffer(ffi.buffer(rec.read_bins, size)[:], dtype=np.int64))
+        finally:
+            lib.darshan_free(buf[0])
+    return HeatmapRecords(ids=np.array(ids, dtype=np.uint64), ranks=np.array(ranks, dtype=np.int64),
+                          bin_widths=np.array(widths, dtype=np.float64), write_bins=tuple(writes),
+                          read_bins=tuple(reads))

@@ -11,7 +11,7 @@ gates before it becomes a :class:`~pario.model.Profile`:
    region where it must be), that every region inflates completely, and that
    the job record and the name records are well formed -- exactly as far as
    libdarshan-util needs them, so that every log it reads passes.  Modules
-   pario does not analyse (DFS, DAOS, HEATMAP, ...) are only inflated; a module
+   pario can do without (DFS, DAOS, HEATMAP, APMPI, ...) are only inflated; a module
    id the library does not know, and such a module whose region is cut short or
    does not inflate, are left out of the copy the library reads.
 2. The library itself then runs in a forked child process with a time limit;
@@ -31,13 +31,18 @@ time plus their files' own (metadata) time, and the MPI-IO and POSIX records of 
 files leave the outermost time (:func:`pario.analysis.rankio.time_records`,
 docs/metrics.md "I/O libraries").
 
+Darshan's APMPI records (MPI time per rank and call type) fill the rank table's MPI columns
+(:mod:`pario.log.apmpi`; ``Job.metadata["mpi_time_source"]`` says what they cover), and its
+HEATMAP records become ``Profile.heatmap`` (:mod:`pario.log.heatmap`); a log without them has
+no MPI time and no heat map, and one whose region of them is damaged is read without them.
+
 Two things read differently from libdarshan-util (docs/metrics.md, "Darshan logs"):
 
 * the run time of a log whose job times are whole seconds (formats before 3.41, and Darshan
   3.4.0's 3.41 logs) comes from the records' file timestamps, kept within what the job times
   allow (:func:`job_runtime`); the sentence saying how is ``Job.metadata["runtime_source"]``;
-* a log cut short, or damaged, inside the region of a module pario does not read (HEATMAP,
-  DXT, ...) is read without that module and marked partial, instead of being refused.
+* a log cut short, or damaged, inside the region of a module pario can do without (HEATMAP,
+  APMPI, DXT, ...) is read without that module and marked partial, instead of being refused.
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ import numpy as np
 from pario import units
 from pario.errors import LogFormatError, TooManyRanks
 from pario.log import darshan_lib
+from pario.log.apmpi import ApmpiTime, apmpi_time, coverage
+from pario.log.heatmap import build_heatmap
 from pario.model import LIBRARIES, Job, Profile, add_derived_rank_columns, counter_column
 from pario.table import Table, constant_column
 
@@ -125,6 +132,11 @@ class _RawDarshan:
     records: dict[str, Table] = field(default_factory=dict)
     #: the LUSTRE components of named records: rank, id and the counters; None without any
     lustre: Table | None = None
+    #: the APMPI records (darshan_lib.ApmpiRecords) and the heat map (model.Heatmap); None without
+    apmpi: Any = None
+    heatmap: Any = None
+    #: module -> why its records could not be read
+    not_read: dict[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------
@@ -382,6 +394,9 @@ def _load_with_library(path: str) -> _RawDarshan:
         raw.records[mod] = _module_records(records, names)
     if log.lustre is not None:
         raw.lustre = _lustre_components(log.lustre, names)
+    raw.apmpi = log.apmpi
+    raw.heatmap = build_heatmap(log.heatmap, log.names) if log.heatmap is not None else None
+    raw.not_read = dict(log.not_read)
     return raw
 
 
@@ -615,18 +630,24 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     runtime, runtime_source = job_runtime(job, header.version, latest_timestamp(raw.records))
     io = ProfileIO(files, nprocs, {})  # kept with the profile: the analysis needs it again
     per_layer, combined = io.time_layers()
-    ranks = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))
+    mpi = apmpi_time(raw.apmpi, nprocs) if raw.apmpi is not None else None
+    table = _rank_table(per_layer, nprocs, runtime)
+    if mpi is not None and not mpi.reason:  # MPI time per rank (docs/metrics.md, "MPI time from APMPI")
+        table = table.assign(**mpi.columns)
+    ranks = add_derived_rank_columns(table)
 
     start = float(job.get("start_time_sec", 0)) + float(job.get("start_time_nsec", 0)) * 1e-9
     end = float(job.get("end_time_sec", 0)) + float(job.get("end_time_nsec", 0)) * 1e-9
     argv = tuple(raw.exe.split())
     partial = sorted(m for m, info in raw.modules.items() if info.get("partial_flag"))
     reasons = tuple(f"Darshan's {m} module data is partial (it ran out of record memory, so some files "
-                    "or counters are missing)" for m in partial) + tuple(header.dropped_modules.values())
+                    "or counters are missing)" for m in partial) + tuple(header.dropped_modules.values()) \
+        + tuple(f"Darshan's {m} records could not be read ({why})" for m, why in raw.not_read.items())
     meta = dict(job.get("metadata") or {})
     dropped = {module_name(header.version, i): i for i in header.dropped_modules}
     unknown = [f"unknown module {i}" for i in header.unknown_modules]
     other = sorted({*(m for m in raw.modules if m not in _READ_MODULES), *dropped} - set(unknown)) + unknown
+    other = [m for m in other if m not in _analysed_extras(raw, mpi)]
     modules: dict[str, dict[str, object]] = {
         m: {"records": len(raw.records[m]) if m in raw.records else None,
             "version": int(info.get("ver", 0)), "partial": bool(info.get("partial_flag"))}
@@ -634,6 +655,8 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     for m, i in dropped.items():  # left out of the library's copy, still listed
         modules[m] = {"records": None, "version": header.module_versions[i], "partial": False,
                       "damaged": header.dropped_modules[i]}
+    for m, count in _extra_records(raw).items():
+        modules[m]["records"] = count
     metadata: dict[str, object] = {
         "darshan_log_version": header.version,
         "darshan_library_version": str(meta.get("lib_ver", "")),
@@ -647,17 +670,38 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         "modules": modules,
         "modules_not_analysed": other,
         "runtime_source": runtime_source,
+        # where M_p comes from (APMPI), or why it is not used; "" without APMPI
+        "mpi_time_source": coverage(mpi) if mpi is not None else "",
         "lustre_striping": _lustre_striping(raw.lustre),
     }
     profile = Profile(
         job=Job(source="darshan", path=where, exe=argv[0] if argv else "", nprocs=nprocs,
                 start_time=start, end_time=end, runtime=runtime, argv=argv, jobid=str(job.get("jobid", "")),
-                complete=not reasons, partial_reasons=reasons, has_mpi_time=False,
+                complete=not reasons, partial_reasons=reasons,
+                has_mpi_time=mpi is not None and not mpi.reason,
                 has_rank_times=all(combined.exact_ranks.values()), metadata=metadata),
         ranks=ranks, files=files, hints={}, file_ranks={},
     )
     profile.io = io
+    profile.heatmap = raw.heatmap
     return profile
+
+
+def _analysed_extras(raw: _RawDarshan, mpi: ApmpiTime | None) -> set[str]:
+    """The modules beyond the file layers that were read and used: APMPI when it gives every
+    rank's MPI time, HEATMAP when it has records."""
+    return {m for m, used in (("APMPI", mpi is not None and not mpi.reason),
+                              ("HEATMAP", raw.heatmap is not None)) if used}
+
+
+def _extra_records(raw: _RawDarshan) -> dict[str, int]:
+    """How many APMPI and HEATMAP records were read (APMPI's header record not counted)."""
+    out: dict[str, int] = {}
+    if raw.apmpi is not None and "APMPI" in raw.modules:
+        out["APMPI"] = len(raw.apmpi.ranks)
+    if raw.heatmap is not None and "HEATMAP" in raw.modules:
+        out["HEATMAP"] = sum(len(layer.ranks) for layer in raw.heatmap.layers.values())
+    return out
 
 
 def whole_seconds(job: dict[str, Any], version: str) -> bool:
@@ -720,7 +764,8 @@ def _exact_seconds(x: float) -> str:
     return units.seconds(x) if x < 100 else f"{units.plain(x, 7)} s"
 
 
-#: Rank-table columns a Darshan log cannot fill (it has no MPI, memory or CPU data).
+#: Rank-table columns a Darshan log cannot fill (it has no memory or CPU data, and no MPI data
+#: without its APMPI module, whose columns then replace these: pario.log.apmpi).
 _NAN_RANK_COLUMNS: tuple[str, ...] = (
     "mpi_coll", "mpi_p2p", "mpi_other", "mpi_coll_bytes", "mpi_p2p_bytes", "mpi_coll_calls", "mpi_p2p_calls",
     "mpi_other_calls", "maxrss", "cpu_user", "cpu_sys")

@@ -103,6 +103,7 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "findings": findings_list(run.findings) if run.diagnosed else None,
         "hints": run.hints.as_dict(),
         "collective_engine": [e.as_dict() for e in run.engine],
+        "activity": run.activity.as_dict() if run.activity is not None else None,
     }
     if run.libraries.present:
         out["libraries"] = libraries_dict(run, top=top)

@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from pario import __version__
+from pario.analysis.activity import MODULE_LABELS, merged
 from pario.analysis.io import FILE_LAYER_LABELS, LAYER_LABELS, library_layers_note
 from pario.analysis.pop import efficiency_level
 from pario.analysis.run import RunAnalysis
@@ -91,6 +92,56 @@ def rank_figure(run: RunAnalysis) -> dict[str, Any]:
                "marker": {"color": COLOURS[p]}} for p in parts]
     return {"data": traces, "layout": _layout(title, barmode="stack", xaxis=_axis(xtitle, type="category"),
                                               yaxis=_axis("seconds"))}
+
+
+#: At most this many time bins are drawn; more are merged (Darshan keeps at most 200).
+MAX_TIME_BINS = 400
+
+
+def activity_figure(run: RunAnalysis) -> dict[str, Any] | None:
+    """I/O activity over time (a heat map): bytes per rank and time bin, with the bytes read and
+    written over all ranks above it.  Ranks in groups of consecutive ranks above MAX_RANK_BARS."""
+    a = run.activity
+    if a is None or not len(a.ranks):
+        return None
+    read, group_t = merged(a.read, MAX_TIME_BINS)
+    write, _ = merged(a.write, MAX_TIME_BINS)
+    width = a.bin_width * group_t
+    x = [round((i + 0.5) * width, 9) for i in range(len(read))]
+    dense = np.zeros((a.nprocs if a.nprocs else int(a.ranks.max()) + 1, a.nbins), dtype=np.float64)
+    dense[a.ranks[a.ranks < len(dense)]] = a.per_rank[a.ranks < len(dense)]
+    if group_t > 1:
+        dense = np.add.reduceat(dense, np.arange(0, a.nbins, group_t), axis=1)
+    n = len(dense)
+    group_r = max(1, -(-n // MAX_RANK_BARS))
+    if group_r > 1:
+        starts = np.arange(0, n, group_r)
+        dense = np.add.reduceat(dense, starts, axis=0)
+        y: list[Any] = [f"{s}–{min(s + group_r, n) - 1}" for s in starts.tolist()]
+        ytitle = f"ranks (groups of {group_r})"
+    else:
+        y = list(range(n))
+        ytitle = "rank"
+    z = [[None if v == 0 else float(v) for v in row] for row in dense.tolist()]  # blank: no bytes
+    layers = ", ".join(MODULE_LABELS.get(m, m) for m in a.layers)
+    traces = [
+        {"type": "bar", "name": "read", "x": x, "y": [float(v) / width for v in read.tolist()],
+         "marker": {"color": COLOURS["read"]}, "yaxis": "y2", "hovertemplate": "%{y:.4s}B/s"},
+        {"type": "bar", "name": "write", "x": x, "y": [float(v) / width for v in write.tolist()],
+         "marker": {"color": COLOURS["write"]}, "yaxis": "y2", "hovertemplate": "%{y:.4s}B/s"},
+        {"type": "heatmap", "name": "bytes", "x": x, "y": y, "z": z, "colorscale": "YlOrRd",
+         "reversescale": True, "showscale": True,  # the busiest bins darkest
+         "colorbar": {"title": {"text": "bytes"}, "len": 0.7, "y": 0.35, "exponentformat": "SI",
+                      "ticksuffix": "B"},
+         "hovertemplate": "rank %{y}, %{x:.3g} s: %{z:.4s}B<extra></extra>"},
+    ]
+    height = max(380, min(900, 14 * len(y) + 260))
+    return {"data": traces, "layout": _layout(
+        f"I/O activity over time ({layers}; bins of {fmt.seconds(width)})", barmode="stack", bargap=0,
+        height=height, xaxis=_axis("seconds since the job's start", range=[0, width * len(read)]),
+        yaxis={**_axis(ytitle, type="category" if group_r > 1 else "linear"), "domain": [0, 0.72],
+               "autorange": "reversed"},
+        yaxis2={**_axis("bytes/s"), "domain": [0.78, 1.0], "exponentformat": "SI", "ticksuffix": "B/s"})}
 
 
 def _axis(title: str, **extra: Any) -> dict[str, Any]:
@@ -264,6 +315,9 @@ def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = N
         if hist is not None:
             figures.append(hist)
         figures += file_figures(run, top)
+        act = activity_figure(run)
+        if act is not None:
+            figures.append(act)
         findings = findings_list(run.findings) if run.diagnosed else None
         views.append({"index": i, "run": run, "figures": figures, "findings": findings,
                       "files": records(as_table(run.files).head(top)), "buckets": fmt.BUCKET_LABELS,

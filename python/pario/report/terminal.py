@@ -17,6 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from pario.analysis.activity import MODULE_LABELS, merged, sparkline
 from pario.analysis.io import (
     FILE_LAYER_LABELS,
     IN_DATA_ROW,
@@ -184,11 +185,36 @@ def io_section(run: RunAnalysis) -> RenderableType:
     for t in (layers, layer_bytes):
         t.columns[0].no_wrap = True
         t.columns[0].min_width = max(len(lay.label) for lay in run.io.layers)
-    parts: list[RenderableType] = [_heading("I/O"), times, volume, layers, layer_bytes]
+    parts: list[RenderableType] = [_heading("I/O"), times, volume]
+    if run.activity is not None:
+        parts.append(activity_line(run))
+    parts += [layers, layer_bytes]
     note = library_layers_note(run.io.layers)
     if note:
         parts.append(Wrapped(note, style="dim"))
     return Group(*parts, histograms(run), *notes.render())
+
+
+#: The longest sparkline of the I/O section: more bins are merged to fit.
+SPARK_WIDTH = 48
+
+
+def activity_line(run: RunAnalysis) -> RenderableType:
+    """Bytes read and written over time, as one line (docs/metrics.md, "I/O activity over time")."""
+    a = run.activity
+    assert a is not None
+    values, group = merged(a.volume, SPARK_WIDTH)
+    width = a.bin_width * group
+    peak = float(values.max(initial=0)) / width if width > 0 else 0.0
+    layers = ", ".join(MODULE_LABELS.get(m, m) for m in a.layers)
+    caption = (f"0 to {fmt.seconds(a.duration)}, {len(values)} bin{'s' if len(values) != 1 else ''} of "
+               f"{fmt.seconds(width)}; peak {fmt.rate(peak)} ({layers})")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    grid.add_row(_t("Over time"), _t("▕" + sparkline(values) + "▏", "red"), Wrapped(caption, style="dim"))
+    return grid
 
 
 #: request-size columns per table
@@ -266,6 +292,9 @@ def pop_section(run: RunAnalysis) -> RenderableType:
     for _, label, v in run.pop.losses():
         losses.add_row(_t(label), _val(v, notes, as_percent=True))
     parts: list[RenderableType] = [_heading("POP metrics"), t]
+    if run.pop.mpi_note:  # where M_p comes from (Darshan's APMPI module); the sentence is a note
+        parts.append(Wrapped("MPI time M_p from Darshan's APMPI module: what it times and what it does "
+                             "not, in the notes on the data.", style="dim"))
     err = run.pop.replay_error
     if err.available and err.value is not None:
         parts.append(Wrapped(_replay_note(run.pop, err.value), style="dim"))

@@ -112,8 +112,9 @@ class RuleConfig:
     load_min_lost_share: float = _f(
         0.05,
         "share",
-        "the load rules report imbalance, stragglers or few busy ranks only when the time lost (max - mean, "
-        "or max - median) is at least this share of the run time",
+        "the load rules report imbalance, stragglers, few busy ranks or ranks taking turns only when the "
+        "time lost (max - mean, max - median, or the I/O phase - a rank's own I/O) is at least this share "
+        "of the run time",
     )
     straggler_min_ratio: float = _f(
         2.0, "x", "a rank whose I/O time is at least this multiple of the median rank's is a straggler"
@@ -160,6 +161,36 @@ class RuleConfig:
     )
     io_bound_min_share: float = _f(
         0.2, "share", "mean I/O time per rank as a share of the run time at or above which a run is I/O-bound"
+    )
+
+    # --- I/O activity over time (a heat map: Darshan's HEATMAP module) ----------------------
+    activity_min_bins: int = _f(
+        8, "count", "fewest time bins a heat map must have for the activity rules (fewer cannot tell when "
+        "the I/O happened)"
+    )
+    activity_min_bin_share: float = _f(
+        0.01, "share", "a rank is in I/O in a time bin when it moves there at least this share of the bytes "
+        "of its own busiest bin"
+    )
+    burst_bytes_share: float = _f(0.8, "share", "share of the bytes that 'the bursts' carry")
+    burst_max_time_share: float = _f(
+        0.25, "share", "I/O comes in bursts when the fewest time bins carrying burst_bytes_share of the "
+        "bytes are at most this share of the bins"
+    )
+    burst_min_ranks_share: float = _f(
+        0.75, "share", "... and in those bins at least this share of the ranks doing I/O are in I/O at once "
+        "(weighted by bytes)"
+    )
+    burst_min_io_share: float = _f(
+        0.05, "share", "mean I/O time per rank as a share of the run time below which bursts are not reported"
+    )
+    stagger_max_ranks_share: float = _f(
+        0.5, "share", "ranks take turns when at most this share of the ranks doing I/O are in I/O at once "
+        "(weighted by bytes)"
+    )
+    stagger_min_ratio: float = _f(
+        2.0, "x", "... and the I/O phase (the bins where any of them is in I/O) lasts at least this many "
+        "times an average rank's own time in I/O"
     )
 
     # --- I/O libraries (HDF5, PnetCDF) -----------------------------------------------------

@@ -118,6 +118,7 @@ READ_WITH: dict[str, str] = {
     "DXT_MPIIO": "darshan-dxt-parser LOG",
     "HEATMAP": "python -m darshan summary LOG",
     "APMPI": "darshan-parser LOG | grep -E '^APMPI[[:space:]]'",
+    "APXC": "darshan-parser LOG | grep -E '^APXC[[:space:]]'",
 }
 
 
