@@ -70,7 +70,7 @@ def test_pnetcdf_record_without_counters_does_not_hide_mpiio() -> None:
     assert run.io.overall.total.time_total.value == pytest.approx(E3SM_IO_TIME, rel=1e-12)
     share = E3SM_IO_TIME / E3SM_NPROCS / E3SM_RUNTIME
     assert run.shares.io.value == pytest.approx(share, rel=1e-12)
-    assert run.shares.verdict == f"This run is I/O-bound: {share:.1%} of the time is spent in I/O."
+    assert run.shares.verdict == f"This run is I/O-bound: {share:.1%} of the run time is in I/O."
     # per rank, the outermost time is at least each inner layer's
     outer = profile_io(profile).time_outermost().table["time"]
     for layer in ("mpiio", "posix", "stdio"):

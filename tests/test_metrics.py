@@ -117,17 +117,36 @@ def test_other_verdicts(mpi: float, io: float, bound: str) -> None:
     assert time_shares(rank_times(p)).bound == bound
 
 
-@pytest.mark.parametrize(("io", "bound"), [(6.0, "I/O"), (2.0, None), (4.0, None)])
-def test_verdict_without_mpi_time(io: float, bound: str | None) -> None:
-    """Without MPI time, I/O is the largest class for sure only above 1/2, and surely not below 1/3."""
+@pytest.mark.parametrize(("io", "bound", "io_bound"),
+                         [(6.0, "I/O", True), (1.5, None, False), (2.0, None, True), (4.0, None, True)])
+def test_verdict_without_mpi_time(io: float, bound: str | None, io_bound: bool) -> None:
+    """Without MPI time, I/O is the largest class for sure only above 1/2 (``bound``); the run is
+    I/O-bound (one definition with TIME-IO-BOUND) from 20% of the run time in I/O."""
     p = profile({"wall": [10.0], "posix_write": [io]}, source="darshan", has_mpi_time=False)
     shares = time_shares(rank_times(p))
-    assert shares.bound == bound
+    assert (shares.bound, shares.io_bound) == (bound, io_bound)
     assert shares.compute_and_mpi.value == pytest.approx(1 - io / 10)
-    if io == 2.0:
-        assert "not I/O-bound" in shares.verdict
-    if io == 4.0:
-        assert "cannot be told" in shares.verdict
+    if io_bound:
+        assert shares.verdict == f"This run is I/O-bound: {io / 10:.1%} of the run time is in I/O."
+    else:
+        assert shares.verdict.startswith("This run is not I/O-bound: 15.0% of the run time is in I/O (")
+
+
+def test_one_definition_of_io_bound_with_the_largest_class_named() -> None:
+    """2 ranks of 10 s: U = 6 and 5, MPI 1 and 1, I/O 3 and 2 (rank 1 ends at 8 s).  Shares of
+    P x T = 20 s: compute 11/20, MPI 2/20, I/O 5/20, idle 2/20; IOE = 11 / 16 = 0.6875 < 0.8 and
+    I/O 25% >= 20%: I/O-bound, while computation takes the largest share."""
+    p = profile({"wall": [10.0, 8.0], "posix_write": [3.0, 2.0], "mpi_coll": [1.0, 1.0]})
+    s = time_shares(rank_times(p))
+    assert [s.compute.value, s.mpi.value, s.io.value, s.idle.value] == pytest.approx([0.55, 0.1, 0.25, 0.1])
+    assert (s.bound, s.io_bound) == ("compute", True)
+    assert s.verdict == ("This run is I/O-bound: 25.0% of the run time is in I/O, and its I/O efficiency is "
+                         "0.69, below POP's 0.8; computation takes the largest share (55.0%).")
+    # the same run judged with TIME-IO-BOUND's thresholds raised: compute-bound, I/O named
+    s = time_shares(rank_times(p), min_share=0.3)
+    assert s.io_bound is False
+    assert s.verdict == ("This run is compute-bound: 55.0% of the time is spent in computation; I/O takes "
+                         "25.0%, with an I/O efficiency of 0.69.")
 
 
 # ---------------------------------------------------------------------------

@@ -11,69 +11,104 @@ from pario.analysis.values import Value, ratio
 from pario.table import Table
 
 COMPUTE, MPI, IO = "compute", "MPI", "I/O"
+#: POP's rule of thumb: an efficiency below this needs attention.
+POP_THRESHOLD = 0.8
+#: The least share of the run time in I/O (mean per rank / T) that makes a run I/O-bound.
+IO_BOUND_MIN_SHARE = 0.2
+
+
+def is_io_bound(io_share: float, io_efficiency: float | None, *, min_share: float = IO_BOUND_MIN_SHARE,
+                max_efficiency: float = POP_THRESHOLD) -> bool:
+    """The one definition of an I/O-bound run, for the report's verdict and TIME-IO-BOUND alike:
+    the mean I/O time per rank is at least ``min_share`` of the run time T, and the POP I/O
+    efficiency, where MPI time is known, is below ``max_efficiency``."""
+    return io_share >= min_share and (io_efficiency is None or io_efficiency < max_efficiency)
 
 
 @dataclass(frozen=True)
 class TimeShares:
-    """Fractions of the ranks' total time (sum of T_p) in each class.
+    """Fractions of P x T (every rank's time up to the end of the slowest one, T the run time) in
+    each class: the I/O share is the mean I/O time per rank over T, as in the I/O table.
 
-    ``bound`` is the class with the largest share ("compute", "MPI", "I/O"),
-    or None when the data cannot tell (``verdict`` then says why).
+    ``idle``: the ranks' time after their own end, waiting for the slowest (T - T_p).
+    ``bound`` is the class with the largest share ("compute", "MPI", "I/O"), or None when the
+    data cannot tell.  ``io_bound`` is :func:`is_io_bound` (None: I/O the log holds is not
+    measured, so it cannot be told); ``verdict`` says it in a sentence.
     """
 
     compute: Value
     mpi: Value
     io: Value
     compute_and_mpi: Value
+    idle: Value
     bound: str | None
+    io_bound: bool | None
     verdict: str
 
 
-def time_shares(rt: RankTimes, unseen_io: str = "") -> TimeShares:
+def time_shares(rt: RankTimes, unseen_io: str = "", *, min_share: float = IO_BOUND_MIN_SHARE,
+                max_efficiency: float = POP_THRESHOLD) -> TimeShares:
     """The shares and the verdict; ``unseen_io`` names I/O the log holds but pario does not count
-    (:func:`pario.analysis.modules.unseen_io_phrase`): then only an I/O-bound verdict can stand."""
-    shares = _time_shares(rt)
-    io = shares.io.value
-    if not unseen_io or shares.bound == IO or io is None:
-        return shares
-    verdict = (f"Whether this run is I/O-bound cannot be told: {unseen_io} is not measured, and the I/O "
-               f"pario measures takes {io:.1%} of the time.")
-    return TimeShares(shares.compute, shares.mpi, shares.io, shares.compute_and_mpi, None, verdict)
-
-
-def _time_shares(rt: RankTimes) -> TimeShares:
-    total = float(rt.wall.sum())
+    (:func:`pario.analysis.modules.unseen_io_phrase`): then only an I/O-bound verdict can stand.
+    ``min_share`` and ``max_efficiency``: :func:`is_io_bound`'s thresholds (RuleConfig's)."""
+    n, T = rt.nranks, float(rt.runtime)
     why = "no wall time recorded"
-    io = ratio(float(rt.io.sum()), total, when_zero=why)
-    non_io = ratio(float(np.clip(rt.wall - rt.io, 0.0, None).sum()), total, when_zero=why)
+    total = n * T
+
+    def share(values: np.ndarray) -> Value:
+        return ratio(float(np.asarray(values).sum()), total, when_zero=why)
+
+    io = share(rt.io)
+    non_io = share(np.clip(rt.wall - rt.io, 0.0, None))
+    idle = share(np.clip(T - rt.wall, 0.0, None))
     if rt.mpi is None:
-        reason = f"{rt.no_mpi_reason}: computation and MPI cannot be separated"
-        compute = mpi = Value.unavailable(reason)
-        bound, verdict = _bound_without_mpi(io, non_io, rt.no_mpi_reason)
-        return TimeShares(compute, mpi, io, non_io, bound, verdict)
-    compute = ratio(float(rt.useful.sum()), total, when_zero=why)
-    mpi = ratio(float(rt.mpi.sum()), total, when_zero=why)
-    if not (compute.available and mpi.available and io.available):
-        return TimeShares(compute, mpi, io, non_io, None, "no time was recorded")
-    shares = {COMPUTE: compute.value or 0.0, MPI: mpi.value or 0.0, IO: io.value or 0.0}
-    bound = max(shares, key=lambda k: shares[k])
-    verdict = f"This run is {bound}-bound: {shares[bound]:.1%} of the time is spent in {_what(bound)}."
-    return TimeShares(compute, mpi, io, non_io, bound, verdict)
+        compute = mpi = Value.unavailable(f"{rt.no_mpi_reason}: computation and MPI cannot be separated")
+        bound = IO if io.value is not None and io.value > 0.5 else None
+    else:
+        compute, mpi = share(rt.useful), share(rt.mpi)
+        values = {COMPUTE: compute.value, MPI: mpi.value, IO: io.value}
+        known = {k: v for k, v in values.items() if v is not None}
+        bound = max(known, key=lambda k: known[k]) if len(known) == 3 else None
+    if io.value is None:
+        return TimeShares(compute, mpi, io, non_io, idle, bound, None, "no time was recorded")
+    ioe = _io_efficiency(rt)
+    io_bound = is_io_bound(io.value, ioe, min_share=min_share, max_efficiency=max_efficiency)
+    if unseen_io and not io_bound:
+        verdict = (f"Whether this run is I/O-bound cannot be told: {unseen_io} is not measured, and the I/O "
+                   f"pario measures takes {io.value:.1%} of the time.")
+        return TimeShares(compute, mpi, io, non_io, idle, bound, None, verdict)
+    verdict = _verdict(io_bound, io.value, ioe, max_efficiency, bound, {COMPUTE: compute, MPI: mpi},
+                       rt.no_mpi_reason if rt.mpi is None else "")
+    return TimeShares(compute, mpi, io, non_io, idle, bound, io_bound, verdict)
 
 
-def _bound_without_mpi(io: Value, non_io: Value, why: str) -> tuple[str | None, str]:
-    """With only I/O and the rest known: I/O is the largest of three classes if > 1/2,
-    cannot be if < 1/3 (one of the other two has at least half of the rest)."""
-    if not io.available or io.value is None:
-        return None, "no time was recorded"
-    share = io.value
-    if share > 0.5:
-        return IO, f"This run is I/O-bound: {share:.1%} of the time is spent in I/O."
-    if share < 1.0 / 3.0:
-        return None, (f"This run is compute- or MPI-bound, not I/O-bound: {share:.1%} of the time is in I/O "
-                      f"({why}, so computation and MPI cannot be told apart).")
-    return None, (f"{share:.1%} of the time is in I/O; whether I/O, computation or MPI dominates cannot be "
-                  f"told ({why}).")
+def _io_efficiency(rt: RankTimes) -> float | None:
+    """POP's IOE = sum(U) / sum(U + IO), None without MPI time (U unknown) or without time."""
+    if rt.mpi is None:
+        return None
+    denominator = float((rt.useful + rt.io).sum())
+    return float(rt.useful.sum()) / denominator if denominator > 0 else None
+
+
+def _verdict(io_bound: bool, io: float, ioe: float | None, max_efficiency: float, bound: str | None,
+             others: dict[str, Value], no_mpi: str) -> str:
+    if io_bound:
+        text = f"This run is I/O-bound: {io:.1%} of the run time is in I/O"
+        if ioe is not None:
+            text += f", and its I/O efficiency is {ioe:.2f}, below POP's {max_efficiency:g}"
+        if bound in others:
+            text += f"; {_what(bound)} takes the largest share ({others[bound].value:.1%})"  # type: ignore[index]
+        return text + "."
+    if no_mpi:
+        return (f"This run is not I/O-bound: {io:.1%} of the run time is in I/O ({no_mpi}, so computation "
+                "and MPI cannot be told apart).")
+    if bound is None:
+        return f"This run is not I/O-bound: {io:.1%} of the run time is in I/O."
+    value = others[bound].value if bound in others else io
+    text = f"This run is {bound}-bound: {value:.1%} of the time is spent in {_what(bound)}"
+    if ioe is not None and io > 0:
+        text += f"; I/O takes {io:.1%}, with an I/O efficiency of {ioe:.2f}"
+    return text + "."
 
 
 def _what(bound: str) -> str:

@@ -100,7 +100,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
     return RunAnalysis(
         job=_job_info(profile, rt),
         has_io=io.has_io,
-        shares=time_shares(rt, unseen_io_phrase(profile.job)),
+        shares=time_shares(rt, unseen_io_phrase(profile.job), **_io_bound_thresholds(config)),
         pop=pop_metrics(rt, _trace_metrics(profile)),
         io=io,
         mpi=mpi_summary(profile, rt.runtime),
@@ -126,6 +126,13 @@ def _trace_metrics(profile: Profile) -> Any:
     from pario.trace.metrics import trace_metrics
 
     return trace_metrics(trace)
+
+
+def _io_bound_thresholds(config: Any) -> dict[str, float]:
+    """The thresholds of the one I/O-bound definition: the diagnosis config's, else the defaults."""
+    if config is None:
+        return {}
+    return {"min_share": config.io_bound_min_share, "max_efficiency": config.io_bound_max_efficiency}
 
 
 def _diagnose(profile: Profile, config: Any, rt: RankTimes) -> list[Any]:

@@ -113,6 +113,10 @@ def header(run: RunAnalysis) -> Panel:
     return Panel(grid, title="pario report", title_align="left", border_style="blue")
 
 
+#: The least idle share (ranks waiting for the slowest) the summary shows as a bar of its own.
+IDLE_SHOWN = 0.0005
+
+
 def summary(run: RunAnalysis) -> RenderableType:
     s = run.shares
     grid = Table.grid(padding=(0, 2))
@@ -125,6 +129,8 @@ def summary(run: RunAnalysis) -> RenderableType:
     else:
         rows += [("Compute + MPI", s.compute_and_mpi, "cyan")]
     rows.append(("I/O", s.io, "red"))
+    if (s.idle.value or 0.0) >= IDLE_SHOWN:
+        rows.append(("Idle", s.idle, "dim"))
     for label, v, colour in rows:
         share = v.value if v.value is not None else float("nan")
         grid.add_row(_t(label), _t(fmt.bar(share, BAR_WIDTH), colour), _t(fmt.value(v, as_percent=True)))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pario.analysis.breakdown import IO_BOUND_MIN_SHARE, POP_THRESHOLD
 from pario.errors import ParioError
 
 KiB = 1024
@@ -157,10 +158,11 @@ class RuleConfig:
 
     # --- time ------------------------------------------------------------------------------
     io_bound_max_efficiency: float = _f(
-        0.8, "share", "I/O efficiency (POP IOE) below which a run is I/O-bound"
+        POP_THRESHOLD, "share", "I/O efficiency (POP IOE) below which a run is I/O-bound"
     )
     io_bound_min_share: float = _f(
-        0.2, "share", "mean I/O time per rank as a share of the run time at or above which a run is I/O-bound"
+        IO_BOUND_MIN_SHARE, "share",
+        "mean I/O time per rank as a share of the run time at or above which a run is I/O-bound"
     )
 
     # --- I/O activity over time (a heat map: Darshan's HEATMAP module) ----------------------
