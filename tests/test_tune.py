@@ -492,6 +492,8 @@ def test_failing_and_hanging_trials(tmp_path: Path, pario_cmd, mpi_env):
             assert t.state == TrialState.FAIL and run["status"] == "failed"
             assert run["error"].startswith("exit code ")
             assert "tune_flaky: refusing to run under OMPI_MCA_io=romio321" in run["error"]
+            messages = Path(run["log"]).parent / "stderr.txt"
+            assert run["error"].endswith(f"\nall its messages: {messages}") and messages.is_file()
         elif c["cb_nodes"] == "2":
             assert t.state == TrialState.FAIL and run["status"] == "timeout"
             assert run["error"].startswith("killed after the timeout of 8 s")

@@ -167,3 +167,17 @@ def test_budget_used_leaves_out_interrupted_trials():
     trial("verify", TrialState.COMPLETE)
     summary = summarise(study)
     assert summary.budget_used == 2 and summary.failed == 2
+
+
+def test_a_failure_in_one_line_names_where_the_messages_are() -> None:
+    """The stored error keeps the status, the tail of the command's messages (mpirun's banner lines
+    included) and where all of them are; the summary line shows the status, the command's last
+    message, pario run's last line and that file, never a line of dashes."""
+    from pario.tune.output import _first_and_last
+
+    error = ("exit code 1\nrank 0: no input deck: in.nml\n" + "-" * 74 + "\n"
+             "pario: no log was written to /w/trial.pario: the command failed (exit code 1)\n"
+             "all its messages: /w/run-1/stderr.txt")
+    assert _first_and_last(error) == (
+        "exit code 1; rank 0: no input deck: in.nml; pario: no log was written to /w/trial.pario: the "
+        "command failed (exit code 1); all its messages: /w/run-1/stderr.txt")

@@ -10,6 +10,7 @@ from pario.tune import config as cfg
 from pario.tune.objective import show_value
 from pario.tune.results import Sampled, Summary
 from pario.tune.space import Space, config_key
+from pario.tune.study import MESSAGES_IN
 
 
 def _sampled(objective: str, s: Sampled) -> str:
@@ -57,9 +58,14 @@ def best_files(summary: Summary, space: Space, directory: Path, files: str | Non
 
 
 def _first_and_last(error: str) -> str:
-    """A failure in one line: its first line (the status) and the last of its stderr tail."""
+    """A failure in one line: its first line (the status), the command's own last message, pario
+    run's last line, and where all the messages are (the error keeps only their tail)."""
     texts = [t.strip() for t in error.splitlines() if t.strip()]
-    return "; ".join(dict.fromkeys(texts[:1] + texts[-1:]))
+    where = [t for t in texts if t.startswith(MESSAGES_IN)]
+    texts = [t for t in texts if not t.startswith(MESSAGES_IN)]
+    own = [t for t in texts[1:] if not t.startswith("pario") and any(c.isalnum() for c in t)]
+    pario = [t for t in texts[1:] if t.startswith("pario")]
+    return "; ".join(dict.fromkeys(texts[:1] + own[-1:] + pario[-1:] + where[-1:]))
 
 
 VERDICTS = {

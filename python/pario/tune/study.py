@@ -56,6 +56,9 @@ from pario.tune.space import (
 )
 
 ROLES_IN_BUDGET = ("default", "search")
+#: How a failed run's error names the file that holds all of the command's messages (its last
+#: line): the error keeps only the tail of them.
+MESSAGES_IN = "all its messages: "
 VERIFY_SAMPLES = 3
 # configurations run to VERIFY_SAMPLES at the end besides the default (3 bought nothing measurable in
 # bench/tune.py's replays at 4 more runs per study: docs/performance.md, "Tuning")
@@ -289,7 +292,8 @@ class Runner:
     def _read(self, res: RunResult, log: Path, read_log: Callable) -> dict:
         run = {"status": res.status, "seconds": round(res.seconds, 3), "log": str(log)}
         if res.status != "ok":
-            run["error"] = res.stderr_tail
+            messages = log.parent / "stderr.txt"
+            run["error"] = res.stderr_tail + (f"\n{MESSAGES_IN}{messages}" if messages.is_file() else "")
             return {"run": run}
         try:
             profile = read_log(log)
