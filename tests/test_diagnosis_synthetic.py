@@ -475,7 +475,8 @@ def test_messages_follow_the_thresholds():
 
 
 def test_catalogue_invariants():
-    families = {"requests", "load", "interfaces", "time", "mpiio", "scaling", "data", "run", "libraries"}
+    families = {"requests", "load", "interfaces", "time", "mpiio", "scaling", "data", "run", "libraries",
+                "trace"}
     fields = {f[0] for f in field_info()}
     for rid, r in RULES.items():
         assert rid == r.id and r.family in families

@@ -35,6 +35,10 @@ def _run(args: argparse.Namespace) -> int:
     trace = profile.trace
     if trace is None:
         raise ParioError(f"{args.log}: the log has no event trace; record one with pario run --trace")
+    if not trace.has_mpi:
+        from pario.trace.metrics import NO_MPI_EVENTS
+
+        raise ParioError(f"{args.log}: no replay: {NO_MPI_EVENTS}")
     p = prepare(trace)  # ReplayError (a ParioError): one line
     m = metrics_of(p, replays(p))
     if args.json:

@@ -74,6 +74,8 @@ extern struct pario_mod_logutil_funcs pnetcdf_file_logutils;
 extern struct pario_mod_logutil_funcs pnetcdf_var_logutils;
 extern struct pario_mod_logutil_funcs lustre_logutils;
 extern struct pario_mod_logutil_funcs stdio_logutils;
+extern struct pario_mod_logutil_funcs dxt_posix_logutils;
+extern struct pario_mod_logutil_funcs dxt_mpiio_logutils;
 void *darshan_log_create(const char *, int, int);
 int darshan_log_put_job(void *, struct darshan_job *);
 int darshan_log_put_exe(void *, char *);
@@ -120,6 +122,34 @@ class LustreComponents:
     ost_ids: tuple[np.ndarray, ...]  # int64, the component's OSTs (its stripe count of them)
 
 
+#: The DXT modules: one record per file and rank, its reads and writes as segments.
+DXT_MODULES: tuple[str, ...] = ("DXT_POSIX", "DXT_MPIIO")
+#: A DXT segment as the library gives it (``segment_info``): offset, length, start and end
+#: (seconds since the job's start); offset -1 where the module's version did not record it.
+SEGMENT_DTYPE = np.dtype([("offset", "=i8"), ("length", "=i8"), ("start", "=f8"), ("end", "=f8")])
+
+
+@dataclass(frozen=True)
+class DxtSegments:
+    """One DXT module's records in log order, and their segments one record after the other:
+    record i's ``write_counts[i]`` writes, then its ``read_counts[i]`` reads, as stored."""
+
+    ids: np.ndarray  # uint64, per record
+    ranks: np.ndarray  # int64, per record
+    hostnames: tuple[str, ...]
+    write_counts: np.ndarray  # int64, per record
+    read_counts: np.ndarray  # int64, per record
+    segments: np.ndarray  # SEGMENT_DTYPE, sum(write_counts + read_counts) rows
+
+    def take(self, keep: np.ndarray) -> DxtSegments:
+        """The records where ``keep`` (a bool per record) is true, with their segments."""
+        counts = self.write_counts + self.read_counts
+        return DxtSegments(self.ids[keep], self.ranks[keep],
+                           tuple(h for h, k in zip(self.hostnames, keep.tolist(), strict=True) if k),
+                           self.write_counts[keep], self.read_counts[keep],
+                           self.segments[np.repeat(keep, counts)])
+
+
 @dataclass(frozen=True)
 class DarshanLog:
     """What :func:`read_log` read: plain, picklable data."""
@@ -131,6 +161,8 @@ class DarshanLog:
     names: dict[int, str]
     records: dict[str, Records]
     lustre: LustreComponents | None
+    #: the DXT modules' segments (:func:`read_dxt`), by module; empty unless asked for
+    dxt: dict[str, DxtSegments] = dataclasses.field(default_factory=dict)
     #: the APMPI and HEATMAP records (:func:`read_apmpi`, :func:`read_heatmap`), None without
     apmpi: ApmpiRecords | None = None
     heatmap: HeatmapRecords | None = None
@@ -228,10 +260,12 @@ def _open_library(ffi: Any, root: str) -> Any:
     raise ImportError("libdarshan-util not found: PyDarshan's wheel bundles it, or install darshan-util")
 
 
-def read_log(path: str, modules: Iterable[str] = tuple(RECORD_STRUCTS), *, lustre: bool = True) -> DarshanLog:
+def read_log(path: str, modules: Iterable[str] = tuple(RECORD_STRUCTS), *, lustre: bool = True,
+             dxt: bool = False) -> DarshanLog:
     """Read ``path``: its job, exe, mounts, modules, names, the records of ``modules`` present in
-    the log, with ``lustre`` the LUSTRE components, and the APMPI and HEATMAP records
-    (``not_read`` says why they could not be).  RuntimeError if it cannot be opened."""
+    the log, with ``lustre`` the LUSTRE components and with ``dxt`` the DXT segments, and the
+    APMPI and HEATMAP records (``not_read`` says why they could not be).
+    RuntimeError if it cannot be opened."""
     dl = library()
     handle = dl.lib.darshan_log_open(os.fsencode(path))
     if handle == dl.ffi.NULL:
@@ -244,13 +278,14 @@ def read_log(path: str, modules: Iterable[str] = tuple(RECORD_STRUCTS), *, lustr
         names = _names(dl, handle)
         records = {m: _records(dl, handle, m, mods[m]["idx"]) for m in modules if m in mods}
         comps = _lustre(dl, handle, mods["LUSTRE"]["idx"]) if lustre and "LUSTRE" in mods else None
+        traces = {m: read_dxt(dl, handle, mods[m]["idx"]) for m in DXT_MODULES if dxt and m in mods}
         not_read: dict[str, str] = {}
         apmpi = _optional(read_apmpi, dl, handle, mods, "APMPI", not_read)
         heatmap = _optional(read_heatmap, dl, handle, mods, "HEATMAP", not_read)
     finally:
         dl.lib.darshan_log_close(handle)
     return DarshanLog(job=job, exe=exe, mounts=mounts, modules=mods, names=names, records=records,
-                      lustre=comps, apmpi=apmpi, heatmap=heatmap, not_read=not_read)
+                      lustre=comps, dxt=traces, apmpi=apmpi, heatmap=heatmap, not_read=not_read)
 
 
 def _string(dl: _Library, chars: Any) -> str:
@@ -425,6 +460,41 @@ def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
     return LustreComponents(
         ids=np.array(ids, dtype=np.uint64), ranks=np.array(ranks, dtype=np.int64), counters=values,
         counter_names=names, pool_names=tuple(pools), ost_ids=tuple(per_comp))
+
+
+def read_dxt(dl: _Library, handle: Any, idx: int) -> DxtSegments:
+    """A DXT module's records (``struct dxt_file_record`` followed by its ``segment_info``
+    array, which the library allocates per record: a record's size varies), in log order."""
+    ffi, lib = dl.ffi, dl.lib
+    head = ffi.sizeof("struct dxt_file_record")
+    item = ffi.sizeof("segment_info")
+    if item != SEGMENT_DTYPE.itemsize:
+        raise RuntimeError("DXT: the library's segment_info does not match its declared layout")
+    ids: list[int] = []
+    ranks: list[int] = []
+    hosts: list[str] = []
+    writes: list[int] = []
+    reads: list[int] = []
+    chunks: list[bytes] = []  # each record's segments, decoded at once at the end
+    while True:
+        buf = ffi.new("void **")  # NULL: the library allocates the record and its segments
+        if lib.darshan_log_get_record(handle, idx, buf) < 1:
+            break
+        try:
+            rec = ffi.cast("struct dxt_file_record *", buf[0])
+            nw, nr = int(rec.write_count), int(rec.read_count)
+            ids.append(int(rec.base_rec.id))
+            ranks.append(int(rec.base_rec.rank))
+            hosts.append(ffi.string(rec.hostname).decode("utf-8", errors="replace"))
+            writes.append(nw)
+            reads.append(nr)
+            chunks.append(ffi.buffer(ffi.cast("char *", buf[0]) + head, (nw + nr) * item)[:])
+        finally:
+            lib.darshan_free(buf[0])
+    return DxtSegments(ids=np.array(ids, dtype=np.uint64), ranks=np.array(ranks, dtype=np.int64),
+                       hostnames=tuple(hosts), write_counts=np.array(writes, dtype=np.int64),
+                       read_counts=np.array(reads, dtype=np.int64),
+                       segments=np.frombuffer(b"".join(chunks), dtype=SEGMENT_DTYPE).copy())
 
 
 # --------------------------------------------------------------------------

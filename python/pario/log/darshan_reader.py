@@ -35,6 +35,8 @@ Darshan's APMPI records (MPI time per rank and call type) fill the rank table's 
 (:mod:`pario.log.apmpi`; ``Job.metadata["mpi_time_source"]`` says what they cover), and its
 HEATMAP records become ``Profile.heatmap`` (:mod:`pario.log.heatmap`); a log without them has
 no MPI time and no heat map, and one whose region of them is damaged is read without them.
+Its DXT_POSIX and DXT_MPIIO segments become ``Profile.trace`` (:mod:`pario.trace.dxt`, docs/trace.md
+"Darshan DXT traces"), likewise left out when their region is damaged (:func:`_dxt_damage`).
 
 Two things read differently from libdarshan-util (docs/metrics.md, "Darshan logs"):
 
@@ -72,6 +74,7 @@ from pario.log.apmpi import ApmpiTime, apmpi_time, coverage
 from pario.log.heatmap import build_heatmap
 from pario.model import LIBRARIES, Job, Profile, add_derived_rank_columns, counter_column
 from pario.table import Table, constant_column
+from pario.trace.dxt import dxt_trace
 
 DARSHAN_MAGIC = 6567223
 #: Log format versions libdarshan-util 3.4/3.5 reads, with their DARSHAN_MAX_MODS.
@@ -137,6 +140,10 @@ class _RawDarshan:
     heatmap: Any = None
     #: module -> why its records could not be read
     not_read: dict[str, str] = field(default_factory=dict)
+    #: the DXT modules' named records and their segments (darshan_lib.DxtSegments), by module
+    dxt: dict[str, Any] = field(default_factory=dict)
+    #: record id -> name of the DXT records
+    dxt_names: dict[int, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------
@@ -201,12 +208,17 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
             continue
         name = module_name(version, idx)
         try:
-            _inflate(data[off:off + length], compression, f"module {idx} data", keep=False)
+            blob = _inflate(data[off:off + length], compression, f"module {idx} data",
+                            keep=name in darshan_lib.DXT_MODULES)
         except _Damaged as exc:
             if name in _READ_MODULES:
                 raise exc.error(where) from None
             # a module pario does not read: the rest of the log is still worth reading
             dropped[idx] = f"the {name} region (bytes {off} to {off + length}) {exc.how}: not read"
+            continue
+        if name in darshan_lib.DXT_MODULES and (why := _dxt_damage(blob, order)):
+            # a trace is an extra: the log's counters are still worth reading without it
+            dropped[idx] = f"the {name} region (bytes {off} to {off + length}) {why}: not read"
     unknown = tuple(i for i in module_versions if i >= len(KNOWN_MODULES))
     return DarshanHeader(version, order, compression, int(partial), nprocs,
                          {k: v for k, v in regions.items() if k >= 0}, module_versions, unknown,
@@ -374,6 +386,29 @@ def _check_name_records(buf: bytes, version: str, order: str, where: str) -> Non
         raise _fail(where, f"malformed name records: {n - pos} bytes at the end are not a record")
 
 
+#: ``struct dxt_file_record``: base record (id, rank), shared_record, hostname[64], write_count,
+#: read_count; then write_count + read_count ``segment_info`` (offset, length, start, end).
+_DXT_RECORD = struct.Struct("Qqq64sqq")
+_DXT_SEGMENT_SIZE = 32
+
+
+def _dxt_damage(blob: bytes, order: str) -> str:
+    """Why a DXT region's records cannot be read as libdarshan-util reads them ('' if they can):
+    every record whole, its counts not negative, its segments inside the region."""
+    head = struct.Struct(order + _DXT_RECORD.format)
+    pos, n = 0, len(blob)
+    while pos < n:
+        if n - pos < head.size:
+            return f"ends inside a record ({n - pos} bytes after the last whole one)"
+        *_, writes, reads = head.unpack_from(blob, pos)
+        if writes < 0 or reads < 0:
+            return f"holds a record with {writes} writes and {reads} reads"
+        pos += head.size + (writes + reads) * _DXT_SEGMENT_SIZE
+        if pos > n:
+            return f"holds a record whose {writes + reads} segments run past its end"
+    return ""
+
+
 def _check_module_version(idx: int, ver: int, where: str) -> None:
     # Newer versions than the library knows are refused by the library itself.
     if ver == 0:
@@ -386,12 +421,16 @@ def _check_module_version(idx: int, ver: int, where: str) -> None:
 
 def _load_with_library(path: str) -> _RawDarshan:
     """Read the log with libdarshan-util (:mod:`pario.log.darshan_lib`) into plain tables."""
-    log = darshan_lib.read_log(path, LAYER_OF_MODULE)
+    log = darshan_lib.read_log(path, LAYER_OF_MODULE, dxt=True)
     raw = _RawDarshan(job=log.job, exe=log.exe, mounts=log.mounts,
                       modules={name: dict(info) for name, info in log.modules.items()})
     names = _name_lookup(log.names)
     for mod, records in log.records.items():
         raw.records[mod] = _module_records(records, names)
+    for mod, segments in log.dxt.items():  # as PyDarshan, only the records with a name
+        found, _ = _names_of(segments.ids, names)
+        raw.dxt[mod] = segments.take(found)
+        raw.dxt_names.update((int(i), log.names[int(i)]) for i in np.unique(segments.ids[found]).tolist())
     if log.lustre is not None:
         raw.lustre = _lustre_components(log.lustre, names)
     raw.apmpi = log.apmpi
@@ -646,10 +685,12 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     meta = dict(job.get("metadata") or {})
     dropped = {module_name(header.version, i): i for i in header.dropped_modules}
     unknown = [f"unknown module {i}" for i in header.unknown_modules]
-    other = sorted({*(m for m in raw.modules if m not in _READ_MODULES), *dropped} - set(unknown)) + unknown
+    other = sorted({*(m for m in raw.modules if m not in _READ_MODULES and m not in raw.dxt), *dropped}
+                   - set(unknown)) + unknown
     other = [m for m in other if m not in _analysed_extras(raw, mpi)]
     modules: dict[str, dict[str, object]] = {
-        m: {"records": len(raw.records[m]) if m in raw.records else None,
+        m: {"records": len(raw.records[m]) if m in raw.records
+            else len(raw.dxt[m].ids) if m in raw.dxt else None,
             "version": int(info.get("ver", 0)), "partial": bool(info.get("partial_flag"))}
         for m, info in raw.modules.items()}
     for m, i in dropped.items():  # left out of the library's copy, still listed
@@ -684,6 +725,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     )
     profile.io = io
     profile.heatmap = raw.heatmap
+    profile.trace = dxt_trace(raw.dxt, raw.dxt_names, nprocs, runtime)
     return profile
 
 

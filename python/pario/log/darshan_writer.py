@@ -21,7 +21,7 @@ import functools
 import os
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import numpy as np
 
 from pario import __version__
 from pario.errors import ParioError
+from pario.log.darshan_lib import DxtSegments
 from pario.model import FS_TYPES, Profile, counter_column
 from pario.table import Table
 
@@ -44,6 +45,7 @@ LOGUTILS: dict[str, str] = {
     "POSIX": "posix_logutils", "MPI-IO": "mpiio_logutils", "H5F": "hdf5_file_logutils",
     "H5D": "hdf5_dataset_logutils", "PNETCDF_FILE": "pnetcdf_file_logutils",
     "PNETCDF_VAR": "pnetcdf_var_logutils", "LUSTRE": "lustre_logutils", "STDIO": "stdio_logutils",
+    "DXT_POSIX": "dxt_posix_logutils", "DXT_MPIIO": "dxt_mpiio_logutils",
 }
 #: Room for the exe line and the mount table in Darshan's job region (DARSHAN_EXE_LEN).
 EXE_MOUNTS_BYTES = 3015
@@ -132,6 +134,8 @@ class DarshanLog:
     modules: tuple[ModuleRecords, ...]
     lustre: tuple[LustreRecord, ...]
     partial_modules: tuple[str, ...]  # modules holding pario's overflow record
+    #: DXT module -> its records and segments (none from a pario profile: built logs, benchmarks)
+    dxt: dict[str, DxtSegments] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------
@@ -407,6 +411,8 @@ def _put_all(dl: Any, handle: Any, content: DarshanLog, mod_ids: dict[str, int],
     if content.lustre:
         puts.append((mod_ids["LUSTRE"], functools.partial(_put_lustre, dl, handle, content.lustre,
                                                           mod_ids["LUSTRE"])))
+    for mod, segments in content.dxt.items():
+        puts.append((mod_ids[mod], functools.partial(_put_dxt, dl, handle, mod, segments, mod_ids[mod])))
     for _, put in sorted(puts, key=lambda p: p[0]):
         failed = put()
         if failed:
@@ -472,6 +478,31 @@ def _put_lustre(dl: Any, handle: Any, records: tuple[LustreRecord, ...], mod_id:
         head.ost_ids = osts
         if put(handle, head) < 0:
             return "the LUSTRE records"
+    return ""
+
+
+def _put_dxt(dl: Any, handle: Any, mod: str, records: DxtSegments, mod_id: int) -> str:
+    """Each DXT record: ``struct dxt_file_record`` followed by its segments (its writes, then its
+    reads), contiguous, as ``log_put_record`` writes them."""
+    from pario.log.darshan_lib import SEGMENT_DTYPE
+
+    ffi = dl.ffi
+    head = ffi.sizeof("struct dxt_file_record")
+    put = dl.lib.mod_logutils[mod_id].log_put_record
+    counts = (records.write_counts + records.read_counts).tolist()
+    first = 0
+    for i, n in enumerate(counts):
+        body = ffi.new("char[]", head + n * SEGMENT_DTYPE.itemsize)
+        rec = ffi.cast("struct dxt_file_record *", body)
+        rec.base_rec.id, rec.base_rec.rank = int(records.ids[i]), int(records.ranks[i])
+        rec.shared_record = 0
+        rec.hostname = records.hostnames[i].encode()[:63]
+        rec.write_count, rec.read_count = int(records.write_counts[i]), int(records.read_counts[i])
+        ffi.memmove(body + head, np.ascontiguousarray(records.segments[first:first + n]).tobytes(),
+                    n * SEGMENT_DTYPE.itemsize)
+        first += n
+        if put(handle, body) < 0:
+            return f"the {mod} records"
     return ""
 
 

@@ -264,8 +264,41 @@ def timeline_view(trace: Trace | None) -> dict[str, Any] | None:
             since = f" from {rt.dropped_from:.3f} s (its own clock)" if rt.dropped_from is not None else ""
             notes.append(f"Rank {rt.rank}: {rt.dropped} events not recorded{since} (the trace reached its "
                          f"cap, PARIO_TRACE_MAX); its row ends with its last recorded event.")
+    if not trace.has_mpi:
+        nested = sum(len(r.events) for r in trace.inner)
+        notes.append(f"From Darshan's DXT modules: {trace.nevents + nested:,} POSIX and MPI-IO reads and "
+                     "writes"
+                     + (f", of which {nested:,} POSIX calls made inside MPI-IO calls are drawn as part of "
+                        "them" if nested else "")
+                     + ". The MPI calls, opens, closes and seeks are not traced: the time between two "
+                     "reads or writes is not computation.")
+    from pario.report.file_activity import file_activity, file_activity_figure
+    from pario.trace.activity import io_activity, io_calls
+
+    calls = io_calls(trace)
+    fa = file_activity(trace, calls=calls)
     return {"figure": timeline_figure(tl, trace.files), "notes": notes, "segments": len(tl.segments),
-            "recorded": tl.recorded, "events": trace.nevents}
+            "recorded": tl.recorded, "events": trace.nevents, "has_mpi": trace.has_mpi,
+            "activity": activity_rows(io_activity(trace, calls=calls)),
+            "files_figure": file_activity_figure(fa) if fa is not None else None}
+
+
+def activity_rows(a: Any) -> list[tuple[str, str]]:
+    """The I/O-over-time metrics of a trace (pario.trace.activity.IOActivity) as (label, value) rows."""
+    from pario import units
+
+    if not a.calls:
+        return []
+    rows = [("I/O calls (outermost)", f"{a.calls:,}"), ("ranks doing I/O", f"{a.ranks:,}"),
+            ("I/O span, first call to last", f"{units.seconds(a.span)} ({units.seconds(a.first)} to "
+                                             f"{units.seconds(a.last)})"),
+            ("time with at least one rank in I/O", units.seconds(a.busy)
+             + (f" ({units.percent(a.busy_share)} of the run)" if a.busy_share is not None else ""))]
+    if a.mean_concurrency is not None:
+        rows.append(("calls in flight while any is: mean / peak", f"{a.mean_concurrency:.2f} / {a.peak:,}"))
+    rows.append(("I/O phases (separated by idle gaps of at least " + units.seconds(a.gap) + ")",
+                 f"{len(a.phases):,}"))
+    return rows
 
 
 def run_label(run: RunAnalysis) -> str:

@@ -21,6 +21,10 @@ from pario.trace.model import Trace
 from pario.trace.replay import Prepared, Replay, prepare, replays
 
 NO_TRACE = "no event trace: run with pario run --trace"
+#: Why a Darshan DXT trace gives no replay: it holds the reads and writes only.
+NO_MPI_EVENTS = ("the trace is Darshan's DXT: it holds only the POSIX and MPI-IO reads and writes, "
+                 "not the MPI calls, so the time between them is not computation and the waits between "
+                 "ranks are unknown; a replay needs pario run --trace")
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ def trace_metrics(trace: Trace | None) -> TraceMetrics:
     """The replays of ``trace`` and their POP factors; unavailable entries say why."""
     if trace is None:
         return TraceMetrics.unavailable(NO_TRACE)
+    if not trace.has_mpi:
+        return TraceMetrics.unavailable(NO_MPI_EVENTS)
     try:
         p = prepare(trace)
         runs = replays(p)

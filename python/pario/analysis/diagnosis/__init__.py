@@ -29,6 +29,7 @@ from pario.analysis.diagnosis import mpiio as _mpiio  # noqa: F401
 from pario.analysis.diagnosis import requests as _requests  # noqa: F401
 from pario.analysis.diagnosis import scaling as _scaling  # noqa: F401
 from pario.analysis.diagnosis import time as _time  # noqa: F401
+from pario.analysis.diagnosis import trace_access as _trace_access  # noqa: F401
 from pario.analysis.diagnosis.config import RuleConfig, load_config, make_config
 from pario.analysis.diagnosis.facts import Facts, facts_of
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject, finding_dict

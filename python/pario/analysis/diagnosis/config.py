@@ -129,6 +129,18 @@ class RuleConfig:
     )
     few_ranks_min_nprocs: int = _f(4, "count", "smallest job for the few-ranks rule")
 
+    # --- trace (offsets and times of each call: Darshan DXT, pario run --trace) -----------------
+    trace_serial_min_ranks: int = _f(
+        4, "count", "fewest ranks reading (or writing) at the file-system level for the turn-taking rule"
+    )
+    trace_serial_max_shared: float = _f(
+        0.05, "share", "time with two calls or more in flight, as a share of the time with at least one, "
+        "at or below which the ranks take turns"
+    )
+    trace_overlap_min_bytes: int = _f(
+        1, "B", "fewest bytes of a file written by two ranks or more for a finding"
+    )
+
     # --- interfaces ------------------------------------------------------------------------
     collective_max_request_bytes: int = _f(
         1 * MiB, "B", "mean independent MPI-IO request below which collective I/O would merge requests"
