@@ -614,3 +614,36 @@ def test_a_command_that_starts_its_mpi_jobs_itself_is_tuned(tmp_path: Path, pari
         assert run["steps"] == 1 and step.exists()
         m = measure(read_log(step), "write-bw")
         assert t.value == m.value and m.bytes == 2 * SEGMENTS * BLOCK
+
+
+def test_trials_at_once_write_into_their_own_trial_dir(tmp_path: Path, pario_cmd, mpi_env):
+    """--jobs 2 with the data file at '{trial_dir}/b.dat': each run writes its own file, in its own
+    directory, and its log measures that file."""
+    args = ["--budget", "2", "--jobs", "2", "--strategy", "random", "--seed", "2", "--study", "j",
+            "--no-verify", "--", "mpirun", "--oversubscribe", "-np", "2", str(kernel_exe("block")),
+            *KERNEL_ARGS, "--path", "{trial_dir}/b.dat"]
+    done = tune(pario_cmd, mpi_env, tmp_path, *args)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
+    trials = budget_trials(trials_of(sqlite_url(tmp_path), "j"))
+    assert [t.state for t in trials] == [TrialState.COMPLETE] * 2
+    for t in trials:
+        (run,) = t.user_attrs["runs"]
+        rdir = Path(run["log"]).parent
+        data = rdir / "b.dat"
+        assert data.stat().st_size == 2 * SEGMENTS * BLOCK
+        assert [str(n) for n in read_log(Path(run["log"])).layer("mpiio")["name"]] == [str(data)]
+
+
+def test_a_shared_absolute_path_with_jobs_is_warned_about(tmp_path: Path, pario_cmd, mpi_env):
+    shared = tmp_path / "shared.dat"
+    done = tune(pario_cmd, mpi_env, tmp_path, "--jobs", "2", "--show-space", "--", "mpirun", "-np", "2",
+                str(kernel_exe("block")), "--path", str(shared), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == (
+        f"pario tune: warning: with --jobs 2 the trials run at the same time, and all would use {shared}: if "
+        "the command writes it, write {trial_dir} in its place (each run's own directory), e.g. -o "
+        "'{trial_dir}/out.dat'")
+    alone = tune(pario_cmd, mpi_env, tmp_path, "--show-space", "--", "mpirun", "-np", "2",
+                 str(kernel_exe("block")), "--path", str(shared), timeout=60)
+    assert "warning" not in alone.stderr

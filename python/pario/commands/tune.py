@@ -19,7 +19,7 @@ examples:
   pario tune --strategy pract --study app-16 \\
       --storage postgresql://me@db/pario -- mpirun -np 16 ./app
   pario tune --launcher slurm --jobs 4 \\
-      --sbatch-args "-N 2 -n 64 -t 10" -- srun ./app
+      --sbatch-args "-N 2 -n 64 -t 10" -- srun ./app -o '{trial_dir}/out.dat'
   pario tune report app-16 --html app-16.html
 
 Each trial is a `pario run` of the command with one configuration (MPI-IO
@@ -27,9 +27,11 @@ hints through PARIO_HINTS, Open MPI MCA variables, pario's collective engine,
 Lustre striping). The default configuration is measured first, the same way
 (if it fails, the study stops there); at the end the best and the default are
 run until each has 3 samples and the best is only called better when the
-difference is outside the noise. Studies are stored (default: SQLite in
-.pario/tune.db) and resume with --study NAME. Files: .pario/tune/<study>/
-(each run's log, stdout and stderr; best.hints). See docs/tune.md."""
+difference is outside the noise. {trial_dir} in the command becomes each
+run's own directory: give it for the files trials running at once (--jobs)
+must not share. Studies are stored (default: SQLite in .pario/tune.db) and
+resume with --study NAME. Files: .pario/tune/<study>/ (each run's log,
+stdout and stderr; best.hints). See docs/tune.md."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -129,6 +131,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.launcher == "slurm":
         if shutil.which("sbatch") is None:
             raise ParioError("--launcher slurm: sbatch not found on PATH")
+    if args.jobs > 1:
+        from pario.tune.study import shared_paths
+
+        for path in shared_paths(command):
+            print(f"pario tune: warning: with --jobs {args.jobs} the trials run at the same time, and all "
+                  f"would use {path}: if the command writes it, write {{trial_dir}} in its place (each "
+                  "run's own directory), e.g. -o '{trial_dir}/out.dat'", file=sys.stderr)
     space = tune.make_space(settings, args.space)
     if args.show_space:
         from pario.tune.space import render

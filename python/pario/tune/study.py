@@ -56,6 +56,28 @@ from pario.tune.space import (
 )
 
 ROLES_IN_BUDGET = ("default", "search")
+#: Written in the command, it becomes each run's own directory (files trials must not share).
+TRIAL_DIR = "{trial_dir}"
+
+
+def in_trial_dir(command: Sequence[str], rdir: Path) -> list[str]:
+    """The command of one run: every ``{trial_dir}`` in it becomes the run's own directory."""
+    return [a.replace(TRIAL_DIR, str(rdir)) for a in command]
+
+
+def shared_paths(command: Sequence[str]) -> list[str]:
+    """The absolute paths in ``command`` (arguments, or values of ``--opt=PATH``) that concurrent
+    trials would all use, other than programs and directories: files a run may write."""
+    out = []
+    for arg in command[1:]:
+        path = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if not path.startswith("/") or TRIAL_DIR in path:
+            continue
+        p = Path(path)
+        if p.is_dir() or (p.is_file() and os.access(p, os.X_OK)):
+            continue
+        out.append(path)
+    return out
 #: How a failed run's error names the file that holds all of the command's messages (its last
 #: line): the error keeps only the tail of them.
 MESSAGES_IN = "all its messages: "
@@ -267,7 +289,8 @@ class Runner:
                     error = f"{' '.join(stripe)}: {done.stderr.strip()[:300]}"
                     runs.append({"status": "failed", "error": error})
                     break
-            argv = pario_run_argv(log, cfg.pario_run_args(a, hints_file), self.s.command)
+            rdir.mkdir(parents=True, exist_ok=True)
+            argv = pario_run_argv(log, cfg.pario_run_args(a, hints_file), in_trial_dir(self.s.command, rdir))
             if self.s.launcher == "slurm":
                 res = run_slurm(argv, env, self.s.workdir, rdir, log, self.s.timeout, self.s.sbatch_args,
                                 f"pario-tune-{number}")
