@@ -524,9 +524,10 @@ def new_kind(path: Path, name: str, kind: object) -> str:
 def apply_space_file(space: Space, path: Path) -> Space:
     """``space`` narrowed or extended by a TOML space file (format in docs/tune.md).
 
-    ``only = [...]`` keeps just those dimensions; ``[dimensions.NAME]`` with ``values = [...]``
-    replaces a dimension's choices (``default`` is always kept first), ``drop = true`` removes
-    it, and a new NAME with ``kind`` (hint, mca, hdf5 or pnetcdf) adds one.
+    ``only = [...]`` keeps just those dimensions of the detected space (and every dimension the
+    file adds); ``[dimensions.NAME]`` with ``values = [...]`` replaces a dimension's choices
+    (``default`` is always kept first), ``drop = true`` removes it, and a new NAME with ``kind``
+    (hint, mca, hdf5 or pnetcdf; an ``hdf5.*`` or ``nc_*`` NAME needs none) adds one.
     """
     data = _load_toml(path)
     unknown = set(data) - {"only", "dimensions"}
@@ -534,6 +535,7 @@ def apply_space_file(space: Space, path: Path) -> Space:
         raise ParioError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} (expected only, dimensions)")
     dims = {d.name: d for d in space.dimensions}
     order = list(dims)
+    added: list[str] = []  # the dimensions the file adds: 'only' keeps them
     tables = data.get("dimensions", {})
     if not isinstance(tables, dict):
         raise ParioError(f"{path}: 'dimensions' must be a table of [dimensions.NAME] tables")
@@ -555,12 +557,14 @@ def apply_space_file(space: Space, path: Path) -> Space:
             if texts:
                 dims[name] = replace(dims[name], choices=(DEFAULT, *dict.fromkeys(texts)))
             continue
-        kind = new_kind(path, name, table.get("kind"))
+        # an hdf5.* or nc_* key is a library's even without kind, detected or not
+        kind = new_kind(path, name, table.get("kind") or library_kind(name))
         if not texts:
             raise ParioError(f"{path}: [dimensions.{name}] needs values")
         full = name if kind != "mca" or name.startswith("mca.") else f"mca.{name}"
         dims[full] = Dimension(full, kind, (DEFAULT, *dict.fromkeys(texts)), None, str(table.get("help", "")))
         order.append(full)
+        added.append(full)
     only = data.get("only")
     if only is not None:
         if not isinstance(only, list) or not all(isinstance(x, str) for x in only):
@@ -569,7 +573,7 @@ def apply_space_file(space: Space, path: Path) -> Space:
         if missing:
             raise ParioError(f"{path}: 'only' names {', '.join(missing)}, not in the space "
                              f"(pario tune --show-space lists it)")
-        dims = {k: v for k, v in dims.items() if k in only}
+        dims = {k: v for k, v in dims.items() if k in only or k in added}
     kept = [dims[n] for n in dict.fromkeys(order) if n in dims]
     # a dimension whose parent was removed applies as if the parent were at its default
     names = {d.name for d in kept}
