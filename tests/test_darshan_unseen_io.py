@@ -20,17 +20,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from darshan_builder import ID_DFUSE, ior_daos_log
 from darshan_recipes import (
+    BUILT_DIR,
     E3SM_BYTES,
     E3SM_MPIIO_WRITE_TIME,
     E3SM_NPROCS,
     E3SM_OUT_ID,
     E3SM_RUNTIME,
     RECIPES,
-    BUILT_DIR,
 )
-
 from pario.analysis.diagnosis import diagnose
 from pario.analysis.io import profile_io
 from pario.analysis.rankio import blind_library_files
