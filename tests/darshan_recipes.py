@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from pario.log import darshan_lib
+from pario.log.darshan_lib import SEGMENT_DTYPE, DxtSegments
 from pario.log.darshan_writer import DarshanJob, DarshanLog, LustreRecord, ModuleRecords, write_darshan_log
 
 BUILT_DIR = Path(__file__).parent / "data" / "darshan-built"
@@ -83,6 +84,27 @@ def log(job_record: DarshanJob, exe: str, names: Mapping[int, str], modules: Seq
         lustre_records: Sequence[LustreRecord] = ()) -> DarshanLog:
     return DarshanLog(job=job_record, exe=exe, mounts=tuple(mounts), names=dict(names),
                       modules=tuple(modules), lustre=tuple(lustre_records), partial_modules=())
+
+
+#: One DXT segment of a recipe: (rank, record id, is a write, offset, length, start, end).
+Segment = tuple[int, int, bool, int, int, float, float]
+
+
+def dxt_segments(rows: Sequence[Segment]) -> DxtSegments:
+    """DXT records of ``rows``: one per (file, rank), its writes then its reads."""
+    keys = sorted({(r[1], r[0]) for r in rows})
+    segs, ids, ranks, nw, nr = [], [], [], [], []
+    for fid, rank in keys:
+        mine = [r for r in rows if (r[1], r[0]) == (fid, rank)]
+        writes = [r for r in mine if r[2]]
+        reads = [r for r in mine if not r[2]]
+        segs += [(r[3], r[4], r[5], r[6]) for r in writes + reads]
+        ids.append(fid)
+        ranks.append(rank)
+        nw.append(len(writes))
+        nr.append(len(reads))
+    return DxtSegments(np.array(ids, np.uint64), np.array(ranks, np.int64), tuple("nid0001" for _ in keys),
+                       np.array(nw, np.int64), np.array(nr, np.int64), np.array(segs, dtype=SEGMENT_DTYPE))
 
 
 def write(name: str, directory: Path = BUILT_DIR) -> Path:

@@ -18,16 +18,14 @@ import struct
 import subprocess
 import sys
 import zlib
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from darshan_recipes import job, log, module
+from darshan_recipes import dxt_segments, job, log, module
 from pario.analysis.diagnosis import diagnose
 from pario.log import darshan_lib, read_log
-from pario.log.darshan_lib import SEGMENT_DTYPE, DxtSegments
 from pario.log.darshan_writer import write_darshan_log
 from pario.report.file_activity import binned_bytes, file_activity
 from pario.report.timeline import DXT_GAP_LABEL, timeline, timeline_figure
@@ -272,24 +270,6 @@ OUT_ID = 0x6B1D3E5F7A9C0B01
 MIB = 1 << 20
 
 
-def _dxt(rows: Sequence[tuple[int, int, bool, int, int, float, float]]) -> DxtSegments:
-    """DXT records of ``rows`` (rank, file, write, offset, length, start, end): one per (file,
-    rank), its writes then its reads."""
-    keys = sorted({(r[1], r[0]) for r in rows})
-    segs, ids, ranks, nw, nr = [], [], [], [], []
-    for fid, rank in keys:
-        mine = [r for r in rows if (r[1], r[0]) == (fid, rank)]
-        writes = [r for r in mine if r[2]]
-        reads = [r for r in mine if not r[2]]
-        segs += [(r[3], r[4], r[5], r[6]) for r in writes + reads]
-        ids.append(fid)
-        ranks.append(rank)
-        nw.append(len(writes))
-        nr.append(len(reads))
-    return DxtSegments(np.array(ids, np.uint64), np.array(ranks, np.int64), tuple("nid0001" for _ in keys),
-                       np.array(nw, np.int64), np.array(nr, np.int64), np.array(segs, dtype=SEGMENT_DTYPE))
-
-
 def _checkpoint_log(tmp_path: Path, *, every_rank_writes_header: bool) -> Path:
     nprocs = 8
     rows = []
@@ -306,7 +286,7 @@ def _checkpoint_log(tmp_path: Path, *, every_rank_writes_header: bool) -> Path:
         "POSIX_F_WRITE_START_TIMESTAMP": min(x[5] for x in rows if x[0] == r),
         "POSIX_F_WRITE_END_TIMESTAMP": max(x[6] for x in rows if x[0] == r)}) for r in range(nprocs)])
     content = dataclasses.replace(log(job(nprocs, 1_700_000_000.0, 1_700_000_002.0), "./ckpt", {OUT_ID: OUT},
-                                      [posix]), dxt={"DXT_POSIX": _dxt(rows)})
+                                      [posix]), dxt={"DXT_POSIX": dxt_segments(rows)})
     path = tmp_path / ("ckpt-header-by-all.darshan" if every_rank_writes_header else "ckpt.darshan")
     write_darshan_log(content, path)
     return path

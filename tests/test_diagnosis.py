@@ -279,7 +279,19 @@ OTHER_FILES = {"RUN-LAUNCHER-ONLY": "tests/test_job_scripts.py",
                "LIB-AMPLIFICATION": "tests/test_library_layers.py",
                # what only a Darshan log holds: modules pario reads past, a library record of -1s
                "DATA-MODULES-NOT-ANALYSED": "tests/test_darshan_unseen_io.py",
-               "DATA-LIBRARY-NO-COUNTERS": "tests/test_darshan_unseen_io.py"}
+               "DATA-LIBRARY-NO-COUNTERS": "tests/test_darshan_unseen_io.py",
+               # what a trace or a heat map shows, on Darshan's DXT and HEATMAP records
+               "TRACE-SERIALISED-IO": "tests/test_darshan_dxt.py",
+               "TRACE-WRITE-OVERLAP": "tests/test_darshan_dxt.py",
+               "TRACE-ACCESS-PATTERN": "tests/test_trace_access_pattern.py",
+               "TIME-IO-BURSTS": "tests/test_darshan_heatmap_apmpi.py",
+               "LOAD-IO-STAGGERED": "tests/test_darshan_heatmap_apmpi.py"}
+
+
+def test_the_rules_tested_elsewhere_are_tested_there():
+    """Each file of OTHER_FILES names its rule."""
+    root = Path(__file__).resolve().parents[1]
+    assert [r for r, f in OTHER_FILES.items() if r not in (root / f).read_text()] == []
 
 
 def test_every_run_rule_has_a_real_run_case():

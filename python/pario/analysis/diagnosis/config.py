@@ -140,6 +140,12 @@ class RuleConfig:
     trace_overlap_min_bytes: int = _f(
         1, "B", "fewest bytes of a file written by two ranks or more for a finding"
     )
+    trace_pattern_min_calls: int = _f(
+        64, "count", "fewest small requests to a file (one direction) for the strided/random rule"
+    )
+    trace_pattern_min_share: float = _f(
+        0.5, "share", "share of a file's requests that are strided (or random) for the strided/random rule"
+    )
 
     # --- interfaces ------------------------------------------------------------------------
     collective_max_request_bytes: int = _f(

@@ -292,3 +292,107 @@ def _merge(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.flatnonzero(new)
     last = np.concatenate((first[1:] - 1, [len(lo) - 1]))
     return lo[first], reach[last]
+
+
+# ---------------------------------------------------------------------------
+# TRACE-ACCESS-PATTERN
+# ---------------------------------------------------------------------------
+
+#: How each request of a rank moves from the end of its previous one on the same file.
+SEQUENTIAL, STRIDED, BACKWARD, IRREGULAR = words.SEQUENTIAL, words.STRIDED, words.BACKWARD, words.IRREGULAR
+
+
+@dataclass(frozen=True)
+class PatternFile:
+    name: str
+    pattern: str  # STRIDED, or BACKWARD / IRREGULAR (random)
+    calls: int  # requests in this direction
+    steps: dict[str, int]  # requests after the first of each rank, by how they move
+    request: float  # mean request size (bytes)
+    stride: int  # the gap most strided steps skip (bytes; 0 when not strided)
+    ranks: int
+    time: float  # time in these calls, all ranks
+
+
+@dataclass(frozen=True)
+class AccessPattern(Hit):
+    direction: str = "write"
+    files: tuple[PatternFile, ...] = ()  # the most time first
+    calls: int = 0  # requests of the files named
+    mpiio: bool = False  # the calls were made inside MPI-IO calls
+    nprocs: int = 1
+
+
+@rule("TRACE-ACCESS-PATTERN", title="Small requests in a strided or random order (from their offsets)",
+      family=FAMILY, config=("trace_pattern_min_calls", "trace_pattern_min_share", "small_request_bytes"),
+      words=words.access_pattern)
+def access_pattern(facts: Facts, cfg: RuleConfig) -> Iterator[AccessPattern]:
+    """Each rank's small requests to a file skip over the same gap again and again (strided) or jump
+    about (random), read from the offsets of the calls: what the counters cannot tell apart."""
+    calls = fs_calls(facts, cfg)
+    trace = facts.profile.trace
+    if trace is None or not len(calls):
+        return
+    inner = {rt.rank for rt in trace.inner if len(rt.events)}
+    for kind, direction in ((Kind.IO_WRITE, "write"), (Kind.IO_READ, "read")):
+        sel = calls.take(np.flatnonzero((calls.kind == kind) & (calls.offset >= 0) & (calls.nbytes > 0)))
+        patterns = (_file_pattern(trace, sel.take(np.flatnonzero(sel.file == fid)), fid, cfg)
+                    for fid in np.unique(sel.file).tolist())
+        found = [f for f in patterns if f is not None]
+        if not found:
+            continue
+        found.sort(key=lambda f: -f.time)
+        named = calls.take(np.flatnonzero((calls.kind == kind) & np.isin(
+            calls.file, [fid for fid, name in trace.files.items() if name in {f.name for f in found}])))
+        per_rank = np.bincount(named.rank, weights=named.end - named.start, minlength=trace.nprocs)
+        yield AccessPattern(time_lost=float(per_rank.max()), direction=direction, files=tuple(found),
+                            calls=sum(f.calls for f in found), nprocs=trace.nprocs,
+                            mpiio=bool(inner) and set(np.unique(named.rank).tolist()) <= inner)
+
+
+def _file_pattern(trace: Trace, c: Calls, fid: int, cfg: RuleConfig) -> PatternFile | None:
+    """The pattern of one file's requests in one direction, None when it is not worth a finding
+    (few requests, large ones, or mostly sequential)."""
+    if len(c) < cfg.trace_pattern_min_calls or float(c.nbytes.mean()) > cfg.small_request_bytes:
+        return None
+    steps, stride = _steps(c)
+    moved = sum(steps.values())
+    if not moved:
+        return None
+    random = steps[BACKWARD] + steps[IRREGULAR]
+    if steps[STRIDED] >= cfg.trace_pattern_min_share * moved:
+        pattern = STRIDED
+    elif random >= cfg.trace_pattern_min_share * moved:
+        pattern = BACKWARD if steps[BACKWARD] >= steps[IRREGULAR] else IRREGULAR
+    else:
+        return None
+    name = trace.files.get(int(fid), f"record {int(fid):#x}")
+    kept_stride = stride if pattern == STRIDED else 0
+    ranks = len(np.unique(c.rank))
+    return PatternFile(name, pattern, len(c), steps, float(c.nbytes.mean()), kept_stride, ranks,
+                       float((c.end - c.start).sum()))
+
+
+def _steps(c: Calls) -> tuple[dict[str, int], int]:
+    """How each rank's requests (in the order they started) move from the end of the previous one:
+    onto it (sequential), forward by the rank's most common gap (strided), backwards, or forward
+    by another gap (irregular); and the most common strided gap over all ranks."""
+    order = np.lexsort((c.start, c.rank))
+    rank, lo = c.rank[order], c.offset[order]
+    hi = lo + c.nbytes[order]
+    same = rank[1:] == rank[:-1]
+    gap = (lo[1:] - hi[:-1])[same]
+    step_rank = rank[1:][same]
+    strided = np.zeros(len(gap), dtype=bool)
+    forward = gap > 0
+    gaps: dict[int, int] = {}
+    for r in np.unique(step_rank[forward]).tolist():
+        mine = np.flatnonzero(forward & (step_rank == r))
+        values, counts = np.unique(gap[mine], return_counts=True)
+        common = values[np.argmax(counts)]
+        if counts.max() >= 2:
+            strided[mine[gap[mine] == common]] = True
+            gaps[int(common)] = gaps.get(int(common), 0) + int(counts.max())
+    out = {SEQUENTIAL: int(np.count_nonzero(gap == 0)), STRIDED: int(np.count_nonzero(strided)),
+           BACKWARD: int(np.count_nonzero(gap < 0)), IRREGULAR: int(np.count_nonzero(forward & ~strided))}
+    return out, max(gaps, key=lambda g: gaps[g]) if gaps else 0

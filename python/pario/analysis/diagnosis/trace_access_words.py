@@ -11,7 +11,10 @@ from pario.analysis.diagnosis.hits import Words
 
 if TYPE_CHECKING:
     from pario.analysis.diagnosis.facts import Facts
-    from pario.analysis.diagnosis.trace_access import Serialised, WriteOverlap
+    from pario.analysis.diagnosis.trace_access import AccessPattern, PatternFile, Serialised, WriteOverlap
+
+#: The names of trace_access's step kinds (the module imports this one: not from there).
+SEQUENTIAL, STRIDED, BACKWARD, IRREGULAR = "sequential", "strided", "backward", "irregular"
 
 
 def serialised(hit: Serialised, facts: Facts, cfg: RuleConfig) -> Words:
@@ -118,3 +121,81 @@ def write_overlap(hit: WriteOverlap, facts: Facts, cfg: RuleConfig) -> Words:
             "romio_ds_write disable"))
     return Words(statement, evidence, recs, subjects=subjects, notes=notes,
                  time_basis="not estimated: this finding is about what the file holds")
+
+
+def access_pattern(hit: AccessPattern, facts: Facts, cfg: RuleConfig) -> Words:
+    d = hit.direction
+    top = hit.files[0]
+    moved = sum(top.steps.values())
+    size = fmt.nbytes(top.request)
+    if top.pattern == STRIDED:
+        how = (f"each rank's {d}s of {size} skip {fmt.nbytes(top.stride)} after each other "
+               f"({fmt.pct(top.steps[STRIDED] / moved)} of them): a strided pattern")
+    else:
+        back, other = top.steps[BACKWARD], top.steps[IRREGULAR]
+        how = (f"each rank's {d}s of {size} jump about the file ({fmt.pct((back + other) / moved)} of them: "
+               f"{fmt.count(back)} backwards, {fmt.count(other)} forward by irregular gaps): a random "
+               "pattern")
+    if hit.nprocs == 1:
+        how = how.replace("each rank's", "the program's", 1)
+    more = f" ({len(hit.files) - 1} more file(s) likewise)" if len(hit.files) > 1 else ""
+    merged = " (or a collective call that merges the ranks' pieces)" if hit.nprocs > 1 else ""
+    statement = (
+        f"In {top.name}, {how}{more}. Every such request is a separate file-system call with its own "
+        f"latency{' and lock' if top.ranks > 1 else ''}, where one large request{merged} would move the same "
+        "bytes at once."
+    )
+    evidence = [
+        Metric("requests", f"{d}s on these files", hit.calls, "count"),
+        Metric("mean_request", f"mean {d} ({top.name})", top.request, "B"),
+        Metric("sequential", "requests that continue the previous one", top.steps[SEQUENTIAL], "count"),
+        Metric("strided", "requests after the rank's usual gap", top.steps[STRIDED], "count"),
+        Metric("backward", "requests before the previous one", top.steps[BACKWARD], "count"),
+        Metric("irregular", "requests after another gap", top.steps[IRREGULAR], "count"),
+        Metric("time_at_stake", f"slowest rank's time in these {d}s", hit.time_lost, "s"),
+    ]
+    if top.pattern == STRIDED:
+        evidence.insert(2, Metric("stride", "gap skipped between a rank's requests", top.stride, "B"))
+    subjects = [Subject("file", f.name, (
+        Metric("pattern", "pattern", "strided" if f.pattern == STRIDED else "random", "text"),
+        Metric("requests", f"{d}s", f.calls, "count"),
+        Metric("mean_request", "mean request", f.request, "B"),
+        Metric("ranks", "ranks", f.ranks, "count"))) for f in hit.files]
+    recs = []
+    if top.pattern == STRIDED and hit.nprocs > 1:
+        recs.append(_strided_view(d, top))
+    elif top.pattern == STRIDED:
+        every = fmt.nbytes(top.request + top.stride)
+        text = (f"Read the region in one call and pick the pieces ({every} apart) in memory." if d == "read"
+                else f"Assemble the region in memory (the pieces, {every} apart, and what lies between them) "
+                     "and write it in one call.")
+        recs.append(Recommendation("code", text))
+    else:
+        then = "read the region once and pick the pieces" if d == "read" else "assemble them, then write"
+        recs.append(Recommendation(
+            "code", f"Sort each rank's {d}s by offset, or gather the pieces in memory and {d} whole regions: "
+                    f"{then}."))
+    if hit.mpiio:
+        recs.append(Recommendation(
+            "hint",
+            (f"These calls are made inside MPI-IO calls: ROMIO's data sieving {d}s larger blocks around "
+             "scattered pieces of independent calls:"),
+            f"romio_ds_{d} enable"))
+    basis = (f"upper bound: the slowest rank's time in the {d}s on these files; larger requests save part "
+             "of it")
+    return Words(statement, evidence, recs, time_basis=basis, subjects=subjects)
+
+
+def _strided_view(d: str, top: PatternFile) -> Recommendation:
+    """A strided file view and one collective call for the ranks' strided pieces."""
+    block, every = int(top.request), int(top.request + top.stride)
+    call = "MPI_File_write_all" if d == "write" else "MPI_File_read_all"
+    return Recommendation(
+        "code",
+        (f"Describe each rank's pieces once with a strided file view (MPI_Type_vector of "
+         f"{fmt.nbytes(block)} blocks every {fmt.nbytes(every)}) and {d} them in one collective call: the "
+         "MPI-IO layer then merges them across ranks into large contiguous requests (two-phase I/O)."),
+        f"MPI_Type_vector(count, {block}, {every}, MPI_BYTE, &filetype);\n"
+        "MPI_Type_commit(&filetype);\n"
+        "MPI_File_set_view(fh, disp, MPI_BYTE, filetype, \"native\", MPI_INFO_NULL);\n"
+        f"{call}(fh, buf, count * {block}, MPI_BYTE, MPI_STATUS_IGNORE);")
