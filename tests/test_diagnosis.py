@@ -284,6 +284,7 @@ OTHER_FILES = {"RUN-LAUNCHER-ONLY": "tests/test_job_scripts.py",
                "TRACE-SERIALISED-IO": "tests/test_darshan_dxt.py",
                "TRACE-WRITE-OVERLAP": "tests/test_darshan_dxt.py",
                "TRACE-ACCESS-PATTERN": "tests/test_trace_access_pattern.py",
+               "TRACE-PHASE-STRAGGLERS": "tests/test_trace_access_pattern.py",
                "TIME-IO-BURSTS": "tests/test_darshan_heatmap_apmpi.py",
                "LOAD-IO-STAGGERED": "tests/test_darshan_heatmap_apmpi.py"}
 

@@ -97,3 +97,63 @@ def test_one_process_gets_no_mpi_advice() -> None:
     f = _pattern(LOGS / "nonmpi_dxt_anonymized.darshan")
     assert f is not None and "the program's" in f.statement and "each rank" not in f.statement
     assert not any("MPI" in r.text or "MPI" in r.snippet for r in f.recommendations)
+
+
+# --- TRACE-PHASE-STRAGGLERS --------------------------------------------------------------------
+
+def _phase_log(tmp_path: Path, name: str, late: dict[int, tuple[float, float]]) -> Path:
+    """8 ranks write 1 MiB each at 1.000 s for 10 ms; ``late`` rank -> (start, duration) instead."""
+    rows: list[Segment] = []
+    for r in range(8):
+        start, took = late.get(r, (1.0, 0.01))
+        rows.append((r, FILE_ID, True, r * 1024 * KIB, 1024 * KIB, start, start + took))
+    return _log_n(tmp_path, name, rows, 8)
+
+
+def _log_n(tmp_path: Path, name: str, rows: list[Segment], nprocs: int) -> Path:
+    posix = module("POSIX", [(FILE_ID, r, {
+        "POSIX_OPENS": 1, "POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": x[4], "POSIX_F_WRITE_TIME": x[6] - x[5]})
+        for r, x in enumerate(rows)])
+    content = dataclasses.replace(log(job(nprocs, 1_700_000_000.0, 1_700_000_010.0), "./sim", {FILE_ID: FILE},
+                                      [posix]), dxt={"DXT_POSIX": dxt_segments(rows)})
+    path = tmp_path / name
+    write_darshan_log(content, path)
+    return path
+
+
+def _stragglers(path: Path) -> Finding | None:
+    return next((f for f in diagnose(read_log(path)) if f.id == "TRACE-PHASE-STRAGGLERS"), None)
+
+
+def test_a_rank_whose_write_is_slow_finishes_the_phase_late(tmp_path: Path) -> None:
+    """Rank 5's 1 MiB write takes 200 ms, the others' 10 ms: it ends 190 ms after the median rank."""
+    f = _stragglers(_phase_log(tmp_path, "slow.darshan", {5: (1.0, 0.2)}))
+    assert f is not None
+    ev = {m.name: m.value for m in f.evidence}
+    assert ev == pytest.approx({"phase_start": 1.0, "phase_end": 1.2, "ranks": 8, "stragglers": 1,
+                                "median_finish": 1.01, "latest_finish": 1.2, "median_io": 0.01,
+                                "straggler_io": 0.2})
+    assert f.time_lost == pytest.approx(0.19)
+    assert "rank 5 spends 200 ms in I/O calls, the median rank 10 ms" in f.statement
+    assert [s.name for s in f.subjects] == ["rank 5"]
+
+
+def test_a_rank_that_starts_late_is_told_apart(tmp_path: Path) -> None:
+    """Rank 2 starts its 30 ms write 90 ms after the others (an idle gap of 80 ms, under 1% of the
+    10 s run: the same phase): its delay is mostly before its I/O."""
+    f = _stragglers(_phase_log(tmp_path, "late.darshan", {2: (1.09, 0.03)}))
+    assert f is not None
+    assert "rank 2 starts its I/O 90 ms after the median rank" in f.statement
+    assert f.time_lost == pytest.approx(0.11)
+
+
+@pytest.mark.parametrize("late", [{}, {1: (1.0, 0.2), 6: (1.0, 0.2)}], ids=["even", "two-of-eight"])
+def test_no_straggler_finding_when_even_or_not_a_few(tmp_path: Path,
+                                                     late: dict[int, tuple[float, float]]) -> None:
+    assert _stragglers(_phase_log(tmp_path, "even.darshan", late)) is None
+
+
+@pytest.mark.parametrize("path", sorted(LOGS.glob("*.darshan")), ids=lambda p: p.name[:30])
+def test_no_real_log_has_phase_stragglers(path: Path) -> None:
+    """treddy's 32 ranks take turns (TRACE-SERIALISED-IO): their finishes spread evenly, no few late."""
+    assert _stragglers(path) is None

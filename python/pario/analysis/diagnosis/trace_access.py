@@ -9,6 +9,7 @@ words are in trace_access_words.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.findings import Severity
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.registry import rule
+from pario.trace.activity import Phase, io_activity
 from pario.trace.format import LAYER_MASK, LAYER_SHIFT, LAYERS, Kind
 from pario.trace.model import FlatEvents, Trace, flat_events
 
@@ -396,3 +398,82 @@ def _steps(c: Calls) -> tuple[dict[str, int], int]:
     out = {SEQUENTIAL: int(np.count_nonzero(gap == 0)), STRIDED: int(np.count_nonzero(strided)),
            BACKWARD: int(np.count_nonzero(gap < 0)), IRREGULAR: int(np.count_nonzero(forward & ~strided))}
     return out, max(gaps, key=lambda g: gaps[g]) if gaps else 0
+
+
+# ---------------------------------------------------------------------------
+# TRACE-PHASE-STRAGGLERS
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Straggler:
+    rank: int
+    finish: float  # its last call's end in the phase
+    io_time: float  # its time in I/O calls in the phase
+    first: float  # its first call's start in the phase
+
+
+@dataclass(frozen=True)
+class PhaseStragglers(Hit):
+    start: float = 0.0  # the phase, on the job's time base
+    end: float = 0.0
+    ranks: int = 0  # ranks in the phase
+    median_finish: float = 0.0
+    median_io: float = 0.0  # the median rank's I/O time in the phase
+    median_first: float = 0.0  # the median rank's first call's start
+    stragglers: tuple[Straggler, ...] = ()  # the latest first
+    phases: int = 1  # phases with stragglers (this one is the costliest)
+
+
+@rule("TRACE-PHASE-STRAGGLERS", title="A few ranks finish an I/O phase long after the others",
+      family=FAMILY, config=("straggler_min_ratio", "straggler_max_share", "min_time_lost_share"),
+      words=words.phase_stragglers)
+def phase_stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[PhaseStragglers]:
+    """Within one I/O phase of the trace (calls between idle gaps), a few ranks end their I/O much
+    later than the median rank: the others wait for them at the next synchronisation."""
+    trace = facts.profile.trace
+    if trace is None:
+        return
+    apps = app_files(trace, cfg)
+    act = facts.cached(("trace-activity", tuple(cfg.ignored_path_patterns)),
+                       lambda: io_activity(trace, lambda ids: np.isin(ids, apps)))
+    hits = [h for p in act.phases if (h := _stragglers_of(trace, p, apps, cfg)) is not None]
+    hits = [h for h in hits if (h.time_lost or 0.0) >= cfg.min_time_lost_share * facts.runtime]
+    if hits:
+        worst = max(hits, key=lambda h: h.time_lost or 0.0)
+        yield dataclasses.replace(worst, phases=len(hits))
+
+
+def _stragglers_of(trace: Trace, p: Phase, apps: np.ndarray, cfg: RuleConfig) -> PhaseStragglers | None:
+    """The ranks of phase ``p`` whose time from the phase's start to their finish is at least
+    ``straggler_min_ratio`` times the median rank's, when they are few; None otherwise."""
+    if len(p.ranks) < 4:
+        return None
+    took = p.finish - p.start
+    median = float(np.median(took))
+    late = np.flatnonzero(took >= cfg.straggler_min_ratio * median) if median > 0 else np.zeros(0, np.int64)
+    if not len(late) or len(late) > max(1, int(cfg.straggler_max_share * len(p.ranks))):
+        return None
+    firsts = _first_starts(trace, p, apps)
+    order = late[np.argsort(-p.finish[late])]
+    stragglers = tuple(Straggler(int(p.ranks[i]), float(p.finish[i]), float(p.io_time[i]), float(firsts[i]))
+                       for i in order)
+    median_finish = p.start + median
+    return PhaseStragglers(time_lost=float(p.finish[order[0]]) - median_finish, start=p.start, end=p.end,
+                           ranks=len(p.ranks), median_finish=median_finish,
+                           median_io=float(np.median(p.io_time)), median_first=float(np.median(firsts)),
+                           stragglers=stragglers)
+
+
+def _first_starts(trace: Trace, p: Phase, apps: np.ndarray) -> np.ndarray:
+    """Each rank of phase ``p``: the start of its first outermost I/O call in the phase (on the
+    application's files ``apps``)."""
+    flat = trace.flat
+    ev = flat.events
+    io = (ev["kind"] >= Kind.IO_READ) & (ev["kind"] <= Kind.IO_META) & np.isin(ev["file"], apps)
+    io &= (flat.t0 >= p.start) & (flat.t0 <= p.end)
+    rank, t0 = flat.rank[io], flat.t0[io]
+    first = np.full(len(p.ranks), np.inf)
+    pos = np.searchsorted(p.ranks, rank)
+    ok = (pos < len(p.ranks)) & (p.ranks[np.minimum(pos, len(p.ranks) - 1)] == rank)
+    np.minimum.at(first, pos[ok], t0[ok])
+    return first

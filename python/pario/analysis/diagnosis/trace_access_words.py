@@ -11,7 +11,13 @@ from pario.analysis.diagnosis.hits import Words
 
 if TYPE_CHECKING:
     from pario.analysis.diagnosis.facts import Facts
-    from pario.analysis.diagnosis.trace_access import AccessPattern, PatternFile, Serialised, WriteOverlap
+    from pario.analysis.diagnosis.trace_access import (
+        AccessPattern,
+        PatternFile,
+        PhaseStragglers,
+        Serialised,
+        WriteOverlap,
+    )
 
 #: The names of trace_access's step kinds (the module imports this one: not from there).
 SEQUENTIAL, STRIDED, BACKWARD, IRREGULAR = "sequential", "strided", "backward", "irregular"
@@ -199,3 +205,54 @@ def _strided_view(d: str, top: PatternFile) -> Recommendation:
         "MPI_Type_commit(&filetype);\n"
         "MPI_File_set_view(fh, disp, MPI_BYTE, filetype, \"native\", MPI_INFO_NULL);\n"
         f"{call}(fh, buf, count * {block}, MPI_BYTE, MPI_STATUS_IGNORE);")
+
+
+def phase_stragglers(hit: PhaseStragglers, facts: Facts, cfg: RuleConfig) -> Words:
+    s = hit.stragglers
+    worst = s[0]
+    who = fmt.ranks(tuple(x.rank for x in s))
+    late_start = worst.first - hit.median_first
+    if late_start >= 0.5 * (worst.finish - hit.median_finish):
+        why = (f"rank {worst.rank} starts its I/O {fmt.seconds(late_start)} after the median rank (what it "
+               "did before the phase took longer: computation or communication)")
+    elif worst.io_time >= cfg.straggler_min_ratio * hit.median_io:
+        why = (f"rank {worst.rank} spends {fmt.seconds(worst.io_time)} in I/O calls, the median rank "
+               f"{fmt.seconds(hit.median_io)} (more data, or slower calls)")
+    else:
+        why = f"rank {worst.rank}'s calls are spread out over the phase (waiting between them)"
+    more = f" ({hit.phases - 1} more phase(s) likewise)" if hit.phases > 1 else ""
+    statement = (
+        f"In the I/O phase from {fmt.seconds(hit.start)} to {fmt.seconds(hit.end)}, {len(s)} of its "
+        f"{hit.ranks} ranks ({who}) finish their I/O long after the others: rank {worst.rank} at "
+        f"{fmt.seconds(worst.finish)}, {fmt.seconds(worst.finish - hit.median_finish)} after the median "
+        f"rank{more}. Here {why}; at the next synchronisation every other rank waits for it."
+    )
+    evidence = [
+        Metric("phase_start", "phase start", hit.start, "s"),
+        Metric("phase_end", "phase end", hit.end, "s"),
+        Metric("ranks", "ranks in the phase", hit.ranks, "count"),
+        Metric("stragglers", "ranks that finish late", len(s), "count"),
+        Metric("median_finish", "the median rank's finish", hit.median_finish, "s"),
+        Metric("latest_finish", f"rank {worst.rank}'s finish", worst.finish, "s"),
+        Metric("median_io", "the median rank's I/O time in the phase", hit.median_io, "s"),
+        Metric("straggler_io", f"rank {worst.rank}'s I/O time in the phase", worst.io_time, "s"),
+    ]
+    subjects = [Subject("rank", f"rank {x.rank}", (
+        Metric("finish", "finish", x.finish, "s"),
+        Metric("delay", "after the median rank", x.finish - hit.median_finish, "s"),
+        Metric("io_time", "I/O time in the phase", x.io_time, "s"),
+        Metric("start_delay", "first call after the median rank's", x.first - hit.median_first, "s")))
+        for x in s]
+    recs = [Recommendation(
+        "investigate",
+        (f"See what rank {worst.rank} does that the others do not: more data to move (its bytes in the "
+         "report's per-rank table), a slower file or storage target (the files of its calls in the "
+         "timeline), or work before the phase that delays its start."))]
+    if late_start < 0.5 * (worst.finish - hit.median_finish):
+        recs.append(Recommendation(
+            "code",
+            "Give every rank an equal share of the data in the phase; where one rank writes extra (headers, "
+            "metadata, logs), make it collective or move it off the critical path."))
+    basis = ("upper bound: the latest rank's finish less the median rank's, in the costliest phase; the "
+             "others wait that long only where a synchronisation follows the phase")
+    return Words(statement, evidence, recs, time_basis=basis, subjects=subjects)
