@@ -1,16 +1,20 @@
-"""Run rules: the log holds a shell or a launcher, not the processes of an MPI job."""
+"""Run rules: the log holds a shell or a launcher, not the processes of an MPI job.  Detectors
+only: the words are in launcher_words.py."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from pario.analysis.diagnosis import launcher_words as words
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import Facts
-from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity
-from pario.analysis.diagnosis.registry import finding, rule
+from pario.analysis.diagnosis.findings import Severity
+from pario.analysis.diagnosis.hits import Hit
+from pario.analysis.diagnosis.registry import rule
 from pario.launch import MPIRUN_NAMES, step_logs
 from pario.table import as_table
 
@@ -42,8 +46,19 @@ def step_logs_of(log: str) -> list[Path]:
     return step_logs(path) if path.name else []
 
 
-@rule("RUN-LAUNCHER-ONLY", title="The log holds a shell or launcher, not the MPI job", family=FAMILY)
-def launcher_only(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
+@dataclass(frozen=True)
+class LauncherOnly(Hit):
+    exe: str = ""  # the program in the log (its name)
+    kind: str = ""  # what it is: launcher_kind's 'a shell', 'an MPI launcher'...
+    mpi_calls: float = 0.0
+    steps: tuple[Path, ...] = ()  # the logs of the MPI jobs it started, beside it
+
+
+@rule(
+    "RUN-LAUNCHER-ONLY", title="The log holds a shell or launcher, not the MPI job", family=FAMILY,
+    words=words.launcher_only,
+)
+def launcher_only(facts: Facts, cfg: RuleConfig) -> Iterator[LauncherOnly]:
     """A one-process log of a shell, launcher or wrapper that made no MPI call: the ranks are elsewhere."""
     job = facts.profile.job
     if job.source != "pario" or facts.nprocs != 1:
@@ -57,30 +72,5 @@ def launcher_only(facts: Facts, cfg: RuleConfig) -> Iterator[Finding]:
     steps = step_logs_of(job.path)
     if kind == "an interpreter or wrapper" and not steps:
         return  # a serial Python or Perl program is a program in its own right
-    exe = Path(job.exe).name
-    if steps:
-        statement = (f"This log holds only {exe} ({kind}) that ran the job, not the ranks of an MPI job; "
-                     f"the {len(steps)} MPI job(s) it started have logs of their own beside it.")
-        recs = [Recommendation("investigate", "Report on the MPI jobs the command started:",
-                               "\n".join(f"pario report {p}" for p in steps))]
-    else:
-        statement = (f"This log holds only {exe} ({kind}), not the ranks of an MPI job: the numbers below "
-                     "describe that one process, and no MPI job it may have started was profiled.")
-        recs = [
-            Recommendation("environment",
-                           "Run the launch itself under pario, so that the ranks are profiled:",
-                           "pario run -- mpirun -np N ./app   (or: pario run -- srun -n N ./app)"),
-            Recommendation("environment", "Or, inside the job script, switch pario on before the launch "
-                           "lines; each MPI job then writes its own log:",
-                           'eval "$(pario env --log logs/)"'),
-        ]
-    yield finding(
-        "RUN-LAUNCHER-ONLY", cfg,
-        statement=statement,
-        evidence=[Metric("exe", "program in the log", exe), Metric("nprocs", "processes", facts.nprocs),
-                  Metric("mpi_calls", "MPI calls", int(mpi_calls)),
-                  Metric("step_logs", "step logs beside it", len(steps))],
-        recommendations=recs,
-        runtime=facts.runtime,
-        severity=Severity.WARNING,
-    )
+    yield LauncherOnly(severity=Severity.WARNING, exe=Path(job.exe).name, kind=kind, mpi_calls=mpi_calls,
+                       steps=tuple(steps))
