@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pario.analysis.pop import pop_metrics
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
 from pario.table import Table
@@ -83,11 +84,8 @@ def time_shares(rt: RankTimes, unseen_io: str = "", *, min_share: float = IO_BOU
 
 
 def _io_efficiency(rt: RankTimes) -> float | None:
-    """POP's IOE = sum(U) / sum(U + IO), None without MPI time (U unknown) or without time."""
-    if rt.mpi is None:
-        return None
-    denominator = float((rt.useful + rt.io).sum())
-    return float(rt.useful.sum()) / denominator if denominator > 0 else None
+    """POP's IOE (:func:`pario.analysis.pop.pop_metrics`), None where it cannot be computed."""
+    return pop_metrics(rt).io_efficiency.value
 
 
 def _verdict(io_bound: bool, io: float, ioe: float | None, max_efficiency: float, bound: str | None,

@@ -16,6 +16,7 @@ from pario.analysis.diagnosis.findings import Severity
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.registry import rule
 from pario.launch import MPIRUN_NAMES, step_logs
+from pario.log import lost_reason
 from pario.table import as_table
 
 FAMILY = "run"
@@ -52,6 +53,8 @@ class LauncherOnly(Hit):
     kind: str = ""  # what it is: launcher_kind's 'a shell', 'an MPI launcher'...
     mpi_calls: float = 0.0
     steps: tuple[Path, ...] = ()  # the logs of the MPI jobs it started, beside it
+    #: the MPI jobs it started that left no log (killed before their ranks wrote), and why
+    lost: tuple[tuple[Path, str], ...] = ()
 
 
 @rule(
@@ -72,5 +75,7 @@ def launcher_only(facts: Facts, cfg: RuleConfig) -> Iterator[LauncherOnly]:
     steps = step_logs_of(job.path)
     if kind == "an interpreter or wrapper" and not steps:
         return  # a serial Python or Perl program is a program in its own right
+    reasons = {p: lost_reason(p) for p in steps}
     yield LauncherOnly(severity=Severity.WARNING, exe=Path(job.exe).name, kind=kind, mpi_calls=mpi_calls,
-                       steps=tuple(steps))
+                       steps=tuple(p for p in steps if reasons[p] is None),
+                       lost=tuple((p, why) for p, why in reasons.items() if why is not None))

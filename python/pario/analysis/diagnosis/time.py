@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from pario.analysis.breakdown import is_io_bound
 from pario.analysis.diagnosis import time_words as words
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import Facts, counter, mpiio_files
@@ -54,11 +55,13 @@ def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[IOBound]:
         return
     mean_io = float(t.io.mean())
     share = mean_io / T
-    if share < cfg.io_bound_min_share:
+    if share < cfg.io_bound_min_share:  # the cheap test first: most runs stop here
         return
     pop = pop_metrics(t)
     ioe = pop.io_efficiency.value
-    if ioe is not None and ioe >= cfg.io_bound_max_efficiency:
+    # the one definition, the report's verdict's too
+    limits = {"min_share": cfg.io_bound_min_share, "max_efficiency": cfg.io_bound_max_efficiency}
+    if not is_io_bound(share, ioe, **limits):
         return
     kinds = {k: float(t.io_of(k).mean()) for k in ("read", "write", "meta")}
     b_read, b_write = _outer_bytes(facts)
