@@ -145,3 +145,20 @@ def test_amplification_without_chunked_datasets_is_not_blamed_on_fill_values() -
     assert "metadata, headers and padding outweigh the data" in f.statement
     assert "chunked" not in f.statement
     assert {m.name: m.value for m in f.evidence} == {"asked": 10.0, "moved": 15930.0, "ratio": 1593.0}
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
+def test_zero_thresholds_find_only_what_is_there(path: Path) -> None:
+    """With the request thresholds at 0, IO-MISALIGNED and IO-RANDOM-ACCESS still need one misaligned
+    or backward request: never a finding of '0 of N', and no crash (IO-MISALIGNED indexed an empty
+    list of alignments)."""
+    from pario.analysis.diagnosis import make_config
+
+    cfg = make_config({"misaligned_min_requests": 0, "misaligned_min_share": 0.0, "random_min_requests": 0,
+                       "random_min_share": 0.0})
+    for f in diagnose(read_log(path), cfg):
+        ev = {m.name: m.value for m in f.evidence}
+        if f.id == "IO-MISALIGNED":
+            assert ev["misaligned"] >= 1
+        if f.id == "IO-RANDOM-ACCESS":
+            assert ev["backward"] >= 1

@@ -708,3 +708,16 @@ def test_metadata_calls_are_counted_at_the_outermost_layer() -> None:
     assert (ev["opens"], ev["seeks"]) == (1200, 0)
     assert "(1,200 opens and 0 stats on 1 file for 4 MiB of data)" in f.statement
     assert [[m.value for m in s.metrics] for s in f.subjects] == [[8.0, 1200]]
+
+
+def test_a_merged_finding_counts_every_file_whatever_top_subjects() -> None:
+    """Three per-file findings of one rule merged: 3 subjects in all, also when none is listed."""
+    from pario.analysis.diagnosis import Finding
+    from pario.analysis.diagnosis.registry import merged
+
+    fs = [Finding(id="MPIIO-CB-CYCLES", title="t", family="mpiio", severity=Severity.INFO,
+                  statement=f"file {i}.", evidence=(), recommendations=(), time_lost=1.0 + i,
+                  subjects_total=1) for i in range(3)]
+    for top in (0, 1, 5):
+        (f,) = merged(fs, make_config({"top_subjects": top}), 100.0)
+        assert f.subjects_total == 3 and f.time_lost == 6.0

@@ -136,7 +136,7 @@ def merged(findings: Sequence[Finding], cfg: RuleConfig, runtime: float) -> list
             top,
             statement=f"{top.statement} {len(fs) - 1} more file(s) likewise (listed below).",
             subjects=subjects[: max(cfg.top_subjects, 0)],
-            subjects_total=len(subjects),
+            subjects_total=sum(f.subjects_total for f in fs),
             time_lost=lost,
             time_share=share,
             severity=max(severity_for(share, cfg), max(f.severity for f in fs)),

@@ -456,7 +456,8 @@ def misaligned(facts: Facts, cfg: RuleConfig) -> Iterator[Misaligned]:
     sel = (align > 0) & (reqs > 0) & (mean >= align)
     bad = np.minimum(c("file_not_aligned"), reqs)
     n_bad, n_all = float(bad[sel].sum()), float(reqs[sel].sum())
-    if n_bad < cfg.misaligned_min_requests or n_all <= 0 or n_bad / n_all < cfg.misaligned_min_share:
+    # a finding needs at least one misaligned request, whatever the thresholds
+    if n_bad < max(cfg.misaligned_min_requests, 1) or n_all <= 0 or n_bad / n_all < cfg.misaligned_min_share:
         return
     frac = np.where(reqs > 0, bad / np.where(reqs > 0, reqs, 1.0), 0.0)
     pick = sel & (bad > 0)
@@ -527,7 +528,8 @@ def _backward(facts: Facts, cfg: RuleConfig) -> tuple[str, float, float, np.ndar
         first = np.minimum(part(layer_nranks(facts, "posix"), rows), n)
         back = np.where(_rereads(facts, kind, rows, n), 0.0, np.clip(n - seq - first, 0.0, None))
         n_back, n_all = float(back.sum()), float(n.sum())
-        if n_back >= cfg.random_min_requests and n_all > 0 and n_back / n_all >= cfg.random_min_share:
+        # a finding needs at least one backward request, whatever the thresholds
+        if n_back >= max(cfg.random_min_requests, 1) and n_all > 0 and n_back / n_all >= cfg.random_min_share:
             if best is None or n_back > best[1]:
                 best = (kind, n_back, n_all, back, n, rows)
     return best
