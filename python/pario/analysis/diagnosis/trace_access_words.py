@@ -179,8 +179,8 @@ def access_pattern(hit: AccessPattern, facts: Facts, cfg: RuleConfig) -> Words:
     else:
         then = "read the region once and pick the pieces" if d == "read" else "assemble them, then write"
         recs.append(Recommendation(
-            "code", f"Sort each rank's {d}s by offset, or gather the pieces in memory and {d} whole regions: "
-                    f"{then}."))
+            "code", f"Sort {'the program' if hit.nprocs == 1 else 'each rank'}'s {d}s by offset, or gather "
+                    f"the pieces in memory and {d} whole regions: {then}."))
     if hit.mpiio:
         recs.append(Recommendation(
             "hint",
