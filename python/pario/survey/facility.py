@@ -124,14 +124,15 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
                        FROM sel GROUP BY exe_name),
                  f AS (SELECT exe_name, id, sum(time_lost_s * nprocs) / 3600 AS core_hours_lost
                        FROM findings WHERE path IN (SELECT path FROM sel) GROUP BY exe_name, id),
-                 t AS (SELECT exe_name, string_agg(id, ', ' ORDER BY core_hours_lost DESC) AS top_findings
+                 t AS (SELECT exe_name, string_agg(id, ', ' ORDER BY core_hours_lost DESC, id) AS top_findings
                        FROM (SELECT *, row_number() OVER (PARTITION BY exe_name
-                                                          ORDER BY core_hours_lost DESC) AS n
+                                                          ORDER BY core_hours_lost DESC, id) AS n
                              FROM f WHERE core_hours_lost > 0) WHERE n <= 3 GROUP BY exe_name)
             SELECT a.*, a.io_core_hours / nullif(a.core_hours, 0) AS io_share,
                    coalesce(t.top_findings, '') AS top_findings
             FROM a LEFT JOIN t USING (exe_name)
-            ORDER BY io_core_hours DESC NULLS LAST, core_hours DESC LIMIT {int(top)}""")
+            ORDER BY io_core_hours DESC NULLS LAST, core_hours DESC, exe_name LIMIT {int(top)}""")
+        # ties broken by name, so that the rows (and the cut at --top) are the same every time
         # a finding's severity depends on the job: the worst one it had
         finding_rows = """SELECT id, arg_max(severity, CASE severity WHEN 'critical' THEN 3
                                  WHEN 'warning' THEN 2 WHEN 'info' THEN 1 ELSE 0 END) AS severity,
@@ -139,8 +140,8 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
                               coalesce(sum(time_lost_s), 0) AS time_lost_s,
                               coalesce(sum(time_lost_s * nprocs) / 3600, 0) AS core_hours_lost
                           FROM findings WHERE path IN (SELECT path FROM sel) GROUP BY id"""
-        by_time = _dicts(con, f"{finding_rows} ORDER BY core_hours_lost DESC, jobs DESC LIMIT {int(top)}")
-        by_jobs = _dicts(con, f"{finding_rows} ORDER BY jobs DESC, core_hours_lost DESC LIMIT {int(top)}")
+        by_time = _dicts(con, f"{finding_rows} ORDER BY core_hours_lost DESC, jobs DESC, id LIMIT {int(top)}")
+        by_jobs = _dicts(con, f"{finding_rows} ORDER BY jobs DESC, core_hours_lost DESC, id LIMIT {int(top)}")
         fs = _dicts(con, """SELECT fs, strftime(start, '%Y-%m') AS month, count(*) AS jobs,
                 sum(bytes_read + bytes_written) AS bytes,
                 quantile_cont((bytes_read + bytes_written) / io_time_s, 0.1) AS bw_p10,
@@ -152,12 +153,12 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
                 sum(nfiles) AS files, sum(small_requests) AS small_requests,
                 sum(small_requests) / nullif(sum(requests), 0) AS small_share
             FROM sel GROUP BY exe_name HAVING sum(nfiles) > 0 OR sum(small_requests) > 0
-            ORDER BY files DESC, small_requests DESC LIMIT {int(top)}""")
+            ORDER BY files DESC, small_requests DESC, exe_name LIMIT {int(top)}""")
         meta = _dicts(con, f"""SELECT exe_name, count(*) AS jobs, sum(meta_ops) AS meta_ops,
                 sum(meta_time_s) / 3600 AS meta_core_hours,
                 sum(meta_time_s) / nullif(sum(io_time_s), 0) AS meta_share_of_io
             FROM sel GROUP BY exe_name HAVING sum(meta_ops) > 0
-            ORDER BY meta_core_hours DESC NULLS LAST, meta_ops DESC LIMIT {int(top)}""")
+            ORDER BY meta_core_hours DESC NULLS LAST, meta_ops DESC, exe_name LIMIT {int(top)}""")
         errors = _dicts(con, f"SELECT path, error FROM errors ORDER BY path LIMIT {int(top)}")
         shares = _share_buckets(con)
     finally:
