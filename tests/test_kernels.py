@@ -12,6 +12,7 @@ against counts computed here from the parameters.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -293,7 +294,8 @@ def test_help(tmp_path):
 def test_cli_list():
     proc = pario_cli(["kernel", "--list"])
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
+    # one paragraph a kernel: its name, its description (wrapped lines continue it, indented)
+    lines = re.sub(r"\n +", " ", proc.stdout).splitlines()
     assert [ln.split()[0] for ln in lines] == KERNELS
     assert all(len(ln.split(None, 1)[1]) > 20 for ln in lines)
 

@@ -42,6 +42,11 @@ def survey(pario_cmd: list[str], *args: str, env: dict[str, str] | None = None,
     return proc
 
 
+def one_line(text: str) -> str:
+    """The output with its lines joined (the status line wraps at the terminal's width)."""
+    return " ".join(text.split())
+
+
 def sql(store: Path, text: str) -> list[tuple]:
     return query(str(store), text)[1]
 
@@ -124,7 +129,7 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
     assert first.returncode == 0, first.stderr
     n = len(SHARED) + 5  # the shared logs, block.pario, corrupt, truncated, the killed job, a .gz
     assert (f"{n} logs found, 0 already in the store, {n} read (2 unreadable) on 2 Dask workers"
-            in first.stdout)
+            in one_line(first.stdout))
 
     # the pario log of the block kernel: exact bytes, ranks, layers, and where it was written
     (row,) = sql(store, "SELECT source, nprocs, bytes_written, mpiio_bytes_written, posix_bytes_written, "
@@ -198,11 +203,11 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
 
     # a second survey reads nothing old; a changed log is read again and replaces its row
     again = survey(pario_cmd, str(archive), "--store", str(store), "--workers", "1")
-    assert f"{n} logs found, {n} already in the store, 0 read" in again.stdout
+    assert f"{n} logs found, {n} already in the store, 0 read" in one_line(again.stdout)
     changed = archive / "flat" / "truncated.darshan"
     shutil.copy(LOGS / "imbalanced-io.darshan", changed)
     third = survey(pario_cmd, str(archive), "--store", str(store), "--workers", "1")
-    assert f"{n} logs found, {n - 1} already in the store, 1 read (0 unreadable)" in third.stdout
+    assert f"{n} logs found, {n - 1} already in the store, 1 read (0 unreadable)" in one_line(third.stdout)
     assert sql(store, "SELECT count(*) FROM errors")[0][0] == 1
     assert sql(store, "SELECT count(*) FROM jobs")[0][0] == n - 1
     assert sql(store, "SELECT count(*) FROM rows_all WHERE path LIKE '%truncated.darshan'")[0][0] == 2
@@ -214,7 +219,7 @@ def test_window_and_limit(archive: Path, tmp_path: Path, pario_cmd):
                   "--since", "2026-11-27", "--until", "2026-11-27", "--limit", "2")
     assert proc.returncode == 0, proc.stderr
     on_27 = len(SHARED[0::2])
-    assert f"{on_27} logs found, 0 already in the store, 2 read" in proc.stdout
+    assert f"{on_27} logs found, 0 already in the store, 2 read" in one_line(proc.stdout)
     assert {d for (d,) in sql(store, "SELECT day FROM jobs")} == {dt.date(2026, 11, 27)}
 
 
@@ -282,7 +287,8 @@ def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
         store = tmp_path / "store"
         proc = survey(pario_cmd, str(flat), "--store", str(store), "--scheduler", address, "--batch", "2")
         assert proc.returncode == 0, proc.stderr
-        assert "4 logs found, 0 already in the store, 4 read (3 unreadable) on 2 Dask workers" in proc.stdout
+        assert ("4 logs found, 0 already in the store, 4 read (3 unreadable) on 2 Dask workers"
+                in one_line(proc.stdout))
         assert sql(store, "SELECT nprocs, bytes_written FROM jobs") == [(NP, BLOCK_BYTES)]
         (reason,) = sql(store, "SELECT error FROM errors WHERE path LIKE '%crash-me.darshan'")[0]
         assert reason.startswith("the reader stopped the worker"), reason
@@ -298,7 +304,8 @@ def test_slurm_jobs(archive: Path, tmp_path: Path, pario_cmd, slurm_env):
                   "--slurm-walltime", "00:10:00", "--slurm-option=--mem=100M", env=slurm_env, timeout=400)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     n = len(SHARED)
-    assert f"{n} logs found, 0 already in the store, {n} read (0 unreadable) on 1 Dask worker" in proc.stdout
+    assert (f"{n} logs found, 0 already in the store, {n} read (0 unreadable) on 1 Dask worker"
+            in one_line(proc.stdout))
     assert sql(store, "SELECT count(*) FROM jobs")[0][0] == n
     assert {p.suffix for p in (store / "slurm").iterdir()} == {".out", ".err"}  # the job's output, kept
 
@@ -402,7 +409,7 @@ def test_report_forms(facility: Path, tmp_path: Path, pario_cmd):
                            "--csv", str(out), "--html", str(tmp_path / "r.html"), "--user", "1"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "3 jobs of 1 user, 2 applications, 84.0 core-hours, of which 28.0 in I/O" in proc.stdout
+    assert "3 jobs of 1 user, 2 applications, 84.0 core-hours, of which 28.0 in I/O" in one_line(proc.stdout)
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["summary"]["jobs"] == 3 and data["filters"] == "user 1"
     assert (out / "applications.csv").read_text().splitlines()[1].startswith("sim,2,")
@@ -459,7 +466,7 @@ def test_a_store_of_unreadable_logs_only(tmp_path: Path, pario_cmd):
     store = tmp_path / "store"
     proc = survey(pario_cmd, str(tmp_path / "logs"), "--store", str(store), "--workers", "1")
     assert proc.returncode == 0, proc.stderr
-    assert "1 log found, 0 already in the store, 1 read (1 unreadable)" in proc.stdout
+    assert "1 log found, 0 already in the store, 1 read (1 unreadable)" in one_line(proc.stdout)
     rep = subprocess.run([*pario_cmd, "survey", "report", str(store)], capture_output=True, text=True,
                          timeout=120)
     assert rep.returncode == 0, rep.stderr

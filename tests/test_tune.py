@@ -218,7 +218,8 @@ def test_space_file_errors_are_one_line(tmp_path: Path, text: str, message: str)
 
 
 def test_show_space(tmp_path: Path, pario_cmd, mpi_env):
-    proc = tune(pario_cmd, mpi_env, tmp_path, "--show-space", "--", *kernel(4))
+    # wide enough that no line wraps (test_terminal_width checks it at 80 and 120 columns)
+    proc = tune(pario_cmd, {**mpi_env, "COLUMNS": "300"}, tmp_path, "--show-space", "--", *kernel(4))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "MPI library: Open MPI"

@@ -1,17 +1,42 @@
 """Text that fits the terminal without breaking words: Rich renderables that wrap at spaces
 and, inside a long path, after a '/' (Rich itself folds a word that does not fit mid-word).
 
-:func:`wrap_words` is the pure rule; :class:`Wrapped` applies it at render time, when the
-width is known; :class:`Fit` shows the first of several layouts that fits the width.
+:func:`terminal_width` is the width to fit; :func:`wrap_words` is the pure rule;
+:class:`Wrapped` applies it at render time, when the width is known; :class:`Fit` shows the
+first of several layouts that fits the width; :class:`Tabular` is a table of text cells that
+fits the width, or becomes one record per block; :class:`Shortened` is a name kept on one
+line, shortened in the middle where it must be.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+from collections.abc import Sequence
+from typing import TextIO
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
+
+#: The width of output that goes to no terminal (a file, a pipe) and names no COLUMNS.
+DEFAULT_WIDTH = 80
+
+
+def terminal_width(stream: TextIO | None = None) -> int:
+    """The width to fit: $COLUMNS where it is a positive number, else the width of the terminal
+    ``stream`` (standard output by default) writes to, else DEFAULT_WIDTH."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        fd = (stream if stream is not None else sys.stdout).fileno()
+        if os.isatty(fd):
+            return os.get_terminal_size(fd).columns or DEFAULT_WIDTH
+    except (AttributeError, OSError, ValueError):  # no file descriptor (a StringIO), closed
+        pass
+    return DEFAULT_WIDTH
 
 
 def _cut(word: str, width: int) -> int:
@@ -95,3 +120,158 @@ class Fit:
                 yield layout
                 return
         yield self.layouts[-1]
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: whole where it fits, else its start and its end
+    (the longer part: a dataset's own name, a file's) around an ellipsis."""
+    if len(text) <= width:
+        return text
+    keep = max(width - 1, 2)
+    head = keep // 3
+    return text[:head] + "…" + text[len(text) - (keep - head):]
+
+
+class Shortened:
+    """A name on one line (a Rich renderable): whole where the width allows, else shortened in
+    the middle (:func:`shorten_middle`), never broken across lines."""
+
+    def __init__(self, text: str, style: str = "", least: int = 12) -> None:
+        self.text = text
+        self.style = style
+        self.least = least
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(min(len(self.text), self.least), len(self.text))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(shorten_middle(self.text, options.max_width), style=self.style, no_wrap=True,
+                   overflow="ignore")
+
+
+def _words_width(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
+def _path_pieces_width(text: str) -> int:
+    """The longest word of ``text``, a path counting as its pieces, each up to and with a '/'."""
+    return max((len(p) for w in text.split() for p in re.findall(r"[^/]*/|[^/]+", w)), default=0)
+
+
+class Tabular:
+    """A table of text cells that fits the width it is given.
+
+    The first layout that fits: the table as it is; the table with the columns that may wrap
+    (``wrap``) wrapped by :func:`wrap_words` and the headers at their spaces, no column
+    narrower than its longest word (a path: its longest piece up to a '/'); the table
+    without its last text columns, each row followed by their cells as ``label: value`` lines
+    (folded under the row); else one record per block: ``label: value`` for the first cell,
+    then for each other cell on a line of its own.  A cell is never cut in the middle of a
+    word, and none is left blank for want of room.
+    """
+
+    GAP = 2  # spaces between two columns
+
+    def __init__(self, headers: Sequence[str], rows: Sequence[Sequence[str]], *,
+                 right: Sequence[bool] | None = None, wrap: Sequence[bool] | None = None) -> None:
+        self.headers = list(headers)
+        self.rows = [[re.sub(r"\s", " ", c) for c in r] for r in rows]  # a value's lines: one line
+        n = len(self.headers)
+        self.right = list(right) if right is not None else [False] * n
+        self.wrap = list(wrap) if wrap is not None else [not r for r in self.right]
+        cells = [[self.headers[i], *(r[i] for r in self.rows)] for i in range(n)]
+        self.natural = [max(len(c) for c in col) for col in cells]
+        self.least = [max([_words_width(col[0]),
+                           *((_path_pieces_width(c) if self.wrap[i] else len(c)) for c in col[1:])])
+                       for i, col in enumerate(cells)]
+
+    def widths(self, width: int, shown: Sequence[int]) -> list[int] | None:
+        """The widths of the columns ``shown`` in ``width`` characters, or None where they
+        cannot fit.  Room beyond the least goes to the headers of numbers first (one line each),
+        then to the text columns, a character at a time."""
+        room = width - self.GAP * (len(shown) - 1)
+        natural = [self.natural[i] for i in shown]
+        if sum(natural) <= room:
+            return natural
+        widths = [self.least[i] for i in shown]
+        if sum(widths) > room:
+            return None
+        spare = room - sum(widths)
+        for k, i in enumerate(shown):
+            if not self.wrap[i]:
+                more = min(spare, natural[k] - widths[k])
+                widths[k] += more
+                spare -= more
+        while spare > 0:
+            short = [k for k in range(len(widths)) if widths[k] < natural[k]]
+            if not short:
+                break
+            for k in short[:spare]:
+                widths[k] += 1
+            spare -= min(spare, len(short))
+        return widths
+
+    def layout(self, width: int) -> tuple[list[int], list[int]] | None:
+        """The columns shown in the table and their widths (the others folded under each row),
+        or None for one record per block."""
+        shown = list(range(len(self.headers)))
+        folded = [i for i in shown[1:] if self.wrap[i]]
+        while True:
+            widths = self.widths(width, shown)
+            if widths is not None:
+                return shown, widths
+            if not folded:
+                return None
+            shown.remove(folded.pop())
+
+    def _line(self, cells: Sequence[list[str]], shown: Sequence[int], widths: Sequence[int],
+              bottom: bool = False) -> list[str]:
+        height = max(len(c) for c in cells)
+        out = []
+        for j in range(height):
+            parts = []
+            for k, (i, w) in enumerate(zip(shown, widths, strict=True)):
+                lines = cells[k]
+                at = j - (height - len(lines)) if bottom else j
+                text = lines[at] if 0 <= at < len(lines) else ""
+                parts.append(text.rjust(w) if self.right[i] else text.ljust(w))
+            out.append((" " * self.GAP).join(parts).rstrip())
+        return out
+
+    def table_lines(self, width: int, shown: Sequence[int], widths: Sequence[int]) -> list[Text]:
+        heads = [wrap_words(self.headers[i], w) for i, w in zip(shown, widths, strict=True)]
+        out = [Text(line, style="bold") for line in self._line(heads, shown, widths, bottom=True)]
+        out.append(Text("─" * (sum(widths) + self.GAP * (len(shown) - 1))))
+        rest = [i for i in range(len(self.headers)) if i not in shown]
+        for r in self.rows:
+            cells = [wrap_words(r[i], w) if self.wrap[i] else [r[i]]
+                     for i, w in zip(shown, widths, strict=True)]
+            out += [Text(line) for line in self._line(cells, shown, widths)]
+            for i in rest:
+                out += [Text(line) for line in wrap_words(f"  {self.headers[i]}: {r[i]}", width, 4)]
+        return out
+
+    def records(self, width: int) -> list[Text]:
+        out: list[Text] = []
+        for k, r in enumerate(self.rows):
+            if k:
+                out.append(Text(""))
+            out += [Text(line, style="bold") for line in wrap_words(f"{self.headers[0]}: {r[0]}", width, 4)]
+            for h, c in zip(self.headers[1:], r[1:], strict=True):
+                out += [Text(line) for line in wrap_words(f"  {h}: {c}", width, 4)]
+        return out
+
+    def lines(self, width: int) -> list[Text]:
+        """The text at ``width`` columns, line by line."""
+        fit = self.layout(width)
+        return self.table_lines(width, *fit) if fit is not None else self.records(width)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        natural = sum(self.natural) + self.GAP * (len(self.headers) - 1)
+        return Measurement(min(natural, 6 + max(self.least, default=0)), natural)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines(options.max_width):
+            line.no_wrap = True
+            line.overflow = "ignore"
+            yield line

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 /* ==== options ============================================================================= */
 
@@ -156,8 +158,57 @@ int kc_parse_args(kc_ctx *ctx, kc_opt *tables[2], int argc, char **argv)
     return help;
 }
 
-static void print_opts(FILE *f, kc_opt *opts)
+/* The width --help fits, as pario's own commands: $COLUMNS where it is a positive number, else
+ * the width of the terminal standard output writes to, else 80. */
+static int help_width(void)
 {
+    const char *columns = getenv("COLUMNS");
+    if (columns && *columns) {
+        char *end;
+        long v = strtol(columns, &end, 10);
+        if (!*end && v > 0 && v < 100000)
+            return (int)v;
+    }
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 80;
+}
+
+/* Print `text` from column `col` (where the line already is), wrapped at its spaces to `width`
+ * columns, each further line starting at column `indent`; a word longer than a line is kept
+ * whole (an option or a path pasted from here must work).  Ends the line. */
+static void print_wrapped(FILE *f, const char *text, int col, int indent, int width)
+{
+    int empty = 1; /* no word on this line yet */
+    for (const char *p = text; *p;) {
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        int len = (int)strcspn(p, " ");
+        if (!empty && col + 1 + len > width) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+            empty = 1;
+        }
+        if (!empty) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(p, 1, (size_t)len, f);
+        col += len;
+        empty = 0;
+        p += len;
+    }
+    fputc('\n', f);
+}
+
+/* Each option: its name (and value) in a column of 24, its help wrapped beside it with a hanging
+ * indent (below the name where the name is longer, or the width too narrow for the column). */
+static void print_opts(FILE *f, kc_opt *opts, int width)
+{
+    int indent = width >= 56 ? 28 : 6;
     for (kc_opt *o = opts; o && o->name; o++) {
         char left[96];
         const char *meta = "";
@@ -172,23 +223,26 @@ static void print_opts(FILE *f, kc_opt *opts)
             snprintf(left, sizeof left, "--%s%s", o->name, meta);
         else
             snprintf(left, sizeof left, "--%s %s", o->name, o->choices);
-        if (strlen(left) > 24)
-            fprintf(f, "  %s\n  %-24s  %s\n", left, "", o->help);
+        if (strlen(left) > 24 || indent < 28)
+            fprintf(f, "  %s\n%*s", left, indent, "");
         else
-            fprintf(f, "  %-24s  %s\n", left, o->help);
+            fprintf(f, "  %-24s  ", left);
+        print_wrapped(f, o->help, indent, indent, width);
     }
 }
 
 void kc_usage(const kc_kernel *k, kc_opt *common)
 {
+    int width = help_width();
     printf("usage: pario-kernel-%s [options]\n", k->name);
-    printf("%s\n", k->pattern);
+    print_wrapped(stdout, k->pattern, 0, 0, width);
     printf("\n%s options:\n", k->name);
-    print_opts(stdout, k->opts);
+    print_opts(stdout, k->opts, width);
     printf("\ncommon options:\n");
-    print_opts(stdout, common);
-    printf("\nMPI-IO hints: PARIO_KERNEL_HINTS=\"key=value,key=value\" (';' also separates),\n"
-           "PARIO_KERNEL_HINTS_FILE=FILE (lines 'key value', as ROMIO_HINTS), then --hints.\n"
-           "Prints one JSON line on stdout (rank 0).  Exit codes: 0 ok, 1 I/O error or\n"
-           "verification failure, 2 bad parameters.  See docs/kernels.md.\n");
+    print_opts(stdout, common, width);
+    printf("\n");
+    print_wrapped(stdout, "MPI-IO hints: PARIO_KERNEL_HINTS=\"key=value,key=value\" (';' also separates), "
+                  "PARIO_KERNEL_HINTS_FILE=FILE (lines 'key value', as ROMIO_HINTS), then --hints. "
+                  "Prints one JSON line on stdout (rank 0). Exit codes: 0 ok, 1 I/O error or "
+                  "verification failure, 2 bad parameters. See docs/kernels.md.", 0, 0, width);
 }

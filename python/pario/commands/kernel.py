@@ -91,9 +91,12 @@ def _run(args: argparse.Namespace) -> int:
     from pario import kernels
 
     if args.list:
+        from pario.textfit import terminal_width, wrap_words
+
+        # one kernel a paragraph: its name, then its description wrapped under the descriptions
         width = max(len(k.name) for k in kernels.KERNELS)
         for k in kernels.KERNELS:
-            print(f"{k.name:<{width}}  {k.description}")
+            print("\n".join(wrap_words(f"{k.name:<{width}}  {k.description}", terminal_width(), width + 2)))
         return 0
     if not args.name:
         raise ParioError("name a kernel (pario kernel --list shows them)")

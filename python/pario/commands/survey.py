@@ -113,8 +113,10 @@ def _survey(args: argparse.Namespace) -> int:
                       limit=args.limit, since=parse_day(args.since) if args.since else None,
                       until=parse_day(args.until) if args.until else None, batch=args.batch or DEFAULT_BATCH,
                       cluster=ClusterSpec(workers=args.workers or 0, scheduler=args.scheduler, slurm=slurm))
+    from pario.textfit import terminal_width, wrap_words
+
     result = run_survey(plan)
-    print(f"pario survey: {result.text()}; store {args.store}")
+    print("\n".join(wrap_words(f"pario survey: {result.text()}; store {args.store}", terminal_width(), 4)))
     return 0
 
 

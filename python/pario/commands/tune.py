@@ -140,9 +140,10 @@ def _run(args: argparse.Namespace) -> int:
                   "run's own directory), e.g. -o '{trial_dir}/out.dat'", file=sys.stderr)
     space = tune.make_space(settings, args.space)
     if args.show_space:
+        from pario.textfit import terminal_width
         from pario.tune.space import render
 
-        print("\n".join(render(space)))
+        print("\n".join(render(space, terminal_width())))
         return 0
     name = args.study or tune.default_study_name(command, args.objective)
     if "/" in name or not name.strip():
@@ -167,14 +168,11 @@ def _split(text: str) -> list[str]:
         raise ParioError(f"--sbatch-args {text!r}: {exc}") from None
 
 
-#: Off a terminal (a log file, a batch job's output) progress lines fit this many columns.
-PROGRESS_WIDTH = 100
-
-
 class _progress:
     """Progress on stderr: on a terminal a Rich bar (trial n/N, the best so far, the time left)
     and each trial's line; elsewhere (a log file, a batch job's output) plain lines per trial:
-    its value and the best so far, then its settings, indented, within PROGRESS_WIDTH."""
+    its value and the best so far, then its settings, indented, within the terminal's width
+    (textfit.terminal_width: $COLUMNS, else 80)."""
 
     def __init__(self, budget: int, objective: str) -> None:
         self.budget = budget
@@ -195,7 +193,7 @@ class _progress:
         return self.update
 
     def update(self, state) -> None:  # type: ignore[no-untyped-def]
-        from pario.textfit import wrap_words
+        from pario.textfit import Wrapped, terminal_width, wrap_words
         from pario.tune.objective import show_value
 
         best = ""
@@ -206,11 +204,12 @@ class _progress:
             done = f"{min(state.done, self.budget)}/{self.budget}"
             line = f"pario tune: {phase} {done}: {state.last}" + (f"; {best}" if best else "")
             settings = f"    {state.last_config}"
-            lines = wrap_words(line, PROGRESS_WIDTH, 4) + wrap_words(settings, PROGRESS_WIDTH, 4)
+            width = terminal_width(sys.stderr)
+            lines = wrap_words(line, width, 4) + wrap_words(settings, width, 4)
             print("\n".join(lines), file=sys.stderr, flush=True)
             return
         self.bar.update(self.task, completed=min(state.done, self.budget), best=best, description=phase)
-        self.bar.console.print(f"  {state.last}  {state.last_config}", highlight=False)
+        self.bar.console.print(Wrapped(f"  {state.last}  {state.last_config}", indent=4))
 
     def __exit__(self, *exc) -> None:  # type: ignore[no-untyped-def]
         if self.bar is not None:
@@ -222,7 +221,9 @@ def _finish(study, summary, args: argparse.Namespace) -> int:  # type: ignore[no
     from pario.tune.results import dumps
 
     written = output.best_files(summary, study.space, args.out or study.dir, study.s.files)
-    for line in output.lines(summary, study.space, written, study.s.command):
+    from pario.textfit import terminal_width
+
+    for line in output.lines(summary, study.space, written, study.s.command, terminal_width()):
         print(line)
     if args.json:
         data = dumps(summary)

@@ -36,7 +36,7 @@ from pario.names import common_directory, relative
 from pario.report import format as fmt
 from pario.report.data import records
 from pario.table import as_table
-from pario.textfit import Wrapped
+from pario.textfit import Fit, Shortened, Wrapped
 from pario.units import nranks
 
 LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "bold red", "unknown": "dim"}
@@ -223,8 +223,20 @@ def activity_line(run: RunAnalysis) -> RenderableType:
     return grid
 
 
-#: request-size columns per table
-HISTOGRAM_COLUMNS = 4
+def _histogram_tables(columns: list[tuple[str, Any]], parts: int) -> Group:
+    """The request-size columns in ``parts`` tables of as even a share each (the first ones one
+    column more), each after the first titled "(continued)"."""
+    size, extra = divmod(len(columns), parts)
+    tables, start = [], 0
+    for k in range(parts):
+        part = columns[start:start + size + (k < extra)]
+        start += len(part)
+        title = "Requests by size (bytes)" + (" (continued)" if k else "")
+        t = _table(title, "size", *[c for c, _ in part])
+        for i, label in enumerate(fmt.BUCKET_LABELS):
+            t.add_row(_t(label), *[_t(fmt.count(h[i]) if h[i] else "·") for _, h in part])
+        tables.append(t)
+    return Group(*tables)
 
 
 def histograms(run: RunAnalysis) -> RenderableType:
@@ -233,17 +245,9 @@ def histograms(run: RunAnalysis) -> RenderableType:
                if h is not None and any(h)]
     if not columns:
         return Group()
-    # at most four layers' columns a table, so that a run through a library (POSIX, MPI-IO and
-    # the library's datasets) still fits 80 columns without cutting the headers
-    tables = []
-    for start in range(0, len(columns), HISTOGRAM_COLUMNS):
-        part = columns[start:start + HISTOGRAM_COLUMNS]
-        title = "Requests by size (bytes)" + (" (continued)" if start else "")
-        t = _table(title, "size", *[c for c, _ in part])
-        for i, label in enumerate(fmt.BUCKET_LABELS):
-            t.add_row(_t(label), *[_t(fmt.count(h[i]) if h[i] else "·") for _, h in part])
-        tables.append(t)
-    return Group(*tables)
+    # one table where it fits the width, else the fewest tables that do: a run through a
+    # library (POSIX, MPI-IO and the library's datasets) fits 80 columns without cutting a header
+    return Fit(*[_histogram_tables(columns, parts) for parts in range(1, len(columns) + 1)])
 
 
 def mpi_section(run: RunAnalysis) -> RenderableType:
@@ -365,24 +369,35 @@ def libraries_section(run: RunAnalysis, top: int) -> RenderableType:
     data = as_table(lib.datasets) if lib.datasets is not None else None
     if data is not None and len(data):
         shown = data.head(top)
-        ddir = common_directory(str(n) for n in shown["file"] if n)
+        names, where = _dataset_names([str(n) for n in shown["name"]], [str(f) for f in shown["file"] if f])
         d = _table(f"Top {min(top, len(data))} of {len(data):,} datasets and variables by time (summed over "
                    "ranks)", "dataset / variable", "library", "ranks", "time", "read", "written", "reads",
                    "writes", right_from=2)
-        # at most 20 columns reserved for the names (they wrap): the numbers must fit 80 columns
-        d.columns[0].min_width = min(max(len(relative(str(n), ddir)) for n in shown["name"]), 20)
+        # at most 20 columns reserved for the names: the numbers must fit 80 columns; a longer
+        # name is shortened in the middle, never broken across lines (the JSON has it whole)
+        d.columns[0].min_width = min(max(len(n) for n in names), 20)
         for c in d.columns[1:]:
             c.no_wrap = True
-        for row in records(shown):
+        for name, row in zip(names, records(shown), strict=True):
             label = LIBRARY_LABELS.get(str(row["library"]), str(row["library"]))
-            d.add_row(Wrapped(relative(str(row["name"]), ddir)), _t(label),
+            d.add_row(Shortened(name), _t(label),
                       _t(fmt.count(row["ranks"])), _t(fmt.seconds(row["time"])),
                       _t(fmt.nbytes(row["bytes_read"])), _t(fmt.nbytes(row["bytes_written"])),
                       _t(fmt.count(row["reads"])), _t(fmt.count(row["writes"])))
         parts.append(d)
-        if ddir:
-            parts.append(Wrapped(f"in {ddir}", style="dim"))
+        if where:
+            parts.append(Wrapped(f"in {where}", style="dim"))
     return Group(*parts, *notes.render())
+
+
+def _dataset_names(names: list[str], files: list[str]) -> tuple[list[str], str]:
+    """The datasets' and variables' names as the table shows them, and where they are: in one
+    file, their names inside it ("/Timestep_0/x") and the file; else their names below the
+    directory their files share, and the directory."""
+    if len(set(files)) == 1 and all(n.startswith(files[0] + ":") for n in names):
+        return [n[len(files[0]) + 1:] for n in names], files[0]
+    directory = common_directory(files)
+    return [relative(n, directory) for n in names], directory
 
 
 def engine_lines(run: RunAnalysis, directory: str = "") -> list[RenderableType]:

@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import json
 import math
+import numbers
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,32 +88,34 @@ _pct = units.percent
 _rate = units.rate
 
 
-def print_report(r: FacilityReport, out: TextIO | None = None) -> None:
+def print_report(r: FacilityReport, out: TextIO | None = None, width: int | None = None) -> None:
+    """The report as text, at ``width`` columns (default: the terminal's, textfit.terminal_width):
+    tables wrap their text columns where they must, or become one record per block."""
     from rich.console import Console
-    from rich.table import Table
 
-    con = Console(file=out or sys.stdout, width=110)
+    from pario.textfit import Tabular, Wrapped, terminal_width
+
+    out = out or sys.stdout
+    con = Console(file=out, width=width or terminal_width(out), highlight=False)
     s = r.summary
-    con.print(f"[bold]pario survey report[/bold]: {r.store} ({r.filters.text()})")
-    con.print(f"{units.plural(s['jobs'], 'job')} of {units.plural(s['users'], 'user')}, "
-              f"{units.plural(s['applications'], 'application')}, "
-              f"{_num(s['core_hours'])} core-hours, of which {_num(s['io_core_hours'])} in I/O "
-              f"({_pct(s['io_share_of_core_hours'])})")
-    con.print(f"{units.nbytes(s['bytes_read'])} read, {units.nbytes(s['bytes_written'])} written; "
-              f"{units.plural(s['unreadable_logs'], 'unreadable log')}")
+    con.print(Wrapped(f"pario survey report: {r.store} ({r.filters.text()})", style="bold", indent=4))
+    con.print(Wrapped(f"{units.plural(s['jobs'], 'job')} of {units.plural(s['users'], 'user')}, "
+                      f"{units.plural(s['applications'], 'application')}, "
+                      f"{_num(s['core_hours'])} core-hours, of which {_num(s['io_core_hours'])} in I/O "
+                      f"({_pct(s['io_share_of_core_hours'])})", indent=4))
+    con.print(Wrapped(f"{units.nbytes(s['bytes_read'])} read, {units.nbytes(s['bytes_written'])} written; "
+                      f"{units.plural(s['unreadable_logs'], 'unreadable log')}", indent=4))
 
     def table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[dict[str, Any]],
               fmt: dict[str, Any]) -> None:
-        con.print(f"\n[bold]{title}[/bold]")
+        con.print()
+        con.print(Wrapped(title, style="bold", indent=4))
         if not rows:
             con.print("none")
             return
-        t = Table()
-        for key, label in cols:
-            t.add_column(label, justify="left" if key in TEXT_COLUMNS else "right")
-        for row in rows:
-            t.add_row(*[fmt.get(k, _num)(row[k]) for k, _ in cols])
-        con.print(t)
+        con.print(Tabular([label for _, label in cols],
+                          [[fmt.get(k, _num)(row[k]) for k, _ in cols] for row in rows],
+                          right=[key not in TEXT_COLUMNS for key, _ in cols]))
 
     if not s["jobs"]:
         con.print("No job matches.")
@@ -213,7 +216,8 @@ def write_html(r: FacilityReport, path: str) -> None:
 
 
 # -- SQL -----------------------------------------------------------------------------------------
-def print_query(columns: list[str], rows: list[tuple[Any, ...]], *, csv: bool, out: TextIO) -> None:
+def print_query(columns: list[str], rows: list[tuple[Any, ...]], *, csv: bool, out: TextIO,
+                width: int | None = None) -> None:
     if csv:
         import csv as csvmod
 
@@ -223,12 +227,13 @@ def print_query(columns: list[str], rows: list[tuple[Any, ...]], *, csv: bool, o
             w.writerow(["" if v is None else plain(v) for v in row])
         return
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table()
-    for c in columns:
-        t.add_column(c)
-    for row in rows:
-        t.add_row(*["NULL" if v is None else str(plain(v)) for v in row])
-    Console(file=out, width=200).print(t)
+    from pario.textfit import Tabular, terminal_width
+
+    # numbers right-aligned and whole; text wraps at its spaces (and a path after a '/')
+    numeric = [bool(rows) and all(isinstance(row[i], numbers.Number) and not isinstance(row[i], bool)
+                                  for row in rows if row[i] is not None) for i in range(len(columns))]
+    cells = [["NULL" if v is None else str(plain(v)) for v in row] for row in rows]
+    Console(file=out, width=width or terminal_width(out), highlight=False).print(
+        Tabular(columns, cells, right=numeric))
     print(units.plural(len(rows), "row"), file=out)

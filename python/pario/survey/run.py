@@ -34,6 +34,10 @@ class SurveyPlan:
     cluster: ClusterSpec = field(default_factory=ClusterSpec)
 
 
+#: The shortest survey whose logs per second are said (the cluster's start takes seconds).
+RATE_AFTER_S = 60.0
+
+
 @dataclass
 class SurveyResult:
     found: int = 0        # logs under the paths, in the date window
@@ -44,13 +48,19 @@ class SurveyResult:
     workers: int = 0
 
     def text(self) -> str:
+        """What the survey did, in words: the logs found, read and unreadable, on how many
+        workers, in how long; the rate only for a run long enough to give one (a short run's is
+        mostly the cluster's start)."""
         head = (f"{units.plural(self.found, 'log')} found, {self.unchanged:,} already in the store, "
                 f"{self.read:,} read")
         if not self.read:
             return head
-        return (f"{head} ({self.errors:,} unreadable) on {units.plural(self.workers, 'Dask worker')} "
-                f"in {self.seconds:.1f} s, "
-                f"{self.read / self.seconds:.0f} logs/s")
+        text = (f"{head} ({self.errors:,} unreadable) on {units.plural(self.workers, 'Dask worker')} "
+                f"in {units.seconds(self.seconds)}")
+        if self.seconds >= RATE_AFTER_S:
+            rate = units.plain(self.read / self.seconds)
+            text += f", {rate} {'log' if rate == '1' else 'logs'}/s"
+        return text
 
 
 def to_read(logs: Iterable[LogFile], seen: dict[str, tuple[int, int]], result: SurveyResult,

@@ -171,16 +171,18 @@ def shell_lines(words: list[str], width: int = 76) -> list[str]:
     return [*lines, line] if line else lines
 
 
-def job_script_lines(a: Applied, hints_file: Path, command: list[str], directory: Path) -> list[str]:
-    """The exact lines that use a configuration in a job script.  The hints file carries the MPI
-    library's settings (``# pario: tuned with``), which ``pario run --hints`` applies, so they
-    are exported only when there is no hints file to pass."""
+def job_script_lines(a: Applied, hints_file: Path, command: list[str], directory: Path,
+                     width: int = 76) -> list[str]:
+    """The exact lines that use a configuration in a job script, commands within ``width``
+    columns where their words allow.  The hints file carries the MPI library's settings
+    (``# pario: tuned with``), which ``pario run --hints`` applies, so they are exported only
+    when there is no hints file to pass."""
     carried = bool(a.hints or a.mca)
     lines = [] if carried else _mca_exports(a)
     if a.stripe:
-        lines += shell_lines(stripe_command(directory, a.stripe))
+        lines += shell_lines(stripe_command(directory, a.stripe), width)
     options = pario_run_args(a, hints_file if carried else None)
-    lines += shell_lines(["pario", "run", *options, "--", *command])
+    lines += shell_lines(["pario", "run", *options, "--", *command], width)
     return lines
 
 

@@ -76,18 +76,22 @@ VERDICTS = {
 }
 
 
-#: The end-of-study text fits 80 columns: prose wraps with a hanging indent, commands continue
-#: with a backslash (config.shell_lines), so that every line pastes as it is.
+#: The end-of-study text fits the terminal (`pario tune` gives its width; 80 columns by default):
+#: prose wraps with a hanging indent, commands continue with a backslash (config.shell_lines)
+#: within COMMAND_WIDTH columns, so that every line pastes as it is.
 WIDTH = 80
+COMMAND_WIDTH = 76
 
 
-def _wrapped(lines: list[str]) -> list[str]:
-    """Prose lines wrapped at WIDTH; indented lines (commands, code, wrapped settings) as they are."""
-    return [w for line in lines for w in ([line] if line.startswith(" ") else wrap_words(line, WIDTH, 4))]
+def _wrapped(lines: list[str], width: int) -> list[str]:
+    """Prose lines wrapped at ``width``; indented lines (commands, code, wrapped settings) as
+    they are."""
+    return [w for line in lines for w in ([line] if line.startswith(" ") else wrap_words(line, width, 4))]
 
 
-def lines(summary: Summary, space: Space, written: dict[str, Path], command: list[str]) -> list[str]:
-    """The end-of-study text."""
+def lines(summary: Summary, space: Space, written: dict[str, Path], command: list[str],
+          width: int = WIDTH) -> list[str]:
+    """The end-of-study text, ``width`` columns wide (but for a word longer than a line)."""
     obj = summary.objective
     out = [f"study {summary.study}: {summary.budget_used} trial(s) in the budget, {summary.failed} failed, "
            f"{len(summary.trials)} in all (strategy {summary.strategy}, objective {obj})"]
@@ -95,7 +99,7 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out.append(f"default: {_sampled(obj, summary.default)}")
     if summary.best:
         out.append(f"best:    {_sampled(obj, summary.best)}")
-        out += wrap_words(f"         {cfg.describe(space, space.relevant(summary.best.config))}", WIDTH, 9)
+        out += wrap_words(f"         {cfg.describe(space, space.relevant(summary.best.config))}", width, 9)
     p_text = f" (p = {summary.p_value:.3f})" if summary.p_value is not None else ""
     verdict = VERDICTS[summary.verdict].format(p=summary.p_value or 0.0, p_text=p_text)
     if summary.speedup is not None and summary.verdict in ("better", "within-noise"):
@@ -120,9 +124,10 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out.append(f"hints file: {written['hints']}")
         out.append("use it in a job script:")
         out += [f"  {line}" for line in cfg.job_script_lines(a, written["hints"], command,
-                                                           Path(space.detected.directory))]
+                                                           Path(space.detected.directory),
+                                                           min(COMMAND_WIDTH, width - 2))]
         out += without_pario(a, written)
-    return _wrapped(out)
+    return _wrapped(out, width)
 
 
 def without_pario(a: cfg.Applied, written: dict[str, Path]) -> list[str]:

@@ -583,19 +583,23 @@ def apply_space_file(space: Space, path: Path) -> Space:
     return Space(tuple(kept), space.detected, space.notes)
 
 
-def render(space: Space) -> list[str]:
-    """The space as text lines (``pario tune --show-space``)."""
-    lines = [*space.detected.describe(), ""]
+def render(space: Space, width: int | None = None) -> list[str]:
+    """The space as text lines (``pario tune --show-space``), wrapped at ``width`` columns where
+    given: a dimension's choices continue 8 columns in, any other line 4."""
+    from pario.textfit import wrap_words
+
+    lines = [(line, 4) for line in space.detected.describe()] + [("", 0)]
     for d in space.dimensions:
         shown = ", ".join(_short(d.name, v) for v in d.choices)
         cond = f"  (when {d.when[0]} is {' or '.join(d.when[1])})" if d.when else ""
-        lines.append(f"{d.name} [{d.kind}]: {shown}{cond}")
+        lines.append((f"{d.name} [{d.kind}]: {shown}{cond}", 8))
         if d.help:
-            lines.append(f"    {d.help}")
-    lines.append("")
-    lines.append(f"{space.size()} configurations")
-    lines += [f"note: {n}" for n in space.notes]
-    return lines
+            lines.append((f"    {d.help}", 4))
+    lines += [("", 0), (f"{space.size()} configurations", 4)]
+    lines += [(f"note: {n}", 4) for n in space.notes]
+    if width is None:
+        return [line for line, _ in lines]
+    return [w for line, indent in lines for w in wrap_words(line, width, indent)]
 
 
 def _short(name: str, value: str) -> str:
