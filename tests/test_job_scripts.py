@@ -73,6 +73,11 @@ mpirun -np 4 {exe} {out2} {K} {S}
     (found,) = [f for f in json.loads(diag.stdout)["logs"][0]["findings"] if f["id"] == "RUN-LAUNCHER-ONLY"]
     assert "bash (a shell)" in found["statement"]
     assert found["recommendations"][0]["snippet"] == f"pario report {step1}\npario report {step2}"
+    # ... and the report's verdict says so, rather than call the shell compute-bound
+    report = subprocess.run([*pario_cmd, "report", "--json", "-", str(log)], capture_output=True, text=True,
+                            timeout=TIMEOUT)
+    shares = json.loads(report.stdout)["runs"][0]["time_shares"]
+    assert shares["verdict"] == found["statement"] and shares["bound"] is None
 
     # a second run under the same name replaces the old step logs
     script(job, f"mpirun -np 3 {exe} {out1} {K} {S}\n")

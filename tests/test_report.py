@@ -345,3 +345,20 @@ def test_scaling_from_one_rank_says_rank(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0, err
     flat = " ".join(out.split())
     assert "reference run: 1 rank." in flat and "1 ranks" not in flat
+
+
+def test_report_says_where_it_wrote_its_files(tmp_path: Path, pario_cmd: list[str]) -> None:
+    """--json, --csv and --html each end with a line on stderr naming the file (stdout stays the
+    report); JSON on standard output names nothing."""
+    log = next(p for p in ALL_LOGS if p.name.startswith("mpi-io-test-x86_64-3.5.0"))
+    proc = subprocess.run([*pario_cmd, "report", str(log), "--json", "r.json", "--csv", "tables", "--html",
+                           "r.html", "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"pario: JSON report written to {tmp_path / 'r.json'}",
+                                        f"pario: CSV tables written into {tmp_path / 'tables'}",
+                                        f"pario: HTML report written to {tmp_path / 'r.html'}"]
+    assert (tmp_path / "r.html").stat().st_size > 0 and (tmp_path / "tables").is_dir()
+    to_stdout = subprocess.run([*pario_cmd, "report", str(log), "--json", "-"], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=120)
+    assert to_stdout.stderr == "" and json.loads(to_stdout.stdout)["runs"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,10 +98,12 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
     per_rank_bytes = outermost_bytes_per_rank(profile, pio)
     ranks["bytes_read"] = at_ranks(per_rank_bytes["bytes_read"], rt.ranks)
     ranks["bytes_written"] = at_ranks(per_rank_bytes["bytes_written"], rt.ranks)
+    findings = tuple(_diagnose(profile, config, rt)) if diagnosis else ()
+    shares = time_shares(rt, unseen_io_phrase(profile.job), **_io_bound_thresholds(config))
     return RunAnalysis(
         job=_job_info(profile, rt),
         has_io=io.has_io,
-        shares=time_shares(rt, unseen_io_phrase(profile.job), **_io_bound_thresholds(config)),
+        shares=_launcher_verdict(shares, findings),
         pop=pop_metrics(rt, _trace_metrics(profile)),
         io=io,
         mpi=mpi_summary(profile, rt.runtime),
@@ -109,7 +112,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         files=file_table(profile),
         ranks=ranks,
         notes=_notes(profile, rt),
-        findings=tuple(_diagnose(profile, config, rt)) if diagnosis else (),
+        findings=findings,
         diagnosed=diagnosis,
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
@@ -126,6 +129,15 @@ def _trace_metrics(profile: Profile) -> Any:
     from pario.trace.metrics import trace_metrics
 
     return trace_metrics(trace)
+
+
+def _launcher_verdict(shares: TimeShares, findings: tuple[Any, ...]) -> TimeShares:
+    """A log of a shell or launcher only (RUN-LAUNCHER-ONLY): the verdict says so first, rather than
+    call the script's shell compute-bound; its shares stay what they are."""
+    launcher = next((f for f in findings if f.id == "RUN-LAUNCHER-ONLY"), None)
+    if launcher is None:
+        return shares
+    return dataclasses.replace(shares, bound=None, io_bound=None, verdict=launcher.statement)
 
 
 def _io_bound_thresholds(config: Any) -> dict[str, float]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from pario.commands import positive_int
 
@@ -52,20 +54,27 @@ def _run(args: argparse.Namespace) -> int:
     runs, scaling = build(profiles, scaling=args.scaling, diagnosis=not args.no_diagnosis, config=config)
     runs = name_hint_files(runs, profiles, hints_dir)
     top = max(args.top, 20)
+    written: list[str] = []  # what was written where, said last (on stderr: stdout is the report)
     if args.json:
         from pario.report.json_out import write_json
 
         write_json(runs, scaling, args.json, top=top)
+        if args.json != "-":
+            written.append(f"JSON report written to {os.path.abspath(args.json)}")
     if args.csv:
         from pario.report.csv_out import write_csv
 
         write_csv(runs, scaling, args.csv)
+        written.append(f"CSV tables written into {os.path.abspath(args.csv)}")
     if args.html:
         from pario.report.html import write_html
 
         write_html(runs, scaling, args.html, top=top, traces=[p.trace for p in profiles])
+        written.append(f"HTML report written to {os.path.abspath(args.html)}")
     if not args.quiet and args.json != "-":
         from pario.report.terminal import render
 
         render(runs, scaling, top=args.top, details=args.details)
+    for line in written:
+        print(f"pario: {line}", file=sys.stderr)
     return 0
