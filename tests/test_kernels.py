@@ -391,3 +391,27 @@ def test_demo_io_missing_dir(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         f"pario-demo-io: error: output directory {tmp_path / 'missing'} does not exist (create it first)"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--blok-size", "8k"], "kernel block: unknown option '--blok-size' (see --help)"),
+    (["--steps", "0"], "kernel block: --steps must be between 1 and 1000000 (got 0)"),
+    (["--collective", "--independent"], "kernel block: --collective and --independent exclude each other"),
+])
+def test_cli_refuses_bad_options_before_the_launcher(tmp_path, args, message):
+    """A mistake in the kernel's options is one line, exit 2, and mpirun never starts (no banner,
+    no file): the kernel checks its options alone first (--check-options)."""
+    proc = pario_cli(["kernel", "block", "--np", "2", "--path", str(tmp_path / "x.dat"), *args])
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"pario: error: {message}"]
+    assert proc.stdout == "" and not (tmp_path / "x.dat").exists()
+
+
+def test_check_options_alone(tmp_path):
+    ok = subprocess.run([str(kernel_exe("tile")), "--check-options", "--tile-x", "8"], env=mpi_env(),
+                        capture_output=True, text=True, timeout=TIMEOUT)
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    bad = subprocess.run([str(kernel_exe("tile")), "--check-options", "--tile-x", "eight"], env=mpi_env(),
+                         capture_output=True, text=True, timeout=TIMEOUT)
+    assert bad.returncode == 2
+    assert bad.stderr == "pario-kernel-tile: error: option --tile-x: 'eight' is not an integer\n"

@@ -460,6 +460,26 @@ static void lib_phase(kc_ctx *ctx, int writing, MPI_Info info, kc_times *t, kc_v
 
 /* ==== main ================================================================================================ */
 
+/* The checks of the common options that need neither MPI nor the kernel's setup. */
+static void check_common(kc_ctx *ctx, int f_coll, int f_indep)
+{
+    if (ctx->failed)
+        return;
+    if (f_coll && f_indep)
+        kc_fail(ctx, "--collective and --independent exclude each other");
+    ctx->mode_given = f_coll || f_indep;
+    if (f_indep)
+        ctx->collective = 0;
+    if (ctx->verify || ctx->read_only)
+        ctx->do_read = 1;
+    if (ctx->steps < 1 || ctx->steps > 1000000)
+        kc_fail(ctx, "--steps must be between 1 and 1000000 (got %lld)", ctx->steps);
+    if (ctx->seed < 0 || ctx->seed > 0x7fffffffLL)
+        kc_fail(ctx, "--seed must be between 0 and 2147483647");
+    if (!ctx->path[0])
+        kc_fail(ctx, "--path must not be empty");
+}
+
 int kc_main(const kc_kernel *k, int argc, char **argv)
 {
     kc_ctx ctx;
@@ -493,6 +513,19 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
                 kc_usage(k, common);
             return 0;
         }
+    /* --check-options first: parse the options only, without MPI and without writing anything, and
+     * say what is wrong (pario kernel runs it before it starts the launcher and its banner). */
+    if (argc > 1 && strcmp(argv[1], "--check-options") == 0) {
+        kc_opt *check_tables[2] = {k->opts, common};
+        ctx.nprocs = 1;
+        kc_parse_args(&ctx, check_tables, argc - 1, argv + 1);
+        check_common(&ctx, f_coll, f_indep);
+        if (ctx.failed) {
+            fprintf(stderr, "pario-kernel-%s: error: %s\n", k->name, ctx.err);
+            return 2;
+        }
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     progress_start = progress_last = MPI_Wtime();
     const char *every = getenv("PARIO_KERNEL_PROGRESS");
@@ -508,21 +541,7 @@ int kc_main(const kc_kernel *k, int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
-    if (!ctx.failed) {
-        if (f_coll && f_indep)
-            kc_fail(&ctx, "--collective and --independent exclude each other");
-        ctx.mode_given = f_coll || f_indep;
-        if (f_indep)
-            ctx.collective = 0;
-        if (ctx.verify || ctx.read_only)
-            ctx.do_read = 1;
-        if (ctx.steps < 1 || ctx.steps > 1000000)
-            kc_fail(&ctx, "--steps must be between 1 and 1000000 (got %lld)", ctx.steps);
-        if (ctx.seed < 0 || ctx.seed > 0x7fffffffLL)
-            kc_fail(&ctx, "--seed must be between 0 and 2147483647");
-        if (!ctx.path[0])
-            kc_fail(&ctx, "--path must not be empty");
-    }
+    check_common(&ctx, f_coll, f_indep);
     if (!ctx.failed)
         k->setup(&ctx);
     if (!ctx.failed && ctx.nreq > 0 && ctx.max_req_bytes == 0)

@@ -118,6 +118,13 @@ def _run(args: argparse.Namespace) -> int:
         )
         print(shlex.join(cmd))
         return 0
+    # the kernel's options checked by the kernel itself, in one process without MPI: a mistake is
+    # one line before the launcher starts (and prints its banner)
+    check = kernels.run(args.name, ["--check-options", *kernel_args], launcher="none", capture=True)
+    if check.returncode != 0:
+        lines = (check.stderr or "").strip().splitlines()
+        why = lines[-1].split(": error: ", 1)[-1] if lines else "its options are refused"
+        raise ParioError(f"kernel {args.name}: {why}")
     sys.stdout.flush()
     res = kernels.run(args.name, kernel_args, np=np, launcher=launcher, launcher_args=launcher_args)
     return res.returncode
