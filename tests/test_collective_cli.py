@@ -377,4 +377,22 @@ def test_every_algorithm_auto_picked_is_counted(tmp_path, compile_program, run_u
     assert (tmp_path / "mix.dat").read_bytes() == b"".join(block) + interleaved
     (engine,) = engine_files(read_log(tmp_path / "mix.pario"))
     assert engine.calls == 2 and engine.algorithm_calls == (("none", 1), ("direct", 1))
-    assert engine.served_text().startswith("collective engine: none (1), direct (1), shuffle p2p, 2 calls")
+    # each algorithm with the shuffles its own calls used (direct has none)
+    assert engine.served_text().startswith("collective engine: none:p2p (1), direct (1), 2 calls")
+
+
+def test_engine_line_names_each_algorithm_with_its_own_shuffles():
+    """auto served 69 calls with none (p2p) and 3 with comm (2 rma-fence, 1 p2p): each algorithm
+    with the shuffles of its own calls; a log without per-variant counters says the one shuffle it
+    knows is the last call's."""
+    from pario.analysis.engine import EngineFile, VariantRun
+
+    e = EngineFile(id=1, name="f", algorithm="comm", shuffle="rma-fence", calls=72, cycles=72, aggregators=2,
+                   setup_time=0.0, shuffle_time=0.0, write_time=0.0, wait_time=0.0, fallbacks=0,
+                   algorithm_calls=(("none", 69), ("comm", 3)),
+                   variants=(VariantRun("none:p2p", 69, 1.0), VariantRun("comm:rma-fence", 2, 0.1),
+                             VariantRun("comm:p2p", 1, 0.1)))
+    assert e.served_text().startswith("collective engine: none:p2p (69), comm:rma-fence/p2p (3), 72 calls")
+    old = EngineFile(**{**e.__dict__, "variants": ()})
+    assert old.served_text().startswith(
+        "collective engine: none (69), comm (3), the last call's shuffle rma-fence, 72 calls")

@@ -98,6 +98,12 @@ class EngineFile:
                           for v in self.variants)
         return f"auto kept {' and '.join(kept)}, of {tried} (time of the slowest rank)"
 
+    def _with_shuffles(self, algorithm: str) -> str:
+        """``comm:p2p/rma-lock``: an algorithm with the shuffles its calls used (from the variants)."""
+        shuffles = [v.variant.split(":", 1)[1] for v in self.variants
+                    if ":" in v.variant and v.variant.split(":", 1)[0] == algorithm]
+        return f"{algorithm}:{'/'.join(shuffles)}" if shuffles else algorithm
+
     def served_text(self) -> str:
         """``collective engine: write-comm/p2p, 8 calls, 8 cycles, 2 aggregators; shuffle 1.2 ms,
         write 3.4 ms, wait 0.5 ms (summed over ranks)``; '' when the engine served no call."""
@@ -109,9 +115,10 @@ class EngineFile:
             # (unless other calls of the file cycled) no cycles or aggregators to speak of
             how = "direct (auto: each rank wrote its own range)"
             counts = counts if self.cycles else counts[:1]
-        elif len(self.algorithm_calls) > 1:  # auto picked several: each with its calls
-            how = ", ".join(f"{a} ({count(n)})" for a, n in self.algorithm_calls)
-            how = f"{how}, shuffle {self.shuffle}" if self.shuffle else how
+        elif len(self.algorithm_calls) > 1:  # auto picked several: each with its calls and shuffles
+            how = ", ".join(f"{self._with_shuffles(a)} ({count(n)})" for a, n in self.algorithm_calls)
+            if self.shuffle and not self.variants:  # an older log: only the last call's shuffle is known
+                how = f"{how}, the last call's shuffle {self.shuffle}"
         else:
             how = "/".join(p for p in (self.algorithm or "algorithm unknown", self.shuffle) if p)
         text = (f"collective engine: {how}, {', '.join(counts)}; setup {seconds(self.setup_time)}, "
