@@ -648,3 +648,26 @@ def test_a_shared_absolute_path_with_jobs_is_warned_about(tmp_path: Path, pario_
     alone = tune(pario_cmd, mpi_env, tmp_path, "--show-space", "--", "mpirun", "-np", "2",
                  str(kernel_exe("block")), "--path", str(shared), timeout=60)
     assert "warning" not in alone.stderr
+
+
+def test_a_resumed_study_does_not_count_the_default_that_failed_before(tmp_path: Path, pario_cmd, mpi_env):
+    """The command fails (a missing input) and the study stops after its default; the input is
+    fixed and the study resumed with the same budget: the earlier failed default does not take a
+    trial of it, and the new default plus 2 search trials run."""
+    gate = tmp_path / "gate.sh"
+    gate.write_text(f'#!/bin/sh\ntest -f {tmp_path}/input.nml || {{ echo "no input.nml" >&2; exit 3; }}\n'
+                    'exec "$@"\n')
+    gate.chmod(0o755)
+    args = ["--budget", "3", "--strategy", "random", "--seed", "4", "--study", "r", "--no-verify", "--",
+            *kernel(2, str(gate))]
+    first = tune(pario_cmd, mpi_env, tmp_path, *args)
+    assert first.returncode == 1, first.stderr
+    assert "study r: 1 trial(s) in the budget, 1 failed, 1 in all" in " ".join(first.stdout.split())
+    (tmp_path / "input.nml").write_text("&run /\n")
+    again = tune(pario_cmd, mpi_env, tmp_path, *args)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "study r: 3 trial(s) in the budget, 1 failed, 4 in all" in " ".join(again.stdout.split())
+    trials = trials_of(sqlite_url(tmp_path), "r")
+    assert [(t.user_attrs["role"], t.state) for t in trials] == [
+        ("default", TrialState.FAIL), ("default", TrialState.COMPLETE), ("search", TrialState.COMPLETE),
+        ("search", TrialState.COMPLETE)]

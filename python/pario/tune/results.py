@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from pario.tune.objective import MAXIMISE
 from pario.tune.space import DEFAULT
-from pario.tune.study import ALPHA, VERIFY_SAMPLES, config_key, in_budget, pooled_samples, ranked
+from pario.tune.study import ALPHA, VERIFY_SAMPLES, budget_count, config_key, pooled_samples, ranked
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def summarise(study) -> Summary:  # type: ignore[no-untyped-def]
     ended = (TrialState.COMPLETE, TrialState.FAIL)
     return Summary(study.study_name, objective, list(info["command"]), info.get("strategy", "?"), rows,
                    default, best, ratio, p, verdict,
-                   sum(1 for t in study.get_trials(deepcopy=False, states=ended) if in_budget(t)),
+                   budget_count(study.get_trials(deepcopy=False, states=ended)),
                    sum(1 for r in rows if r.state == "fail"), notes, held_out_error(study))
 
 

@@ -176,6 +176,18 @@ def in_budget(t) -> bool:  # type: ignore[no-untyped-def]
             and not str(t.user_attrs.get("error", "")).startswith("interrupted"))
 
 
+def budget_count(trials) -> int:  # type: ignore[no-untyped-def]
+    """How many of ``trials`` count against the budget (:func:`in_budget`): a failed default that
+    a later default trial replaces (the study resumed after the command was fixed) does not, as
+    the search never ran after it."""
+    from optuna.trial import TrialState
+
+    defaults = [t.number for t in trials if t.user_attrs.get("role") == "default"]
+    last = max(defaults, default=-1)
+    return sum(1 for t in trials if in_budget(t) and not (
+        t.user_attrs.get("role") == "default" and t.state == TrialState.FAIL and t.number < last))
+
+
 def pooled_samples(trials) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
     """Every run's value of every configuration, over all its finished trials (in trial order)."""
     out: dict[str, list[float]] = {}
@@ -371,7 +383,7 @@ class Study:
         from optuna.trial import TrialState
 
         states = (TrialState.COMPLETE, TrialState.FAIL) + ((TrialState.RUNNING,) if running else ())
-        return sum(1 for t in self.study.get_trials(deepcopy=False, states=states) if in_budget(t))
+        return budget_count(self.study.get_trials(deepcopy=False, states=states))
 
     def has_default(self) -> bool:
         """The default was measured, or is being measured (by this or another worker)."""
@@ -492,7 +504,7 @@ class Study:
             time.sleep(0.1)
         if role == "default":
             return any(t.user_attrs.get("role") == "default" and t.state != TrialState.FAIL for t in earlier)
-        return sum(1 for t in earlier if in_budget(t)) >= self.s.budget
+        return budget_count(earlier) >= self.s.budget
 
     def run(self, propose: Callable[[Study, int], list[tuple[dict[str, str] | None, float | None]]],
             runner: Runner, progress: Callable[[Progress], None] | None = None) -> None:
