@@ -1,6 +1,10 @@
 """Darshan logs built byte by byte (tests/darshan_builder.py): IOR on DAOS, empty and repeated
 names, module ids the reader library does not know.  Each built log is first checked against
-PyDarshan, so the builder is held to the reference reader."""
+PyDarshan, so the builder is held to the reference reader.
+
+IOR on DAOS (``ior_daos_log``) also checks the DFS and DAOS layers (docs/metrics.md, "DAOS's file
+system and objects"): its DFS file /testFile (64 MiB written and read) and that file's DAOS object
+share one record id, so the object's DAOS record is beneath DFS and counted once."""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from darshan_builder import (
     Record,
     ior_daos_log,
 )
+from pario.analysis.run import analyze
 from pario.errors import LogFormatError
 from pario.log import darshan_reader, read_log
 from pario.table import Table
@@ -98,11 +103,81 @@ def test_daos_log_reads_with_exact_posix_and_stdio(daos_log: tuple[DarshanLog, P
     stdio = by_name(profile.layer("stdio"))
     assert stdio[CSV_FILE]["bytes_written"] == 2048 and stdio["<STDOUT>"]["bytes_written"] == 5000
     meta = profile.job.metadata
-    assert meta["modules_not_analysed"] == ["DAOS", "DFS"]
+    assert meta["modules_not_analysed"] == []
     assert meta["modules"] == {"POSIX": {"records": 2, "version": 4, "partial": False},
                                "STDIO": {"records": 2, "version": 2, "partial": False},
-                               "DFS": {"records": None, "version": 1, "partial": False},
-                               "DAOS": {"records": None, "version": 1, "partial": False}}
+                               "DFS": {"records": 2, "version": 1, "partial": False},
+                               "DAOS": {"records": 4, "version": 1, "partial": False}}
+
+
+def test_daos_log_reads_dfs_and_daos_layers(daos_log: tuple[DarshanLog, Path]) -> None:
+    """The DFS and DAOS records as built, under the model's names; the DAOS objects no module
+    names are named by their object id (read in the log's byte order)."""
+    profile = read_log(daos_log[1])
+    dfs = by_name(profile.layer("dfs"))
+    assert sorted(dfs) == ["/", "/testFile"]
+    test = dfs["/testFile"]
+    assert (test["id"], test["rank"], test["nranks"]) == (ID_TESTFILE, -1, 4)
+    assert (test["bytes_read"], test["bytes_written"]) == (64 * MIB, 64 * MIB)
+    assert (test["read_time"], test["write_time"], test["meta_time"]) == (2.5, 5.0, 0.125)
+    assert (test["opens"], test["reads"], test["writes"], test["chunk_size"]) == (8, 64, 64, MIB)
+    assert (test["size_read_1m_4m"], test["size_write_1m_4m"], test["size_read_100k_1m"]) == (64, 64, 0)
+    assert (dfs["/"]["lookups"], dfs["/"]["meta_time"]) == (4, 0.02)
+    daos = profile.layer("daos")
+    assert daos["name"].tolist() == ["<DAOS object 0.0>", "/", "/testFile", "<DAOS object 7.3>"]
+    assert daos["id"].tolist() == [ID_SB, ID_ROOT, ID_TESTFILE, ID_EXTRA]
+    assert daos["rank"].tolist() == [-1, -1, -1, 3]
+    assert daos["array_writes"].tolist() == [0, 0, 64, 0] and daos["obj_fetches"].tolist() == [4, 0, 0, 0]
+    assert daos["bytes_written"].tolist() == [0, 0, 64 * MIB, 0]
+    assert daos["write_time"].tolist() == [0.0, 0.0, 4.75, 0.0]
+
+
+def test_dfs_time_classes_per_rank(daos_log: tuple[DarshanLog, Path]) -> None:
+    """The DFS records are shared by the 4 ranks without a fastest or slowest rank: each rank gets a
+    quarter of each (docs/metrics.md, shared records).  The DAOS records of /testFile and / are
+    beneath DFS; the other two objects hold no time."""
+    ranks = read_log(daos_log[1]).ranks
+    assert ranks["dfs_read"].tolist() == [2.5 / 4] * 4
+    assert ranks["dfs_write"].tolist() == [5.0 / 4] * 4
+    assert ranks["dfs_meta"].tolist() == pytest.approx([(0.125 + 0.02) / 4] * 4, rel=1e-12)
+    for kind in ("read", "write", "meta"):
+        assert ranks[f"daos_{kind}"].tolist() == [0.0] * 4
+    assert ranks["io"].sum() == pytest.approx(IOR_DAOS_IO_TIME, rel=1e-12)
+
+
+#: The IOR-over-DAOS log's I/O time over all ranks, every call once: POSIX (the dfuse file, rank 0's
+#: configuration file), STDIO (rank 0's CSV file and standard output), DFS (/testFile and /); the DAOS
+#: records of /testFile and / are beneath DFS, the superblock's and rank 3's object hold no time.
+IOR_DAOS_IO_TIME = ((6.5 + 12.25 + 0.5) + (0.001 + 0.0025) + (0.002 + 0.001 + 0.003)
+                    + (2.5 + 5.0 + 0.125 + 0.02))
+
+
+def test_daos_records_beneath_dfs_are_counted_once(daos_log: tuple[DarshanLog, Path]) -> None:
+    run = analyze(read_log(daos_log[1]))
+    overall = run.io.overall
+    assert overall.total.time_total.value == pytest.approx(IOR_DAOS_IO_TIME, rel=1e-12)
+    assert overall.write.bytes.value == 64 * MIB + 64 * MIB + 2048 + 5000  # POSIX's file, DFS's, STDIO
+    assert overall.read.bytes.value == 64 * MIB + 64 * MIB + 1234
+    # reads: POSIX 64 + 2, DFS 64, the superblock's 4 DAOS fetches; DAOS's 64 array reads are DFS's
+    assert overall.read.ops.value == 64 + 2 + 64 + 4
+    share = IOR_DAOS_IO_TIME / 4 / 60.5
+    assert run.shares.io.value == pytest.approx(share, rel=1e-12)
+    assert run.shares.verdict == (
+        f"This run is not I/O-bound: {share:.1%} of the run time is in I/O (Darshan logs record no MPI time, "
+        "so computation and MPI cannot be told apart).")
+    layers = {lay.layer: lay for lay in run.io.layers}
+    assert [lay.label for lay in run.io.layers] == ["POSIX", "STDIO", "DFS", "DAOS"]
+    dfs, daos = layers["dfs"], layers["daos"]
+    assert (dfs.read.bytes.value, dfs.write.bytes.value, dfs.files) == (64 * MIB, 64 * MIB, 2)
+    assert (dfs.read.time_total.value, dfs.write.time_total.value) == (2.5, 5.0)
+    assert dfs.meta.time_total.value == pytest.approx(0.145, rel=1e-12)
+    assert (dfs.read.ops.value, dfs.write.ops.value, dfs.meta.ops.value) == (64, 64, 8 + 4)
+    assert dfs.histogram_write == (0, 0, 0, 0, 0, 64, 0, 0, 0, 0)
+    # the DAOS row shows what DAOS saw, /testFile's array calls included
+    assert (daos.write.bytes.value, daos.write.time_total.value, daos.files) == (64 * MIB, 4.75, 4)
+    files = {(row["layer"], row["name"]) for row in run.files.rows()}
+    assert ("dfs", "/testFile") in files and ("daos", "/testFile") not in files
+    assert ("daos", "<DAOS object 7.3>") in files
 
 
 def test_report_and_dump_of_the_daos_log(daos_log: tuple[DarshanLog, Path], pario_cmd: list[str],
@@ -112,18 +187,24 @@ def test_report_and_dump_of_the_daos_log(daos_log: tuple[DarshanLog, Path], pari
     report = subprocess.run([*pario_cmd, "report", str(path), "--json", str(out)], capture_output=True,
                             text=True, timeout=120)
     assert report.returncode == 0, report.stderr
-    assert "Modules not analysed: DAOS, DFS (I/O to DAOS through its own API bypasses POSIX" in " ".join(
-        report.stdout.split())
+    text = " ".join(report.stdout.split())
+    assert "Modules not analysed" not in text
+    assert "DFS and DAOS: a DFS file's reads and writes are DAOS calls on its object, counted once" in text
     run = json.loads(out.read_text())["runs"][0]
     assert run["job"]["nprocs"] == 4 and run["job"]["complete"] is True
-    assert any(n.startswith("Modules not analysed: DAOS, DFS") for n in run["notes"])
-    assert run["io"]["overall"]["write"]["bytes"]["value"] == 64 * MIB + 2048 + 5000
+    assert not any(n.startswith("Modules not analysed") for n in run["notes"])
+    assert run["io"]["overall"]["write"]["bytes"]["value"] == 2 * 64 * MIB + 2048 + 5000
+    layers = {lay["layer"]: lay for lay in run["io"]["layers"]}
+    assert layers["dfs"]["label"] == "DFS" and layers["daos"]["label"] == "DAOS"
+    assert layers["dfs"]["read"]["bytes"]["value"] == 64 * MIB
     dump = subprocess.run([*pario_cmd, "dump", str(path)], capture_output=True, text=True, timeout=120)
     assert dump.returncode == 0, dump.stderr
-    assert "'modules_not_analysed': ['DAOS', 'DFS']" in dump.stdout
+    assert "'modules_not_analysed': []" in dump.stdout
     lines = dump.stdout.splitlines()
     assert f"posix\t-1\t{0x81B90C5D6766CD90:016x}\tbytes_written\t{64 * MIB}\t{DFUSE_FILE}" in lines
     assert f"stdio\t0\t{0x7ACC7A12F35A0099:016x}\tbytes_written\t5000\t<STDOUT>" in lines
+    assert f"dfs\t-1\t{ID_TESTFILE:016x}\tbytes_written\t{64 * MIB}\t/testFile" in lines
+    assert f"daos\t3\t{ID_EXTRA:016x}\tobj_updates\t1\t<DAOS object 7.3>" in lines
 
 
 # ---------------------------------------------------------------------------

@@ -5,8 +5,10 @@
   hide the layer beneath: the time and bytes are MPI-IO's, the run is I/O-bound, and a finding
   says the library record is blind.
 - An IOR run over DAOS's DFS API (built byte by byte, tests/darshan_builder.py): its I/O is in
-  DFS and DAOS records only, which pario does not analyse; the report's headline, the diagnosis
-  and the survey say so instead of finding nothing.
+  DFS and DAOS records only, which pario reads as layers of their own: the report's headline, the
+  diagnosis and the survey count it (DFS's time and bytes, once), and find nothing missing.
+- A log with a module id the reader library does not know: its I/O may be missing, and the
+  headline, the diagnosis and the survey say so instead of finding nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from darshan_builder import ID_DFUSE, ior_daos_log
+from darshan_builder import ID_DFUSE, DarshanLog, Record, ior_daos_log
 from darshan_recipes import (
     BUILT_DIR,
     E3SM_BYTES,
@@ -103,7 +105,7 @@ def test_complete_library_records_keep_their_time(log: Path) -> None:
 
 
 # ---------------------------------------------------------------------------
-# I/O in modules pario does not analyse
+# I/O through DAOS's APIs (read), and in modules pario does not analyse
 # ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -115,28 +117,95 @@ def dfs_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built.write(tmp_path_factory.mktemp("dfs") / "ior-dfs-only.darshan")
 
 
-def test_dfs_only_run_headline_says_io_is_not_measured(dfs_only: Path) -> None:
+#: The DFS-only run's I/O time over all ranks: rank 0's configuration file (POSIX), its CSV file and
+#: standard output (STDIO), DFS's /testFile and / (the DAOS records of both are beneath DFS).
+DFS_ONLY_IO_TIME = (0.001 + 0.0025) + (0.002 + 0.001 + 0.003) + (2.5 + 5.0 + 0.125 + 0.02)
+DFS_ONLY_SHARE = DFS_ONLY_IO_TIME / 4 / 60.5
+
+
+def test_dfs_only_run_headline_counts_dfs(dfs_only: Path) -> None:
     run = analyze(read_log(dfs_only))
-    assert run.shares.bound is None
-    io = run.shares.io.value
-    assert io is not None and io < 0.001
+    assert run.shares.io.value == pytest.approx(DFS_ONLY_SHARE, rel=1e-12)
+    assert run.shares.io_bound is False
     assert run.shares.verdict == (
-        "Whether this run is I/O-bound cannot be told: the I/O in Darshan's DAOS and DFS records is not "
-        f"measured, and the I/O pario measures takes {io:.1%} of the time.")
+        f"This run is not I/O-bound: {DFS_ONLY_SHARE:.1%} of the run time is in I/O (Darshan logs record no "
+        "MPI time, so computation and MPI cannot be told apart).")
+    dfs = next(lay for lay in run.io.layers if lay.layer == "dfs")
+    assert (dfs.read.bytes.value, dfs.write.bytes.value) == (64 * 2**20, 64 * 2**20)
+    assert (dfs.read.time_total.value, dfs.write.time_total.value) == (2.5, 5.0)
+    assert dfs.meta.time_total.value == pytest.approx(0.125 + 0.02, rel=1e-12)
+    overall = run.io.overall
+    assert overall.write.bytes.value == 64 * 2**20 + 2048 + 5000
+    assert overall.read.bytes.value == 64 * 2**20 + 1234
+    assert overall.total.time_total.value == pytest.approx(DFS_ONLY_IO_TIME, rel=1e-12)
 
 
-def test_dfs_only_run_gets_a_finding(dfs_only: Path, pario_cmd: list[str]) -> None:
+def test_dfs_only_run_gets_no_data_finding(dfs_only: Path, pario_cmd: list[str]) -> None:
     done = subprocess.run([*pario_cmd, "diagnose", "--json", str(dfs_only)], capture_output=True, text=True,
                           timeout=120)
+    assert done.returncode == 0, done.stderr
+    findings = [f["id"] for f in json.loads(done.stdout)["logs"][0]["findings"]]
+    assert not [f for f in findings if f.startswith("DATA-")]
+    row = _survey(dfs_only)
+    assert not [f["id"] for f in row["findings"] if f["id"].startswith("DATA-")]  # type: ignore[union-attr]
+    assert row["io_share"] == pytest.approx(DFS_ONLY_SHARE, rel=1e-12)
+    # each layer's bytes, nested calls counted in each: DAOS holds DFS's again
+    assert (row["dfs_bytes_read"], row["dfs_bytes_written"]) == (64 * 2**20, 64 * 2**20)
+    assert (row["daos_bytes_read"], row["daos_bytes_written"]) == (64 * 2**20, 64 * 2**20)
+    assert row["bytes_written"] == 64 * 2**20 + 2048 + 5000
+    # requests: the configuration file's 2 POSIX reads and DFS's 128 requests (DAOS's are DFS's)
+    assert (row["requests"], row["small_requests"]) == (2 + 128, 2)
+
+
+def test_a_store_written_before_dfs_columns_still_reads(dfs_only: Path, tmp_path: Path) -> None:
+    """A part file of rows without the dfs_* and daos_* columns (a store written before they
+    existed) reads beside a new one: its rows have them NULL."""
+    import pyarrow.parquet as pq
+
+    from pario.survey.store import query, to_table, write_rows
+
+    new = _survey(dfs_only)
+    store = tmp_path / "store"
+    write_rows(str(store), [new], "new")
+    old_row = {**new, "path": "/old/log.darshan"}
+    table = to_table([old_row])
+    old = table.drop_columns([c for c in table.column_names if c.startswith(("dfs_", "daos_"))] + ["month"])
+    pq.write_table(old, store / "jobs" / f"month={new['month']}" / "old.parquet")
+    _, rows = query(str(store), "SELECT path, dfs_bytes_written, bytes_written FROM jobs ORDER BY path")
+    written = 64 * 2**20 + 7048
+    assert rows == [("/old/log.darshan", None, written), (str(dfs_only), 64 * 2**20, written)]
+
+
+@pytest.fixture(scope="module")
+def unknown_module(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-rank log whose rank 0 wrote 4 KiB through POSIX in 1 s, and a module id 40 that the reader
+    library does not know (a newer Darshan's)."""
+    built = DarshanLog(nprocs=2, exe="/bin/app", names=[(11, "/a")], mounts=[("xfs", "/")],
+                       records=[Record("POSIX", 11, 0, {"POSIX_BYTES_WRITTEN": 4096, "POSIX_WRITES": 1},
+                                       {"POSIX_F_WRITE_TIME": 1.0})],
+                       raw_modules={40: (2, b"newer module " * 20)})
+    return built.write(tmp_path_factory.mktemp("unknown") / "newer.darshan")
+
+
+def test_unknown_module_run_headline_says_io_is_not_measured(unknown_module: Path) -> None:
+    run = analyze(read_log(unknown_module))
+    assert run.shares.io_bound is None
+    assert run.shares.io.value == pytest.approx(1.0 / 2 / 60.5, rel=1e-12)
+    assert run.shares.verdict == (
+        "Whether this run is I/O-bound cannot be told: the I/O in Darshan's unknown module 40 records is not "
+        f"measured, and the I/O pario measures takes {1.0 / 2 / 60.5:.1%} of the time.")
+
+
+def test_unknown_module_run_gets_a_finding(unknown_module: Path, pario_cmd: list[str]) -> None:
+    done = subprocess.run([*pario_cmd, "diagnose", "--json", str(unknown_module)], capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     findings = {f["id"]: f for f in json.loads(done.stdout)["logs"][0]["findings"]}
     found = findings["DATA-MODULES-NOT-ANALYSED"]
     assert found["severity"] == "warning"
-    assert found["statement"].startswith("This log holds I/O that pario does not measure: DAOS (object I/O "
-                                         "through DAOS's own API (libdaos), which bypasses POSIX); DFS (")
-    commands = [r["snippet"] for r in found["recommendations"]]
-    assert commands == [f"darshan-parser {dfs_only} | grep -E '^(DFS|DAOS)[[:space:]]'"]
-    row = _survey(dfs_only)
+    assert found["statement"].startswith("This log holds I/O that pario does not measure: unknown module 40 "
+                                         "(data of a module the Darshan reader library does not know")
+    row = _survey(unknown_module)
     assert ("DATA-MODULES-NOT-ANALYSED", "warning") in [(f["id"], f["severity"]) for f in row["findings"]]
 
 

@@ -12,10 +12,12 @@ column says which rank a row is), float64 columns, seconds unless noted, NaN
 when the source does not know the value (Darshan records no MPI time without its APMPI module):
 
 * ``wall``; I/O time by layer and kind: ``posix_read``, ``posix_write``,
-  ``posix_meta``, ``stdio_*``, ``mpiio_*``, and the I/O libraries' ``hdf5_*``
-  and ``pnetcdf_*`` (outermost layer only, so they add up without double
-  counting: time in an HDF5 call is ``hdf5_*`` time, not the MPI-IO or POSIX
-  time of the calls it makes);
+  ``posix_meta``, ``stdio_*``, ``mpiio_*``, DAOS's ``dfs_*`` and ``daos_*`` (in
+  the profile of a Darshan log with DFS or DAOS records), and the I/O libraries'
+  ``hdf5_*`` and ``pnetcdf_*`` (outermost layer only, so they add up without
+  double counting: time in an HDF5 call is ``hdf5_*`` time, not the MPI-IO or
+  POSIX time of the calls it makes, and time in a DFS call is ``dfs_*`` time,
+  not the DAOS time of the calls it makes);
 * MPI: ``mpi_coll``, ``mpi_p2p``, ``mpi_other`` and ``mpi_coll_bytes``,
   ``mpi_p2p_bytes``, ``mpi_*_calls``; ``mpi_init`` (time in MPI_Init, which
   pario logs keep outside ``wall`` and the MPI classes, as Darshan does);
@@ -23,11 +25,14 @@ when the source does not know the value (Darshan records no MPI time without its
 * derived by :func:`add_derived_rank_columns`: ``io``, ``io_read``,
   ``io_write``, ``io_meta``, ``mpi``, ``useful`` (= wall - io - mpi).
 
-``Profile.files[layer]`` for layer in ``LAYERS`` (the file-system and MPI-IO
-layers) and ``LIBRARY_LAYERS`` (HDF5's files ``h5f`` and datasets ``h5d``,
-PnetCDF's files ``pnetcdf_file`` and variables ``pnetcdf_var``): columns ``id``
-(uint64 hash of the path; a dataset's or variable's path is
-``FILE:/DATASET`` / ``FILE:VARIABLE``), ``rank`` (-1 for a record reduced over
+``Profile.files[layer]`` for layer in ``LAYERS`` (the storage layers: POSIX,
+STDIO, MPI-IO, and DAOS's ``dfs`` files and ``daos`` objects) and
+``LIBRARY_LAYERS`` (HDF5's files ``h5f`` and datasets ``h5d``, PnetCDF's files
+``pnetcdf_file`` and variables ``pnetcdf_var``), all listed once in
+``LAYER_TABLE``: columns ``id`` (uint64 hash of the path; a dataset's or
+variable's path is ``FILE:/DATASET`` / ``FILE:VARIABLE``; a DFS file's or DAOS
+object's id is Darshan's hash of its pool, container and object id, the same
+for the file and its object), ``rank`` (-1 for a record reduced over
 several ranks), ``name`` (an object array of str), then the layer's counters
 (int64 or float64) named as Darshan names them, without the layer prefix and
 ``F_``, lower case: ``POSIX_BYTES_READ`` -> ``bytes_read``,
@@ -53,19 +58,62 @@ if TYPE_CHECKING:
     from pario.analysis.rankio import ProfileIO
     from pario.trace.model import Trace
 
-#: The file-system and MPI-IO layers: their records are files, their bytes reach the file system.
-LAYERS: tuple[str, ...] = ("posix", "stdio", "mpiio")
+
+@dataclass(frozen=True)
+class LayerInfo:
+    """One layer of the model.  Every list of layers (:data:`LAYERS`, :data:`ALL_LAYERS`,
+    :data:`TIME_LAYERS`, the Darshan reader's modules, the reports' labels...) is made from
+    :data:`LAYER_TABLE`, so that a new layer is one more row there."""
+
+    #: the ``Profile.files`` key, and the rank table's time-class prefix of a storage layer
+    name: str
+    #: the Darshan module whose records it holds
+    module: str
+    #: its counters' prefix (Darshan's counter names; pario's logs use the same)
+    prefix: str
+    #: what reports call it
+    label: str
+    #: the I/O library whose layer it is ("hdf5", "pnetcdf": the rank table's time-class prefix
+    #: of its layers); "" for a storage layer
+    library: str = ""
+
+
+#: The layers, in the order reports list them: the storage layers, then the I/O libraries'.
+LAYER_TABLE: tuple[LayerInfo, ...] = (
+    LayerInfo("posix", "POSIX", "POSIX_", "POSIX"),
+    LayerInfo("stdio", "STDIO", "STDIO_", "STDIO"),
+    LayerInfo("mpiio", "MPI-IO", "MPIIO_", "MPI-IO"),
+    LayerInfo("dfs", "DFS", "DFS_", "DFS"),
+    LayerInfo("daos", "DAOS", "DAOS_", "DAOS"),
+    LayerInfo("h5f", "H5F", "H5F_", "HDF5 files", "hdf5"),
+    LayerInfo("h5d", "H5D", "H5D_", "HDF5 datasets", "hdf5"),
+    LayerInfo("pnetcdf_file", "PNETCDF_FILE", "PNETCDF_FILE_", "PnetCDF files", "pnetcdf"),
+    LayerInfo("pnetcdf_var", "PNETCDF_VAR", "PNETCDF_VAR_", "PnetCDF variables", "pnetcdf"),
+)
+#: The storage layers: the file systems' (POSIX, STDIO), MPI-IO, and DAOS's file-system library
+#: (DFS) and object API (DAOS).  Their records are files (a DAOS record: an object), their bytes
+#: reach storage.
+LAYERS: tuple[str, ...] = tuple(x.name for x in LAYER_TABLE if not x.library)
 #: The I/O libraries' layers, above MPI-IO: files and datasets (HDF5), files and variables (PnetCDF).
-LIBRARY_LAYERS: tuple[str, ...] = ("h5f", "h5d", "pnetcdf_file", "pnetcdf_var")
-ALL_LAYERS: tuple[str, ...] = (*LAYERS, *LIBRARY_LAYERS)
-#: library -> (its file layer, its dataset/variable layer)
-LIBRARIES: dict[str, tuple[str, str]] = {"hdf5": ("h5f", "h5d"), "pnetcdf": ("pnetcdf_file", "pnetcdf_var")}
+LIBRARY_LAYERS: tuple[str, ...] = tuple(x.name for x in LAYER_TABLE if x.library)
+ALL_LAYERS: tuple[str, ...] = tuple(x.name for x in LAYER_TABLE)
+
+
+def _libraries() -> dict[str, tuple[str, str]]:
+    layers: dict[str, list[str]] = {}
+    for x in LAYER_TABLE:
+        if x.library:
+            layers.setdefault(x.library, []).append(x.name)
+    return {lib: (files, data) for lib, (files, data) in layers.items()}
+
+
+#: library -> (its file layer, its dataset/variable layer), as LAYER_TABLE lists them
+LIBRARIES: dict[str, tuple[str, str]] = _libraries()
 #: The prefixes of the counter names: Darshan's module names as counter prefixes.
-COUNTER_PREFIXES: dict[str, str] = {
-    "posix": "POSIX_", "stdio": "STDIO_", "mpiio": "MPIIO_", "h5f": "H5F_", "h5d": "H5D_",
-    "pnetcdf_file": "PNETCDF_FILE_", "pnetcdf_var": "PNETCDF_VAR_",
-}
-#: The rank table's time-class prefixes: the file-system and MPI-IO layers, then the libraries.
+COUNTER_PREFIXES: dict[str, str] = {x.name: x.prefix for x in LAYER_TABLE}
+#: The labels reports give the layers.
+LAYER_LABELS: dict[str, str] = {x.name: x.label for x in LAYER_TABLE}
+#: The rank table's time-class prefixes: the storage layers, then the libraries.
 TIME_LAYERS: tuple[str, ...] = (*LAYERS, *LIBRARIES)
 
 IO_KINDS: tuple[str, ...] = ("read", "write", "meta")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pario.analysis.io import OPS
 from pario.analysis.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values, time_records
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
 from pario.table import Table, as_table, group_codes, group_reduce, group_sum
@@ -13,12 +14,9 @@ from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",
                                  "time", "bytes_read", "bytes_written", "reads", "writes")
 _SUMS = ("read_time", "write_time", "meta_time", "bytes_read", "bytes_written")
-_READS = {"posix": ("reads",), "stdio": ("reads",),
-          "mpiio": ("indep_reads", "coll_reads", "split_reads", "nb_reads", "shared_reads"),
-          "h5d": ("reads",), "pnetcdf_var": ("indep_reads", "coll_reads", "nb_reads")}
-_WRITES = {"posix": ("writes",), "stdio": ("writes",),
-           "mpiio": ("indep_writes", "coll_writes", "split_writes", "nb_writes", "shared_writes"),
-           "h5d": ("writes",), "pnetcdf_var": ("indep_writes", "coll_writes", "nb_writes")}
+#: The read and write calls of each layer (a library file's are its datasets' or variables').
+_READS = {layer: ops["read"] for layer, ops in OPS.items()}
+_WRITES = {layer: ops["write"] for layer, ops in OPS.items()}
 #: The file layer of each dataset/variable layer.
 _FILE_LAYER = {data: file for file, data in LIBRARIES.values()}
 

@@ -28,11 +28,10 @@ from pario.analysis.rankio import (
 from pario.analysis.times import RankTimes
 from pario.analysis.values import Value, ratio
 from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
+from pario.model import LAYER_LABELS as MODEL_LABELS
 from pario.table import Table, as_table, distinct
 
-LAYER_LABELS: dict[str, str] = {"all": "All layers", "posix": "POSIX", "mpiio": "MPI-IO", "stdio": "STDIO",
-                                "h5f": "HDF5 files", "h5d": "HDF5 datasets", "pnetcdf_file": "PnetCDF files",
-                                "pnetcdf_var": "PnetCDF variables"}
+LAYER_LABELS: dict[str, str] = {"all": "All layers", **MODEL_LABELS}
 
 #: A file's layer in the files table: a library file's is the library.
 FILE_LAYER_LABELS: dict[str, str] = {**LAYER_LABELS, "h5f": "HDF5", "pnetcdf_file": "PnetCDF"}
@@ -42,6 +41,16 @@ OPS: dict[str, dict[str, tuple[str, ...]]] = {
     "posix": {"read": ("reads",), "write": ("writes",),
               "meta": ("opens", "stats", "seeks", "fsyncs", "fdsyncs", "truncates", "unlinks")},
     "stdio": {"read": ("reads",), "write": ("writes",), "meta": ("opens", "fdopens", "seeks", "flushes")},
+    # DFS_NB_READS / NB_WRITES count the non-blocking ones among the reads and writes, DAOS_NB_OPS
+    # the non-blocking calls among all: not calls of their own
+    "dfs": {"read": ("reads", "readxs"), "write": ("writes", "writexs"),
+            "meta": ("opens", "global_opens", "lookups", "dups", "get_sizes", "punches", "removes", "stats")},
+    "daos": {"read": ("obj_fetches", "array_reads", "kv_gets"),
+             "write": ("obj_updates", "array_writes", "kv_puts"),
+             "meta": ("obj_opens", "obj_punches", "obj_dkey_punches", "obj_akey_punches", "obj_dkey_lists",
+                      "obj_akey_lists", "obj_recx_lists", "array_opens", "array_get_sizes", "array_set_sizes",
+                      "array_stats", "array_punches", "array_destroys", "kv_opens", "kv_removes", "kv_lists",
+                      "kv_destroys")},
     "mpiio": {"read": ("indep_reads", "coll_reads", "split_reads", "nb_reads", "shared_reads"),
               "write": ("indep_writes", "coll_writes", "split_writes", "nb_writes", "shared_writes"),
               "meta": ("indep_opens", "coll_opens", "syncs", "views", "hints", "set_sizes")},

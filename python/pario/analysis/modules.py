@@ -1,13 +1,16 @@
 """The Darshan modules a log carries that pario does not analyse, and what each one holds.
 
 The reader lists them in ``job.metadata["modules_not_analysed"]``.  Some hold I/O that no
-analysed layer sees (DAOS's own APIs bypass POSIX): then the I/O figures miss it, and the
-report, the diagnosis and the survey must say so rather than find nothing.  The others describe
-I/O that POSIX and MPI-IO already count (traces, heat maps) or something else (network).
+analysed layer sees (MDHIM's key-value calls, a newer Darshan's modules): then the I/O figures
+miss it, and the report, the diagnosis and the survey must say so rather than find nothing.  The
+others describe I/O that POSIX and MPI-IO already count (traces, heat maps) or something else
+(network).
 
-APMPI (MPI time) and HEATMAP (bytes per time bin) are analysed (:mod:`pario.log.apmpi`,
-:mod:`pario.log.heatmap`): they are listed only when their region is damaged, or when APMPI does
-not hold one record per rank; their entries below say what is then left unread.
+DFS and DAOS (DAOS's file-system library and object API) are analysed: they are the model's
+``dfs`` and ``daos`` layers (:mod:`pario.log.darshan_reader`).  APMPI (MPI time) and HEATMAP
+(bytes per time bin) are analysed too (:mod:`pario.log.apmpi`, :mod:`pario.log.heatmap`): they
+are listed only when their region is damaged, or when APMPI does not hold one record per rank;
+their entries below say what is then left unread.
 """
 
 from __future__ import annotations
@@ -25,8 +28,6 @@ OTHER = "other"
 
 #: Darshan module -> (kind, what its records hold).
 MODULE_CONTENTS: dict[str, tuple[str, str]] = {
-    "DFS": (UNSEEN_IO, "file I/O through DAOS's file-system library (libdfs), which bypasses POSIX"),
-    "DAOS": (UNSEEN_IO, "object I/O through DAOS's own API (libdaos), which bypasses POSIX"),
     "MDHIM": (UNSEEN_IO, "key-value operations through MDHIM"),
     "DXT_POSIX": (IO_DETAIL, "a trace of every POSIX read and write (offset, length, start, end)"),
     "DXT_MPIIO": (IO_DETAIL, "a trace of every MPI-IO read and write (offset, length, start, end)"),
@@ -71,7 +72,7 @@ def unseen_io_modules(job: Job) -> tuple[SkippedModule, ...]:
 
 
 def unseen_io_phrase(job: Job) -> str:
-    """"the I/O in Darshan's DAOS and DFS records", empty when no module holds unseen I/O."""
+    """"the I/O in Darshan's MDHIM records", empty when no module holds unseen I/O."""
     mods = [m.name for m in unseen_io_modules(job)]
     if not mods:
         return ""

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from pario.model import empty_layer
+from pario.model import LAYERS, empty_layer
 from pario.table import Table, as_table, constant_column
 
 #: File records: a Table (a DataFrame built by hand works too, read by column).
@@ -282,21 +282,29 @@ def layer_members(file_ranks: Mapping[tuple[str, int], np.ndarray], layer: str) 
     return {rid: ranks for (lay, rid), ranks in file_ranks.items() if lay == layer}
 
 
+#: inner layer -> the layer whose calls are made of its calls on the same file (or object): an
+#: inner record with the id of an outer record is beneath it (:func:`outermost_records`).
+NESTED_IN: dict[str, str] = {"posix": "mpiio", "daos": "dfs"}
+
+
 def outermost_records(files: Mapping[str, Records]) -> dict[str, Table]:
-    """Each layer's records with time that no outer layer already counts.
+    """Each storage layer's records with time that no outer layer already counts.
 
     POSIX calls made inside MPI-IO calls are counted as MPI-IO time, so POSIX
-    records of files that have MPI-IO records are dropped.  STDIO and POSIX are
-    separate (Darshan and pario do not see the POSIX calls libc makes for
-    STDIO streams).
+    records of files that have MPI-IO records are dropped.  Likewise a DFS file's
+    calls are DAOS array and object calls on its object, whose DAOS record has the
+    DFS record's id: DAOS records of objects that have DFS records are dropped.
+    STDIO and POSIX are separate (Darshan and pario do not see the POSIX calls libc
+    makes for STDIO streams), and so is POSIX through a dfuse mount of a DAOS
+    container (a file record of its own, by path).
     """
-    out = {layer: as_table(frame) for layer, frame in files.items() if layer in ("posix", "stdio", "mpiio")}
-    mpiio = out.get("mpiio")
-    posix = out.get("posix")
-    if mpiio is not None and posix is not None and len(mpiio) and len(posix):
-        nested = np.isin(posix["id"], mpiio["id"])
-        if nested.any():  # a copy of a million records only when some are dropped
-            out["posix"] = posix[~nested]
+    out = {layer: as_table(frame) for layer, frame in files.items() if layer in LAYERS}
+    for inner_layer, outer_layer in NESTED_IN.items():
+        outer, inner = out.get(outer_layer), out.get(inner_layer)
+        if outer is not None and inner is not None and len(outer) and len(inner):
+            nested = np.isin(inner["id"], outer["id"])
+            if nested.any():  # a copy of a million records only when some are dropped
+                out[inner_layer] = inner[~nested]
     return out
 
 

@@ -200,10 +200,10 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
         if higher:
             notes.append("Modules not analysed: " + ", ".join(higher)
                          + " (their I/O is counted by the MPI-IO and POSIX layers beneath them).")
-        daos = [m for m in skipped if m.startswith(("DFS", "DAOS"))]
-        if daos:
-            notes.append("Modules not analysed: " + ", ".join(daos) + " (I/O to DAOS through its own API "
-                         "bypasses POSIX: unless made through MPI-IO, it is missing from the I/O figures).")
+        if len(profile.layer("dfs")) and len(profile.layer("daos")):
+            notes.append("DFS and DAOS: a DFS file's reads and writes are DAOS calls on its object, counted "
+                         "once, as DFS time and bytes; the DAOS records of objects without a DFS record (a "
+                         "DFS container's superblock, objects used through libdaos itself) count as DAOS.")
         unknown = [m for m in skipped if m.startswith("unknown module")]
         if unknown:
             notes.append("Modules not analysed: " + ", ".join(unknown) + " (unknown to the Darshan reader "

@@ -11,8 +11,8 @@ only copied into NumPy arrays, as PyDarshan's ``cffi_backend`` copies them.
 
 What is read is what ``darshan.DarshanReport`` gives for the same log: the job (with its
 run time and metadata), the executable line, the mounts, the modules, the name records,
-the records of the modules asked for (id, rank, the H5D/PNETCDF_VAR file id, the counters
-under the library's counter names) and the LUSTRE records' layout components.  As
+the records of the modules asked for (id, rank, the H5D/PNETCDF_VAR file id, the DAOS object
+id, the counters under the library's counter names) and the LUSTRE records' layout components.  As
 PyDarshan, every record is given, named or not (``DarshanReport`` keeps only records with
 a name record; that choice is the caller's).  The APMPI records (MPI time per rank) and the
 HEATMAP records (bytes per time bin) are read too (:func:`read_apmpi`, :func:`read_heatmap`).
@@ -36,12 +36,14 @@ from typing import Any
 
 import numpy as np
 
-#: The modules whose records are files, and their C record structs (PyDarshan's _structdefs).
+#: The modules whose records are files (DAOS's: objects), and their C record structs (PyDarshan's
+#: _structdefs).
 RECORD_STRUCTS: dict[str, str] = {
     "POSIX": "struct darshan_posix_file", "MPI-IO": "struct darshan_mpiio_file",
     "STDIO": "struct darshan_stdio_file", "H5F": "struct darshan_hdf5_file",
     "H5D": "struct darshan_hdf5_dataset", "PNETCDF_FILE": "struct darshan_pnetcdf_file",
-    "PNETCDF_VAR": "struct darshan_pnetcdf_var",
+    "PNETCDF_VAR": "struct darshan_pnetcdf_var", "DFS": "struct darshan_dfs_file",
+    "DAOS": "struct darshan_daos_object",
 }
 
 
@@ -108,6 +110,7 @@ class Records:
     counter_names: tuple[str, ...]
     fcounter_names: tuple[str, ...]
     file_rec_ids: np.ndarray | None = None  # uint64, H5D and PNETCDF_VAR: the record of their file
+    oids: np.ndarray | None = None  # uint64, (records, 2), DAOS: the object id (hi, lo)
 
 
 @dataclass(frozen=True)
@@ -382,11 +385,13 @@ def record_dtype(mod: str) -> np.dtype:
 
 
 def _record_dtype(dl: _Library, struct: str) -> np.dtype:
-    """The NumPy layout of a record struct (base_rec, [file_rec_id], counters, fcounters) at the
-    C offsets, so that all records are decoded by one ``frombuffer``."""
+    """The NumPy layout of a record struct (base_rec, [file_rec_id], counters, fcounters, and for
+    DFS and DAOS the pool and container UUIDs [and the object id]) at the C offsets, so that all
+    records are decoded by one ``frombuffer``."""
     ctype = dl.ffi.typeof(struct)
     names, formats, offsets = ["id", "rank"], [np.dtype("=u8"), np.dtype("=i8")], [0, 8]
-    kinds = {"file_rec_id": "=u8", "counters": "=i8", "fcounters": "=f8"}
+    kinds = {"file_rec_id": "=u8", "counters": "=i8", "fcounters": "=f8", "pool_uuid": "u1",
+             "cont_uuid": "u1", "oid_hi": "=u8", "oid_lo": "=u8"}
     for name, field in ctype.fields:
         if name == "base_rec":
             continue
@@ -416,9 +421,10 @@ def _records(dl: _Library, handle: Any, mod: str, idx: int) -> Records:
     if rec["counters"].shape[1:] != (len(names),) or rec["fcounters"].shape[1:] != (len(fnames),):
         raise RuntimeError(f"{mod}: the library's counter names do not match its record layout")
     file_ids = rec["file_rec_id"].copy() if "file_rec_id" in rec.dtype.names else None
+    oids = np.stack([rec["oid_hi"], rec["oid_lo"]], axis=1) if "oid_hi" in rec.dtype.names else None
     return Records(ids=rec["id"].copy(), ranks=rec["rank"].copy(), counters=rec["counters"].copy(),
                    fcounters=rec["fcounters"].copy(), counter_names=names, fcounter_names=fnames,
-                   file_rec_ids=file_ids)
+                   file_rec_ids=file_ids, oids=oids)
 
 
 def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:

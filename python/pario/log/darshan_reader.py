@@ -11,7 +11,7 @@ gates before it becomes a :class:`~pario.model.Profile`:
    region where it must be), that every region inflates completely, and that
    the job record and the name records are well formed -- exactly as far as
    libdarshan-util needs them, so that every log it reads passes.  Modules
-   pario can do without (DFS, DAOS, HEATMAP, APMPI, ...) are only inflated; a module
+   pario can do without (HEATMAP, APMPI, DXT, ...) are only inflated; a module
    id the library does not know, and such a module whose region is cut short or
    does not inflate, are left out of the copy the library reads.
 2. The library itself then runs in a forked child process with a time limit;
@@ -21,6 +21,14 @@ The child sends back plain tables (:class:`~pario.table.Table`); the model is bu
 As in PyDarshan's ``DarshanReport``, a record without a name record is left out.  Per-rank
 time classes for records that Darshan reduced over all ranks are estimated
 as described in :mod:`pario.analysis.rankio` and docs/metrics.md.
+
+Darshan's DFS and DAOS records (DAOS's file-system library and object API, Darshan 3.4 and
+later) become the ``dfs`` and ``daos`` layers, which a profile has only when its log has them
+(so that a log without them reads as it did before they were read).  A DFS file's reads and
+writes are DAOS array calls on its object, whose DAOS record has the DFS record's id: that DAOS
+record is beneath DFS, as the POSIX record of an MPI-IO file is beneath MPI-IO
+(:func:`pario.analysis.rankio.outermost_records`).  DAOS registers objects without a name, so
+a DAOS record that no other module names is named by its object id, ``<DAOS object HI.LO>``.
 
 Darshan's H5F, H5D, PNETCDF_FILE and PNETCDF_VAR records (Darshan 3.4 and later) become
 the ``h5f``, ``h5d``, ``pnetcdf_file`` and ``pnetcdf_var`` layers with pario's column
@@ -72,7 +80,16 @@ from pario.errors import LogFormatError, TooManyRanks
 from pario.log import darshan_lib
 from pario.log.apmpi import ApmpiTime, apmpi_time, coverage
 from pario.log.heatmap import build_heatmap
-from pario.model import LIBRARIES, Job, Profile, add_derived_rank_columns, counter_column
+from pario.model import (
+    LAYER_TABLE,
+    LAYERS,
+    LIBRARIES,
+    LIBRARY_LAYERS,
+    Job,
+    Profile,
+    add_derived_rank_columns,
+    counter_column,
+)
 from pario.table import Table, constant_column
 from pario.trace.dxt import dxt_trace
 
@@ -80,10 +97,13 @@ DARSHAN_MAGIC = 6567223
 #: Log format versions libdarshan-util 3.4/3.5 reads, with their DARSHAN_MAX_MODS.
 SUPPORTED_VERSIONS: dict[str, int] = {"3.00": 16, "3.10": 16, "3.20": 16, "3.21": 16, "3.41": 64}
 #: Darshan module name -> model layer.
-LAYER_OF_MODULE: dict[str, str] = {"POSIX": "posix", "MPI-IO": "mpiio", "STDIO": "stdio", "H5F": "h5f",
-                                   "H5D": "h5d", "PNETCDF_FILE": "pnetcdf_file", "PNETCDF_VAR": "pnetcdf_var"}
-#: The layers whose time the rank table keeps under their own name (the libraries' under theirs).
-_FS_LAYERS: tuple[str, ...] = ("posix", "mpiio", "stdio")
+LAYER_OF_MODULE: dict[str, str] = {x.module: x.name for x in LAYER_TABLE}
+#: The layers a profile has even without records, in the order ``pario dump`` has always printed
+#: them; the others (DFS, DAOS) it has only when the log has their module.
+_LISTED_LAYERS: tuple[str, ...] = ("posix", "mpiio", "stdio", *LIBRARY_LAYERS)
+#: The storage layers in the order of the rank table's columns (the same: listed first).
+_RANK_LAYERS: tuple[str, ...] = (*(x for x in _LISTED_LAYERS if x in LAYERS),
+                                 *(x for x in LAYERS if x not in _LISTED_LAYERS))
 #: Darshan column -> pario column in the library layers (the rest is named alike).
 _LIBRARY_RENAMES: dict[str, str] = {"max_read_time_size": "max_read_size",
                                     "max_write_time_size": "max_write_size"}
@@ -462,8 +482,12 @@ def _names_of(ids: np.ndarray, names: tuple[np.ndarray, np.ndarray]) -> tuple[np
 
 def _module_records(records: darshan_lib.Records, names: tuple[np.ndarray, np.ndarray]) -> Table:
     """A module's named records: rank, id, name, then the counters and fcounters under Darshan's
-    names; without any, only rank, id and name (PyDarshan made no counter columns then)."""
+    names; without any, only rank, id and name (PyDarshan made no counter columns then).  A DAOS
+    object's empty name becomes its object id (:func:`daos_object_name`)."""
     found, name = _names_of(records.ids, names)
+    if records.oids is not None:
+        for i in np.flatnonzero(found & (name == "")).tolist():
+            name[i] = daos_object_name(int(records.oids[i, 0]), int(records.oids[i, 1]))
     if not found.any():
         return Table({"rank": np.zeros(0, dtype=np.int64), "id": np.zeros(0, dtype=np.uint64),
                       "name": np.zeros(0, dtype=object)})
@@ -479,6 +503,12 @@ def _module_records(records: darshan_lib.Records, names: tuple[np.ndarray, np.nd
         for i, col in enumerate(columns):
             table[col] = by_column[i]
     return table
+
+
+def daos_object_name(hi: int, lo: int) -> str:
+    """The name of a DAOS object that no module named (Darshan registers DAOS objects without a
+    name): its object id as DAOS's tools print it, ``<DAOS object HI.LO>``."""
+    return f"<DAOS object {hi}.{lo}>"
 
 
 def _lustre_components(comps: darshan_lib.LustreComponents,
@@ -639,7 +669,7 @@ def _layer_records(module: Table, nprocs: int, layer: str = "posix") -> Table:
     (:func:`~pario.model.counter_column`), then ``nranks`` (the job's size for a shared record)."""
     def model_name(col: str) -> str:
         name = counter_column(col)
-        return name if layer in _FS_LAYERS else _LIBRARY_RENAMES.get(name, name)
+        return name if layer in LAYERS else _LIBRARY_RENAMES.get(name, name)
 
     out = Table({"id": np.asarray(module["id"]).astype(np.uint64),
                  "rank": np.asarray(module["rank"]).astype(np.int64), "name": module["name"]})
@@ -662,7 +692,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     nprocs = int(job["nprocs"])
     if nprocs != header.nprocs or not 1 <= nprocs <= MAX_NPROCS:
         raise _fail(where, f"job claims {nprocs} processes")
-    files = {layer: _empty_layer() for layer in LAYER_OF_MODULE.values()}
+    files = {layer: _empty_layer() for layer in _LISTED_LAYERS}
     for mod, records in raw.records.items():
         files[LAYER_OF_MODULE[mod]] = _layer_records(records, nprocs, LAYER_OF_MODULE[mod])
 
@@ -816,7 +846,8 @@ _NAN_RANK_COLUMNS: tuple[str, ...] = (
 def _rank_table(per_layer: dict[str, Any], nprocs: int, runtime: float) -> Table:
     """The per-rank table before the derived columns (row i: rank i)."""
     columns: dict[str, np.ndarray] = {"wall": constant_column(nprocs, runtime)}
-    groups = {**{layer: (layer,) for layer in _FS_LAYERS}, **LIBRARIES}
+    # a storage layer the profile does not have (DFS, DAOS) has no columns
+    groups = {**{layer: (layer,) for layer in _RANK_LAYERS if layer in per_layer}, **LIBRARIES}
     for name, layers in groups.items():
         present = [layer for layer in layers if layer in per_layer]
         for kind in ("read", "write", "meta"):

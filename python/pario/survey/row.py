@@ -19,11 +19,13 @@ from pario import units
 from pario.analysis.filesystems import FileSystems
 from pario.analysis.io import layer_histogram
 from pario.errors import ParioError, TooManyRanks
-from pario.model import SIZE_BUCKETS
+from pario.model import LAYERS, LIBRARIES, SIZE_BUCKETS
 from pario.survey.discover import LogFile
 
-#: Layers whose bytes each row keeps (the data layers; a library's file layer adds nothing).
-ROW_LAYERS: tuple[str, ...] = ("posix", "stdio", "mpiio", "h5d", "pnetcdf_var")
+#: Layers whose bytes each row keeps (the data layers: the storage layers and the libraries'
+#: datasets and variables; a library's file layer adds nothing).  A store written before DFS and
+#: DAOS were read has no ``dfs_*`` and ``daos_*`` columns: its rows read them as NULL.
+ROW_LAYERS: tuple[str, ...] = (*LAYERS, *(data for _, data in LIBRARIES.values()))
 #: Requests of at most this size are counted as small (the histogram's first three buckets, the
 #: diagnosis's default small_request_bytes).
 SMALL_BUCKETS = SIZE_BUCKETS.index("1K_10K") + 1
@@ -104,18 +106,20 @@ def _requests(run: Any, profile: Any) -> tuple[int, int]:
     """(requests, small requests) that reached the file system, read and write, from the size
     histograms: of the POSIX records (the analysis's POSIX row has them), and of the MPI-IO
     records of files without POSIX records (the file-system calls of MPI-IO are POSIX records
-    when both layers were recorded).  STDIO is left out: Darshan keeps no size histogram of its
-    calls."""
+    when both layers were recorded); likewise of the DFS records, and of the DAOS records of
+    objects without DFS records (a DFS file's DAOS record holds its requests again).  STDIO is
+    left out: Darshan keeps no size histogram of its calls."""
     hists: list[tuple[int, ...] | None] = []
     for lay in run.io.layers:
-        if lay.layer == "posix":
+        if lay.layer in ("posix", "dfs"):
             hists += [lay.histogram_read, lay.histogram_write]
-    mpiio = profile.layer("mpiio")
-    if len(mpiio):
-        posix_ids = np.asarray(profile.layer("posix")["id"]).astype(np.uint64)
-        alone = mpiio[~np.isin(np.asarray(mpiio["id"]).astype(np.uint64), posix_ids)]
-        if len(alone):
-            hists += [layer_histogram(alone, "mpiio", direction) for direction in ("read", "write")]
+    for outer_layer, inner_layer in (("posix", "mpiio"), ("dfs", "daos")):
+        inner = profile.layer(inner_layer)
+        if len(inner):
+            outer_ids = np.asarray(profile.layer(outer_layer)["id"]).astype(np.uint64)
+            alone = inner[~np.isin(np.asarray(inner["id"]).astype(np.uint64), outer_ids)]
+            if len(alone):
+                hists += [layer_histogram(alone, inner_layer, direction) for direction in ("read", "write")]
     total = small = 0
     for hist in hists:
         if hist:

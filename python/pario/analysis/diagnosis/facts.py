@@ -20,7 +20,7 @@ from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.filesystems import FileSystems
 from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
-from pario.analysis.rankio import float_values, layer_members, rank_io
+from pario.analysis.rankio import NESTED_IN, float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
 from pario.model import LAYERS, LIBRARY_LAYERS, Profile, size_columns
 from pario.table import Table, as_table, distinct
@@ -111,14 +111,16 @@ class Facts:
         """Which rows of ``layer(layer)`` :meth:`outermost` keeps (None: all of them).
 
         POSIX records of files that have MPI-IO records are left out (their time is
-        counted as MPI-IO time), as :func:`pario.analysis.rankio.outermost_records` does.
+        counted as MPI-IO time), and so are DAOS records of objects that have DFS records
+        (DFS time), as :func:`pario.analysis.rankio.outermost_records` does.
         """
 
         def make() -> np.ndarray | None:
-            mpiio, posix = self.files.get("mpiio"), self.files.get("posix")
-            if layer != "posix" or mpiio is None or posix is None or not len(mpiio) or not len(posix):
+            outer_layer = NESTED_IN.get(layer)
+            outer, inner = self.files.get(outer_layer or ""), self.files.get(layer)
+            if outer is None or inner is None or not len(outer) or not len(inner):
                 return None
-            nested = isin(posix["id"], np.unique(mpiio["id"]))
+            nested = isin(inner["id"], np.unique(outer["id"]))
             return ~nested if nested.any() else None
 
         return self.cached(("outer_rows", layer), make)
@@ -127,20 +129,19 @@ class Facts:
         """Each layer's records whose time no outer layer counts (as ``rankio.outermost_records``), cached."""
 
         def make() -> dict[str, Table]:
-            out = {
-                layer: frame for layer, frame in self.files.items() if layer in ("posix", "stdio", "mpiio")
-            }
-            keep = self.outer_rows("posix")
-            if keep is not None:
-                out["posix"] = out["posix"][keep]
+            out = {layer: frame for layer, frame in self.files.items() if layer in LAYERS}
+            for layer in NESTED_IN:
+                keep = self.outer_rows(layer)
+                if keep is not None:
+                    out[layer] = out[layer][keep]
             return out
 
         return dict(self.cached("outermost", make))
 
     @property
     def has_io(self) -> bool:
-        """Any file I/O of the application: records of its files (POSIX, STDIO, MPI-IO) or of an
-        I/O library (HDF5, PnetCDF; a Darshan log may hold those alone)."""
+        """Any file I/O of the application: records of its files (POSIX, STDIO, MPI-IO, DFS), its
+        DAOS objects, or an I/O library (HDF5, PnetCDF; a Darshan log may hold those alone)."""
         return any(len(f) for f in self.files.values()) or any(
             len(self.profile.layer(layer)) for layer in LIBRARY_LAYERS
         )
