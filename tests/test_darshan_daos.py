@@ -17,6 +17,7 @@ import pytest
 
 from darshan_builder import (
     CONFIG_FILE,
+    CONT_UUID,
     CSV_FILE,
     DFUSE_FILE,
     ID_EXTRA,
@@ -25,10 +26,13 @@ from darshan_builder import (
     ID_TESTFILE,
     MIB,
     MODULES,
+    POOL_UUID,
     DarshanLog,
     Record,
+    daos_tail,
     ior_daos_log,
 )
+from pario.analysis.diagnosis import diagnose
 from pario.analysis.run import analyze
 from pario.errors import LogFormatError
 from pario.log import darshan_reader, read_log
@@ -205,6 +209,38 @@ def test_report_and_dump_of_the_daos_log(daos_log: tuple[DarshanLog, Path], pari
     assert f"stdio\t0\t{0x7ACC7A12F35A0099:016x}\tbytes_written\t5000\t<STDOUT>" in lines
     assert f"dfs\t-1\t{ID_TESTFILE:016x}\tbytes_written\t{64 * MIB}\t/testFile" in lines
     assert f"daos\t3\t{ID_EXTRA:016x}\tobj_updates\t1\t<DAOS object 7.3>" in lines
+
+
+ID_SMALL = 0x5A5A5A5A12345678
+
+
+def small_dfs_writes_log() -> DarshanLog:
+    """4 ranks write one shared DFS file in 4 KiB requests (4096 writes, 16 MiB, 8 s over the ranks);
+    its DAOS object's record holds the same 4096 array writes again."""
+    return DarshanLog(
+        nprocs=4, exe="/opt/app/bin/writer", names=[(ID_SMALL, ""), (ID_SMALL, "/out/small.dat")],
+        records=[
+            Record("DFS", ID_SMALL, -1, {"DFS_OPENS": 4, "DFS_WRITES": 4096, "DFS_BYTES_WRITTEN": 16 * MIB,
+                                        "DFS_SIZE_WRITE_1K_10K": 4096},
+                   {"DFS_F_WRITE_TIME": 8.0, "DFS_F_META_TIME": 0.01}, tail=daos_tail(POOL_UUID, CONT_UUID)),
+            Record("DAOS", ID_SMALL, -1, {"DAOS_ARRAY_OPENS": 4, "DAOS_ARRAY_WRITES": 4096,
+                                         "DAOS_BYTES_WRITTEN": 16 * MIB, "DAOS_SIZE_WRITE_1K_10K": 4096},
+                   {"DAOS_F_WRITE_TIME": 7.5}, tail=daos_tail(POOL_UUID, CONT_UUID, (1 << 32, 9))),
+        ],
+    )
+
+
+def test_small_dfs_writes_are_found(tmp_path: Path) -> None:
+    """IO-SMALL-WRITES counts the DFS requests (from DFS's size histogram), once: the DAOS record
+    of the same object holds them again."""
+    path = small_dfs_writes_log().write(tmp_path / "small-dfs.darshan")
+    found = {f.id: f for f in diagnose(read_log(path))}
+    small = found["IO-SMALL-WRITES"]
+    ev = {m.name: m.value for m in small.evidence}
+    assert (ev["small_writes"], ev["all_writes"], ev["share_of_requests"]) == (4096, 4096, 1.0)
+    assert ev["mean_request"] == 4096
+    assert ev["time_at_stake"] == 8.0 / 4  # the shared record's write time, a quarter per rank
+    assert [s.name for s in small.subjects] == ["/out/small.dat"]
 
 
 # ---------------------------------------------------------------------------

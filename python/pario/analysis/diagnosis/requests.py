@@ -3,7 +3,11 @@
 Requests are judged where they reach the file system: the POSIX records
 (including the calls MPI-IO makes, so collective I/O that merges small
 requests is credited for it), and MPI-IO records of files without POSIX
-records.  STDIO is buffered by the C library, so its request sizes say
+records; the request-size rules (IO-SMALL-*) also count the requests that reach
+DAOS without POSIX: the DFS records, and the DAOS records of objects without DFS
+records (a DFS file's DAOS record holds the same requests again).  The other
+rules read counters DFS and DAOS do not keep (offsets, alignment, sequential
+accesses).  STDIO is buffered by the C library, so its request sizes say
 little about the file system; STDIO files are judged by rate instead
 (IO-LATENCY-BOUND) and by volume (IFACE-STDIO-BULK).  Detectors only: the
 words are in requests_words.py.
@@ -88,6 +92,17 @@ def _fs_parts(facts: Facts, kind: str | None = None) -> list[Part]:
         return out
 
     return facts.cached(("fs_parts", kind), make)
+
+
+def _request_parts(facts: Facts, kind: str) -> list[Part]:
+    """:func:`_fs_parts`, and the requests that reach DAOS without POSIX: the DFS records, and the
+    DAOS records of objects without DFS records (the others hold the DFS requests again)."""
+    out = list(_fs_parts(facts, kind))
+    for layer in ("dfs", "daos"):
+        keep = facts.outer_rows(layer)
+        if len(facts.layer(layer)) and (keep is None or keep.any()):
+            out.append((layer, keep))
+    return out
 
 
 def _positions(rows: np.ndarray | None, sel: np.ndarray) -> np.ndarray:
@@ -297,11 +312,11 @@ SMALL_AGG = {
 
 
 def _small(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Small]:
-    parts = _fs_parts(facts, kind)
+    parts = _request_parts(facts, kind)
     rows, picked = _small_rows(facts, kind, cfg.small_request_bytes, parts)
     if not rows:
         return
-    # the MPI-IO part holds only files without POSIX records
+    # the MPI-IO part holds only files without POSIX records, the DAOS part objects without DFS records
     grouped = files_of(rows, SMALL_AGG, unique=all(layer_unique(facts, layer) for layer, _, _ in picked))
     per = _files(grouped)
     n_small = float(per["small"].sum())
