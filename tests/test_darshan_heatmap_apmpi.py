@@ -238,6 +238,23 @@ def test_a_log_without_heatmap_has_no_activity() -> None:
     assert run.activity is None and run_dict(run)["activity"] is None and activity_figure(run) is None
 
 
+def test_daos_bytes_beneath_dfs_count_once() -> None:
+    """A run through DFS: the DAOS module's heat map holds DFS's bytes again (a DFS file's I/O is DAOS
+    array I/O); the volume counts them once.  Without DFS, DAOS's bytes are the volume's."""
+    ranks = np.arange(2, dtype=np.int64)
+    dfs = np.array([[4 << 20, 0], [0, 8 << 20]], dtype=np.int64)
+    daos = dfs + 96  # and a superblock read of 96 bytes per bin
+    none = np.zeros_like(dfs)
+    both = activity(Heatmap(0.1, 2, {"DFS": HeatmapLayer(ranks, none, dfs),
+                                     "DAOS": HeatmapLayer(ranks, none, daos)}), 2)
+    assert both is not None and both.layers == ("DFS",)
+    assert both.write.tolist() == [4 << 20, 8 << 20] and both.ranks_active.tolist() == [2, 2]
+    alone = activity(Heatmap(0.1, 2, {"STDIO": HeatmapLayer(ranks, none, none + 10),
+                                      "DAOS": HeatmapLayer(ranks, none, daos)}), 2)
+    assert alone is not None and alone.layers == ("STDIO", "DAOS")
+    assert alone.write.tolist() == [(4 << 20) + 96 * 2 + 20, (8 << 20) + 96 * 2 + 20]
+
+
 def test_sparkline_levels() -> None:
     assert sparkline(np.array([0, 1, 4, 8])) == " ▁▄█"
     assert sparkline(np.zeros(3)) == "   "

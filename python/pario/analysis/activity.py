@@ -2,10 +2,11 @@
 
 A heat map (:class:`pario.model.Heatmap`, Darshan's HEATMAP module) holds the bytes each rank
 read and wrote in each time bin, per module.  The modules nest as the file layers do: the bytes
-of an MPI-IO call are also the bytes of the POSIX calls beneath it.  So the volume over time is
-the bytes through the file system (POSIX, STDIO, DFS, DAOS; MPI-IO's only in a log without
-any of those), and a rank is in I/O in a bin when it moved bytes there through any module: a
-rank inside a collective MPI-IO call whose bytes an aggregator writes is in I/O too.
+of an MPI-IO call are also the bytes of the POSIX calls beneath it, and the bytes of a DFS call
+the bytes of the DAOS calls beneath it.  So the volume over time is the bytes through the file
+system and DAOS (POSIX, STDIO, DFS, and DAOS in a log without DFS bytes; MPI-IO's only in a log
+without any of those), and a rank is in I/O in a bin when it moved bytes there through any module:
+a rank inside a collective MPI-IO call whose bytes an aggregator writes is in I/O too.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from pario.model import Heatmap
 
 #: The heat-map modules whose bytes others also count (MPI-IO's bytes are POSIX's).
 NESTED: frozenset[str] = frozenset({"MPIIO"})
+#: module -> the module whose bytes also count its bytes where the heat map has both: DAOS's are
+#: DFS's (a DFS file's I/O is DAOS array I/O on its object; a heat map does not tell the bytes of
+#: objects used without DFS apart, which a run through DFS seldom has: its superblock's reads).
+BENEATH: dict[str, str] = {"DAOS": "DFS"}
 #: How the modules are named for people.
 MODULE_LABELS: dict[str, str] = {"MPIIO": "MPI-IO"}
 
@@ -37,7 +42,7 @@ class Activity:
     ranks: np.ndarray  # int64
     #: bytes each of ``ranks`` moved through ``layers`` per bin (read + write)
     per_rank: np.ndarray  # int64 (len(ranks), nbins)
-    #: bytes each of ``ranks`` moved through the nested modules (MPI-IO) per bin
+    #: bytes each of ``ranks`` moved through the nested modules (MPI-IO; DAOS beneath DFS) per bin
     nested: np.ndarray  # int64 (len(ranks), nbins)
     nprocs: int
 
@@ -79,7 +84,8 @@ def activity(heatmap: Heatmap | None, nprocs: int) -> Activity | None:
     """The activity over time of a profile's heat map (None without one)."""
     if heatmap is None or not heatmap.layers or heatmap.nbins < 1:
         return None
-    flat = [m for m in heatmap.layers if m not in NESTED] or list(heatmap.layers)
+    nested_here = NESTED | {m for m, outer in BENEATH.items() if outer in heatmap.layers}
+    flat = [m for m in heatmap.layers if m not in nested_here] or list(heatmap.layers)
     nested = [m for m in heatmap.layers if m not in flat]
     ranks = np.unique(np.concatenate([heatmap.layers[m].ranks for m in heatmap.layers]))
     n = heatmap.nbins
