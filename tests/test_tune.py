@@ -666,8 +666,9 @@ def test_a_resumed_study_does_not_count_the_default_that_failed_before(tmp_path:
     (tmp_path / "input.nml").write_text("&run /\n")
     again = tune(pario_cmd, mpi_env, tmp_path, *args)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "study r: 3 trial(s) in the budget, 1 failed, 4 in all" in " ".join(again.stdout.split())
-    trials = trials_of(sqlite_url(tmp_path), "r")
+    # (the sampler may also propose a configuration already measured: a "duplicate", not run)
+    assert "study r: 3 trial(s) in the budget, 1 failed, " in " ".join(again.stdout.split())
+    trials = budget_trials(trials_of(sqlite_url(tmp_path), "r"))
     assert [(t.user_attrs["role"], t.state) for t in trials] == [
         ("default", TrialState.FAIL), ("default", TrialState.COMPLETE), ("search", TrialState.COMPLETE),
         ("search", TrialState.COMPLETE)]
