@@ -569,3 +569,156 @@ def test_the_survey_cluster_raises_malloc_thresholds():
     with client_for(ClusterSpec(workers=1)) as client:
         found = client.run(lambda dask_worker: sorted(dask_worker.plugins))
     assert [RoomyMalloc.name in names for names in found.values()] == [True]
+
+
+# --- compaction: few files per month, swapped atomically ------------------------------------------
+
+def data_files(store: Path) -> dict[str, list[str]]:
+    """Month -> the data files of its folder (temporary files start with a dot)."""
+    return {d.name: sorted(p.name for p in d.iterdir() if not p.name.startswith("."))
+            for d in sorted((store / "jobs").glob("month=*"))}
+
+
+def outputs(store: Path, pario_cmd) -> list[str]:  # type: ignore[no-untyped-def]
+    """What a user reads from the store: the report, and SQL over every row and the jobs."""
+    got = []
+    for args in (["report", str(store)],
+                 ["report", str(store), "--exe", "mpi-io-test*", "--until", "2023-12-31"],
+                 ["sql", str(store), "--csv", "SELECT * FROM rows_all ORDER BY path, surveyed_at"],
+                 ["sql", str(store), "SELECT count(*), count(DISTINCT path) FROM jobs"]):
+        proc = subprocess.run([*pario_cmd, "survey", *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        got.append(proc.stdout)
+    return got
+
+
+def test_incremental_runs_keep_one_file_per_month(tmp_path: Path, pario_cmd):
+    """Three incremental surveys of a growing archive, batches of 2 logs (one log changed in the
+    last): compacted at the end of each run, every month is one file; not compacted, the same
+    runs leave a file per batch and month, and compacting that store changes nothing a user
+    reads, byte for byte."""
+    from distributed import LocalCluster
+
+    from pario.survey.cluster import ClusterSpec
+    from pario.survey.run import SurveyPlan, run_survey
+
+    archive = tmp_path / "archive"
+    stores = {True: tmp_path / "compacted", False: tmp_path / "parts"}
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        for run in range(3):
+            for i, log in enumerate(SHARED[run::3]):
+                day = archive / "2026" / "11" / str(1 + run * 5 + i)
+                day.mkdir(parents=True, exist_ok=True)
+                shutil.copy(log, day / log.name)
+            if run == 2:  # a log surveyed before changes: its new row supersedes the old one
+                changed = next(archive.glob("2026/11/1/*"))
+                shutil.copy(LOGS / "skew-app.darshan", changed)
+            for compacted, store in stores.items():
+                plan = SurveyPlan(paths=(str(archive),), store=str(store), batch=2, compact=compacted,
+                                  cluster=ClusterSpec(scheduler=cluster.scheduler_address))
+                assert run_survey(plan, progress=False).read > 0
+                if compacted:  # the bound: one file per month after every run
+                    assert all(len(names) == 1 and names[0].startswith("compact-")
+                               for names in data_files(store).values())
+    parts, compacted = data_files(stores[False]), data_files(stores[True])
+    assert parts.keys() == compacted.keys() and len(parts) > 3
+    assert sum(map(len, parts.values())) > len(parts)  # several files in a month, before
+    assert sql(stores[True], "SELECT count(*) FROM rows_all") == [(len(SHARED) + 1,)]
+    assert sql(stores[True], "SELECT count(*) FROM jobs") == [(len(SHARED),)]
+
+    before = outputs(stores[False], pario_cmd)
+    proc = subprocess.run([*pario_cmd, "survey", "compact", str(stores[False])], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    n = sum(map(len, parts.values()))
+    assert f"{n} files of {len(parts)} months compacted into {len(parts)}" in one_line(proc.stdout)
+    assert all(len(names) == 1 for names in data_files(stores[False]).values())
+    assert outputs(stores[False], pario_cmd) == before
+    again = subprocess.run([*pario_cmd, "survey", "compact", str(stores[False])], capture_output=True,
+                           text=True, timeout=120)
+    assert "nothing to compact" in again.stdout
+
+
+def many_parts(store: Path) -> None:
+    """Rows over three months, a part file per two rows, one path written twice."""
+    rows = [row(f"j{i}", ["sim", "ml", "post"][i % 3], i % 4, 4 + i, 600.0 * (1 + i % 5), 0.1,
+                [("SMALL", "warning", 10.0 * i)], start=f"2026-{9 + i % 3:02d}-{1 + i:02d}")
+            for i in range(24)]
+    for k in range(0, len(rows), 2):
+        write_rows(str(store), rows[k:k + 2], f"part-test-{k:06d}")
+    write_rows(str(store), [{**rows[0], "surveyed_at": 2.0, "nprocs": 99}], "part-test-again")
+
+
+STAGES = ("writing", "written", "swapped", "removing")
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_killed_compaction_loses_nothing_and_counts_nothing_twice(tmp_path: Path, stage: str):
+    """A compaction stopped at each of its steps: the store reads the same rows, each once; the
+    next compaction finishes the work (and removes what the stopped one left)."""
+    from pario.survey import store as survey_store
+
+    store = tmp_path / "store"
+    many_parts(store)
+    every = "SELECT path, surveyed_at, nprocs FROM rows_all ORDER BY ALL"
+    rows, jobs = sql(store, every), sql(store, "SELECT count(*), sum(nprocs) FROM jobs")
+    assert len(rows) == 25 and jobs == [(24, sum(4 + i for i in range(1, 24)) + 99)]
+
+    def stop(at: str) -> None:
+        if at == stage:
+            raise RuntimeError(f"killed at {at}")
+
+    with pytest.raises(RuntimeError, match=f"killed at {stage}"):
+        survey_store.compact(str(store), step=stop)
+    if stage == "writing":  # as a kill would leave it: the temporary file half written
+        month = next((store / "jobs").glob("month=*"))
+        (month / ".compact-19700101T000000-deadbeef.parquet.tmp").write_bytes(b"PAR1 half")
+    left = data_files(store)
+    if stage in ("swapped", "removing"):  # the new file in place, old files still there
+        assert any(n.startswith("compact-") for names in left.values() for n in names)
+        assert sum(map(len, left.values())) > 3
+    assert sql(store, every) == rows
+    assert sql(store, "SELECT count(*), sum(nprocs) FROM jobs") == jobs
+
+    done = survey_store.compact(str(store))
+    assert done.months + done.removed > 0
+    assert all(len(names) == 1 for names in data_files(store).values())
+    assert not [p for p in (store / "jobs").rglob(".*") if p.name != ".compact.lock"]
+    assert sql(store, every) == rows
+    assert sql(store, "SELECT count(*), sum(nprocs) FROM jobs") == jobs
+
+
+def test_a_store_written_by_older_code_is_read_and_compacted(tmp_path: Path, pario_cmd):
+    """Part files as pario wrote them before compaction existed, some from before a column was
+    added (no nfiles, no PnetCDF columns): read as they are, then compacted into the store's
+    schema, the missing columns null, the rows the same, sorted by executable, user, start."""
+    import pyarrow.parquet as pq
+
+    from pario.survey.store import SCHEMA, to_table
+
+    store = tmp_path / "store"
+    many_parts(store)
+    old = sorted((store / "jobs").rglob("part-*.parquet"))[:4]
+    for f in old:
+        table = pq.read_table(f)
+        pq.write_table(table.drop_columns([c for c in table.column_names
+                                           if c == "nfiles" or c.startswith("pnetcdf")]), f)
+    assert to_table([]).schema == SCHEMA
+    every = "SELECT path, surveyed_at, nprocs, exe_name, start, findings FROM rows_all ORDER BY ALL"
+    rows = sql(store, every)
+    nulls = sql(store, "SELECT count(*) FROM rows_all WHERE nfiles IS NULL")
+    assert len(rows) == 25 and nulls == [(sum(pq.read_metadata(f).num_rows for f in old),)]
+    proc = subprocess.run([*pario_cmd, "survey", "compact", str(store)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sql(store, every) == rows
+    assert sql(store, "SELECT count(*) FROM rows_all WHERE nfiles IS NULL") == nulls
+    for names in data_files(store).values():
+        (name,) = names
+        month = next((store / "jobs").glob(f"*/{name}"))
+        meta = pq.ParquetFile(month)
+        assert meta.schema_arrow.names == [f.name for f in SCHEMA if f.name != "month"]
+        got = meta.read(columns=["exe_name", "uid", "start"]).to_pylist()
+        assert got == sorted(got, key=lambda r: (r["exe_name"], r["uid"], r["start"]))
+        stats = meta.metadata.row_group(0).column(meta.schema_arrow.names.index("start")).statistics
+        assert stats.has_min_max  # what --since/--until skip files and row groups by

@@ -256,7 +256,7 @@ def test_scaling_tables_fit_whatever_the_numbers(pario_logs: list[Path], slower:
 
 
 HELP = ["run", "env", "dump", "report", "diagnose", "replay", "tune", "tune report", "kernel", "path",
-        "survey", "survey report", "survey sql", "export"]
+        "survey", "survey report", "survey sql", "survey compact", "export"]
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -1,5 +1,6 @@
 """``pario survey``: many logs into a store (``survey PATH... --store DIR``), the facility view of
-the store (``survey report DIR``), and SQL over it (``survey sql DIR QUERY``)."""
+the store (``survey report DIR``), SQL over it (``survey sql DIR QUERY``), and its compaction
+(``survey compact DIR``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from pathlib import Path
 from pario.commands import positive_int
 
 #: Two-word commands, parsed as one: ``pario survey report ...`` is the command "survey report".
-SUBCOMMANDS: tuple[str, ...] = ("survey report", "survey sql")
+SUBCOMMANDS: tuple[str, ...] = ("survey report", "survey sql", "survey compact")
 
 
 def joined_command(argv: list[str]) -> list[str]:
-    """``survey report ARGS`` -> ``"survey report" ARGS`` (likewise ``survey sql``)."""
+    """``survey report ARGS`` -> ``"survey report" ARGS`` (likewise ``survey sql``, ``survey compact``)."""
     if len(argv) >= 2 and f"{argv[0]} {argv[1]}" in SUBCOMMANDS:
         return [f"{argv[0]} {argv[1]}", *argv[2:]]
     return argv
@@ -29,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Dask, "
         "and store one row per job (time classes, bytes per layer and file system, POP metrics, findings "
         "with the time they cost) in a Parquet store. A log that cannot be read is stored as an error row. "
+        "At the end the store is compacted: one Parquet file per month, however many runs and batches. "
         "Then: pario survey report DIR, pario survey sql DIR QUERY (docs/survey.md).",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="a folder to search or a log")
@@ -85,6 +87,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='e.g. "SELECT exe_name, sum(core_hours) FROM jobs GROUP BY 1"')
     q.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     q.set_defaults(func=_sql)
+
+    c = sub.add_parser(
+        "survey compact",
+        help="merge a survey store's files into one Parquet file per month",
+        description="Merge each month's Parquet files of a survey store (one per batch of each survey run) "
+        "into one file, its rows sorted by executable, user and start (Parquet statistics let queries of "
+        "rows_all on those skip row groups). Atomic: a reader sees the old files or the new one, never "
+        "both; a compaction killed at any point loses nothing, and the next one finishes it. pario survey "
+        "does this at the end of every run; this command is for a store written by an older pario or by "
+        "runs that were stopped.",
+    )
+    c.add_argument("store", metavar="DIR", help="a store made by pario survey")
+    c.set_defaults(func=_compact)
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -145,4 +160,11 @@ def _sql(args: argparse.Namespace) -> int:
 
     columns, rows = query(args.store, args.query)
     print_query(columns, rows, csv=args.csv, out=sys.stdout)
+    return 0
+
+
+def _compact(args: argparse.Namespace) -> int:
+    from pario.survey.store import compact
+
+    print(f"pario survey compact: {compact(args.store).text()}; store {args.store}")
     return 0

@@ -15,7 +15,7 @@ from pario import units
 from pario.survey.cluster import ClusterSpec, client_for
 from pario.survey.discover import LogFile, find_logs, in_window
 from pario.survey.row import error_row, survey_batch, worker_rank_limit
-from pario.survey.store import make_store, surveyed, write_rows
+from pario.survey.store import compact, make_store, surveyed, write_rows
 
 #: Logs per task: large enough that scheduling costs little next to reading, small enough that a
 #: worker holds few rows and the progress bar moves.
@@ -32,6 +32,8 @@ class SurveyPlan:
     until: dt.date | None = None
     batch: int = DEFAULT_BATCH
     cluster: ClusterSpec = field(default_factory=ClusterSpec)
+    #: compact the store when the logs are read (store.compact): each month one file again
+    compact: bool = True
 
 
 #: The shortest survey whose logs per second are said (the cluster's start takes seconds).
@@ -107,6 +109,8 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
     logs = to_read(find_logs(plan.paths, plan.manifests), surveyed(plan.store), result, plan)
     first = next(logs, None)
     if first is None:  # nothing new: no cluster started
+        if plan.compact:  # a compaction killed last time is finished
+            compact(plan.store)
         result.seconds = time.monotonic() - started
         return result
     names = (f"part-{stamp}-{i:06d}" for i in itertools.count())
@@ -142,6 +146,8 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
             nxt = next(pending, None)
             if nxt is not None:
                 submit(nxt)
+    if plan.compact:  # the parts of this run and the month's compacted file, one file again
+        compact(plan.store)
     result.seconds = time.monotonic() - started
     return result
 

@@ -1,17 +1,28 @@
 """The survey store: Parquet files of job rows under ``DIR/jobs/month=YYYY-MM/``, and DuckDB
 views over them (docs/survey.md, "The store").
 
-Every batch of logs becomes one part file, written by the worker that read the logs, so no
-process holds more than a batch of rows.  A log surveyed again (it changed) gets a new row;
-the views keep the latest row of each log.
+Every batch of logs becomes one part file (``part-*.parquet``), written by the worker that read
+the logs, so no process holds more than a batch of rows.  A log surveyed again (it changed) gets
+a new row; the views keep the latest row of each log.
+
+Compaction (:func:`compact`) merges a month's files into one ``compact-*.parquet``, sorted by the
+report's filter columns.  The compacted file names, in its Parquet footer, the files it replaces;
+a reader (:func:`live_files`) leaves out every file that a compacted file present replaces.  So
+the swap is one rename: before it a reader sees the old files, after it the new one, and the old
+files, removed after the rename, are never read twice, even when a killed compaction leaves them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import errno
+import json
 import os
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +109,63 @@ def make_store(store: str) -> None:
 
 
 def has_rows(store: str) -> bool:
-    """Whether the store holds a part file (the first one found ends the search: a store of a
-    facility's archive holds hundreds of thousands)."""
+    """Whether the store holds a data file (the first one found ends the search: a store of a
+    facility's archive, before it is compacted, may hold hundreds of thousands)."""
     root = jobs_dir(store)
-    return root.is_dir() and next(root.glob("month=*/*.parquet"), None) is not None
+    return root.is_dir() and next(root.glob("month=*/[!.]*.parquet"), None) is not None
+
+
+#: The key, in a compacted file's Parquet footer, of the JSON list of the file names it replaces.
+REPLACES_KEY = b"pario.replaces"
+#: Rows per row group of a compacted file: DuckDB's own row group size (60 vectors of 2,048),
+#: the unit its threads scan in parallel and the unit its min/max statistics skip.
+ROW_GROUP_ROWS = 122_880
+#: The order of the rows in a compacted file: the report's filters (``--exe``, ``--user``, then
+#: ``--since``/``--until``; the month is the folder), so each row group's statistics are narrow.
+SORT_KEY = ("exe_name", "uid", "start", "path", "surveyed_at")
+COMPACT_PREFIX = "compact-"
+
+
+def _data_files(folder: Path) -> list[str]:
+    """The Parquet files of a month's folder, by name (temporary files start with a dot)."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if n.endswith(".parquet") and not n.startswith("."))
+
+
+def _replaces(path: Path) -> list[str]:
+    """The file names a compacted file replaces ([] for one that is gone, being swapped out)."""
+    try:
+        meta = pq.read_metadata(path).metadata or {}
+    except FileNotFoundError:
+        return []
+    return list(json.loads(meta.get(REPLACES_KEY, b"[]")))
+
+
+def _month_state(folder: Path) -> tuple[list[str], list[str]]:
+    """(live files, replaced files) of a month's folder: a file that a compacted file present
+    names in its footer is replaced, whether it is still there (a compaction killed before it
+    removed it) or not; every other file is live."""
+    names = _data_files(folder)
+    replaced: set[str] = set()
+    for name in names:
+        if name.startswith(COMPACT_PREFIX):
+            replaced.update(_replaces(folder / name))
+    return [n for n in names if n not in replaced], [n for n in names if n in replaced]
+
+
+def month_folders(store: str) -> list[Path]:
+    root = jobs_dir(store)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.name.startswith("month=") and p.is_dir())
+
+
+def live_files(store: str) -> list[Path]:
+    """The files a reader reads: every month's live files (the store's rows, each once)."""
+    return [folder / name for folder in month_folders(store) for name in _month_state(folder)[0]]
 
 
 def surveyed(store: str) -> dict[str, tuple[int, int]]:
@@ -117,7 +181,7 @@ def surveyed(store: str) -> dict[str, tuple[int, int]]:
 
 
 VIEWS = """
-CREATE VIEW rows_all AS SELECT * FROM read_parquet('{glob}', hive_partitioning = true, union_by_name = true);
+CREATE VIEW rows_all AS SELECT * FROM read_parquet({files}, hive_partitioning = true, union_by_name = true);
 CREATE VIEW rows_latest AS SELECT * EXCLUDE (_n) FROM (
     SELECT *, row_number() OVER (PARTITION BY path ORDER BY surveyed_at DESC) AS _n FROM rows_all)
     WHERE _n = 1;
@@ -139,9 +203,15 @@ def connect(store: str) -> Any:
     if not has_rows(store):
         raise ParioError(f"{store}: no survey store here "
                          f"(make one with: pario survey PATH... --store {store})")
+    files = live_files(store)
+    if not files:
+        raise ParioError(f"{store}: no survey store here "
+                         f"(make one with: pario survey PATH... --store {store})")
     con = duckdb.connect()
-    glob = str(jobs_dir(store) / "month=*" / "*.parquet").replace("'", "''")
-    for statement in VIEWS.format(glob=glob).split(";"):
+    # the files are listed once, here, not globbed by each query: a compaction that swaps files
+    # meanwhile makes a query fail on a file gone (run it again), never read a row twice
+    listed = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
+    for statement in VIEWS.format(files=listed).split(";"):
         if statement.strip():
             con.execute(statement)
     return con
@@ -162,3 +232,142 @@ def query(store: str, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         raise ParioError(f"the query failed: {first}") from None
     finally:
         con.close()
+
+
+# --- compaction ------------------------------------------------------------------------------------
+
+def _step(stage: str) -> None:
+    """A point between the steps of a compaction (tests make it raise, as a kill would stop it
+    there): ``writing`` (the temporary file half written), ``written`` (complete, not renamed),
+    ``swapped`` (renamed into place, the old files all there), ``removing`` (one old file gone)."""
+
+
+@dataclass
+class CompactResult:
+    months: int = 0          # months rewritten
+    files_before: int = 0    # data files of those months before (replaced ones left by a kill too)
+    rows: int = 0            # rows of the files written
+    removed: int = 0         # replaced files removed (those months' old files, and any left by a kill)
+    seconds: float = 0.0
+
+    def text(self) -> str:
+        if not self.months and not self.removed:
+            return "nothing to compact"
+        return (f"{self.files_before:,} files of {self.months:,} months compacted into {self.months:,} "
+                f"({self.rows:,} rows), {self.removed:,} files removed, in {self.seconds:.1f} s")
+
+
+@contextlib.contextmanager
+def _locked(store: str) -> Iterator[None]:
+    """One compaction of a store at a time (two could each replace the same files, and a reader
+    would then read them twice): an flock on ``jobs/.compact.lock``, which a killed process
+    releases.  A file system without locks (some Lustre and NFS mounts) goes on without."""
+    import fcntl
+
+    fd = os.open(jobs_dir(store) / ".compact.lock", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+        yield
+    finally:
+        os.close(fd)
+
+
+def _target_schema(have: pa.Schema) -> pa.Schema:
+    """The store's schema (less ``month``, the folder), then any column an older store has that
+    this one lacks, so that compaction drops nothing."""
+    fields = [f for f in SCHEMA if f.name != "month"]
+    known = {f.name for f in fields} | {"month"}
+    return pa.schema(fields + [f for f in have if f.name not in known])
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.Table:
+    """A batch read by DuckDB as a table of ``schema``: columns in order, cast, missing ones null
+    (a file written before the column existed)."""
+    cols = [batch.column(f.name).cast(f.type) if f.name in batch.schema.names
+            else pa.nulls(batch.num_rows, f.type) for f in schema]
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def _compact_month(folder: Path, live: list[str], replaced: list[str], step: Callable[[str], None],
+                   result: CompactResult) -> None:
+    import duckdb
+
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    name = f"{COMPACT_PREFIX}{stamp}-{uuid.uuid4().hex[:8]}.parquet"
+    tmp = folder / f".{name}.tmp"
+    listed = "[" + ", ".join("'" + str(folder / n).replace("'", "''") + "'" for n in live) + "]"
+    con = duckdb.connect()
+    try:
+        con.execute("SET preserve_insertion_order = true")
+        source = f"read_parquet({listed}, hive_partitioning = false, union_by_name = true)"
+        columns = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+        order = ", ".join(c for c in SORT_KEY if c in columns)
+        drop = " EXCLUDE (month)" if "month" in columns else ""
+        rel = con.sql(f"SELECT *{drop} FROM {source} ORDER BY {order}")
+        # the rows streamed, in order (DuckDB sorts beyond memory); DuckDB 1.4 renamed the call
+        reader = (rel.to_arrow_reader if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader)(
+            ROW_GROUP_ROWS)
+        schema = _target_schema(reader.schema).with_metadata(
+            {REPLACES_KEY: json.dumps(live + replaced).encode()})
+        rows = 0
+        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=True) as writer:
+            pending: list[pa.Table] = []
+            held = 0
+            for batch in reader:
+                pending.append(_conform(batch, schema))
+                held += batch.num_rows
+                while held >= ROW_GROUP_ROWS:  # whole row groups of ROW_GROUP_ROWS, the rest kept
+                    table = pa.concat_tables(pending)
+                    writer.write_table(table.slice(0, ROW_GROUP_ROWS), row_group_size=ROW_GROUP_ROWS)
+                    rest = table.slice(ROW_GROUP_ROWS)
+                    pending, held = [rest], rest.num_rows
+                    rows += ROW_GROUP_ROWS
+                    step("writing")
+            if held:
+                writer.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_ROWS)
+                rows += held
+            step("writing")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        con.close()
+    step("written")
+    os.replace(tmp, folder / name)  # the swap: from here readers read the new file alone
+    step("swapped")
+    for old in live + replaced:
+        (folder / old).unlink(missing_ok=True)
+        result.removed += 1
+        step("removing")
+    result.months += 1
+    result.files_before += len(live) + len(replaced)
+    result.rows += rows
+
+
+def compact(store: str, *, step: Callable[[str], None] | None = None) -> CompactResult:
+    """Merge each month's files into one compacted file, atomically (module docstring).  A month
+    already one compacted file is left as it is; replaced files a killed compaction left behind
+    are removed, as are its temporary files."""
+    check = step or _step
+    result = CompactResult()
+    started = time.monotonic()
+    if not jobs_dir(store).is_dir():
+        raise ParioError(f"{store}: no survey store here")
+    with _locked(store):
+        for folder in month_folders(store):
+            for stale in folder.glob(f".{COMPACT_PREFIX}*.tmp"):  # a killed compaction's
+                stale.unlink(missing_ok=True)
+            live, replaced = _month_state(folder)
+            if len(live) == 1 and live[0].startswith(COMPACT_PREFIX):
+                for old in replaced:  # left by a compaction killed after its swap
+                    (folder / old).unlink(missing_ok=True)
+                    result.removed += 1
+                continue
+            if live:
+                _compact_month(folder, live, replaced, check, result)
+    result.seconds = time.monotonic() - started
+    return result
