@@ -18,15 +18,27 @@ Then the 2-worker store is copied 10 times (paths, users and executables varied)
 ``pario survey report`` (the process, Python's start included).  Last, the first --phase-logs
 logs of the manifest are read and analysed in this process, phase by phase (read, analysis and
 the diagnosis in it, row).
+
+With --compaction ROWS, only the store's compaction is measured: rows synthesised from the
+repository's Darshan logs (each log read once, its row copied with path, user, executable and
+start varied over the 12 months of 2026) are written as the survey writes them, a part file per
+--batch rows and month, once by --runs incremental runs and once by one run; each store is then
+copied and the copy compacted (pario.survey.store.compact), and ``pario survey report STORE``
+and ``pario survey sql STORE "SELECT count(*) FROM jobs"`` are timed on the four stores (the
+processes, Python's start included; --reps rounds, the stores' order rotated from round to round;
+medians), with each process's peak resident memory.
+
 Usage:
 
     .venv/bin/python bench/survey.py [--logs 10000] [--reps 1] [--work DIR] [--out FILE]
         [--phase-logs 1000]
+    .venv/bin/python bench/survey.py --compaction 3000 --runs 50 [--batch 64] [--reps 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import shutil
 import statistics
@@ -198,6 +210,95 @@ def phases(manifest: Path, n: int) -> dict:
     return {k: v / len(paths) * 1e3 for k, v in spent.items()}
 
 
+def synthetic_rows(n: int) -> list[dict]:
+    """``n`` rows: the repository's logs read once, their rows copied with the path, user,
+    executable and start varied (the start over the 12 months of 2026)."""
+    from pario.survey.discover import LogFile
+    from pario.survey.row import survey_batch
+
+    logs = [LogFile(str(p), p.stat().st_size, p.stat().st_mtime_ns, None)
+            for p in sorted(SHARED.glob("*.darshan"))]
+    base = [r for r in survey_batch(logs, time.time(), None) if r["status"] == "ok"]
+    t0 = 1767225600.0  # 2026-01-01 UTC
+    rows = []
+    for i in range(n):
+        r = dict(base[i % len(base)])
+        start = t0 + (i * 7919 % 365) * 86400 + i % 86400
+        runtime = (r["end"] or 0) - (r["start"] or 0)
+        r.update(path=f"/archive/2026/job{i:07d}-{Path(r['path']).name}", uid=1000 + i % 97,
+                 exe_name=f"{r['exe_name']}-{i % 41}", start=start, end=start + runtime,
+                 day=dt.datetime.fromtimestamp(start, tz=dt.timezone.utc).date(),
+                 month=time.strftime("%Y-%m", time.gmtime(start)))
+        rows.append(r)
+    return rows
+
+
+def write_runs(store: Path, rows: list[dict], runs: int, batch: int) -> int:
+    """The rows written as ``runs`` survey runs write them: a part file per batch and month."""
+    from pario.survey.store import make_store, write_rows
+
+    shutil.rmtree(store, ignore_errors=True)
+    make_store(str(store))
+    per_run = -(-len(rows) // runs)
+    for run in range(runs):
+        chunk = rows[run * per_run:(run + 1) * per_run]
+        for k in range(0, len(chunk), batch):
+            write_rows(str(store), chunk[k:k + batch], f"part-run{run:04d}-{k // batch:06d}")
+    return sum(1 for _ in store.glob("jobs/month=*/*.parquet"))
+
+
+def timed(cmd: list[str]) -> tuple[float, int]:
+    """Seconds and peak resident bytes of one process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    secs = time.perf_counter() - t0
+    if status:
+        raise SystemExit(f"{' '.join(cmd)} failed ({status})")
+    return secs, usage.ru_maxrss * 1024
+
+
+def compaction(work: Path, n: int, runs: int, batch: int, reps: int) -> str:
+    from pario.survey.store import compact
+
+    rows = synthetic_rows(n)
+    stores: dict[str, Path] = {}
+    files: dict[str, int] = {}
+    compact_s: dict[str, float] = {}
+    for label, k in ((f"{runs} runs", runs), ("1 run", 1)):
+        before, after = work / f"store-{k}-parts", work / f"store-{k}-compacted"
+        files[f"{label}, parts"] = write_runs(before, rows, k, batch)
+        shutil.rmtree(after, ignore_errors=True)
+        shutil.copytree(before, after)
+        t0 = time.perf_counter()
+        compact(str(after))
+        compact_s[label] = time.perf_counter() - t0
+        files[f"{label}, compacted"] = sum(1 for _ in after.glob("jobs/month=*/*.parquet"))
+        stores[f"{label}, parts"], stores[f"{label}, compacted"] = before, after
+    del rows
+    queries = {"report": ["survey", "report", "-q"], "sql count(*)": ["survey", "sql"]}
+    got: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    order = list(stores)
+    for rep in range(reps):
+        for name in order[rep % len(order):] + order[:rep % len(order)]:
+            for q, args in queries.items():
+                cmd = [pario(), *args, str(stores[name])]
+                if q != "report":
+                    cmd.append("SELECT count(*) FROM jobs")
+                got.setdefault((name, q), []).append(timed(cmd))
+        say(f"round {rep + 1} of {reps}")
+    lines = [f"{n} rows, --batch {batch}; {os.cpu_count()} cores; medians of {reps}", "",
+             "| store | files | report s | report MiB | sql count(*) s | sql MiB |",
+             "|---|---|---|---|---|---|"]
+    for name in order:
+        r, c = got[(name, "report")], got[(name, "sql count(*)")]
+        med = [statistics.median(x[i] for x in got_) for got_ in (r, c) for i in (0, 1)]
+        lines.append(f"| {name} | {files[name]} | {med[0]:.2f} | {med[1] / 2**20:.0f} | {med[2]:.2f} | "
+                     f"{med[3] / 2**20:.0f} |")
+    lines += ["", "compaction: " + ", ".join(f"{k} {v:.2f} s" for k, v in compact_s.items())]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--logs", type=int, default=10000)
@@ -205,9 +306,23 @@ def main() -> int:
     p.add_argument("--work", type=Path, default=None, help="working folder (default: a new one in /tmp)")
     p.add_argument("--out", type=Path, default=None, help="write the results table here too")
     p.add_argument("--phase-logs", type=int, default=1000, help="logs timed phase by phase in this process")
+    p.add_argument("--compaction", type=int, default=None, metavar="ROWS",
+                   help="measure only the store's compaction, on ROWS synthesised rows")
+    p.add_argument("--runs", type=int, default=50, help="incremental runs of the --compaction store")
+    p.add_argument("--batch", type=int, default=64, help="rows per part file (--compaction)")
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="pario-bench-survey-"))
     work.mkdir(parents=True, exist_ok=True)
+    if args.compaction:
+        try:
+            text = compaction(work, args.compaction, args.runs, args.batch, args.reps)
+            print(text)
+            if args.out:
+                args.out.write_text(text)
+        finally:
+            if not args.work:
+                shutil.rmtree(work, ignore_errors=True)
+        return 0
     try:
         archive, manifest = build_archive(work, args.logs)
         runs: dict[str, list[dict]] = {"pario-1": [], "pario-2": [], "job_stats": []}
