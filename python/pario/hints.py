@@ -36,7 +36,7 @@ for the same key (:func:`hints_for`).  A key given twice in one section (or twic
 first section) is refused; the same key in two sections is fine.  Also refused: an empty glob
 ``[]``, a header not closed by ``]``, a glob over :data:`MAX_GLOB` characters, more than
 :data:`MAX_SECTIONS` sections, and more than :data:`MAX_HINTS` hints in all (globals and
-sections).  The runtime (``src/runtime/core.c``) skips the same lines and records them as
+sections).  The runtime (``src/runtime/hints_file.c``) skips the same lines and records them as
 ``rejected_hints``, and with a rejected header it skips the lines under it too.
 """
 

@@ -109,8 +109,6 @@ def _libraries() -> dict[str, tuple[str, str]]:
 
 #: library -> (its file layer, its dataset/variable layer), as LAYER_TABLE lists them
 LIBRARIES: dict[str, tuple[str, str]] = _libraries()
-#: The prefixes of the counter names: Darshan's module names as counter prefixes.
-COUNTER_PREFIXES: dict[str, str] = {x.name: x.prefix for x in LAYER_TABLE}
 #: The labels reports give the layers.
 LAYER_LABELS: dict[str, str] = {x.name: x.label for x in LAYER_TABLE}
 #: The rank table's time-class prefixes: the storage layers, then the libraries.

@@ -76,8 +76,6 @@ int cw_shuffle_from_name(const char *name)
     return -1;
 }
 
-const char *cw_algorithm_name(int a) { return a >= 0 && a <= CW_DIRECT ? algorithm_names[a] : "?"; }
-const char *cw_shuffle_name(int s) { return s >= CW_P2P && s <= CW_RMA_LOCK ? shuffle_names[s] : "?"; }
 
 /* ---- selection: PARIO_COLL, then the file's hints --------------------------*/
 

@@ -119,7 +119,5 @@ static inline int cw_variant_code(int algorithm, int shuffle) { return 10 * algo
 /* "write-comm" -> CW_WRITE_COMM; -1 if unknown. */
 int cw_algorithm_from_name(const char *name);
 int cw_shuffle_from_name(const char *name);
-const char *cw_algorithm_name(int algorithm);
-const char *cw_shuffle_name(int shuffle);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * pario runtime core: start-up, the bounded record arena, the id -> record
  * registry, descriptor tables, per-thread time accumulators, path
- * normalisation and exclusion, hint-file parsing, and the exit path for
+ * normalisation and exclusion, and the exit path for
  * programs that do not finish MPI (log.c writes the log).
  */
 #include "core.h"
@@ -184,7 +184,6 @@ char *pario_arena_strdup(const char *s, size_t maxlen)
     return p;
 }
 
-size_t pario_arena_used(void) { return arena_front + (arena_cap - arena_back); }
 size_t pario_arena_cap(void) { return arena_cap; }
 
 size_t pario_parse_size(const char *s, size_t dflt)
@@ -418,7 +417,6 @@ static double mono_seconds(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-double pario_ticks_to_seconds(uint64_t ticks) { return (double)ticks * pario_core.sec_per_tick; }
 uint64_t pario_start_ticks(void) { return pario_core.start_ticks; }
 
 /* Fix the tick -> second ratio from the readings at start and now. */

@@ -224,7 +224,6 @@ void pario_fd_clear(struct pario_fd *table, int fd);
 /* Copy a string into the arena (bounded); NULL when the arena is full. */
 char *pario_arena_strdup(const char *s, size_t maxlen);
 /* Seconds since the job started, for a tick stamp. */
-double pario_ticks_to_seconds(uint64_t ticks);
 uint64_t pario_start_ticks(void);
 
 /* Common counter updates (common.c). */
@@ -282,7 +281,6 @@ extern struct pario_library_status *const pario_library_status[]; /* NULL-termin
 size_t pario_parse_size(const char *s, size_t dflt);
 
 /* Memory: bytes used / cap of the arena; exported for tests and the log. */
-size_t pario_arena_used(void);
 size_t pario_arena_cap(void);
 
 /* The real symbol behind a wrapper, resolved once with dlsym(RTLD_NEXT) (the layer file

@@ -476,16 +476,6 @@ def time_records(files: Mapping[str, Records]) -> dict[str, Table]:
     return out
 
 
-def outermost_rank_io(files: Mapping[str, Table], nprocs: int,
-                      file_ranks: Mapping[tuple[str, int], np.ndarray]) -> tuple[dict[str, RankIO], RankIO]:
-    """Per-rank I/O of each layer's outermost records, and of all of them together."""
-    per_layer = {
-        layer: rank_io(frame, nprocs, layer_members(file_ranks, layer))
-        for layer, frame in outermost_records(files).items()
-    }
-    return per_layer, combine(list(per_layer.values()), nprocs)
-
-
 class ProfileIO:
     """Per-rank I/O of one profile's layers, each computed at most once.
 
@@ -520,7 +510,7 @@ class ProfileIO:
         return rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
 
     def outermost(self) -> tuple[dict[str, RankIO], RankIO]:
-        """``outermost_rank_io(files, nprocs, file_ranks)``."""
+        """Per-rank I/O of each layer's :func:`outermost_records`, and of all of them together."""
         if self._outermost is None:
             self.outer_frames = outermost_records(self._files)
             per_layer = {layer: self._of(layer, frame) for layer, frame in self.outer_frames.items()}

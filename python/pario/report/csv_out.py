@@ -18,9 +18,6 @@ from pario.report.data import plain, run_dict
 from pario.table import Table, as_table
 
 VALUE_KEYS = {"value", "unit", "approximate", "note", "reason"}
-CSV_FILES = ("metrics.csv", "ranks.csv", "files.csv", "histograms.csv", "scaling.csv", "findings.csv")
-#: Written too when a run used an I/O library (HDF5, PnetCDF).
-LIBRARY_CSV_FILES = ("libraries.csv", "datasets.csv")
 
 
 def _walk(prefix: str, obj: Any) -> Iterator[tuple[str, dict[str, Any]]]:

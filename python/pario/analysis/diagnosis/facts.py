@@ -1,7 +1,7 @@
 """What the rules read: the model, filtered to the application's files, plus helpers.
 
 :func:`facts_of` is computed once per profile; rules are pure functions of
-``(Facts, RuleConfig)``.  Nothing here formats text for people except :func:`file_label`;
+``(Facts, RuleConfig)``.  Nothing here formats text for people;
 the commands a finding recommends are built in :mod:`pario.analysis.diagnosis.commands`.
 """
 
@@ -389,10 +389,6 @@ def outer_unique(facts: Facts) -> bool | None:
     if "stdio" in layers and len(layers) > 1:
         return None
     return all(layer_unique(facts, layer) for layer in layers)
-
-
-def file_label(name: str) -> str:
-    return str(name)
 
 
 def hex_id(fid: int | np.integer) -> str:

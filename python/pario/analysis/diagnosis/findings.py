@@ -32,10 +32,6 @@ class Severity(enum.IntEnum):
             raise ValueError(f"severity must be one of info, warning, critical (got {text!r})") from None
 
 
-#: Units of a :class:`Metric` value.  ``share`` values are fractions (0.25 = 25%).
-UNITS: tuple[str, ...] = ("", "B", "s", "B/s", "share", "x", "count", "text")
-
-
 @dataclass(frozen=True)
 class Metric:
     """One number (or short text) of the evidence.
