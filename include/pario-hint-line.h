@@ -4,8 +4,9 @@
  * "key=value", '#' comments at the start or after a blank.  A line that would
  * make MPI_Info_set fail (empty key or value, over this MPI's limits, a control
  * or non-ASCII byte) or is ambiguous (several values) is refused with a reason,
- * the same rules as `pario run --hints` (python/pario/hints.py).  Header-only:
- * the runtime and the kernels are separate binaries.
+ * the same rules as `pario run --hints` (python/pario/hints.py); both parsers are
+ * tested on one corpus, tests/data/hint-lines.tsv.  Header-only: the runtime and the
+ * kernels are separate binaries.
  */
 #ifndef PARIO_HINT_LINE_H
 #define PARIO_HINT_LINE_H

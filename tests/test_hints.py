@@ -3,6 +3,7 @@ when given to the runtime directly (PARIO_HINTS): bad lines are skipped and list
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from pario.analysis.run import analyze
 from pario.errors import ParioError
-from pario.hints import MAX_HINTS, parse_hints, read_hints, rejected_notes
+from pario.hints import MAX_HINTS, parse_hints, parse_line, read_hints, rejected_notes
 from pario.log import read_log
 
 GOOD_BEFORE = b"# hints for the test\nromio_cb_write enable\n"
@@ -317,3 +318,37 @@ def test_report_names_romio_hints_that_ompio_ignored(component, tmp_path, run_un
                           env=mpi_env | {"COLUMNS": "200"}, timeout=120).stdout
     said = "ignored by the MPI library: romio_cb_write (asked disable, OMPIO, the MPI-IO component"
     assert (said in " ".join(text.split())) == (component == "ompio"), text
+
+
+_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})|\\t|\\\\")
+
+
+def _unescape(text: str) -> bytes:
+    """A corpus line's \\t, \\\\ and \\xHH escapes decoded."""
+    def one(m: re.Match[bytes]) -> bytes:
+        if m.group(1):
+            return bytes([int(m.group(1), 16)])
+        return b"\t" if m.group(0) == rb"\t" else b"\\"
+    return _ESCAPE.sub(one, text.encode())
+
+
+def _corpus() -> list[tuple[str, bytes, str]]:
+    """tests/data/hint-lines.tsv: (expected, line, what it shows); tests/c/test_hint_line.c reads it too."""
+    out = []
+    for row in (Path(__file__).parent / "data" / "hint-lines.tsv").read_text().splitlines():
+        if row and not row.startswith("#"):
+            expected, text, why = row.split("\t")
+            out.append((expected, _unescape(text), why))
+    return out
+
+
+@pytest.mark.parametrize("expected,raw,why", _corpus(), ids=lambda x: x if isinstance(x, str) else None)
+def test_line_grammar_corpus_shared_with_the_runtime(expected: str, raw: bytes, why: str) -> None:
+    """The same corpus as the C parser's test (tests/c/test_hint_line.c): one grammar, two parsers."""
+    if expected == "-":
+        assert parse_line(raw) is None
+    elif expected == "!":
+        with pytest.raises(ValueError):
+            parse_line(raw)
+    else:
+        assert parse_line(raw) == tuple(expected.split("=", 1))

@@ -37,7 +37,9 @@ first section) is refused; the same key in two sections is fine.  Also refused: 
 ``[]``, a header not closed by ``]``, a glob over :data:`MAX_GLOB` characters, more than
 :data:`MAX_SECTIONS` sections, and more than :data:`MAX_HINTS` hints in all (globals and
 sections).  The runtime (``src/runtime/hints_file.c``) skips the same lines and records them as
-``rejected_hints``, and with a rejected header it skips the lines under it too.
+``rejected_hints``, and with a rejected header it skips the lines under it too.  The line
+grammar is written twice, here and in include/pario-hint-line.h (the runtime and the kernels);
+both are tested on one corpus of lines, tests/data/hint-lines.tsv.
 """
 
 from __future__ import annotations
