@@ -432,32 +432,25 @@ def blind_library_files(files: Mapping[str, Records]) -> np.ndarray:
     return np.array(blind, dtype=np.uint64)
 
 
-def covered_library_files(files: Mapping[str, Records]) -> np.ndarray:
-    """Ids of the files whose time and bytes are the library's: :func:`library_file_ids` less
-    :func:`blind_library_files`."""
-    ids = library_file_ids(files)
-    if not ids.size:
-        return ids
-    return np.setdiff1d(ids, blind_library_files(files))
-
-
 def _without_ids(frame: Table, ids: np.ndarray) -> Table:
     inside = np.isin(np.asarray(frame["id"]).astype(np.uint64), ids)
     return frame[~inside] if inside.any() else frame
 
 
-def time_records(files: Mapping[str, Records]) -> dict[str, Table]:
+def time_records(files: Mapping[str, Records], blind: np.ndarray | None = None) -> dict[str, Table]:
     """The records whose times add up to each rank's I/O time, every call counted once at its
     outermost layer: :func:`outermost_records`, less the MPI-IO, POSIX and STDIO records of the
-    files an I/O library covers (:func:`covered_library_files`: time in HDF5 or PnetCDF calls is
-    the library's), plus the libraries' records of those files (datasets and variables whole;
-    files' own time only, as :func:`library_file_time`).  Without library records:
-    :func:`outermost_records`."""
+    files an I/O library covers (its files but the :func:`blind_library_files`, given as ``blind``
+    when already at hand: time in HDF5 or PnetCDF calls is the library's), plus the libraries'
+    records of those files (datasets and variables whole; files' own time only, as
+    :func:`library_file_time`).  Without library records: :func:`outermost_records`."""
     out = outermost_records(files)
-    if not library_file_ids(files).size:
+    ids = library_file_ids(files)
+    if not ids.size:
         return out
-    covered = covered_library_files(files)
-    blind = blind_library_files(files)
+    if blind is None:
+        blind = blind_library_files(files)
+    covered = np.setdiff1d(ids, blind)
     for layer, frame in list(out.items()):
         if len(frame) and covered.size:
             out[layer] = _without_ids(frame, covered)
@@ -492,6 +485,7 @@ class ProfileIO:
         self._layers: dict[str, RankIO] = {}
         self._outermost: tuple[dict[str, RankIO], RankIO] | None = None
         self._time: tuple[dict[str, RankIO], RankIO] | None = None
+        self._blind: np.ndarray | None = None
         #: the records ``outermost`` counted, by layer
         self.outer_frames: dict[str, Table] = {}
 
@@ -521,10 +515,16 @@ class ProfileIO:
         """Per-rank I/O of each layer's :func:`time_records` (every call once at its outermost
         layer, the I/O libraries' calls included), and of all of them; :meth:`outermost` when no
         I/O library covers a file."""
-        if not covered_library_files(self._files).size:
+        ids = library_file_ids(self._files)
+        if not ids.size:
+            return self.outermost()
+        if self._blind is None:
+            self._blind = blind_library_files(self._files)
+        if not np.setdiff1d(ids, self._blind).size:
             return self.outermost()
         if self._time is None:
-            per_layer = {layer: self._of(layer, frame) for layer, frame in time_records(self._files).items()}
+            records = time_records(self._files, self._blind)
+            per_layer = {layer: self._of(layer, frame) for layer, frame in records.items()}
             self._time = (per_layer, combine(list(per_layer.values()), self._nprocs))
         return self._time
 
