@@ -313,62 +313,9 @@ def main() -> int:
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="pario-bench-survey-"))
     work.mkdir(parents=True, exist_ok=True)
-    if args.compaction:
-        try:
-            text = compaction(work, args.compaction, args.runs, args.batch, args.reps)
-            print(text)
-            if args.out:
-                args.out.write_text(text)
-        finally:
-            if not args.work:
-                shutil.rmtree(work, ignore_errors=True)
-        return 0
     try:
-        archive, manifest = build_archive(work, args.logs)
-        runs: dict[str, list[dict]] = {"pario-1": [], "pario-2": [], "job_stats": []}
-        order = list(runs)
-        for rep in range(args.reps):
-            for name in order[rep % 3:] + order[:rep % 3]:
-                if name == "job_stats":
-                    r = job_stats(manifest)
-                else:
-                    r = pario_survey(archive, work / f"store-{name}", int(name[-1]))
-                runs[name].append(r)
-                say(f"round {rep + 1}: {name} {r['seconds']:.1f} s")
-        n = args.logs
-        med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
-        js_cores = runs["job_stats"][0]["processes"]
-        rate1 = n / med["pario-1"]
-        rate2 = n / med["pario-2"] / 2
-        js = n / med["job_stats"] / js_cores
-        peak = max(max(r["peak_rss"]) for k in ("pario-1", "pario-2") for r in runs[k])
-        rows = runs["pario-2"][-1]
-        copies = max(1, 100000 // max(rows["rows"], 1))
-        total = big_store(work / "store-pario-2", work / "store-big", copies)
-        rs = report_speed(work / "store-big")
-        ms = phases(manifest, min(n, args.phase_logs))
-        lines = [
-            f"{n} logs, {args.reps} round(s), {os.cpu_count()} cores; medians",
-            "",
-            "| reader | seconds | logs/s | logs/s per core |",
-            "|---|---|---|---|",
-            f"| pario survey, 1 worker | {med['pario-1']:.1f} | {n / med['pario-1']:.0f} | {rate1:.0f} |",
-            f"| pario survey, 2 workers | {med['pario-2']:.1f} | {n / med['pario-2']:.0f} | {rate2:.0f} |",
-            f"| PyDarshan job_stats, {js_cores} processes | {med['job_stats']:.1f} | "
-            f"{n / med['job_stats']:.0f} | {js:.0f} |",
-            "",
-            f"pario per core / job_stats per core: {rate1 / js:.2f} (1 worker), "
-            f"{rate2 / js:.2f} (2 workers); "
-            f"speed-up from 1 to 2 workers: {med['pario-1'] / med['pario-2']:.2f}; peak RSS of a worker: "
-            f"{peak / 2**20:.0f} MiB; rows {rows['rows']} ({rows['errors']} error rows).",
-            f"pario survey report on {total} jobs: {rs['function_s']:.2f} s (facility_report, median of 3), "
-            f"{rs['command_s']:.2f} s (the command).",
-            f"One log in one process, ms (the manifest's first {min(n, args.phase_logs)} logs): "
-            f"read {ms['read']:.2f}, analysis {ms['analysis']:.2f} (of which diagnosis "
-            f"{ms['diagnosis']:.2f}), row {ms['row']:.2f}; in all "
-            f"{ms['read'] + ms['analysis'] + ms['row']:.2f}.",
-        ]
-        text = "\n".join(lines) + "\n"
+        text = (compaction(work, args.compaction, args.runs, args.batch, args.reps) if args.compaction
+                else _survey_bench(args, work))
         print(text)
         if args.out:
             args.out.write_text(text)
@@ -376,6 +323,55 @@ def main() -> int:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _survey_bench(args: argparse.Namespace, work: Path) -> str:
+    """The survey against job_stats, and the report of a large store: the table's text."""
+    archive, manifest = build_archive(work, args.logs)
+    runs: dict[str, list[dict]] = {"pario-1": [], "pario-2": [], "job_stats": []}
+    order = list(runs)
+    for rep in range(args.reps):
+        for name in order[rep % 3:] + order[:rep % 3]:
+            if name == "job_stats":
+                r = job_stats(manifest)
+            else:
+                r = pario_survey(archive, work / f"store-{name}", int(name[-1]))
+            runs[name].append(r)
+            say(f"round {rep + 1}: {name} {r['seconds']:.1f} s")
+    n = args.logs
+    med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
+    js_cores = runs["job_stats"][0]["processes"]
+    rate1 = n / med["pario-1"]
+    rate2 = n / med["pario-2"] / 2
+    js = n / med["job_stats"] / js_cores
+    peak = max(max(r["peak_rss"]) for k in ("pario-1", "pario-2") for r in runs[k])
+    rows = runs["pario-2"][-1]
+    copies = max(1, 100000 // max(rows["rows"], 1))
+    total = big_store(work / "store-pario-2", work / "store-big", copies)
+    rs = report_speed(work / "store-big")
+    ms = phases(manifest, min(n, args.phase_logs))
+    lines = [
+        f"{n} logs, {args.reps} round(s), {os.cpu_count()} cores; medians",
+        "",
+        "| reader | seconds | logs/s | logs/s per core |",
+        "|---|---|---|---|",
+        f"| pario survey, 1 worker | {med['pario-1']:.1f} | {n / med['pario-1']:.0f} | {rate1:.0f} |",
+        f"| pario survey, 2 workers | {med['pario-2']:.1f} | {n / med['pario-2']:.0f} | {rate2:.0f} |",
+        f"| PyDarshan job_stats, {js_cores} processes | {med['job_stats']:.1f} | "
+        f"{n / med['job_stats']:.0f} | {js:.0f} |",
+        "",
+        f"pario per core / job_stats per core: {rate1 / js:.2f} (1 worker), "
+        f"{rate2 / js:.2f} (2 workers); "
+        f"speed-up from 1 to 2 workers: {med['pario-1'] / med['pario-2']:.2f}; peak RSS of a worker: "
+        f"{peak / 2**20:.0f} MiB; rows {rows['rows']} ({rows['errors']} error rows).",
+        f"pario survey report on {total} jobs: {rs['function_s']:.2f} s (facility_report, median of 3), "
+        f"{rs['command_s']:.2f} s (the command).",
+        f"One log in one process, ms (the manifest's first {min(n, args.phase_logs)} logs): "
+        f"read {ms['read']:.2f}, analysis {ms['analysis']:.2f} (of which diagnosis "
+        f"{ms['diagnosis']:.2f}), row {ms['row']:.2f}; in all "
+        f"{ms['read'] + ms['analysis'] + ms['row']:.2f}.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
