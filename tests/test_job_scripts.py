@@ -235,10 +235,10 @@ def test_step_killed_inside_a_wrapper_is_named_and_leaves_no_tmp(tmp_path: Path,
     """`pario run --log t.pario -- timeout 5 mpirun -np 2 ...`: timeout kills the job before its ranks
     write any log.  pario run says that the job left no log and why, turns the step's reservation
     (t.step1.pario.tmp) into t.step1.pario.lost, and reading the step log says the same."""
-    exe = compile_program("hang_after_write.c")
+    exe = compile_program("no_finalize.c")
     log = tmp_path / "t.pario"
     proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "timeout", "5", "mpirun", "-np", "2",
-                           str(exe), str(tmp_path), "120"], env=mpi_env, capture_output=True, text=True,
+                           str(exe), str(tmp_path), "0", "120"], env=mpi_env, capture_output=True, text=True,
                           timeout=TIMEOUT)
     assert proc.returncode == 124, proc.stderr
     step = tmp_path / "t.step1.pario"
@@ -253,5 +253,26 @@ def test_step_killed_inside_a_wrapper_is_named_and_leaves_no_tmp(tmp_path: Path,
                             timeout=TIMEOUT)
     assert report.returncode == 2
     assert report.stderr.strip().splitlines()[-1] == f"pario: error: {step}: this MPI job wrote no log: {why}"
-    assert [(p.name, p.read_bytes()) for p in sorted(tmp_path.glob("hang.*"))] == [
-        ("hang.0", b"h" * 100), ("hang.1", b"h" * 100)]
+    assert [(p.name, p.read_bytes()) for p in sorted(tmp_path.glob("nf.*"))] == [
+        ("nf.0", b"n" * 500), ("nf.1", b"n" * 500)]
+
+
+def test_the_wrapper_s_report_names_the_job_that_wrote_no_log(tmp_path: Path, compile_program, pario_cmd,
+                                                              mpi_env):
+    """The wrapper's own log (timeout) says it is only the wrapper, that its MPI job wrote no log and
+    why, and offers no `pario report` of a log that does not exist."""
+    from pario.analysis.diagnosis import diagnose
+
+    exe = compile_program("no_finalize.c")
+    log = tmp_path / "t.pario"
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "timeout", "5", "mpirun", "-np", "2",
+                           str(exe), str(tmp_path), "0", "120"], env=mpi_env, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert proc.returncode == 124, proc.stderr
+    why = (tmp_path / "t.step1.pario.lost").read_text().strip()
+    (f,) = [f for f in diagnose(read_log(log)) if f.id == "RUN-LAUNCHER-ONLY"]
+    assert f.statement == ("This log holds only timeout (an interpreter or wrapper) that ran the job, not "
+                           "the ranks of an MPI job; 1 MPI job(s) it started wrote no log "
+                           f"(t.step1.pario: {why}).")
+    assert {m.name: m.value for m in f.evidence}["lost_steps"] == 1
+    assert not any("pario report" in r.snippet for r in f.recommendations)

@@ -1,7 +1,8 @@
 /*
  * An MPI program that never calls MPI_Finalize: every rank writes 5 x 100
- * bytes to OUTDIR/nf.<rank>, prints "rank R out" and returns EXITCODE.
- * Usage: no_finalize OUTDIR EXITCODE
+ * bytes to OUTDIR/nf.<rank>, prints "rank R out", waits SECONDS (default 0: a job
+ * killed meanwhile, as by a timeout around mpirun) and returns EXITCODE.
+ * Usage: no_finalize OUTDIR EXITCODE [SECONDS]
  */
 #define _XOPEN_SOURCE 700
 #include <fcntl.h>
@@ -26,5 +27,7 @@ int main(int argc, char **argv)
     close(fd);
     printf("rank %d out\n", rank);
     fflush(stdout);
+    if (argc > 3)
+        sleep((unsigned)atoi(argv[3]));
     return atoi(argv[2]);
 }
