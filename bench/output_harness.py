@@ -60,10 +60,12 @@ def make_logs(out: Path) -> None:
 
 
 def _write(path: Path, argv: list[str]) -> None:
-    """The command's standard output and exit status, in ``path``."""
+    """The command's standard output and exit status, in ``path``; the output folder's own name
+    is written as ``OUT`` (``report --csv`` names where it wrote), so that two renders compare."""
     env = dict(os.environ, COLUMNS="120", TERM="dumb")
     proc = subprocess.run([*PARIO, *argv], capture_output=True, text=True, env=env)
-    path.write_text(proc.stdout + f"\n[exit {proc.returncode}]\n" + proc.stderr)
+    text = proc.stdout + f"\n[exit {proc.returncode}]\n" + proc.stderr
+    path.write_text(text.replace(str(path.parent), "OUT"))
 
 
 def render(logs: Path, out: Path) -> None:

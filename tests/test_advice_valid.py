@@ -1,6 +1,6 @@
 """Every command and hint pario prints is valid as printed, and one file gets one layout.
 
-The validators (python/pario/analysis/diagnosis/validate.py) check ``lfs setstripe`` lines as lfs
+The validators (python/pario/advice_check.py) check ``lfs setstripe`` lines as lfs
 does, MPI-IO hint lines against the known hints and their value types, and ``pario ...`` lines
 with pario's own argument parser.  They run here over every recommendation of every log the
 tests hold (the real Darshan logs, the built ones, and a pario log of a real run), as
@@ -21,6 +21,14 @@ import pytest
 
 from darshan_logs import ALL_LOGS
 from darshan_recipes import BUILT_DIR, E3SM_OUT_ID, E3SM_REQUEST, REREAD_READS
+from pario.advice_check import (
+    finding_errors,
+    hint_lines_errors,
+    lfs_setstripe_errors,
+    pario_line_errors,
+    recommendation_errors,
+    striping_commands,
+)
 from pario.analysis.diagnosis import Finding, Recommendation, diagnose
 from pario.analysis.diagnosis.layout import (
     MAX_STRIPE_SIZE,
@@ -30,14 +38,6 @@ from pario.analysis.diagnosis.layout import (
     stripe_size_for,
 )
 from pario.analysis.diagnosis.suggest import name_suggested_hints
-from pario.analysis.diagnosis.validate import (
-    finding_errors,
-    hint_lines_errors,
-    lfs_setstripe_errors,
-    pario_line_errors,
-    recommendation_errors,
-    striping_commands,
-)
 from pario.log import read_log
 from pario.model import Profile
 from test_diagnosis_synthetic import GiB, MiB, profile

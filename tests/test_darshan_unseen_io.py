@@ -35,9 +35,9 @@ from darshan_recipes import (
 )
 from pario.analysis.diagnosis import diagnose
 from pario.analysis.io import profile_io
-from pario.analysis.rankio import blind_library_files
 from pario.analysis.run import analyze
 from pario.log import read_log
+from pario.model.rankio import blind_library_files
 from pario.survey.discover import LogFile
 from pario.survey.row import survey_log
 

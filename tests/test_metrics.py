@@ -11,10 +11,10 @@ import pytest
 from pario.analysis import analyze, pop_metrics, rank_times, scaling_analysis
 from pario.analysis.breakdown import time_shares
 from pario.analysis.files import file_table
-from pario.analysis.rankio import combine, outermost_records, rank_io
 from pario.analysis.scaling import infer_mode
 from pario.analysis.times import RankTimes
 from pario.model import Job, Profile, add_derived_rank_columns
+from pario.model.rankio import combine, outermost_records, rank_io
 
 
 def job(nprocs: int, runtime: float, **kw: object) -> Job:

@@ -1,6 +1,6 @@
 """The runtime's event trace (docs/trace.md): `pario run --trace` on real mpirun jobs, read back
 into pario.trace.model.Trace event by event; buffer spills, the trace cap, damaged and older logs,
-and hand-built traces (pario.trace.writer) with known times."""
+and hand-built traces (pario.log.trace_writer) with known times."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from pario.log import _format as fmt
 from pario.log import read_log
 from pario.log.pario_reader import _blocks
 from pario.log.pario_writer import write_pario_log
+from pario.log.trace_writer import RankEvents, append_trace, events
 from pario.model import Profile
 from pario.trace.format import (
     FLAG_COLLECTIVE,
@@ -28,7 +29,6 @@ from pario.trace.format import (
     Kind,
 )
 from pario.trace.model import RankTrace
-from pario.trace.writer import RankEvents, append_trace, events
 
 NP = 3
 
@@ -325,7 +325,7 @@ def test_inconsistent_hand_built_traces_are_refused(traced: TracedRun, tmp_path,
         pos += fmt.BLOCK_HEADER.size + clen
     traces = [i for i, (k, _) in enumerate(blocks) if k == fmt.BLOCK_TRACE]
     del blocks[traces[0]]
-    from pario.trace.writer import _block
+    from pario.log.trace_writer import _block
 
     body = b"".join(b for k, b in blocks if k != fmt.BLOCK_END)
     log.write_bytes(data[: fmt.FILE_HEADER.size] + body + _block(fmt.BLOCK_END, -1, struct.pack("<Q",

@@ -22,10 +22,9 @@ from pathlib import Path
 
 from pario import mpi_match, paths, run_notes
 from pario.errors import ParioError
+from pario.job_logs import LOST_SUFFIX, lost_reason, rank_logs, step_logs, step_stem
+from pario.mpi_match import MPIRUN_NAMES
 from pario.units import nranks
-
-MPIRUN_NAMES = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpiexec.openmpi",
-                "mpirun.openmpi", "mpirun.mpich", "mpiexec.mpich")
 
 
 @dataclass(frozen=True)
@@ -82,30 +81,6 @@ def _guess_program(command: list[str]) -> str:
     return Path(command[0]).name
 
 
-def step_stem(log: Path) -> str:
-    """``job`` for ``job.pario``: the step logs of a job script are ``job.step<N>.pario``."""
-    return log.name[: -len(".pario")] if log.name.endswith(".pario") and len(log.name) > 6 else log.name
-
-
-def step_logs(log: Path) -> list[Path]:
-    """The logs of the MPI jobs a script started under ``pario run --log log``, in step order.
-
-    A step that died before MPI_Finalize is listed by its log name too (its
-    ``.rank<N>`` logs are read together under that name, or its ``.lost`` note says why it
-    left none: :func:`mark_lost_steps`).
-    """
-    from pario.log import LOST_SUFFIX
-
-    stem = step_stem(log)
-    found: dict[int, Path] = {}
-    for path in log.parent.glob(f"{stem}.step*.pario*"):
-        name, dot, suffix = path.name.partition(".pario")
-        number = name[len(stem) + len(".step"):]
-        if number.isdigit() and (suffix in ("", LOST_SUFFIX) or suffix.startswith(".rank")):
-            found[int(number)] = path.with_name(name + dot)
-    return [found[n] for n in sorted(found)]
-
-
 def mark_lost_steps(launch: Launch, exit_code: int) -> list[Path]:
     """The steps whose job reached MPI_Init but left no log (its ranks killed before they wrote
     one): each one's reservation (the empty ``<step log>.tmp`` rank 0 made at MPI_Init) becomes
@@ -113,7 +88,6 @@ def mark_lost_steps(launch: Launch, exit_code: int) -> list[Path]:
     say what happened.  Their step log paths."""
     if not launch.steps:
         return []
-    from pario.log import LOST_SUFFIX, rank_logs
 
     lost = []
     for tmp in sorted(launch.log.parent.glob(f"{step_stem(launch.log)}.step*.pario.tmp")):
@@ -136,7 +110,6 @@ def mark_lost_steps(launch: Launch, exit_code: int) -> list[Path]:
 
 def _clear_step_logs(log: Path) -> None:
     """A new run under the same log name replaces the old step logs (as it replaces the log)."""
-    from pario.log import LOST_SUFFIX
 
     for path in step_logs(log):
         for stale in [path, *path.parent.glob(path.name + ".rank*"), path.parent / (path.name + ".tmp"),
@@ -268,7 +241,6 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
 
 def _signatures(log: Path) -> dict[str, tuple[int, int, int]]:
     """The log and its per-rank logs as they are now (inode, mtime, size)."""
-    from pario.log import rank_logs
 
     found = {str(p): _signature(p) for p in [log, *rank_logs(log)]}
     return {k: v for k, v in found.items() if v is not None}
@@ -277,7 +249,6 @@ def _signatures(log: Path) -> dict[str, tuple[int, int, int]]:
 def _one_log(log: Path, previous: dict[str, tuple[int, int, int]]) -> str | None:
     """The log this run wrote at ``log`` (or its per-rank logs), None if it wrote none: a file
     still as it was before the run is an earlier run's."""
-    from pario.log import rank_logs
 
     def new(p: Path) -> bool:
         return _signature(p) != previous.get(str(p))
@@ -319,7 +290,6 @@ def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
         if not logs:
             return [f"no log was written in {launch.log}: {run_notes.no_log_reason(launch.notes, exit_code)}"]
         return [f"log written to {_describe(p)}" for p in logs]
-    from pario.log import lost_reason
 
     own = _one_log(launch.log, launch.previous)
     step_paths = step_logs(launch.log) if launch.steps else []  # cleared before the run
@@ -339,7 +309,6 @@ def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
 
 def _step_line(step: Path) -> str | None:
     """One step's line of the summary: its log, or why it has none."""
-    from pario.log import lost_reason
 
     why = lost_reason(step)
     return f"{step}: no log, {why}" if why is not None else _one_log(step, {})

@@ -15,6 +15,10 @@ from pathlib import Path
 
 from pario.errors import ParioError
 
+#: The names MPI libraries give their launchers (Open MPI's and MPICH's, and Debian's alternatives).
+MPIRUN_NAMES = ("mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "mpiexec.openmpi",
+                "mpirun.openmpi", "mpirun.mpich", "mpiexec.mpich")
+
 #: MPI family -> the name users know it by.
 FAMILY_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
 

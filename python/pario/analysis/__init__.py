@@ -11,7 +11,7 @@ from pario.analysis.pop import RULE_OF_THUMB, PopMetrics, pop_metrics
 from pario.analysis.run import RunAnalysis, analyze
 from pario.analysis.scaling import ScalingAnalysis, scaling_analysis
 from pario.analysis.times import RankTimes, rank_times
-from pario.analysis.values import Value
+from pario.values import Value
 
 __all__ = [
     "RULE_OF_THUMB",

@@ -8,8 +8,8 @@ import numpy as np
 
 from pario.analysis.pop import pop_metrics
 from pario.analysis.times import RankTimes
-from pario.analysis.values import Value, ratio
 from pario.table import Table
+from pario.values import Value, ratio
 
 COMPUTE, MPI, IO = "compute", "MPI", "I/O"
 #: POP's rule of thumb: an efficiency below this needs attention.

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.rankio import counter_column
 from pario.collective import (
     ALGORITHM_CALLS,
     ALGORITHM_CODES,
@@ -27,6 +26,7 @@ from pario.collective import (
     variant_of_code,
 )
 from pario.model import Profile
+from pario.model.rankio import counter_column
 from pario.table import as_table, group_codes, group_reduce, group_sum
 from pario.units import count, seconds
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from pario.analysis.io import OPS
-from pario.analysis.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values, time_records
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
+from pario.model.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values, time_records
 from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 
 FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from pario.analysis.rankio import float_values
 from pario.model import MountTable, Profile, fs_name
+from pario.model.rankio import float_values
 
 #: The layers whose records carry pario's statfs magic, the first one that has it wins.
 MAGIC_LAYERS: tuple[str, ...] = ("posix", "mpiio")

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.rankio import (
+from pario.analysis.times import RankTimes
+from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
+from pario.model import LAYER_LABELS as MODEL_LABELS
+from pario.model.rankio import (
     LIBRARY_DATA_LAYERS,
     LIBRARY_FILE_LAYERS,
     SHARED_NOTE,
@@ -25,11 +28,8 @@ from pario.analysis.rankio import (
     rank_io,
     time_records,
 )
-from pario.analysis.times import RankTimes
-from pario.analysis.values import Value, ratio
-from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
-from pario.model import LAYER_LABELS as MODEL_LABELS
 from pario.table import Table, as_table, distinct
+from pario.values import Value, ratio
 
 LAYER_LABELS: dict[str, str] = {"all": "All layers", **MODEL_LABELS}
 

@@ -20,16 +20,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.rankio import (
+from pario.model import LIBRARIES, Profile
+from pario.model.rankio import (
     LIBRARY_DATA_LAYERS,
     LIBRARY_FILE_LAYERS,
     counter_column,
     data_file_ids,
     float_values,
 )
-from pario.analysis.values import Value, ratio
-from pario.model import LIBRARIES, Profile
 from pario.table import Table, as_table, group_codes, group_reduce, group_sum
+from pario.values import Value, ratio
 
 NOTHING_BENEATH = "no MPI-IO or POSIX records of the file"
 LIBRARY_LABELS: dict[str, str] = {"hdf5": "HDF5", "pnetcdf": "PnetCDF"}

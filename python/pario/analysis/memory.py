@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.analysis.times import rank_ids
-from pario.analysis.values import Value
 from pario.model import Profile
 from pario.table import as_table
+from pario.values import Value
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.values import Value, ratio
 from pario.model import Profile
 from pario.table import Table, as_table
+from pario.values import Value, ratio
 
 CLASSES: tuple[tuple[str, str], ...] = (("coll", "collective"), ("p2p", "point-to-point"), ("other", "other"))
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pario.analysis.times import RankTimes
-from pario.analysis.values import Value, ratio
+from pario.values import Value, ratio
 
 if TYPE_CHECKING:
     from pario.trace.metrics import TraceMetrics

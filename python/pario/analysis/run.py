@@ -17,12 +17,12 @@ from pario.analysis.modules import unseen_io_phrase
 from pario.analysis.mpi import MpiSummary, mpi_summary
 from pario.analysis.mpihints import HintsInEffect, hints_in_effect
 from pario.analysis.pop import PopMetrics, pop_metrics
-from pario.analysis.rankio import SHARED_NOTE, blind_library_files
 from pario.analysis.times import RankTimes, at_ranks, rank_times
-from pario.analysis.values import Value
 from pario.hints import rejected_notes
 from pario.model import Profile
+from pario.model.rankio import SHARED_NOTE, blind_library_files
 from pario.table import Table
+from pario.values import Value
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pario.analysis.run import RunAnalysis
-from pario.analysis.values import Value, combine_notes, ratio
+from pario.values import Value, combine_notes, ratio
 
 MODES = ("auto", "strong", "weak")
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.rankio import SHARED_NOTE, ProfileIO
 from pario.model import IO_KINDS, Profile, add_derived_rank_columns, rank_ids
+from pario.model.rankio import SHARED_NOTE, ProfileIO
 from pario.table import Table, as_table
 
 KIND_TIME = {"read": "read_time", "write": "write_time", "meta": "meta_time", "io": "time"}

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from pario.errors import LogFormatError, ParioError
+from pario.job_logs import lost_reason, rank_logs
 from pario.model import Profile
 
 PARIO_MAGIC = b"PARIOLOG"
@@ -13,7 +14,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 #: The most a gzip-compressed log may inflate to (Darshan's own limit on a log's regions).
 MAX_GZIP_BYTES = 1 << 34
 
-__all__ = ["read_log", "rank_logs", "LogFormatError"]
+__all__ = ["read_log", "LogFormatError"]
 
 
 def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: int | None = None) -> Profile:
@@ -91,30 +92,6 @@ def _read_gzipped(p: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
             raise exc from None
     profile.job = dataclasses.replace(profile.job, path=str(p))
     return profile
-
-
-#: What ``pario run`` leaves in place of the log of a job step that died without one: a line
-#: saying why (:func:`pario.launch.mark_lost_steps`).
-LOST_SUFFIX = ".lost"
-
-
-def lost_reason(log: Path) -> str | None:
-    """Why the log ``log`` of a job step does not exist, where ``pario run`` found the job dead
-    (None: it did not)."""
-    try:
-        return (log.parent / (log.name + LOST_SUFFIX)).read_text(errors="replace").strip() or "unknown"
-    except OSError:
-        return None
-
-
-def rank_logs(log: Path) -> list[Path]:
-    """The ``<log>.rank<N>`` logs of a job that did not reach MPI_Finalize, by rank."""
-    return sorted(log.parent.glob(log.name + ".rank*"), key=_rank_of)
-
-
-def _rank_of(path: Path) -> int:
-    digits = path.name.rsplit(".rank", 1)[-1]
-    return int(digits) if digits.isdigit() else -1
 
 
 def _looks_like_darshan(head: bytes) -> bool:

@@ -20,14 +20,14 @@ gates before it becomes a :class:`~pario.model.Profile`:
 The child sends back plain tables (:class:`~pario.table.Table`); the model is built here.
 As in PyDarshan's ``DarshanReport``, a record without a name record is left out.  Per-rank
 time classes for records that Darshan reduced over all ranks are estimated
-as described in :mod:`pario.analysis.rankio` and docs/metrics.md.
+as described in :mod:`pario.model.rankio` and docs/metrics.md.
 
 Darshan's DFS and DAOS records (DAOS's file-system library and object API, Darshan 3.4 and
 later) become the ``dfs`` and ``daos`` layers, which a profile has only when its log has them
 (so that a log without them reads as it did before they were read).  A DFS file's reads and
 writes are DAOS array calls on its object, whose DAOS record has the DFS record's id: that DAOS
 record is beneath DFS, as the POSIX record of an MPI-IO file is beneath MPI-IO
-(:func:`pario.analysis.rankio.outermost_records`).  DAOS registers objects without a name, so
+(:func:`pario.model.rankio.outermost_records`).  DAOS registers objects without a name, so
 a DAOS record that no other module names is named by its object id, ``<DAOS object HI.LO>``.
 
 Darshan's H5F, H5D, PNETCDF_FILE and PNETCDF_VAR records (Darshan 3.4 and later) become
@@ -36,14 +36,14 @@ names (``*_MAX_READ_TIME_SIZE`` -> ``max_read_size``, as pario's counters say it
 Darshan has no per-rank time classes; as for pario logs, time in a library call is the
 library's: the ranks' ``hdf5_*`` / ``pnetcdf_*`` time is their datasets' and variables'
 time plus their files' own (metadata) time, and the MPI-IO and POSIX records of those
-files leave the outermost time (:func:`pario.analysis.rankio.time_records`,
+files leave the outermost time (:func:`pario.model.rankio.time_records`,
 docs/metrics.md "I/O libraries").
 
 Darshan's APMPI records (MPI time per rank and call type) fill the rank table's MPI columns
 (:mod:`pario.log.apmpi`; ``Job.metadata["mpi_time_source"]`` says what they cover), and its
 HEATMAP records become ``Profile.heatmap`` (:mod:`pario.log.heatmap`); a log without them has
 no MPI time and no heat map, and one whose region of them is damaged is read without them.
-Its DXT_POSIX and DXT_MPIIO segments become ``Profile.trace`` (:mod:`pario.trace.dxt`, docs/trace.md
+Its DXT_POSIX and DXT_MPIIO segments become ``Profile.trace`` (:mod:`pario.log.dxt`, docs/trace.md
 "Darshan DXT traces"), likewise left out when their region is damaged (:func:`_dxt_damage`).
 
 Two things read differently from libdarshan-util (docs/metrics.md, "Darshan logs"):
@@ -79,6 +79,7 @@ from pario import units
 from pario.errors import LogFormatError, TooManyRanks
 from pario.log import darshan_lib
 from pario.log.apmpi import ApmpiTime, apmpi_time, coverage
+from pario.log.dxt import dxt_trace
 from pario.log.heatmap import build_heatmap
 from pario.model import (
     LAYER_TABLE,
@@ -89,9 +90,10 @@ from pario.model import (
     Profile,
     add_derived_rank_columns,
     counter_column,
+    empty_layer,
 )
+from pario.model.rankio import ProfileIO
 from pario.table import Table, constant_column
-from pario.trace.dxt import dxt_trace
 
 DARSHAN_MAGIC = 6567223
 #: Log format versions libdarshan-util 3.4/3.5 reads, with their DARSHAN_MAX_MODS.
@@ -680,19 +682,12 @@ def _layer_records(module: Table, nprocs: int, layer: str = "posix") -> Table:
     return out
 
 
-def _empty_layer() -> Table:
-    return Table({"id": np.zeros(0, dtype=np.uint64), "rank": np.zeros(0, dtype=np.int64),
-                  "name": np.zeros(0, dtype=object)})
-
-
 def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profile:
-    from pario.analysis.rankio import ProfileIO
-
     job = raw.job
     nprocs = int(job["nprocs"])
     if nprocs != header.nprocs or not 1 <= nprocs <= MAX_NPROCS:
         raise _fail(where, f"job claims {nprocs} processes")
-    files = {layer: _empty_layer() for layer in _LISTED_LAYERS}
+    files = {layer: empty_layer() for layer in _LISTED_LAYERS}
     for mod, records in raw.records.items():
         files[LAYER_OF_MODULE[mod]] = _layer_records(records, nprocs, LAYER_OF_MODULE[mod])
 

@@ -20,11 +20,11 @@ import numpy as np
 
 from pario.errors import LogFormatError
 from pario.log import _format as fmt
+from pario.log import trace_reader
 from pario.log.dump import rank_ranges
 from pario.model import Job, Profile, add_derived_rank_columns, counter_column
 from pario.model import rank_ids as ranks_of_rows
 from pario.table import Table, as_table
-from pario.trace import reader as trace_reader
 
 if TYPE_CHECKING:
     import pandas as pd

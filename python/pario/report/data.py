@@ -16,9 +16,9 @@ import numpy as np
 from pario import __version__
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
-from pario.analysis.values import Value
 from pario.model import SIZE_BUCKETS
 from pario.table import Table, as_table
+from pario.values import Value
 
 SCHEMA_VERSION = 1
 DEFAULT_TOP = 20

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as _dt
 import math
 
-from pario.analysis.values import Value
 from pario.model import SIZE_BUCKETS
 from pario.units import count, nbytes, percent, rate, seconds
+from pario.values import Value
 
 __all__ = ["APPROX", "BUCKET_LABELS", "bar", "count", "nbytes", "number", "percent", "rate", "seconds",
            "timestamp", "value"]

@@ -23,7 +23,6 @@ from pario.analysis.io import FILE_LAYER_LABELS, LAYER_LABELS, library_layers_no
 from pario.analysis.pop import efficiency_level
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
-from pario.analysis.values import Value
 from pario.errors import ParioError
 from pario.names import shorten
 from pario.report import format as fmt
@@ -31,6 +30,7 @@ from pario.report.data import DEFAULT_TOP, findings_list, records
 from pario.table import as_table
 from pario.trace.model import Trace
 from pario.units import nranks
+from pario.values import Value
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: Above this many ranks the per-rank plot shows groups of consecutive ranks.

@@ -31,13 +31,13 @@ from pario.analysis.mpihints import FileInjection
 from pario.analysis.pop import PopMetrics, efficiency_level
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis, comparison_rows, one_rank_count
-from pario.analysis.values import Value
 from pario.names import common_directory, relative
 from pario.report import format as fmt
 from pario.report.data import records
 from pario.table import as_table
 from pario.textfit import Fit, Shortened, Wrapped
 from pario.units import nranks
+from pario.values import Value
 
 LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "bold red", "unknown": "dim"}
 BAR_WIDTH = 30

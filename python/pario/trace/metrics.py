@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pario.analysis.values import Value, ratio
 from pario.trace.match import ReplayError
 from pario.trace.model import Trace
 from pario.trace.replay import Prepared, Replay, prepare, replays
+from pario.values import Value, ratio
 
 NO_TRACE = "no event trace: run with pario run --trace"
 #: Why a Darshan DXT trace gives no replay: it holds the reads and writes only.

@@ -10,7 +10,7 @@
 A file written or read through HDF5 or PnetCDF is measured at the library: the data bytes the
 program handed to H5Dwrite/ncmpi_put_* (not the library's metadata beneath) over the time in
 the library's calls (its datasets' or variables' transfers and the file's own create, open,
-flush, enddef, close), every call counted once (pario.analysis.rankio.time_records).
+flush, enddef, close), every call counted once (pario.model.rankio.time_records).
 
 The selected files are those whose path matches ``--files`` (a glob with a '/' is matched
 against the whole path, one without against the base name; default: every file written or
@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario import units
-from pario.analysis.rankio import (
+from pario.hints import section_matches
+from pario.model import LAYERS, LIBRARIES, Profile
+from pario.model.rankio import (
     combine,
     counter_column,
     data_file_ids,
@@ -35,8 +37,6 @@ from pario.analysis.rankio import (
     rank_io,
     time_records,
 )
-from pario.hints import section_matches
-from pario.model import LAYERS, LIBRARIES, Profile
 from pario.table import Table, as_table
 from pario.tune.choices import MAXIMISE
 

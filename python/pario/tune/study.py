@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from pario.errors import ParioError
-from pario.launch import step_logs
+from pario.job_logs import step_logs
 from pario.tune import config as cfg
 from pario.tune.objective import (
     MAXIMISE,

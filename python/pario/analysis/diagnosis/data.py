@@ -16,13 +16,13 @@ from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.registry import rule
 from pario.analysis.libraries import LIBRARY_LABELS
 from pario.analysis.modules import UNSEEN_IO, SkippedModule, skipped_modules
-from pario.analysis.rankio import (
+from pario.model import ALL_LAYERS
+from pario.model.rankio import (
     LIBRARY_FILE_LAYERS,
     beneath_time_by_file,
     blind_library_files,
     library_time_by_file,
 )
-from pario.model import ALL_LAYERS
 from pario.table import Table
 
 FAMILY = "data"

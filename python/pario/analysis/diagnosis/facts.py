@@ -20,9 +20,9 @@ from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.filesystems import FileSystems
 from pario.analysis.io import OPS
 from pario.analysis.mpihints import injected_hints
-from pario.analysis.rankio import NESTED_IN, float_values, layer_members, rank_io
 from pario.analysis.times import RankTimes, rank_times
 from pario.model import LAYERS, LIBRARY_LAYERS, Profile, size_columns
+from pario.model.rankio import NESTED_IN, float_values, layer_members, rank_io
 from pario.table import Table, as_table, distinct
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
@@ -112,7 +112,7 @@ class Facts:
 
         POSIX records of files that have MPI-IO records are left out (their time is
         counted as MPI-IO time), and so are DAOS records of objects that have DFS records
-        (DFS time), as :func:`pario.analysis.rankio.outermost_records` does.
+        (DFS time), as :func:`pario.model.rankio.outermost_records` does.
         """
 
         def make() -> np.ndarray | None:
@@ -452,7 +452,7 @@ def stake(
 
     ``weights`` maps "read", "write", "meta" to a factor per record (or one
     factor); kinds not named count 0.  Shared records are spread over their
-    ranks as :func:`pario.analysis.rankio.rank_io` does (exact when the data
+    ranks as :func:`pario.model.rankio.rank_io` does (exact when the data
     allow it), with the fastest and slowest rank's times scaled alike.
     """
     n = facts.nprocs
@@ -500,7 +500,7 @@ def stake_rows(
     return _stake(facts, layer, count, cols, weights)
 
 
-# What :func:`pario.analysis.rankio.rank_io` reads of the records for the time per rank (a
+# What :func:`pario.model.rankio.rank_io` reads of the records for the time per rank (a
 # stake never looks at bytes): the ranks (converted as rank_io converts them), the times (as
 # :func:`counter`, which is rank_io's own conversion), and, when some records are shared (rank
 # -1), their ids and their fastest and slowest ranks and times.

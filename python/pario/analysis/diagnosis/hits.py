@@ -4,18 +4,19 @@ A detector is a small pure function ``(facts, cfg) -> Iterable[Hit]``: it decide
 problem is there and measures it, and returns typed hits (a :class:`Hit` subclass per rule, its
 fields the numbers the words need).  It holds no prose.  The rule's words are a function
 ``(hit, facts, cfg) -> Words`` kept in the family's ``*_words`` module, one per rule, so that the
-text of every finding can be read and reviewed apart from the logic.  :func:`build` is the one
-place where a hit and its words become a :class:`~pario.analysis.diagnosis.findings.Finding`.
+text of every finding can be read and reviewed apart from the logic.
+:func:`pario.analysis.diagnosis.registry.build` is the one place where a hit and its words
+become a :class:`~pario.analysis.diagnosis.findings.Finding`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject
+from pario.analysis.diagnosis.findings import Metric, Recommendation, Severity, Subject
 
 
 @dataclass(frozen=True)
@@ -51,41 +52,4 @@ Detector = Callable[[Any, RuleConfig], Iterable[H]]
 Explainer = Callable[[H, Any, RuleConfig], Words]
 
 
-def build(rule_id: str, hit: Hit, words: Words, cfg: RuleConfig, runtime: float) -> Finding:
-    """The finding of ``hit`` of rule ``rule_id``, as ``words`` tell it."""
-    from pario.analysis.diagnosis.registry import finding
-
-    return finding(
-        rule_id,
-        cfg,
-        statement=words.statement,
-        evidence=words.evidence,
-        recommendations=words.recommendations,
-        runtime=runtime,
-        time_lost=hit.time_lost,
-        time_basis=words.time_basis,
-        subjects=words.subjects,
-        subjects_total=words.subjects_total,
-        notes=words.notes,
-        severity=hit.severity,
-        floor=hit.floor,
-    )
-
-
-RuleFunction = Callable[[Any, RuleConfig], Iterator[Finding]]
-
-
-def explained(rule_id: str, detect: Detector[H], words: Explainer[H]) -> RuleFunction:
-    """A rule function (as the registry runs them) made of a detector and its words."""
-
-    def run(facts: Any, cfg: RuleConfig) -> Iterator[Finding]:
-        for hit in detect(facts, cfg):
-            runtime = hit.runtime if hit.runtime is not None else facts.runtime
-            yield build(rule_id, hit, words(hit, facts, cfg), cfg, runtime)
-
-    run.__doc__ = detect.__doc__
-    run.__name__ = getattr(detect, "__name__", rule_id)
-    return run
-
-
-__all__ = ["Detector", "Explainer", "Hit", "Words", "build", "explained"]
+__all__ = ["Detector", "Explainer", "Hit", "Words"]

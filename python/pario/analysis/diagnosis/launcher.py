@@ -15,8 +15,8 @@ from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.findings import Severity
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.registry import rule
-from pario.launch import MPIRUN_NAMES, step_logs
-from pario.log import lost_reason
+from pario.job_logs import lost_reason, step_logs
+from pario.mpi_match import MPIRUN_NAMES
 from pario.table import as_table
 
 FAMILY = "run"

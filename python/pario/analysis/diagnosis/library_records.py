@@ -14,7 +14,7 @@ import numpy as np
 
 from pario.analysis.diagnosis.facts import Facts, counter, small_ops
 from pario.analysis.diagnosis.facts import ops as request_ops
-from pario.analysis.rankio import data_file_ids, float_values
+from pario.model.rankio import data_file_ids, float_values
 from pario.table import Table, as_table, group_codes, group_reduce
 
 CHUNK_DIMS = tuple(f"chunk_size_d{i}" for i in range(1, 6))

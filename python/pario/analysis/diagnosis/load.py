@@ -32,7 +32,7 @@ from pario.analysis.diagnosis.facts import (
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.registry import rule
-from pario.analysis.rankio import float_values, rank_io
+from pario.model.rankio import float_values, rank_io
 from pario.table import Table, as_table
 
 FAMILY = "load"

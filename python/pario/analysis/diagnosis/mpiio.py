@@ -37,7 +37,7 @@ from pario.analysis.diagnosis.facts import (
     stake,
 )
 from pario.analysis.diagnosis.findings import Finding
-from pario.analysis.diagnosis.hits import Hit, Words, explained
+from pario.analysis.diagnosis.hits import Hit, Words
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.mpiio_records import (
     Aggregators,
@@ -50,7 +50,7 @@ from pario.analysis.diagnosis.mpiio_records import (
     mpiio_records,
     of_file,
 )
-from pario.analysis.diagnosis.registry import merged, rule
+from pario.analysis.diagnosis.registry import explained, merged, rule
 
 FAMILY = "mpiio"
 

@@ -3,17 +3,20 @@
 A rule is a pure function ``(facts, cfg) -> Iterable[Finding]`` (one run) or
 ``(facts_list, cfg) -> Iterable[Finding]`` (several runs of one
 application).  :func:`finding` builds a Finding with the rule's title,
-family and config keys filled in and its severity derived from the time lost.
+family and config keys filled in and its severity derived from the time lost;
+:func:`explained` makes a rule function of a detector and its words (:mod:`hits`), and
+:func:`build` is where a hit and its words become that Finding.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject
+from pario.analysis.diagnosis.hits import Detector, Explainer, H, Hit, Words
 
 RunRule = Callable[[Any, RuleConfig], Iterable[Finding]]
 
@@ -57,8 +60,6 @@ def rule(
             raise ValueError(f"rule id {rule_id} registered twice")
         run = func
         if words is not None:
-            from pario.analysis.diagnosis.hits import explained
-
             run = explained(rule_id, func, words)
         RULES[rule_id] = Rule(rule_id, title, family, tuple(config), run, across_runs, after_others)
         return func
@@ -143,3 +144,38 @@ def merged(findings: Sequence[Finding], cfg: RuleConfig, runtime: float) -> list
             time_basis=f"{top.time_basis}, summed over the {len(fs)} files",
         )
     ]
+
+
+def build(rule_id: str, hit: Hit, words: Words, cfg: RuleConfig, runtime: float) -> Finding:
+    """The finding of ``hit`` of rule ``rule_id``, as ``words`` tell it."""
+    return finding(
+        rule_id,
+        cfg,
+        statement=words.statement,
+        evidence=words.evidence,
+        recommendations=words.recommendations,
+        runtime=runtime,
+        time_lost=hit.time_lost,
+        time_basis=words.time_basis,
+        subjects=words.subjects,
+        subjects_total=words.subjects_total,
+        notes=words.notes,
+        severity=hit.severity,
+        floor=hit.floor,
+    )
+
+
+RuleFunction = Callable[[Any, RuleConfig], Iterator[Finding]]
+
+
+def explained(rule_id: str, detect: Detector[H], words: Explainer[H]) -> RuleFunction:
+    """A rule function (as the registry runs them) made of a detector and its words."""
+
+    def run(facts: Any, cfg: RuleConfig) -> Iterator[Finding]:
+        for hit in detect(facts, cfg):
+            runtime = hit.runtime if hit.runtime is not None else facts.runtime
+            yield build(rule_id, hit, words(hit, facts, cfg), cfg, runtime)
+
+    run.__doc__ = detect.__doc__
+    run.__name__ = getattr(detect, "__name__", rule_id)
+    return run

@@ -47,7 +47,7 @@ from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.library_records import LibraryRequests
 from pario.analysis.diagnosis.registry import rule
-from pario.analysis.rankio import float_values
+from pario.model.rankio import float_values
 from pario.table import Table, as_table, group_codes, group_reduce
 
 FAMILY = "requests"

@@ -19,7 +19,7 @@ from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.registry import rule
-from pario.analysis.rankio import rank_io
+from pario.model.rankio import rank_io
 
 FAMILY = "scaling"
 

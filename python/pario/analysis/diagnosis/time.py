@@ -14,8 +14,8 @@ from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.registry import RULES, rule
 from pario.analysis.pop import pop_metrics
-from pario.analysis.rankio import time_records
 from pario.model import LIBRARY_LAYERS
+from pario.model.rankio import time_records
 
 FAMILY = "time"
 

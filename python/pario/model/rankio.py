@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from pario.model import LAYERS, empty_layer
+from pario.model.layers import LAYERS, empty_layer
 from pario.table import Table, as_table, constant_column
 
 #: File records: a Table (a DataFrame built by hand works too, read by column).

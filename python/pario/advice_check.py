@@ -22,8 +22,15 @@ import re
 import shlex
 from collections.abc import Callable, Iterable
 
+from pario import hints
 from pario.analysis.diagnosis.findings import Finding, Recommendation
 from pario.analysis.diagnosis.layout import MAX_STRIPE_COUNT, MAX_STRIPE_INDEX, MAX_STRIPE_SIZE, STRIPE_UNIT
+from pario.cli import build_parser
+from pario.collective import ALGORITHMS, OFF, SHUFFLES
+from pario.commands.kernel import protect_separator
+from pario.commands.survey import joined_command
+from pario.errors import ParioError
+from pario.hints import parse_hints
 
 Check = Callable[[str], "str | None"]
 
@@ -201,8 +208,6 @@ MPIIO_HINTS: dict[str, Check] = {
 def _pario_hint_checks() -> dict[str, Check]:
     """pario's own hint names (its engine's, HDF5's and PnetCDF's properties), typed as the
     hints-file parser types them."""
-    from pario import hints
-    from pario.collective import ALGORITHMS, OFF, SHUFFLES
 
     kinds: dict[str, Check] = {
         hints.POSITIVE_INT: _positive,
@@ -222,8 +227,6 @@ _COMMENT = re.compile(r"(?:^|[ \t])#")
 
 def hint_lines_errors(snippet: str) -> list[str]:
     """What is wrong with the hints-file lines ``snippet`` (``key value``, ``#`` comments)."""
-    from pario.errors import ParioError
-    from pario.hints import parse_hints
 
     known = {**MPIIO_HINTS, **_pario_hint_checks()}
     errors: list[str] = []
@@ -259,9 +262,6 @@ def hint_lines_errors(snippet: str) -> list[str]:
 
 def pario_line_errors(line: str) -> list[str]:
     """What pario's own argument parser refuses in ``line`` (``pario SUBCOMMAND ...``)."""
-    from pario.cli import build_parser
-    from pario.commands.kernel import protect_separator
-    from pario.commands.survey import joined_command
 
     try:
         argv = shlex.split(line)
