@@ -171,11 +171,10 @@ def test_the_per_rank_io_kept_by_the_reader_is_the_analysis_own(name: str) -> No
     analysis that reuses it matches one that computes everything from the records."""
     from dataclasses import replace
 
-    from pario.analysis.io import profile_io
     from pario.report.data import run_dict
 
     profile = read_log(log(name))
-    assert profile.io is not None and profile_io(profile) is profile.io
+    assert profile.io is not None and profile.per_rank_io() is profile.io
     fresh = replace(profile)  # the same records, no per-rank I/O kept
     assert fresh.io is None
     kept = json.dumps(run_dict(analyze(profile), top=1000), sort_keys=True, default=str)

@@ -34,7 +34,6 @@ from darshan_recipes import (
     RECIPES,
 )
 from pario.analysis.diagnosis import diagnose
-from pario.analysis.io import profile_io
 from pario.analysis.run import analyze
 from pario.log import read_log
 from pario.model.rankio import blind_library_files
@@ -74,9 +73,9 @@ def test_pnetcdf_record_without_counters_does_not_hide_mpiio() -> None:
     assert run.shares.io.value == pytest.approx(share, rel=1e-12)
     assert run.shares.verdict == f"This run is I/O-bound: {share:.1%} of the run time is in I/O."
     # per rank, the outermost time is at least each inner layer's
-    outer = profile_io(profile).time_outermost().table["time"]
+    outer = profile.per_rank_io().time_outermost().table["time"]
     for layer in ("mpiio", "posix", "stdio"):
-        inner = profile_io(profile).layer(layer).table["time"]
+        inner = profile.per_rank_io().layer(layer).table["time"]
         assert np.all(outer >= inner - 1e-9), layer
     assert any("library records of 1 file hold less than half" in n for n in run.notes)
 

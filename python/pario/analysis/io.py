@@ -220,10 +220,9 @@ def _layer(layer: str, frame: Table, rio: RankIO, runtime: float) -> LayerIO:
                    kinds["meta"], total, hist["read"], hist["write"])
 
 
-def io_summary(profile: Profile, rt: RankTimes, io: ProfileIO | None = None) -> IOSummary:
-    """I/O metrics of a run, overall (outermost layer) and per layer (``io``: the profile's
-    per-rank I/O, if already at hand)."""
-    io = io or profile_io(profile)
+def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
+    """I/O metrics of a run, overall (outermost layer) and per layer."""
+    io = profile.per_rank_io()
     files = {layer: as_table(profile.layer(layer)) for layer in ALL_LAYERS}
     has_io = any(len(f) for f in files.values())
     layers = tuple(_layer(layer, frame, _layer_io(profile, io, layer, frame), rt.runtime)
@@ -255,11 +254,11 @@ def _layer_io(profile: Profile, io: ProfileIO, layer: str, frame: Table) -> Rank
     return rank_io(library_file_time(frame), profile.job.nprocs, members)
 
 
-def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> Table:
+def outermost_bytes_per_rank(profile: Profile) -> Table:
     """Bytes read and written per rank (row i: rank i) at the outermost layer (estimated for
-    shared records; ``io``: the profile's per-rank I/O, if already at hand)."""
+    shared records)."""
     nprocs = profile.job.nprocs
-    io = io or profile_io(profile)
+    io = profile.per_rank_io()
     per_layer, _ = io.outermost()
     # the layers in LAYERS' order (the order of the sums), those without outermost records left out
     parts = [per_layer[layer].table for layer in LAYERS
@@ -271,11 +270,3 @@ def outermost_bytes_per_rank(profile: Profile, io: ProfileIO | None = None) -> T
         for c in ("bytes_read", "bytes_written"):
             total[c] = total[c] + part[c]
     return total
-
-
-def profile_io(profile: Profile) -> ProfileIO:
-    """The per-rank I/O of ``profile``'s layers, each computed on first use and kept with the
-    profile (whose files must not change after)."""
-    if profile.io is None:
-        profile.io = ProfileIO(profile.files, profile.job.nprocs, profile.file_ranks)
-    return profile.io

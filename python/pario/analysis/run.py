@@ -10,7 +10,7 @@ from pario.analysis.activity import Activity, activity
 from pario.analysis.breakdown import TimeShares, rank_breakdown, time_shares
 from pario.analysis.engine import EngineFile, engine_files
 from pario.analysis.files import file_table
-from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank, profile_io
+from pario.analysis.io import IOSummary, io_summary, outermost_bytes_per_rank
 from pario.analysis.libraries import LibrarySummary, library_summary
 from pario.analysis.memory import MemorySummary, memory_summary
 from pario.analysis.modules import unseen_io_phrase
@@ -91,11 +91,10 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
 
     ``config`` is a :class:`pario.analysis.diagnosis.RuleConfig` (None: defaults).
     """
-    pio = profile_io(profile)  # per-rank I/O, each computed once for the whole analysis
-    rt = rank_times(profile, pio)
-    io = io_summary(profile, rt, pio)
+    rt = rank_times(profile)
+    io = io_summary(profile, rt)
     ranks = rank_breakdown(rt)
-    per_rank_bytes = outermost_bytes_per_rank(profile, pio)
+    per_rank_bytes = outermost_bytes_per_rank(profile)
     ranks["bytes_read"] = at_ranks(per_rank_bytes["bytes_read"], rt.ranks)
     ranks["bytes_written"] = at_ranks(per_rank_bytes["bytes_written"], rt.ranks)
     findings = tuple(_diagnose(profile, config, rt)) if diagnosis else ()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.model import IO_KINDS, Profile, add_derived_rank_columns, rank_ids
-from pario.model.rankio import SHARED_NOTE, ProfileIO
+from pario.model.rankio import SHARED_NOTE
 from pario.table import Table, as_table
 
 KIND_TIME = {"read": "read_time", "write": "write_time", "meta": "meta_time", "io": "time"}
@@ -80,8 +80,8 @@ def at_ranks(per_rank: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     return np.where(inside, per_rank[np.where(inside, ranks, 0)] if len(per_rank) else 0.0, 0.0)
 
 
-def rank_times(profile: Profile, io: ProfileIO | None = None) -> RankTimes:
-    """The time classes of every rank in ``profile`` (``io``: its per-rank I/O, if already at hand)."""
+def rank_times(profile: Profile) -> RankTimes:
+    """The time classes of every rank in ``profile``."""
     job = profile.job
     ranks = as_table(profile.ranks)
     if "io" not in ranks or "useful" not in ranks:
@@ -101,7 +101,7 @@ def rank_times(profile: Profile, io: ProfileIO | None = None) -> RankTimes:
         return RankTimes(io_read=_array(ranks, "io_read"), io_write=_array(ranks, "io_write"),
                          io_meta=_array(ranks, "io_meta"), **common)  # type: ignore[arg-type]
     # the profile's own layer order: the order of the sums
-    combined = (io or ProfileIO(profile.files, job.nprocs, profile.file_ranks)).time_outermost()
+    combined = profile.per_rank_io().time_outermost()
     table = combined.table
     exact_ranks = {k: combined.exact_ranks[c] for k, c in KIND_TIME.items()}
     exact_max = {k: combined.exact_max[c] for k, c in KIND_TIME.items()}

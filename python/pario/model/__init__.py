@@ -174,14 +174,21 @@ class Profile:
     trace: Trace | None = None
     #: I/O activity over time (a Darshan log's HEATMAP module); None without one
     heatmap: Heatmap | None = None
-    #: the per-rank I/O of ``files`` (pario.model.rankio.ProfileIO), kept by the first
-    #: analysis or by the reader that computed it, so that each is computed once per profile
+    #: the per-rank I/O of ``files`` (:meth:`per_rank_io`), kept by the first analysis or by
+    #: the reader that computed it, so that each is computed once per profile
     io: ProfileIO | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # a profile built by hand from DataFrames (tests, scripts) gets the model's Tables
         self.ranks = as_table(self.ranks)
         self.files = {layer: as_table(records) for layer, records in self.files.items()}
+
+    def per_rank_io(self) -> ProfileIO:
+        """The per-rank I/O of the layers (:mod:`pario.model.rankio`), each computed on first use
+        and kept with the profile (whose files must not change after)."""
+        if self.io is None:
+            self.io = ProfileIO(self.files, self.job.nprocs, self.file_ranks)
+        return self.io
 
     def layer(self, name: str) -> Table:
         """File records of a layer (an empty table if the layer has none)."""
