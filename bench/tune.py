@@ -457,7 +457,7 @@ def leave_one_out(out: dict, med_rows: list, med_vals: list[float], groups: list
 
     from pario.tune import pract
 
-    x = pract.frame(med_rows)
+    x = pract.features_of(med_rows)
     y = np.log(np.asarray(med_vals))
     g = np.asarray(groups)
     pred = np.empty(len(y))

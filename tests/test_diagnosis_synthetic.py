@@ -679,7 +679,7 @@ def test_a_large_profile_gives_the_findings_it_was_built_with():
 def test_top_rows_are_the_head_of_a_stable_descending_sort() -> None:
     """_frames.top's shortcut (no full sort of a large table) gives the rows of Python's stable
     sort, descending by each key in turn, ties in the table's order; on one key or several."""
-    from pario.analysis.diagnosis._frames import top
+    from pario.analysis.diagnosis._table_ops import top
     from pario.table import Table
 
     rng = np.random.default_rng(3)

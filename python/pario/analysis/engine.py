@@ -172,17 +172,17 @@ def engine_files(profile: Profile) -> tuple[EngineFile, ...]:
     """Every MPI-IO file on which the engine served or gave back a collective write, the most
     calls first (then by name); empty for logs without the engine's counters (Darshan, older
     pario logs) or when it was not selected."""
-    frame = as_table(profile.layer("mpiio"))
-    if not len(frame) or not any(c in frame for c in ("engine_writes", "engine_fallbacks")):
+    records = as_table(profile.layer("mpiio"))
+    if not len(records) or not any(c in records for c in ("engine_writes", "engine_fallbacks")):
         return ()
-    data = {c: counter_column(frame, c) for c in (*_SUMMED, *_MAXED)}
+    data = {c: counter_column(records, c) for c in (*_SUMMED, *_MAXED)}
     active = (data["engine_writes"] > 0) | (data["engine_fallbacks"] > 0)
     if not active.any():
         return ()
-    ids, codes = group_codes(frame["id"][active], sort=False)
+    ids, codes = group_codes(records["id"][active], sort=False)
     n = len(ids)
     first = group_reduce(np.arange(len(codes)), codes, n, "min")
-    names = frame["name"][active][first]
+    names = records["name"][active][first]
     per_file = {**{c: group_sum(data[c][active], codes, n) for c in _SUMMED},
                 **{c: group_reduce(data[c][active], codes, n, "max") for c in _MAXED}}
     out = []

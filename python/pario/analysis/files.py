@@ -21,14 +21,14 @@ _WRITES = {layer: ops["write"] for layer, ops in OPS.items()}
 _FILE_LAYER = {data: file for file, data in LIBRARIES.values()}
 
 
-def _values(frame: Table, cols: tuple[str, ...]) -> np.ndarray:
-    present = [c for c in cols if c in frame]
+def _values(records: Table, cols: tuple[str, ...]) -> np.ndarray:
+    present = [c for c in cols if c in records]
     if not present:
-        return np.zeros(len(frame))
+        return np.zeros(len(records))
     # the row sum of the columns, added in column order
-    total = np.clip(float_values(frame[present[0]], 0.0), 0.0, None)
+    total = np.clip(float_values(records[present[0]], 0.0), 0.0, None)
     for c in present[1:]:
-        total = total + np.clip(float_values(frame[c], 0.0), 0.0, None)
+        total = total + np.clip(float_values(records[c], 0.0), 0.0, None)
     return total
 
 
@@ -53,22 +53,22 @@ def file_table(profile: Profile) -> Table:
     """
     nprocs = profile.job.nprocs
     parts = []
-    for layer, frame in time_records({k: as_table(profile.layer(k)) for k in ALL_LAYERS}).items():
-        if not len(frame):
+    for layer, records in time_records({k: as_table(profile.layer(k)) for k in ALL_LAYERS}).items():
+        if not len(records):
             continue
-        rank = np.asarray(frame["rank"]).astype(np.int64)
-        if "nranks" in frame:
-            shared_n = float_values(frame["nranks"], float(nprocs))
+        rank = np.asarray(records["rank"]).astype(np.int64)
+        if "nranks" in records:
+            shared_n = float_values(records["nranks"], float(nprocs))
         else:
-            shared_n = np.full(len(frame), float(nprocs))
-        data = {"id": frame["id"], "name": frame["name"], "ranks": np.where(rank >= 0, 1.0, shared_n)}
+            shared_n = np.full(len(records), float(nprocs))
+        data = {"id": records["id"], "name": records["name"], "ranks": np.where(rank >= 0, 1.0, shared_n)}
         for c in _SUMS:
-            data[c] = _values(frame, (c,))
-        data["reads"] = _values(frame, _READS.get(layer, ()))
-        data["writes"] = _values(frame, _WRITES.get(layer, ()))
+            data[c] = _values(records, (c,))
+        data["reads"] = _values(records, _READS.get(layer, ()))
+        data["writes"] = _values(records, _WRITES.get(layer, ()))
         if layer in LIBRARY_DATA_LAYERS:  # a dataset or variable counts in its file's row
             frec = as_table(profile.layer(_FILE_LAYER[layer]))
-            fid = data_file_ids(frame, frec)
+            fid = data_file_ids(records, frec)
             known = fid != 0
             data = {k: np.asarray(v)[known] for k, v in data.items()}
             data["id"] = fid[known].astype(frec["id"].dtype)  # int64 ids: the same bits

@@ -30,13 +30,13 @@ def _magic(profile: Profile) -> dict[int, int]:
     """File id -> statfs magic (POSIX's where both layers have one)."""
     out: dict[int, int] = {}
     for layer in reversed(MAGIC_LAYERS):  # the first layer's values written last
-        frame = profile.layer(layer)
-        if "fs_type" not in frame or not len(frame):
+        records = profile.layer(layer)
+        if "fs_type" not in records or not len(records):
             continue
-        codes = float_values(frame["fs_type"], 0.0)
+        codes = float_values(records["fs_type"], 0.0)
         keep = np.flatnonzero(codes > 0)
         order = keep[np.argsort(codes[keep], kind="stable")]  # each file's largest written last
-        ids = np.asarray(frame["id"]).astype(np.uint64)[order]
+        ids = np.asarray(records["id"]).astype(np.uint64)[order]
         out.update(zip(ids.tolist(), codes[order].astype(np.int64).tolist(), strict=True))
     return out
 

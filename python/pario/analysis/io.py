@@ -114,17 +114,17 @@ class IOSummary:
     buckets: tuple[str, ...] = SIZE_BUCKETS
 
 
-def _sum(frame: Table, cols: tuple[str, ...]) -> float:
-    present = [c for c in cols if c in frame]
-    if not present or not len(frame):
+def _sum(records: Table, cols: tuple[str, ...]) -> float:
+    present = [c for c in cols if c in records]
+    if not present or not len(records):
         return 0.0
     # the columns one after the other, in one sum (whole numbers below 2**53, the usual counts,
     # add up exactly in any order)
-    return float(np.clip(np.concatenate([float_values(frame[c], 0.0) for c in present]), 0.0, None).sum())
+    return float(np.clip(np.concatenate([float_values(records[c], 0.0) for c in present]), 0.0, None).sum())
 
 
-def _ops(frames: Mapping[str, Table], kind: str) -> float:
-    return sum(_sum(frame, OPS[layer][kind]) for layer, frame in frames.items() if layer in OPS)
+def _ops(tables: Mapping[str, Table], kind: str) -> float:
+    return sum(_sum(records, OPS[layer][kind]) for layer, records in tables.items() if layer in OPS)
 
 
 def _kind(kind: str, per_rank: np.ndarray, runtime: float, ops: float, nbytes: float | None, *,
@@ -163,13 +163,13 @@ def _kind(kind: str, per_rank: np.ndarray, runtime: float, ops: float, nbytes: f
     )
 
 
-def layer_histogram(frame: Table, layer: str, direction: str) -> tuple[int, ...] | None:
-    """Requests per size bucket (``SIZE_BUCKETS``) of the records ``frame`` of ``layer`` read
+def layer_histogram(table: Table, layer: str, direction: str) -> tuple[int, ...] | None:
+    """Requests per size bucket (``SIZE_BUCKETS``) of the records ``table`` of ``layer`` read
     or written (``direction``), None when the layer keeps no histogram."""
     cols = size_columns(layer, direction)
-    if not any(c in frame for c in cols):
+    if not any(c in table for c in cols):
         return None
-    return tuple(int(_sum(frame, (c,))) for c in cols)
+    return tuple(int(_sum(table, (c,))) for c in cols)
 
 
 _OWN_CALLS = {"h5f": ("HDF5 files", "H5Fcreate/open/flush/close, groups, attributes", "HDF5 datasets"),
@@ -196,26 +196,26 @@ def _in_data_row(k: KindIO, note: str) -> KindIO:
     return KindIO(**{**{f: getattr(k, f) for f in k.__dataclass_fields__}, **gone})
 
 
-def _layer(layer: str, frame: Table, rio: RankIO, runtime: float) -> LayerIO:
+def _layer(layer: str, records: Table, rio: RankIO, runtime: float) -> LayerIO:
     """One layer's row.  A library file layer (``h5f``, ``pnetcdf_file``) shows the files' own
     calls only (create/open/flush/close; a Darshan PnetCDF file's waits): their reads and writes
     are their datasets' or variables' row, as in Darshan's H5F records (``rio`` is then of
     :func:`library_file_time`'s records)."""
     t = rio.table
-    frames = {layer: frame}
+    by_layer = {layer: records}
     kinds = {}
     for kind in ("read", "write", "meta"):
         col = f"{kind}_time"
-        nbytes = _sum(frame, (BYTES_OF[kind],)) if kind in BYTES_OF else None
-        kinds[kind] = _kind(kind, t[col], runtime, _ops(frames, kind), nbytes,
+        nbytes = _sum(records, (BYTES_OF[kind],)) if kind in BYTES_OF else None
+        kinds[kind] = _kind(kind, t[col], runtime, _ops(by_layer, kind), nbytes,
                             exact_max=rio.exact_max[col], exact_ranks=rio.exact_ranks[col])
         if layer in IN_DATA_ROW and kind in BYTES_OF:
             kinds[kind] = _in_data_row(kinds[kind], IN_DATA_ROW[layer])
-    all_ops = sum(_ops(frames, k) for k in ("read", "write", "meta"))
+    all_ops = sum(_ops(by_layer, k) for k in ("read", "write", "meta"))
     total = _kind("total", t["time"], runtime, all_ops, None,
                   exact_max=rio.exact_max["time"], exact_ranks=rio.exact_ranks["time"])
-    nfiles = len(distinct(frame["id"])) if "id" in frame and len(frame) else 0
-    hist = {d: layer_histogram(frame, layer, d) for d in ("read", "write")}
+    nfiles = len(distinct(records["id"])) if "id" in records and len(records) else 0
+    hist = {d: layer_histogram(records, layer, d) for d in ("read", "write")}
     return LayerIO(layer, LAYER_LABELS.get(layer, layer), nfiles, kinds["read"], kinds["write"],
                    kinds["meta"], total, hist["read"], hist["write"])
 
@@ -225,8 +225,8 @@ def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
     io = profile.per_rank_io()
     files = {layer: as_table(profile.layer(layer)) for layer in ALL_LAYERS}
     has_io = any(len(f) for f in files.values())
-    layers = tuple(_layer(layer, frame, _layer_io(profile, io, layer, frame), rt.runtime)
-                   for layer, frame in files.items() if len(frame))
+    layers = tuple(_layer(layer, table, _layer_io(profile, io, layer, table), rt.runtime)
+                   for layer, table in files.items() if len(table))
     # every call once, at its outermost layer: an I/O library's datasets and variables (the
     # bytes the application asked for) instead of the MPI-IO and POSIX records beneath them
     outer = {k: v for k, v in time_records(files).items() if len(v)}
@@ -246,12 +246,12 @@ def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
     return IOSummary(has_io, overall, layers)
 
 
-def _layer_io(profile: Profile, io: ProfileIO, layer: str, frame: Table) -> RankIO:
+def _layer_io(profile: Profile, io: ProfileIO, layer: str, records: Table) -> RankIO:
     """Per-rank I/O of a layer's row: a library file layer's own calls only."""
     if layer not in LIBRARY_FILE_LAYERS:
         return io.layer(layer)
     members = layer_members(profile.file_ranks, layer)
-    return rank_io(library_file_time(frame), profile.job.nprocs, members)
+    return rank_io(library_file_time(records), profile.job.nprocs, members)
 
 
 def outermost_bytes_per_rank(profile: Profile) -> Table:
@@ -262,7 +262,7 @@ def outermost_bytes_per_rank(profile: Profile) -> Table:
     per_layer, _ = io.outermost()
     # the layers in LAYERS' order (the order of the sums), those without outermost records left out
     parts = [per_layer[layer].table for layer in LAYERS
-             if layer in per_layer and len(io.outer_frames[layer])]
+             if layer in per_layer and len(io.outer_records[layer])]
     if not parts:
         return Table({"bytes_read": np.zeros(nprocs), "bytes_written": np.zeros(nprocs)}, length=nprocs)
     total = parts[0][["bytes_read", "bytes_written"]].copy()

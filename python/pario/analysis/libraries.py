@@ -78,47 +78,47 @@ class LibrarySummary:
         return bool(self.files)
 
 
-def _sum(frame: Table, cols: tuple[str, ...]) -> np.ndarray:
-    total = np.zeros(len(frame))
+def _sum(records: Table, cols: tuple[str, ...]) -> np.ndarray:
+    total = np.zeros(len(records))
     for c in cols:
-        total = total + counter_column(frame, c)
+        total = total + counter_column(records, c)
     return total
 
 
-def _by_id(frame: Table | None, ids: np.ndarray, values: np.ndarray) -> dict[int, float]:
+def _by_id(records: Table | None, ids: np.ndarray, values: np.ndarray) -> dict[int, float]:
     """Per id, in order of first appearance, the sum of its values in record order."""
-    if frame is None or not len(frame):
+    if records is None or not len(records):
         return {}
     uniq, codes = group_codes(ids, sort=False)
     sums = np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=len(uniq))
     return dict(zip((int(i) for i in uniq.tolist()), sums.tolist(), strict=True))
 
 
-def _layer_ids(frame: Table | None) -> np.ndarray:
-    if frame is None or not len(frame):
+def _layer_ids(records: Table | None) -> np.ndarray:
+    if records is None or not len(records):
         return np.zeros(0, dtype=np.uint64)
-    return np.asarray(frame["id"]).astype(np.uint64)
+    return np.asarray(records["id"]).astype(np.uint64)
 
 
 def _beneath(files: Mapping[str, Table], fid: int) -> tuple[str, float, float, float]:
     """(layer, bytes read, bytes written, time) of the records beneath the library on file ``fid``."""
     for layer in ("mpiio", "posix"):
-        frame = files.get(layer)
-        if frame is None or not len(frame):
+        table = files.get(layer)
+        if table is None or not len(table):
             continue
-        rows = frame[_layer_ids(frame) == np.uint64(fid)]
+        rows = table[_layer_ids(table) == np.uint64(fid)]
         if len(rows):
             return (layer, float(counter_column(rows, "bytes_read").sum()),
                     float(counter_column(rows, "bytes_written").sum()), float(_sum(rows, _TIMES).sum()))
     return ("", 0.0, 0.0, 0.0)
 
 
-def _file_own_time(frame: Table) -> np.ndarray:
+def _file_own_time(records: Table) -> np.ndarray:
     """A library file record's own time: metadata, plus a Darshan PnetCDF file's waits (its
     variables' times leave them out; a pario file record's read/write time is its variables')."""
-    own = counter_column(frame, "meta_time")
-    if "read_time" not in frame:
-        own = own + counter_column(frame, "wait_time")
+    own = counter_column(records, "meta_time")
+    if "read_time" not in records:
+        own = own + counter_column(records, "wait_time")
     return own
 
 

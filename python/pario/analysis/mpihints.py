@@ -131,12 +131,12 @@ def _names(profile: Profile) -> dict[int, str]:
     if not len(wanted):
         return names
     for layer in ("mpiio", "posix", "stdio"):
-        frame = as_table(profile.layer(layer))
-        if len(frame) and "id" in frame and "name" in frame:
-            ids = np.asarray(frame["id"])
+        records = as_table(profile.layer(layer))
+        if len(records) and "id" in records and "name" in records:
+            ids = np.asarray(records["id"])
             # candidates by their bits, in log order (the first record names a file)
             rows = np.flatnonzero(np.isin(ids.astype(np.uint64), wanted))
-            for fid, name in zip(ids[rows].tolist(), frame["name"][rows].tolist(), strict=True):
+            for fid, name in zip(ids[rows].tolist(), records["name"][rows].tolist(), strict=True):
                 names.setdefault(int(fid), str(name))
     return names
 

@@ -35,9 +35,9 @@ def to_dict(profile: Profile) -> dict[str, Any]:
     ranks = [{"rank": rank, **{col: _plain(val) for col, val in row.items()}}
              for rank, row in enumerate(_rows(as_table(profile.ranks)))]
     files: dict[str, list[dict[str, Any]]] = {}
-    for layer, frame in profile.files.items():
+    for layer, table in profile.files.items():
         records = []
-        for row in _rows(as_table(frame)):
+        for row in _rows(as_table(table)):
             rec = {col: _plain(val) for col, val in row.items()}
             rec["id"] = f"{int(row['id']):016x}"
             ranks_of = profile.file_ranks.get((layer, int(row["id"])))
@@ -66,10 +66,10 @@ def write_text(profile: Profile, out: TextIO) -> None:
     for rank, row in enumerate(_rows(as_table(profile.ranks))):
         for col, val in row.items():
             out.write(f"{rank}\t{col}\t{_fmt(val)}\n")
-    for layer, frame in profile.files.items():
+    for layer, layer_records in profile.files.items():
         out.write(f"\n# {layer} records: layer<TAB>rank<TAB>file id<TAB>counter<TAB>value<TAB>file name "
                   "(rank -1: shared, reduced over ranks)\n")
-        table = as_table(frame)
+        table = as_table(layer_records)
         counters = [c for c in table.columns if c not in KEY_COLUMNS]
         for d in _rows(table):
             rid = f"{int(d['id']):016x}"

@@ -86,8 +86,8 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
         # lustre_striping is derived from the POSIX records by the reader, not stored
         **{k: v for k, v in job.metadata.items() if k not in ("schema", "lustre_striping")},
     }
-    frames = [profile.files.get(lay["name"]) for lay in layers]
-    arrays = [_record_array(f, lay) for f, lay in zip(frames, layers, strict=True)]
+    tables = [profile.files.get(lay["name"]) for lay in layers]
+    arrays = [_record_array(f, lay) for f, lay in zip(tables, layers, strict=True)]
     empty = struct.pack("<I", 0)
 
     with open(path, "wb") as out:
@@ -106,7 +106,7 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
         bounds = [(np.searchsorted(a["rank"], rank_ids, "left"),
                    np.searchsorted(a["rank"], rank_ids, "right")) for a in arrays]
         names: dict[int, str] = {}
-        for f in frames:
+        for f in tables:
             if f is not None:
                 t = as_table(f)
                 ids = np.asarray(t["id"]).astype(np.uint64).tolist()

@@ -298,7 +298,7 @@ def outermost_records(files: Mapping[str, Records]) -> dict[str, Table]:
     makes for STDIO streams), and so is POSIX through a dfuse mount of a DAOS
     container (a file record of its own, by path).
     """
-    out = {layer: as_table(frame) for layer, frame in files.items() if layer in LAYERS}
+    out = {layer: as_table(table) for layer, table in files.items() if layer in LAYERS}
     for inner_layer, outer_layer in NESTED_IN.items():
         outer, inner = out.get(outer_layer), out.get(inner_layer)
         if outer is not None and inner is not None and len(outer) and len(inner):
@@ -353,27 +353,27 @@ def data_file_ids(data: Records, files: Records) -> np.ndarray:
     return out
 
 
-def library_file_time(frame: Records) -> Table:
+def library_file_time(table: Records) -> Table:
     """A library file record's own time (docs/metrics.md, "I/O libraries"): its metadata time
     (H5Fcreate/open/flush/close, groups, attributes, ncmpi_create/open/redef/enddef/sync/close); its reads and
     writes are its datasets' or variables' records.  A Darshan PnetCDF file record keeps the
     time in ncmpi_wait/wait_all apart from its variables' (it has no read or write time of its
     own): that wait is the file's write time if it wrote bytes, else its read time."""
-    frame = as_table(frame)
-    n = len(frame)
-    out = frame[["id", "rank", "name", *(["nranks"] if "nranks" in frame else [])]]
-    wait = counter_column(frame, "wait_time") if "read_time" not in frame else np.zeros(n)
-    wrote = counter_column(frame, "bytes_written") > 0.0
+    table = as_table(table)
+    n = len(table)
+    out = table[["id", "rank", "name", *(["nranks"] if "nranks" in table else [])]]
+    wait = counter_column(table, "wait_time") if "read_time" not in table else np.zeros(n)
+    wrote = counter_column(table, "bytes_written") > 0.0
     out["read_time"] = np.where(wrote, 0.0, wait)
     out["write_time"] = np.where(wrote, wait, 0.0)
-    out["meta_time"] = counter_column(frame, "meta_time")
+    out["meta_time"] = counter_column(table, "meta_time")
     out["bytes_read"] = np.zeros(n)
     out["bytes_written"] = np.zeros(n)
     return out
 
 
-def _time_of(frame: Records) -> np.ndarray:
-    return sum((counter_column(frame, c) for c in TIME_COLS), np.zeros(len(frame)))
+def _time_of(records: Records) -> np.ndarray:
+    return sum((counter_column(records, c) for c in TIME_COLS), np.zeros(len(records)))
 
 
 def _add_by_id(totals: dict[int, float], ids: np.ndarray, values: np.ndarray) -> None:
@@ -404,14 +404,14 @@ def beneath_time_by_file(files: Mapping[str, Records], ids: np.ndarray) -> dict[
     out = {int(i): 0.0 for i in ids.tolist()}
     done: set[int] = set()
     for layer in ("mpiio", "posix"):
-        frame = files.get(layer)
-        if frame is None or not len(frame):
+        table = files.get(layer)
+        if table is None or not len(table):
             continue
-        rid = np.asarray(frame["id"]).astype(np.uint64)
+        rid = np.asarray(table["id"]).astype(np.uint64)
         rows = np.isin(rid, ids) & ~np.isin(rid, np.fromiter(done, dtype=np.uint64, count=len(done)))
         if rows.any():
             below: dict[int, float] = {}
-            _add_by_id(below, rid[rows], _time_of(as_table(frame)[rows]))
+            _add_by_id(below, rid[rows], _time_of(as_table(table)[rows]))
             out.update(below)
             done |= set(below)
     return out
@@ -432,9 +432,9 @@ def blind_library_files(files: Mapping[str, Records]) -> np.ndarray:
     return np.array(blind, dtype=np.uint64)
 
 
-def _without_ids(frame: Table, ids: np.ndarray) -> Table:
-    inside = np.isin(np.asarray(frame["id"]).astype(np.uint64), ids)
-    return frame[~inside] if inside.any() else frame
+def _without_ids(records: Table, ids: np.ndarray) -> Table:
+    inside = np.isin(np.asarray(records["id"]).astype(np.uint64), ids)
+    return records[~inside] if inside.any() else records
 
 
 def time_records(files: Mapping[str, Records], blind: np.ndarray | None = None) -> dict[str, Table]:
@@ -451,16 +451,16 @@ def time_records(files: Mapping[str, Records], blind: np.ndarray | None = None) 
     if blind is None:
         blind = blind_library_files(files)
     covered = np.setdiff1d(ids, blind)
-    for layer, frame in list(out.items()):
-        if len(frame) and covered.size:
-            out[layer] = _without_ids(frame, covered)
-    for layer, frame in files.items():
-        if frame is None or not len(frame):
+    for layer, table in list(out.items()):
+        if len(table) and covered.size:
+            out[layer] = _without_ids(table, covered)
+    for layer, table in files.items():
+        if table is None or not len(table):
             continue
         if layer in LIBRARY_FILE_LAYERS:
-            out[layer] = _without_ids(library_file_time(frame), blind)
+            out[layer] = _without_ids(library_file_time(table), blind)
         elif layer in LIBRARY_DATA_LAYERS:
-            data = as_table(frame)
+            data = as_table(table)
             if blind.size:
                 fids = data_file_ids(data, files.get(FILE_LAYER_OF_DATA[layer], empty_layer()))
                 inside = np.isin(fids, blind)
@@ -479,7 +479,7 @@ class ProfileIO:
 
     def __init__(self, files: Mapping[str, Records], nprocs: int,
                  file_ranks: Mapping[tuple[str, int], np.ndarray]) -> None:
-        self._files = {layer: as_table(frame) for layer, frame in files.items() if frame is not None}
+        self._files = {layer: as_table(table) for layer, table in files.items() if table is not None}
         self._nprocs = nprocs
         self._file_ranks = file_ranks
         self._layers: dict[str, RankIO] = {}
@@ -487,27 +487,27 @@ class ProfileIO:
         self._time: tuple[dict[str, RankIO], RankIO] | None = None
         self._blind: np.ndarray | None = None
         #: the records ``outermost`` counted, by layer
-        self.outer_frames: dict[str, Table] = {}
+        self.outer_records: dict[str, Table] = {}
 
     def layer(self, layer: str) -> RankIO:
         """``rank_io`` of all the records of ``layer``."""
         if layer not in self._layers:
-            frame = self._files.get(layer)
-            frame = frame if frame is not None else empty_layer()
-            self._layers[layer] = rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
+            table = self._files.get(layer)
+            table = table if table is not None else empty_layer()
+            self._layers[layer] = rank_io(table, self._nprocs, layer_members(self._file_ranks, layer))
         return self._layers[layer]
 
-    def _of(self, layer: str, frame: Table) -> RankIO:
+    def _of(self, layer: str, table: Table) -> RankIO:
         """``rank_io`` of some records of ``layer`` (all of them: :meth:`layer`'s result)."""
-        if frame is self._files.get(layer):
+        if table is self._files.get(layer):
             return self.layer(layer)
-        return rank_io(frame, self._nprocs, layer_members(self._file_ranks, layer))
+        return rank_io(table, self._nprocs, layer_members(self._file_ranks, layer))
 
     def outermost(self) -> tuple[dict[str, RankIO], RankIO]:
         """Per-rank I/O of each layer's :func:`outermost_records`, and of all of them together."""
         if self._outermost is None:
-            self.outer_frames = outermost_records(self._files)
-            per_layer = {layer: self._of(layer, frame) for layer, frame in self.outer_frames.items()}
+            self.outer_records = outermost_records(self._files)
+            per_layer = {layer: self._of(layer, records) for layer, records in self.outer_records.items()}
             self._outermost = (per_layer, combine(list(per_layer.values()), self._nprocs))
         return self._outermost
 
@@ -524,7 +524,7 @@ class ProfileIO:
             return self.outermost()
         if self._time is None:
             records = time_records(self._files, self._blind)
-            per_layer = {layer: self._of(layer, frame) for layer, frame in records.items()}
+            per_layer = {layer: self._of(layer, table) for layer, table in records.items()}
             self._time = (per_layer, combine(list(per_layer.values()), self._nprocs))
         return self._time
 

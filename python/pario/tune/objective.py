@@ -126,8 +126,8 @@ def measure(profile: Profile, objective: str, glob: str | None = None) -> Measur
         what = f"no file matches --files {glob}" if glob else "the program did no file I/O"
         raise NoObjective(what)
     nprocs = profile.job.nprocs
-    per_layer = [rank_io(frame, nprocs, layer_members(profile.file_ranks, layer))
-                 for layer, frame in time_records(files).items()]
+    per_layer = [rank_io(records, nprocs, layer_members(profile.file_ranks, layer))
+                 for layer, records in time_records(files).items()]
     table = as_table(combine(per_layer, nprocs).table)
 
     def col(name: str) -> np.ndarray:
@@ -182,8 +182,8 @@ def workload_features(profile: Profile, glob: str | None = None) -> dict[str, fl
     mpiio, posix = files["mpiio"], files["posix"]
     outer = mpiio if len(mpiio) else posix
 
-    def total(frame: Table, col: str) -> float:
-        return float(counter_column(frame, col).sum())
+    def total(records: Table, col: str) -> float:
+        return float(counter_column(records, col).sum())
 
     written, read = total(outer, "bytes_written"), total(outer, "bytes_read")
     if len(mpiio):

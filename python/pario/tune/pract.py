@@ -75,7 +75,7 @@ class Features:
         return Features(self.names, self.values[which])
 
 
-def frame(rows: Sequence[Mapping[str, float]], columns: Sequence[str] | None = None) -> Features:
+def features_of(rows: Sequence[Mapping[str, float]], columns: Sequence[str] | None = None) -> Features:
     """The features of ``rows``: the columns given, or every feature in order of first
     appearance; a one-hot column (``name=value``) absent from a row is 0 ("not this value")."""
     names = list(columns) if columns is not None else list(dict.fromkeys(k for r in rows for k in r))
@@ -159,7 +159,7 @@ def cross_validated_mdape(rows: Sequence[Mapping[str, float]], values: np.ndarra
     n = len(rows)
     if n < 2 * folds:
         return None
-    x = frame(rows)
+    x = features_of(rows)
     order = np.random.default_rng(seed).permutation(n)
     predicted = np.empty(n)
     for k in range(folds):
@@ -185,10 +185,10 @@ def pract_proposer(seed: int | None) -> Callable[[Study, int], list]:
         rows, values = training_rows(study.study._storage, study.s.objective)
         if len(rows) < 3:
             return [(c, None) for c in rng.sample(pool, min(n, len(pool)))]
-        x = frame(rows)
+        x = features_of(rows)
         model = fit(x, np.log(values), seed or 0)
         workload = _workload_of(study)
-        scored = predict(model, frame([row(c, workload) for c in pool], columns=x.names))
+        scored = predict(model, features_of([row(c, workload) for c in pool], columns=x.names))
         order = np.argsort(-scored if study.s.objective in MAXIMISE else scored)
         picks = [int(i) for i in order[: max(n, TOP_K)]]
         return [(pool[i], float(math.exp(scored[i]))) for i in picks][:n]

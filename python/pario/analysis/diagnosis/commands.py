@@ -68,10 +68,10 @@ def objective_for(facts: Facts, ids: Sequence[int]) -> str:
     """``pario tune``'s objective for these files: the direction their outermost records move more."""
     wanted = np.asarray(list(ids), dtype=np.uint64)
     written = read = 0.0
-    for frame in facts.outermost().values():
-        if not len(frame):
+    for table in facts.outermost().values():
+        if not len(table):
             continue
-        sel = frame[np.isin(uint64_ids(frame["id"]), wanted)]
+        sel = table[np.isin(uint64_ids(table["id"]), wanted)]
         written += float(counter(sel, "bytes_written").sum())
         read += float(counter(sel, "bytes_read").sum())
     return objective_of(written, read)

@@ -122,9 +122,10 @@ def _library_file_names(files: dict[str, Table]) -> dict[int, tuple[str, str]]:
     """Library file id -> (library label, file name)."""
     out: dict[int, tuple[str, str]] = {}
     for layer, library in LIBRARY_FILE_LAYERS.items():
-        frame = files.get(layer)
-        if frame is None or not len(frame):
+        records = files.get(layer)
+        if records is None or not len(records):
             continue
-        for rid, name in zip(np.asarray(frame["id"]).astype(np.uint64).tolist(), frame["name"], strict=True):
+        ids = np.asarray(records["id"]).astype(np.uint64).tolist()
+        for rid, name in zip(ids, records["name"], strict=True):
             out.setdefault(int(rid), (LIBRARY_LABELS[library], str(name)))
     return out

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from pario.analysis.diagnosis._frames import NameIndex, glob_mask, glob_regex, isin, per_file
+from pario.analysis.diagnosis._table_ops import NameIndex, glob_mask, glob_regex, isin, per_file
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.filesystems import FileSystems
 from pario.analysis.io import OPS
@@ -101,8 +101,8 @@ class Facts:
 
     def layer(self, name: str) -> Table:
         """The application's records of layer ``name`` (an empty table when it has none)."""
-        frame = self.files.get(name)
-        return frame if frame is not None else _empty()
+        found = self.files.get(name)
+        return found if found is not None else _empty()
 
     def members(self, layer: str) -> dict[int, np.ndarray]:
         return self.cached(("members", layer), lambda: layer_members(self.profile.file_ranks, layer))
@@ -129,7 +129,7 @@ class Facts:
         """Each layer's records whose time no outer layer counts (as ``rankio.outermost_records``), cached."""
 
         def make() -> dict[str, Table]:
-            out = {layer: frame for layer, frame in self.files.items() if layer in LAYERS}
+            out = {layer: table for layer, table in self.files.items() if layer in LAYERS}
             for layer in NESTED_IN:
                 keep = self.outer_rows(layer)
                 if keep is not None:
@@ -179,18 +179,18 @@ def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) 
     patterns = (*cfg.ignored_path_patterns, *own_log)
     names: dict[str, tuple[NameIndex, np.ndarray | None]] = {}
     for layer in LAYERS:
-        frame = as_table(profile.layer(layer))
-        if len(frame) and "name" in frame:
-            names_of = np.asarray(frame["name"], dtype=object)
+        records = as_table(profile.layer(layer))
+        if len(records) and "name" in records:
+            names_of = np.asarray(records["name"], dtype=object)
             index = NameIndex.build(names_of)
             drop = _ignored_mask(names_of, patterns, index)
             ignored[layer] = int(drop.sum())
             # without a copy of every column when nothing is dropped
             if drop.any():
-                frame = frame[~drop]
+                records = records[~drop]
             if index is not None:
                 names[layer] = (index, np.flatnonzero(~drop) if drop.any() else None)
-        files[layer] = frame
+        files[layer] = records
     rt = times if times is not None else rank_times(profile)
     runtime = rt.runtime if rt.runtime > 0 else float(profile.job.runtime or 0.0)
     injected = injected_hints(profile)
@@ -255,39 +255,39 @@ def _striping(profile: Profile) -> dict[int, Striping]:
 # ------------------------------------------------------------------------------------------
 
 
-def counter(frame: Records, name: str) -> np.ndarray:
+def counter(records: Records, name: str) -> np.ndarray:
     """A counter as floats; missing columns, NaN and Darshan's -1 ("unknown") become 0."""
-    if name not in frame or not len(frame):
-        return np.zeros(len(frame))
-    v = float_values(frame[name], 0.0)
+    if name not in records or not len(records):
+        return np.zeros(len(records))
+    v = float_values(records[name], 0.0)
     return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
 
 
 CounterGetter = Callable[[str], np.ndarray]
 
 
-def ops(frame: Records, layer: str, kind: str, column: CounterGetter | None = None) -> np.ndarray:
+def ops(records: Records, layer: str, kind: str, column: CounterGetter | None = None) -> np.ndarray:
     """Per record: operations of ``kind`` (read, write, meta) of ``layer``.
 
-    ``column(name)`` gives ``counter(frame, name)`` (from :func:`layer_counter`'s cache, say).
+    ``column(name)`` gives ``counter(records, name)`` (from :func:`layer_counter`'s cache, say).
     """
-    get = column or (lambda c: counter(frame, c))
-    out = np.zeros(len(frame))
+    get = column or (lambda c: counter(records, c))
+    out = np.zeros(len(records))
     for c in OPS[layer][kind]:
         out += get(c)
     return out
 
 
 def small_ops(
-    frame: Records, layer: str, kind: str, limit: int, column: CounterGetter | None = None
+    records: Records, layer: str, kind: str, limit: int, column: CounterGetter | None = None
 ) -> np.ndarray:
     """Per record: requests of ``kind`` in the histogram buckets at or below ``limit`` bytes."""
     from pario.analysis.diagnosis.config import SMALL_BOUNDS
 
-    get = column or (lambda c: counter(frame, c))
+    get = column or (lambda c: counter(records, c))
     cols = size_columns(layer, kind)
     n = SMALL_BOUNDS.index(limit) + 1 if limit in SMALL_BOUNDS else 0
-    out = np.zeros(len(frame))
+    out = np.zeros(len(records))
     for c in cols[:n]:
         out += get(c)
     return out
@@ -309,17 +309,17 @@ BUCKET_UPPER: tuple[float, ...] = (
 
 
 def small_bytes_bound(
-    frame: Records, layer: str, kind: str, limit: int, column: CounterGetter | None = None
+    records: Records, layer: str, kind: str, limit: int, column: CounterGetter | None = None
 ) -> np.ndarray:
     """Per record: an upper bound of the bytes moved by small requests.
 
     The smaller of: small requests x their buckets' upper bounds, and the bytes moved
     minus the least the other requests can carry (their buckets' lower bounds).
     """
-    get = column or (lambda c: counter(frame, c))
+    get = column or (lambda c: counter(records, c))
     cols = size_columns(layer, kind)
-    small = np.zeros(len(frame))
-    large_min = np.zeros(len(frame))
+    small = np.zeros(len(records))
+    large_min = np.zeros(len(records))
     lower = 0.0
     for c, upper in zip(cols, BUCKET_UPPER, strict=True):
         n = get(c)
@@ -332,10 +332,11 @@ def small_bytes_bound(
     return np.clip(np.minimum(small, nbytes - large_min), 0.0, None)
 
 
-def nranks(frame: Records, nprocs: int) -> np.ndarray:
+def nranks(records: Records, nprocs: int) -> np.ndarray:
     """Per record: ranks that touched it (1 for a rank's own record)."""
-    rank = np.asarray(frame["rank"], dtype=np.int64) if "rank" in frame else np.zeros(len(frame), np.int64)
-    shared = counter(frame, "nranks")
+    n = len(records)
+    rank = np.asarray(records["rank"], dtype=np.int64) if "rank" in records else np.zeros(n, np.int64)
+    shared = counter(records, "nranks")
     return np.where(rank >= 0, 1.0, np.where(shared > 0, shared, float(nprocs)))
 
 
@@ -385,7 +386,7 @@ def outer_unique(facts: Facts) -> bool | None:
 
     Outermost POSIX records exclude the MPI-IO files; STDIO files may have POSIX records too.
     """
-    layers = [layer for layer, frame in facts.outermost().items() if len(frame)]
+    layers = [layer for layer, table in facts.outermost().items() if len(table)]
     if "stdio" in layers and len(layers) > 1:
         return None
     return all(layer_unique(facts, layer) for layer in layers)
@@ -476,27 +477,27 @@ def stake_rows(
 
     ``rows``: a boolean mask or positions over ``facts.layer(layer)`` (None: all).
     """
-    frame = facts.layer(layer)
+    table = facts.layer(layer)
     n = facts.nprocs
 
     def pick(v: np.ndarray) -> np.ndarray:
         return v if rows is None else v[rows]
 
-    count = len(frame) if rows is None else (int(rows.sum()) if rows.dtype == bool else len(rows))
+    count = len(table) if rows is None else (int(rows.sum()) if rows.dtype == bool else len(rows))
     if not count or n <= 0:
         return Stake(0.0, 0.0, np.zeros(max(n, 0)), True)
 
     def ranks(c: str) -> np.ndarray:
         return pick(
-            facts.cached(("ranks", layer, c), lambda: float_values(frame[c], -1.0))
+            facts.cached(("ranks", layer, c), lambda: float_values(table[c], -1.0))
         )
 
-    cols = {"rank": ranks("rank")} if "rank" in frame else {}
+    cols = {"rank": ranks("rank")} if "rank" in table else {}
     shared = _has_shared(cols)
-    cols.update({c: ranks(c) for c in _stake_ranks(shared) if c in frame and c not in cols})
-    if shared and "id" in frame:
+    cols.update({c: ranks(c) for c in _stake_ranks(shared) if c in table and c not in cols})
+    if shared and "id" in table:
         cols["id"] = pick(layer_values(facts, layer, "id"))
-    cols.update({c: pick(layer_counter(facts, layer, c)) for c in _stake_times(shared) if c in frame})
+    cols.update({c: pick(layer_counter(facts, layer, c)) for c in _stake_times(shared) if c in table})
     return _stake(facts, layer, count, cols, weights)
 
 
@@ -688,10 +689,10 @@ def file_size(facts: Facts, fid: int) -> float:
     """Size of a file as the run left it: highest byte written or read + 1 (else the bytes written)."""
     size = 0.0
     for layer in ("posix", "stdio"):
-        frame = facts.layer(layer)
-        if not len(frame):
+        records = facts.layer(layer)
+        if not len(records):
             continue
-        sel = frame[uint64_ids(frame["id"]) == np.uint64(fid)]
+        sel = records[uint64_ids(records["id"]) == np.uint64(fid)]
         for c in ("max_byte_written", "max_byte_read"):
             if c in sel and len(sel):
                 v = float_values(sel[c], -1.0)
@@ -699,9 +700,9 @@ def file_size(facts: Facts, fid: int) -> float:
                     size = max(size, float(np.nanmax(v)) + 1.0)
     if size <= 0:
         for layer in ("mpiio", "posix", "stdio"):
-            frame = facts.layer(layer)
-            if len(frame):
-                sel = frame[uint64_ids(frame["id"]) == np.uint64(fid)]
+            records = facts.layer(layer)
+            if len(records):
+                sel = records[uint64_ids(records["id"]) == np.uint64(fid)]
                 size = max(size, float(counter(sel, "bytes_written").sum()))
     return size
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pario.analysis.diagnosis._frames import per_file
+from pario.analysis.diagnosis._table_ops import per_file
 from pario.table import Table
 
 
@@ -26,7 +26,7 @@ def files_of(
     unique: bool | None = None,
 ) -> Table:
     """The records of ``rows`` (one mapping of columns per layer, "id" among them), one layer's
-    after the other, grouped by file as :func:`~pario.analysis.diagnosis._frames.per_file` does
+    after the other, grouped by file as :func:`~pario.analysis.diagnosis._table_ops.per_file` does
     (``agg``: output column -> (input column, reduction); ``unique``: no file id repeats, if the
     caller knows).  With no rows, a table of no files."""
     columns = ["id", *dict.fromkeys(src for src, _ in agg.values())]

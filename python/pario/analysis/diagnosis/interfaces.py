@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from pario.analysis.diagnosis import interfaces_words as words
-from pario.analysis.diagnosis._frames import isin, per_file, sort_order
+from pario.analysis.diagnosis._table_ops import isin, per_file, sort_order
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
@@ -129,10 +129,10 @@ class FilePerProcess(Hit):
 def _place_of(facts: Facts, ids: np.ndarray) -> tuple[str, bool]:
     """The directory most of the files ``ids`` are in (shell-quoted), and whether any is on Lustre."""
     dirs: Counter[str] = Counter()
-    for layer, frame in facts.outermost().items():
-        if len(frame):
+    for layer, records in facts.outermost().items():
+        if len(records):
             keep = part(layer_values(facts, layer, "id"), facts.outer_rows(layer))
-            names = np.asarray(frame["name"])[isin(keep, ids)]
+            names = np.asarray(records["name"])[isin(keep, ids)]
             dirs.update(directory_of(str(n)) for n in names)
     lustre = any(int(i) in facts.striping for i in ids.tolist())
     return (dirs.most_common(1)[0][0] if dirs else "."), lustre
@@ -142,14 +142,14 @@ def _outer_records(facts: Facts) -> tuple[list[dict[str, np.ndarray]], list[tupl
     """Per outermost layer with records: the columns the file-per-process rule reads, and which of
     the layer's rows they are (None: all)."""
     rows, parts = [], []
-    for layer, frame in facts.outermost().items():
-        if not len(frame):
+    for layer, table in facts.outermost().items():
+        if not len(table):
             continue
         keep = facts.outer_rows(layer)
         rows.append(
             {
                 "id": part(layer_values(facts, layer, "id"), keep),
-                "rank": np.asarray(frame["rank"], dtype=np.int64),
+                "rank": np.asarray(table["rank"], dtype=np.int64),
                 "bytes": part(layer_counter(facts, layer, "bytes_read"), keep)
                 + part(layer_counter(facts, layer, "bytes_written"), keep),
                 "meta": part(layer_counter(facts, layer, "meta_time"), keep),
@@ -312,28 +312,28 @@ def _metadata_calls(facts: Facts) -> tuple[dict[str, float], Table]:
     also the POSIX open beneath it)."""
     counts = {"opens": 0.0, "stats": 0.0, "seeks": 0.0, "closes/flushes/syncs": 0.0}
     rows: list[dict[str, np.ndarray]] = []
-    for layer, frame in facts.outermost().items():
-        if not len(frame):
+    for layer, records in facts.outermost().items():
+        if not len(records):
             continue
         counts["opens"] += float(
             (
-                counter(frame, "opens")
-                + counter(frame, "indep_opens")
-                + counter(frame, "coll_opens")
-                + counter(frame, "fdopens")
+                counter(records, "opens")
+                + counter(records, "indep_opens")
+                + counter(records, "coll_opens")
+                + counter(records, "fdopens")
             ).sum()
         )
-        counts["stats"] += float(counter(frame, "stats").sum())
-        counts["seeks"] += float(counter(frame, "seeks").sum())
+        counts["stats"] += float(counter(records, "stats").sum())
+        counts["seeks"] += float(counter(records, "seeks").sum())
         counts["closes/flushes/syncs"] += float(
-            sum(counter(frame, c) for c in ("flushes", "fsyncs", "syncs", "fdsyncs")).sum()
+            sum(counter(records, c) for c in ("flushes", "fsyncs", "syncs", "fdsyncs")).sum()
         )
         rows.append(
             {
-                "id": np.asarray(frame["id"]),
-                "name": np.asarray(frame["name"]),
-                "meta": counter(frame, "meta_time"),
-                "metaops": ops(frame, layer, "meta"),
+                "id": np.asarray(records["id"]),
+                "name": np.asarray(records["name"]),
+                "meta": counter(records, "meta_time"),
+                "metaops": ops(records, layer, "meta"),
             }
         )
     per = files_of(rows, {"name": ("name", "first"), "meta": ("meta", "sum"), "ops": ("metaops", "sum")})
@@ -361,8 +361,8 @@ def metadata_heavy(facts: Facts, cfg: RuleConfig) -> Iterator[MetadataHeavy]:
     if counts["opens"] + counts["stats"] + counts["seeks"] < cfg.metadata_min_calls:
         return
     nbytes = 0.0
-    for frame in facts.outermost().values():
-        nbytes += float((counter(frame, "bytes_read") + counter(frame, "bytes_written")).sum())
+    for records in facts.outermost().values():
+        nbytes += float((counter(records, "bytes_read") + counter(records, "bytes_written")).sum())
     top = tuple(
         MetaFile(int(r["id"]), str(r["name"]), float(r["meta"]), int(r["ops"]))
         for r in per[: cfg.top_subjects].rows()

@@ -184,18 +184,18 @@ def _striped_files(facts: Facts) -> tuple[dict[int, float], dict[int, str]]:
     wanted = np.array([f for f in facts.striping if 0 <= f < 1 << 64], dtype=np.uint64)
     shared: dict[int, float] = {}
     names: dict[int, str] = {}
-    for frame in facts.files.values():
-        if not len(frame):
+    for records in facts.files.values():
+        if not len(records):
             continue
-        ids = uint64_ids(frame["id"])
+        ids = uint64_ids(records["id"])
         rows = np.flatnonzero(np.isin(ids, wanted))
         if not len(rows):
             continue
         keys, codes = group_codes(ids[rows])
-        per = group_reduce(nranks(frame, facts.nprocs)[rows], codes, len(keys), "sum")
+        per = group_reduce(nranks(records, facts.nprocs)[rows], codes, len(keys), "sum")
         last = np.zeros(len(keys), dtype=np.intp)
         np.maximum.at(last, codes, np.arange(len(rows)))
-        layer_names = np.asarray(frame["name"])[rows[last]]
+        layer_names = np.asarray(records["name"])[rows[last]]
         for f, v, name in zip(keys.tolist(), per.tolist(), layer_names, strict=True):
             shared[f] = max(shared.get(f, 0.0), v)
             names[f] = str(name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.analysis.diagnosis import load_words as words
-from pario.analysis.diagnosis._frames import per_file
+from pario.analysis.diagnosis._table_ops import per_file
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     Facts,
@@ -57,15 +57,15 @@ def rank_file_excess(facts: Facts, rank: int) -> list[FileExcess]:
     """The files (up to 10 per layer) on which ``rank`` spends the most I/O time above the average rank's."""
     out: list[FileExcess] = []
     n = max(facts.nprocs, 1)
-    for layer, frame in facts.outermost().items():
-        if not len(frame):
+    for layer, records in facts.outermost().items():
+        if not len(records):
             continue
-        t = counter(frame, "read_time") + counter(frame, "write_time") + counter(frame, "meta_time")
-        r = np.asarray(frame["rank"], dtype=np.int64)
-        fast, slow = counter(frame, "fastest_rank_time"), counter(frame, "slowest_rank_time")
-        fr = _int(frame, "fastest_rank")
-        sr = _int(frame, "slowest_rank")
-        k = nranks(frame, facts.nprocs)
+        t = counter(records, "read_time") + counter(records, "write_time") + counter(records, "meta_time")
+        r = np.asarray(records["rank"], dtype=np.int64)
+        fast, slow = counter(records, "fastest_rank_time"), counter(records, "slowest_rank_time")
+        fr = _int(records, "fastest_rank")
+        sr = _int(records, "slowest_rank")
+        k = nranks(records, facts.nprocs)
         shared = r < 0
         rest = np.where(
             k > 2, np.clip(t - fast - slow, 0.0, None) / np.maximum(k - 2, 1.0), t / np.maximum(k, 1)
@@ -75,8 +75,8 @@ def rank_file_excess(facts: Facts, rank: int) -> list[FileExcess]:
         mine = np.where(shared & (sr != rank) & (fr == rank), fast, mine)
         mine = np.where(shared & (sr != rank) & (fr != rank), rest, mine)
         per = per_file(
-            np.asarray(frame["id"]),
-            {"name": np.asarray(frame["name"]), "mine": mine, "t": t},
+            np.asarray(records["id"]),
+            {"name": np.asarray(records["name"]), "mine": mine, "t": t},
             {"name": ("name", "first"), "mine": ("mine", "sum"), "t": ("t", "sum")},
         )
         excess = per["mine"] - per["t"] / n
@@ -95,10 +95,10 @@ def _largest(v: np.ndarray, n: int) -> np.ndarray:
     return np.argsort(-v, kind="stable")[:n]
 
 
-def _int(frame: Records, name: str) -> np.ndarray:
-    if name not in frame:
-        return -np.ones(len(frame))
-    return float_values(frame[name], -1.0)
+def _int(records: Records, name: str) -> np.ndarray:
+    if name not in records:
+        return -np.ones(len(records))
+    return float_values(records[name], -1.0)
 
 
 def _is_collective(facts: Facts, fid: int) -> bool:
@@ -224,9 +224,9 @@ def concentration(facts: Facts, cfg: RuleConfig) -> Concentration | None:
 def _outermost_bytes(facts: Facts) -> np.ndarray:
     """Bytes per rank, each call counted at its outermost layer."""
     per_rank = np.zeros(facts.nprocs)
-    for layer, frame in facts.outermost().items():
-        if len(frame):
-            per_rank += np.asarray(rank_io(frame, facts.nprocs, facts.members(layer)).table["bytes"],
+    for layer, records in facts.outermost().items():
+        if len(records):
+            per_rank += np.asarray(rank_io(records, facts.nprocs, facts.members(layer)).table["bytes"],
                                    dtype=np.float64)
     return per_rank
 

@@ -57,14 +57,14 @@ def _stakes(facts: Facts, fids: list[int]) -> tuple[dict[int, float], float]:
     """Per file: the slowest rank's read and write time on it; and on all of them."""
     per_rank = None
     stakes = {}
-    outer = {layer: frame for layer, frame in facts.outermost().items() if len(frame)}
-    outer_ids = {layer: np.asarray(frame["id"]).astype(np.uint64) for layer, frame in outer.items()}
+    outer = {layer: records for layer, records in facts.outermost().items() if len(records)}
+    outer_ids = {layer: np.asarray(records["id"]).astype(np.uint64) for layer, records in outer.items()}
     for fid in fids:
         st_sum = None
-        for layer, frame in outer.items():
+        for layer, records in outer.items():
             sel = outer_ids[layer] == np.uint64(fid)
             if sel.any():
-                st = stake(facts, layer, frame[sel], {"read": 1.0, "write": 1.0})
+                st = stake(facts, layer, records[sel], {"read": 1.0, "write": 1.0})
                 st_sum = st.per_rank if st_sum is None else st_sum + st.per_rank
         stakes[fid] = float(st_sum.max()) if st_sum is not None else 0.0
         per_rank = st_sum if per_rank is None else (per_rank + st_sum if st_sum is not None else per_rank)

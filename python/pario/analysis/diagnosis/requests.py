@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from pario.analysis.diagnosis import requests_words as words
-from pario.analysis.diagnosis._frames import isin, per_file, sort_order
-from pario.analysis.diagnosis._frames import top as top_rows
+from pario.analysis.diagnosis._table_ops import isin, per_file, sort_order
+from pario.analysis.diagnosis._table_ops import top as top_rows
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import (
     BYTES_COLS,
@@ -136,14 +136,14 @@ def _histogram_column(facts: Facts, layer: str) -> Callable[[str], np.ndarray]:
     The request-size histogram is read by these two only: its columns are kept for this
     call, not for the whole diagnosis (a million records x 20 columns is 160 MB).
     """
-    frame = facts.layer(layer)
+    table = facts.layer(layer)
     mine: dict[str, np.ndarray] = {}
 
     def get(name: str) -> np.ndarray:
         if not name.startswith("size_"):
             return layer_counter(facts, layer, name)
         if name not in mine:
-            mine[name] = counter(frame, name)
+            mine[name] = counter(table, name)
         return mine[name]
 
     return get
@@ -164,9 +164,9 @@ def _extent_of(facts: Facts, kind: str) -> tuple[np.ndarray, np.ndarray] | None:
     key = "max_byte_read" if kind == "read" else "max_byte_written"
     ids, ext = [], []
     for layer in ("posix", "stdio"):
-        frame = facts.layer(layer)
-        if key in frame and len(frame):
-            mb = float_values(frame[key], -1.0)
+        records = facts.layer(layer)
+        if key in records and len(records):
+            mb = float_values(records[key], -1.0)
             keep = mb >= 0
             ids.append(layer_values(facts, layer, "id")[keep])
             ext.append(mb[keep] + 1.0)
@@ -274,12 +274,12 @@ def _small_rows(facts: Facts, kind: str, limit: int, parts: list[Part]) -> tuple
     rows: list[dict[str, np.ndarray]] = []
     picked: list[Picked] = []
     for layer, rows_of in parts:
-        frame = facts.layer(layer)
+        table = facts.layer(layer)
         column = _histogram_column(facts, layer)
         total = part(layer_ops(facts, layer, kind), rows_of)
-        small = part(small_ops(frame, layer, kind, limit, column), rows_of)
+        small = part(small_ops(table, layer, kind, limit, column), rows_of)
         nbytes = part(layer_counter(facts, layer, BYTES_COLS[kind]), rows_of)
-        bound = part(small_bytes_bound(frame, layer, kind, limit, column), rows_of)
+        bound = part(small_bytes_bound(table, layer, kind, limit, column), rows_of)
         with np.errstate(invalid="ignore", divide="ignore"):
             frac = np.where(total > 0, small / np.where(total > 0, total, 1.0), 0.0)
         sel = small > 0
@@ -625,8 +625,8 @@ def _redundant_rows(facts: Facts, kind: str, extent: tuple[np.ndarray, np.ndarra
     (None: all) and how many."""
     parts: list[tuple[str, np.ndarray | None, int]] = []
     rows: list[dict[str, np.ndarray]] = []
-    for layer, frame in facts.outermost().items():
-        if not len(frame):
+    for layer, table in facts.outermost().items():
+        if not len(table):
             continue
         keep = facts.outer_rows(layer)
         ids = part(layer_values(facts, layer, "id"), keep)
@@ -823,8 +823,8 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[LatencyBound]:
     floor = cfg.min_time_lost_share * facts.runtime
     hits: list[Table] = []
     # grouped by (layer, id): the groups of each layer in turn
-    for layer, frame in facts.outermost().items():
-        if not len(frame):
+    for layer, records in facts.outermost().items():
+        if not len(records):
             continue
         per = _layer_files(facts, layer)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # a corrupt log's tiny times

@@ -51,9 +51,9 @@ def run_io(facts: Facts) -> RunIO:
     n = facts.nprocs
     written = np.zeros(n)
     moved = np.zeros(n)
-    for layer, frame in facts.outermost().items():
-        if len(frame):
-            t = rank_io(frame, n, facts.members(layer)).table
+    for layer, records in facts.outermost().items():
+        if len(records):
+            t = rank_io(records, n, facts.members(layer)).table
             written += np.asarray(t["bytes_written"], dtype=np.float64)
             moved += np.asarray(t["bytes"], dtype=np.float64)
     t = facts.times

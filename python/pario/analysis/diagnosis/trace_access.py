@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.analysis.diagnosis import trace_access_words as words
-from pario.analysis.diagnosis._frames import glob_regex
+from pario.analysis.diagnosis._table_ops import glob_regex
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.findings import Severity

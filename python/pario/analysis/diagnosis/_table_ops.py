@@ -217,11 +217,11 @@ def _descending_key(v: np.ndarray) -> np.ndarray:
     raise TypeError(f"cannot order a column of {v.dtype} values")
 
 
-def top(frame: Table, by: str | list[str], n: int) -> Table:
+def top(records: Table, by: str | list[str], n: int) -> Table:
     """The first ``n`` rows of :func:`sort_order`, without sorting every row: the rows whose
     first key reaches the n-th largest value, sorted alone, give the same head (the sort is
     stable and they keep their order)."""
-    t = as_table(frame)
+    t = as_table(records)
     keys = [by] if isinstance(by, str) else list(by)
     first = np.asarray(t[keys[0]])
     if len(t) <= max(SMALL, 4 * n) or n <= 0 or first.dtype.kind not in "iuf" or (
