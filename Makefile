@@ -40,8 +40,9 @@ deps:
 # What only the tests need: Slurm's daemons and munge, PostgreSQL's server (the
 # tests start private ones in a temporary directory), MPICH beside Open MPI, and
 # chromium with its driver (the HTML reports are tested in a headless browser),
-# node (the report page's scripts are run) and gfortran (Fortran MPI programs
-# are profiled under both MPIs).
+# node (the report page's scripts are run), gfortran (Fortran MPI programs
+# are profiled under both MPIs) and jq (docs/report-json.md's example, run as
+# written, pipes the JSON report through it).
 # Installed without recommends, not started (policy-rc.d) and not enabled at
 # boot: a developer's machine gets no new services.  (Debian's postgresql also
 # initialises a "main" cluster in /var/lib/postgresql; it stays stopped.)
@@ -56,6 +57,7 @@ deps-test: deps
 	[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || extra="$$extra chromium chromium-driver"; \
 	command -v node >/dev/null 2>&1 || extra="$$extra nodejs"; \
 	command -v gfortran >/dev/null 2>&1 || extra="$$extra gfortran"; \
+	command -v jq >/dev/null 2>&1 || extra="$$extra jq"; \
 	if [ -n "$$extra" ]; then \
 	  echo "installing for the tests:$$extra"; \
 	  $(SUDO) apt-get update -qq; \

@@ -1,7 +1,7 @@
 """Every `pario` command line shown in README.md and docs/*.md is one pario's own parser takes as
 written (continuation lines joined, as a shell reads them).  Synopses (with `[OPTION]` or `A|B`),
-placeholders (`<...>`, `...`) and output lines (`pario run: ...`) are not commands.  The examples
-of docs/tune.md are also run as written (tests/test_docs_tune.py)."""
+placeholders (`<...>`, `...`) and output lines (`pario run: ...`) are not commands.  The shell
+examples are also run as written (tests/test_docs_examples.py, tests/test_docs_tune.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 def command_lines(text: str) -> list[str]:
     """The `pario ...` lines of the page's code blocks, continuations joined, comments and `$ ` cut."""
     out = []
-    for block in re.findall(r"```(?:sh|bash|console)?\n(.*?)```", text, re.S):
+    for lang, block in re.findall(r"^ *```(\S*)\n(.*?)^ *```$", text, re.S | re.M):
+        if lang not in ("", "sh", "console", "text"):
+            continue
         line = ""
         for raw in block.splitlines():
             line = f"{line} {raw.strip()}" if line else raw.strip()

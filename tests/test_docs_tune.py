@@ -18,7 +18,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "tune.md"
 def example() -> tuple[str, list[str]]:
     """The first ``$ pario tune`` block of the page: the command (continuation lines joined, as
     a shell reads them) and the output lines shown below it."""
-    blocks = re.findall(r"```\n(.*?)```", DOC.read_text(), re.S)
+    blocks = re.findall(r"^```console\n(.*?)^```$", DOC.read_text(), re.S | re.M)
     block = next(b for b in blocks if b.startswith("$ pario tune"))
     lines = block.splitlines()
     end = next(i for i, line in enumerate(lines) if not line.endswith("\\"))
