@@ -24,14 +24,17 @@ from pario.analysis.diagnosis import (
     diagnose,
     diagnose_runs,
     diagnosis_dict,
+    facts_of,
     findings_markdown,
     findings_renderable,
     load_config,
     make_config,
 )
 from pario.analysis.diagnosis.config import field_info
+from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.errors import ParioError
 from pario.model import IO_TIME_COLUMNS, MPI_TIME_COLUMNS, Job, Profile, add_derived_rank_columns
+from rule_helpers import evidence, silent_until
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -140,6 +143,14 @@ def test_stripe_size_fires_when_requests_straddle_stripes():
     assert cmd == f"lfs setstripe -c 4 -S {3 * MiB // 2} /lus/scratch/run"
 
 
+def _layout(p: Profile, fid: int) -> Layout:
+    """The layout LUSTRE-STRIPE-SIZE and LUSTRE-STRIPE-COUNT judge file ``fid`` on."""
+    cfg = RuleConfig()
+    lay = layout_of(facts_of(p, cfg), fid, cfg)
+    assert lay is not None, f"file {fid} has no striping"
+    return lay
+
+
 @pytest.mark.parametrize("request_size", [2 * MiB, MiB, MiB // 2])
 def test_stripe_size_silent_when_requests_fit_stripes(request_size):
     p = profile(
@@ -149,13 +160,19 @@ def test_stripe_size_silent_when_requests_fit_stripes(request_size):
         posix=_shared_writes(8, request_size, 10),
         striping={7: (MiB, 4)},
     )
-    assert "LUSTRE-STRIPE-SIZE" not in ids(p)
+    assert "LUSTRE-STRIPE-SIZE" in RULES and "LUSTRE-STRIPE-SIZE" not in ids(p)
+    # judged (8 writers, requests not small): the request fits the 1 MiB stripe, which stays
+    lay = _layout(p, 7)
+    assert (lay.request, lay.writers) == (request_size, 8.0)
+    assert (lay.current.stripe_size, lay.stripe_size) == (MiB, MiB)
 
 
 def test_stripe_size_silent_with_one_writer():
     recs = _shared_writes(1, 3 * MiB // 2, 10)
     p = profile(1, 20.0, io={"posix_write": [2.0]}, posix=recs, striping={7: (MiB, 4)})
-    assert "LUSTRE-STRIPE-SIZE" not in ids(p)
+    assert "LUSTRE-STRIPE-SIZE" in RULES and "LUSTRE-STRIPE-SIZE" not in ids(p)
+    lay = _layout(p, 7)  # one writer shares no stripe: its 1.5 MiB requests are not judged
+    assert (lay.writers, lay.request, lay.stripe_size) == (1.0, 0.0, MiB)
 
 
 def _collective_file(n: int, nbytes: int, fid: int = 9) -> dict:
@@ -245,7 +262,9 @@ def test_stripe_count_silent_when_striped_or_per_process_or_small():
         mpiio=[_collective_file(64, 64 * GiB)],
         striping={9: (MiB, 16)},
     )
-    assert "LUSTRE-STRIPE-COUNT" not in ids(wide)
+    # 16 stripes are what 64 GiB calls for at 4 GiB per OST; at 1 GiB per OST it calls for 64
+    (f,) = silent_until("LUSTRE-STRIPE-COUNT", wide, lustre_bytes_per_ost=GiB)
+    assert (evidence(f)["stripe_count"], evidence(f)["suggested"]) == (16, 64)
     own = [
         {
             "id": 100 + r,
@@ -262,6 +281,8 @@ def test_stripe_count_silent_when_striped_or_per_process_or_small():
         4, 100.0, io={"posix_write": [10.0] * 4}, posix=own, striping={100 + r: (MiB, 1) for r in range(4)}
     )
     assert "LUSTRE-STRIPE-COUNT" not in ids(fpp)  # a file per process belongs on one OST
+    layouts = [_layout(fpp, 100 + r) for r in range(4)]
+    assert [(lay.sharing, lay.file_size, lay.stripe_count) for lay in layouts] == [(1.0, 2 * GiB, 1)] * 4
     small = profile(
         64,
         100.0,
@@ -269,7 +290,8 @@ def test_stripe_count_silent_when_striped_or_per_process_or_small():
         mpiio=[_collective_file(64, 64 * MiB)],
         striping={9: (MiB, 1)},
     )
-    assert "LUSTRE-STRIPE-COUNT" not in ids(small)
+    (f,) = silent_until("LUSTRE-STRIPE-COUNT", small, lustre_large_file_bytes=64 * MiB)
+    assert (evidence(f)["file_size"], evidence(f)["stripe_count"]) == (64 * MiB, 1)
 
 
 def test_profiler_hints_are_not_the_application_s():
