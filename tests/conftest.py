@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from kernel_helpers import MPI_VARS
+
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "tests" / "programs"
 
@@ -50,14 +52,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 @pytest.fixture(scope="session")
 def mpi_env() -> dict[str, str]:
     """Environment for mpirun: root allowed, oversubscription allowed, quiet."""
-    env = dict(os.environ)
-    env.update(
-        OMPI_ALLOW_RUN_AS_ROOT="1",
-        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-        OMPI_MCA_rmaps_base_oversubscribe="1",
-        OMPI_MCA_btl_vader_single_copy_mechanism="none",
-    )
-    return env
+    return {**os.environ, **MPI_VARS}
 
 
 @pytest.fixture(scope="session")

@@ -111,6 +111,13 @@ def runs(tmp_path_factory, pario_cmd, mpi_env, compile_program) -> Runs:  # type
     return Runs(tmp_path_factory.mktemp("diag"), pario_cmd, env, compile_program)
 
 
+def _contiguous_4m(hints: str) -> list[str]:
+    """The block kernel's arguments for one collective write of 4 MiB per rank, contiguous, with
+    the application's own ``hints``."""
+    return ["--layout", "contiguous", "--block-size", "4m", "--transfer-size", "4m", "--collective",
+            "--hints", hints]
+
+
 # Kernel scenarios: (arguments, I/O component, hints injected by pario run --hints).
 KERNELS: dict[str, tuple[list[str], str | None, list[str] | None]] = {
     # 1 KiB independent writes and reads of a shared file
@@ -139,37 +146,9 @@ KERNELS: dict[str, tuple[list[str], str | None, list[str] | None]] = {
         None,
     ),
     # ROMIO, one aggregator with a 1 MiB buffer (the application's own hints), 16 MiB per collective write
-    "agg1": (
-        [
-            "--layout",
-            "contiguous",
-            "--block-size",
-            "4m",
-            "--transfer-size",
-            "4m",
-            "--collective",
-            "--hints",
-            "cb_nodes=1,cb_buffer_size=1048576,romio_cb_write=enable",
-        ],
-        "romio321",
-        None,
-    ),
+    "agg1": (_contiguous_4m("cb_nodes=1,cb_buffer_size=1048576,romio_cb_write=enable"), "romio321", None),
     # the same with four aggregators and the default buffer
-    "agg4": (
-        [
-            "--layout",
-            "contiguous",
-            "--block-size",
-            "4m",
-            "--transfer-size",
-            "4m",
-            "--collective",
-            "--hints",
-            "cb_nodes=4,cb_config_list=*:4,romio_cb_write=enable",
-        ],
-        "romio321",
-        None,
-    ),
+    "agg4": (_contiguous_4m("cb_nodes=4,cb_config_list=*:4,romio_cb_write=enable"), "romio321", None),
     # ROMIO, 8 KiB interleaved collective writes with collective buffering disabled / enabled
     # (injected with pario run --hints)
     "cb-disabled": (
