@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from kernel_helpers import MPI_VARS
-
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "tests" / "programs"
 
@@ -24,6 +22,15 @@ MACHINE_SKIPS = {
     "on Lustre:": "the test checks what pario records off Lustre",
 }
 _bad_skips: list[str] = []
+
+#: What mpirun needs here: root allowed, oversubscription allowed, quiet (the mpi_env fixture;
+#: kernel_helpers.mpi_env for the kernels).
+MPI_VARS = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+}
 
 
 def machine_skip_reason(reason: str) -> bool:

@@ -15,19 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import MPI_VARS
 from pario import paths
 
 TIMEOUT = 120  # seconds for one mpirun; a hang fails the test instead of the suite
 MASK64 = (1 << 64) - 1
-
-
-#: What mpirun needs here: root allowed, oversubscription allowed, quiet (conftest's mpi_env too).
-MPI_VARS = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
-}
 
 
 def mpi_env(extra: dict[str, str] | None = None) -> dict[str, str]:
