@@ -23,6 +23,15 @@ MACHINE_SKIPS = {
 }
 _bad_skips: list[str] = []
 
+#: What mpirun needs here: root allowed, oversubscription allowed, quiet (the mpi_env fixture;
+#: kernel_helpers.mpi_env for the kernels).
+MPI_VARS = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+}
+
 
 def machine_skip_reason(reason: str) -> bool:
     return reason.startswith(tuple(MACHINE_SKIPS))
@@ -50,14 +59,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 @pytest.fixture(scope="session")
 def mpi_env() -> dict[str, str]:
     """Environment for mpirun: root allowed, oversubscription allowed, quiet."""
-    env = dict(os.environ)
-    env.update(
-        OMPI_ALLOW_RUN_AS_ROOT="1",
-        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-        OMPI_MCA_rmaps_base_oversubscribe="1",
-        OMPI_MCA_btl_vader_single_copy_mechanism="none",
-    )
-    return env
+    return {**os.environ, **MPI_VARS}
 
 
 @pytest.fixture(scope="session")

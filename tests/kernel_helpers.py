@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import MPI_VARS
 from pario import paths
 
 TIMEOUT = 120  # seconds for one mpirun; a hang fails the test instead of the suite
@@ -22,13 +23,8 @@ MASK64 = (1 << 64) - 1
 
 
 def mpi_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        OMPI_ALLOW_RUN_AS_ROOT="1",
-        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-        OMPI_MCA_rmaps_base_oversubscribe="1",
-        OMPI_MCA_btl_vader_single_copy_mechanism="none",
-    )
+    """The environment for the kernels: MPI_VARS, without any kernel hints or preload."""
+    env = {**os.environ, **MPI_VARS}
     for key in ("PARIO_KERNEL_HINTS", "PARIO_KERNEL_HINTS_FILE", "ROMIO_HINTS", "LD_PRELOAD"):
         env.pop(key, None)
     if extra:
@@ -38,6 +34,13 @@ def mpi_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def kernel_exe(name: str) -> Path:
     return paths.program(f"pario-kernel-{name}")
+
+
+def small_independent_writes(path: Path) -> list[str]:
+    """The block kernel making 4 KiB independent writes to the shared file ``path`` (the diagnosis
+    suggests hints for them)."""
+    return [str(kernel_exe("block")), "--transfer-size", "4k", "--block-size", "256k", "--independent",
+            "-o", str(path)]
 
 
 def mpirun(

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from darshan_recipes import dxt_segments, job, log, module
-from pario.analysis.diagnosis import diagnose
+from pario.analysis.diagnosis import RULES, RuleConfig, diagnose, make_config
 from pario.log import darshan_lib, read_log
 from pario.log.darshan_writer import write_darshan_log
 from pario.report.file_activity import binned_bytes, file_activity
@@ -32,6 +32,7 @@ from pario.report.timeline import DXT_GAP_LABEL, timeline, timeline_figure
 from pario.trace.activity import io_activity
 from pario.trace.format import LAYER_MASK, LAYER_SHIFT, Kind
 from pario.trace.metrics import NO_MPI_EVENTS, trace_metrics
+from rule_helpers import evidence, silent_until
 
 DATA = Path(__file__).parent / "data"
 LOGS = DATA / "darshan-logs"
@@ -217,9 +218,9 @@ def test_a_dxt_region_with_a_bad_count_is_left_out(tmp_path: Path) -> None:
 # the rules
 # ---------------------------------------------------------------------------
 
-def _findings(path: Path) -> dict[str, list]:
+def _findings(path: Path, cfg: RuleConfig | None = None) -> dict[str, list]:
     out: dict[str, list] = {}
-    for f in diagnose(read_log(path)):
+    for f in diagnose(read_log(path), cfg):
         out.setdefault(f.id, []).append(f)
     return out
 
@@ -255,13 +256,21 @@ def test_ranks_writing_their_files_in_turn_hdf5(path: Path) -> None:
 
 
 def test_no_trace_finding_for_one_rank() -> None:
-    found = _findings(NONMPI)
-    assert "TRACE-SERIALISED-IO" not in found and "TRACE-WRITE-OVERLAP" not in found
+    """The non-MPI log's 9830 writes and 7822 reads are one rank's: taking turns needs 4 ranks (a
+    rank alone always "takes turns"), writing the same bytes two."""
+    profile = read_log(NONMPI)
+    turns = silent_until("TRACE-SERIALISED-IO", profile, trace_serial_min_ranks=1)
+    assert [(evidence(f)["ranks"], evidence(f)["calls"]) for f in turns] == [(1, 9830), (1, 7822)]
+    assert "TRACE-WRITE-OVERLAP" in RULES and "TRACE-WRITE-OVERLAP" not in {f.id for f in diagnose(profile)}
 
 
 @pytest.mark.parametrize("path", DXT_LOGS, ids=lambda p: p.name)
 def test_no_real_log_has_ranks_writing_the_same_bytes(path: Path) -> None:
-    assert "TRACE-WRITE-OVERLAP" not in _findings(path)
+    """With no floor on the bytes, the rule names each file that several ranks write: treddy's
+    shared file (its 32 ranks), with no byte written twice; the other logs' ranks write their own."""
+    assert "TRACE-WRITE-OVERLAP" in RULES and "TRACE-WRITE-OVERLAP" not in _findings(path)
+    every = _findings(path, make_config({"trace_overlap_min_bytes": 0})).get("TRACE-WRITE-OVERLAP", [])
+    assert [evidence(f)["overlap_bytes"] for f in every] == ([0] if path == TREDDY else [])
 
 
 # a checkpoint: 8 ranks write their 1 MiB block of a shared file after a 4 KiB header
@@ -312,9 +321,13 @@ def test_ranks_writing_the_same_header_bytes(tmp_path: Path) -> None:
 
 
 def test_one_rank_writing_the_header_is_silent(tmp_path: Path) -> None:
-    found = _findings(_checkpoint_log(tmp_path, every_rank_writes_header=False))
-    assert "TRACE-WRITE-OVERLAP" not in found
-    assert "TRACE-SERIALISED-IO" not in found  # the ranks' writes overlap in time
+    profile = read_log(_checkpoint_log(tmp_path, every_rank_writes_header=False))
+    (f,) = silent_until("TRACE-WRITE-OVERLAP", profile, trace_overlap_min_bytes=0)
+    sub = {m.name: m.value for m in f.subjects[0].metrics}
+    assert sub == {"overlap_bytes": 0, "written_bytes": 4096 + 8 * MIB, "writers": 8}
+    # the ranks' writes overlap in time: two or more in flight for most of the time one is
+    (f,) = silent_until("TRACE-SERIALISED-IO", profile, trace_serial_max_shared=1.0)
+    assert evidence(f)["ranks"] == 8 and evidence(f)["shared_share"] > RuleConfig().trace_serial_max_shared
 
 
 def test_dxt_report_draws_in_a_browser(tmp_path: Path, browser, pario_cmd) -> None:  # type: ignore[no-untyped-def]

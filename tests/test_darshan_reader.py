@@ -287,32 +287,30 @@ def test_truncated_logs(tmp_path: Path, keep: int) -> None:
         read_log(cut)
 
 
-def test_unsupported_version(tmp_path: Path) -> None:
-    data = bytearray(log("mpi-io-test-x86_64-3.5.0").read_bytes())
-    data[:4] = b"3.99"
-    bad = tmp_path / "future.darshan"
+def _patched(tmp_path: Path, name: str, offset: int, new: bytes) -> Path:
+    """A copy of log ``name`` with ``new`` written over its bytes at ``offset``."""
+    data = bytearray(log(name).read_bytes())
+    data[offset : offset + len(new)] = new
+    bad = tmp_path / "patched.darshan"
     bad.write_bytes(bytes(data))
+    return bad
+
+
+def test_unsupported_version(tmp_path: Path) -> None:
     with pytest.raises(LogFormatError, match="version '3.99' is not supported"):
-        read_log(bad)
+        read_log(_patched(tmp_path, "mpi-io-test-x86_64-3.5.0", 0, b"3.99"))
 
 
 def test_log_that_aborts_libdarshan_util_is_a_clean_error(tmp_path: Path) -> None:
     """A 3.20 log relabelled 3.00 makes libdarshan-util fail an assertion (abort)."""
-    data = bytearray(log("mpi-io-test-x86_64-3.2.0").read_bytes())
-    data[:4] = b"3.00"
-    bad = tmp_path / "relabelled.darshan"
-    bad.write_bytes(bytes(data))
     with pytest.raises(LogFormatError, match="corrupt Darshan log"):
-        read_log(bad)
+        read_log(_patched(tmp_path, "mpi-io-test-x86_64-3.2.0", 0, b"3.00"))
 
 
 def test_region_beyond_end_of_file(tmp_path: Path) -> None:
-    data = bytearray(log("mpi-io-test-x86_64-3.5.0").read_bytes())
-    struct.pack_into("<Q", data, 40, 10**9)  # name map length
-    bad = tmp_path / "region.darshan"
-    bad.write_bytes(bytes(data))
+    name_map_length = struct.pack("<Q", 10**9)  # at offset 40
     with pytest.raises(LogFormatError):
-        read_log(bad)
+        read_log(_patched(tmp_path, "mpi-io-test-x86_64-3.5.0", 40, name_map_length))
 
 
 def test_crash_in_the_reader_library_is_contained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ import pytest
 from darshan_logs import ALL_LOGS, LOGS
 from pario.analysis.diagnosis import RULES, diagnose, diagnosis_dict, findings_markdown, log_summary
 from pario.log import read_log
+from rule_helpers import evidence, silent_until
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 ALL = ALL_LOGS
@@ -116,8 +117,11 @@ def test_treddy_independent_mpiio_on_nfs():
 
 
 def test_small_lustre_file_is_not_asked_for_more_stripes():
-    """mpi-io-test 3.5.0: a 64 MiB file on one OST is fine."""
-    assert "LUSTRE-STRIPE-COUNT" not in ids("mpi-io-test-x86_64-3.5.0.darshan")
+    """mpi-io-test 3.5.0: a 64 MiB file on one OST is fine (below lustre_large_file_bytes, 1 GiB)."""
+    profile = read_log(LOGS / "mpi-io-test-x86_64-3.5.0.darshan")
+    (f,) = silent_until("LUSTRE-STRIPE-COUNT", profile, lustre_large_file_bytes=64 * 1024 * 1024)
+    ev = evidence(f)
+    assert (ev["file_size"], ev["stripe_count"], ev["ranks"]) == (64 * 1024 * 1024, 1, 4)
 
 
 def test_examples_doc_is_what_the_tool_says(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,14 +24,17 @@ from pario.analysis.diagnosis import (
     diagnose,
     diagnose_runs,
     diagnosis_dict,
+    facts_of,
     findings_markdown,
     findings_renderable,
     load_config,
     make_config,
 )
 from pario.analysis.diagnosis.config import field_info
+from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.errors import ParioError
 from pario.model import IO_TIME_COLUMNS, MPI_TIME_COLUMNS, Job, Profile, add_derived_rank_columns
+from rule_helpers import evidence, silent_until
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -140,6 +143,14 @@ def test_stripe_size_fires_when_requests_straddle_stripes():
     assert cmd == f"lfs setstripe -c 4 -S {3 * MiB // 2} /lus/scratch/run"
 
 
+def _layout(p: Profile, fid: int) -> Layout:
+    """The layout LUSTRE-STRIPE-SIZE and LUSTRE-STRIPE-COUNT judge file ``fid`` on."""
+    cfg = RuleConfig()
+    lay = layout_of(facts_of(p, cfg), fid, cfg)
+    assert lay is not None, f"file {fid} has no striping"
+    return lay
+
+
 @pytest.mark.parametrize("request_size", [2 * MiB, MiB, MiB // 2])
 def test_stripe_size_silent_when_requests_fit_stripes(request_size):
     p = profile(
@@ -149,13 +160,19 @@ def test_stripe_size_silent_when_requests_fit_stripes(request_size):
         posix=_shared_writes(8, request_size, 10),
         striping={7: (MiB, 4)},
     )
-    assert "LUSTRE-STRIPE-SIZE" not in ids(p)
+    assert "LUSTRE-STRIPE-SIZE" in RULES and "LUSTRE-STRIPE-SIZE" not in ids(p)
+    # judged (8 writers, requests not small): the request fits the 1 MiB stripe, which stays
+    lay = _layout(p, 7)
+    assert (lay.request, lay.writers) == (request_size, 8.0)
+    assert (lay.current.stripe_size, lay.stripe_size) == (MiB, MiB)
 
 
 def test_stripe_size_silent_with_one_writer():
     recs = _shared_writes(1, 3 * MiB // 2, 10)
     p = profile(1, 20.0, io={"posix_write": [2.0]}, posix=recs, striping={7: (MiB, 4)})
-    assert "LUSTRE-STRIPE-SIZE" not in ids(p)
+    assert "LUSTRE-STRIPE-SIZE" in RULES and "LUSTRE-STRIPE-SIZE" not in ids(p)
+    lay = _layout(p, 7)  # one writer shares no stripe: its 1.5 MiB requests are not judged
+    assert (lay.writers, lay.request, lay.stripe_size) == (1.0, 0.0, MiB)
 
 
 def _collective_file(n: int, nbytes: int, fid: int = 9) -> dict:
@@ -237,15 +254,18 @@ def test_stripe_count_fires_for_a_large_shared_file_on_one_ost():
     assert {m.name: m.value for m in agg.evidence}["aggregators"] == pytest.approx(1.0)
 
 
+def _shared_on_lustre(nbytes: int, stripes: int, runtime: float, write_time: float) -> Profile:
+    """64 ranks write ``nbytes`` collectively to one file of ``stripes`` stripes of 1 MiB, each
+    rank for ``write_time`` of the ``runtime``."""
+    return profile(64, runtime, io={"mpiio_write": [write_time] * 64}, mpiio=[_collective_file(64, nbytes)],
+                   striping={9: (MiB, stripes)})
+
+
 def test_stripe_count_silent_when_striped_or_per_process_or_small():
-    wide = profile(
-        64,
-        1000.0,
-        io={"mpiio_write": [30.0] * 64},
-        mpiio=[_collective_file(64, 64 * GiB)],
-        striping={9: (MiB, 16)},
-    )
-    assert "LUSTRE-STRIPE-COUNT" not in ids(wide)
+    wide = _shared_on_lustre(64 * GiB, 16, 1000.0, 30.0)
+    # 16 stripes are what 64 GiB calls for at 4 GiB per OST; at 1 GiB per OST it calls for 64
+    (f,) = silent_until("LUSTRE-STRIPE-COUNT", wide, lustre_bytes_per_ost=GiB)
+    assert (evidence(f)["stripe_count"], evidence(f)["suggested"]) == (16, 64)
     own = [
         {
             "id": 100 + r,
@@ -262,14 +282,11 @@ def test_stripe_count_silent_when_striped_or_per_process_or_small():
         4, 100.0, io={"posix_write": [10.0] * 4}, posix=own, striping={100 + r: (MiB, 1) for r in range(4)}
     )
     assert "LUSTRE-STRIPE-COUNT" not in ids(fpp)  # a file per process belongs on one OST
-    small = profile(
-        64,
-        100.0,
-        io={"mpiio_write": [3.0] * 64},
-        mpiio=[_collective_file(64, 64 * MiB)],
-        striping={9: (MiB, 1)},
-    )
-    assert "LUSTRE-STRIPE-COUNT" not in ids(small)
+    layouts = [_layout(fpp, 100 + r) for r in range(4)]
+    assert [(lay.sharing, lay.file_size, lay.stripe_count) for lay in layouts] == [(1.0, 2 * GiB, 1)] * 4
+    small = _shared_on_lustre(64 * MiB, 1, 100.0, 3.0)
+    (f,) = silent_until("LUSTRE-STRIPE-COUNT", small, lustre_large_file_bytes=64 * MiB)
+    assert (evidence(f)["file_size"], evidence(f)["stripe_count"]) == (64 * MiB, 1)
 
 
 def test_profiler_hints_are_not_the_application_s():
@@ -305,34 +322,27 @@ def _weak_run(n: int, write_time: float, runtime: float = 40.0) -> Profile:
     return profile(n, runtime, io={"posix_write": [write_time] * n}, posix=own)
 
 
-def _weak_scaling_evidence(rule_id: str, large_time: float) -> dict[str, float] | None:
-    """Evidence of ``rule_id`` from 1 rank writing 1 GiB in 1 s and 8 ranks each 1 GiB in ``large_time``."""
+def _weak_scaling(rule_id: str, large_time: float, fires: bool) -> dict[str, float]:
+    """Evidence of ``rule_id`` from 1 rank writing 1 GiB in 1 s and 8 ranks each 1 GiB in ``large_time``
+    (after checking that the rule fires, or not, as ``fires`` says; empty when it does not)."""
+    assert rule_id in RULES
     found = [f for f in diagnose_runs([_weak_run(1, 1.0), _weak_run(8, large_time)]) if f.id == rule_id]
-    return {m.name: m.value for m in found[0].evidence} if found else None
+    assert len(found) == fires
+    return evidence(found[0]) if found else {}
 
 
-@pytest.mark.parametrize(
-    ("large_time", "fires"),
-    # 8 times the data: the rule fires at 1.5 x 8 = 12 times the I/O time
-    [(13.0, True), (12.0, True), (11.0, False), (4.0, False)],
-)
+# 8 times the data: the rule fires at 1.5 x 8 = 12 times the I/O time
+@pytest.mark.parametrize(("large_time", "fires"), [(13.0, True), (12.0, True), (11.0, False), (4.0, False)])
 def test_io_growth_threshold(large_time, fires):
-    ev = _weak_scaling_evidence("SCALE-IO-GROWTH", large_time)
-    assert (ev is not None) == fires
-    if ev:
+    if ev := _weak_scaling("SCALE-IO-GROWTH", large_time, fires):
         assert ev["bytes_growth"] == pytest.approx(8.0) and ev["time_growth"] == pytest.approx(large_time)
         assert ev["io_time_large"] - 8.0 * ev["io_time_small"] == pytest.approx(large_time - 8.0)
 
 
-@pytest.mark.parametrize(
-    ("large_time", "fires"),
-    # per-process rate 1 GiB/s with 1 writer; the rule fires when it falls to half or less with 8
-    [(2.5, True), (2.0, True), (1.9, False), (1.0, False)],
-)
+# per-process rate 1 GiB/s with 1 writer; the rule fires when it falls to half or less with 8
+@pytest.mark.parametrize(("large_time", "fires"), [(2.5, True), (2.0, True), (1.9, False), (1.0, False)])
 def test_contention_threshold(large_time, fires):
-    ev = _weak_scaling_evidence("SCALE-CONTENTION", large_time)
-    assert (ev is not None) == fires
-    if ev:
+    if ev := _weak_scaling("SCALE-CONTENTION", large_time, fires):
         assert ev["rate_ratio"] == pytest.approx(1.0 / large_time)
 
 
@@ -496,19 +506,15 @@ def test_every_rule_and_threshold_is_documented():
 # --- rendering ------------------------------------------------------------------------------
 
 
+def _small_writes(name: str, fid: int = 1) -> dict:
+    """Rank 0's record of file ``name``: 5000 writes of 64 bytes in 3 s (IO-SMALL-WRITES)."""
+    return {"id": fid, "rank": 0, "name": name, "writes": 5000, "bytes_written": 5000 * 64,
+            "size_write_0_100": 5000, "write_time": 3.0}
+
+
 def test_renderers_treat_log_strings_as_text_and_json_is_strict():
     name = "/data/[bold red]not markup[/]|pipe"
-    recs = [
-        {
-            "id": 1,
-            "rank": 0,
-            "name": name,
-            "writes": 5000,
-            "bytes_written": 5000 * 64,
-            "size_write_0_100": 5000,
-            "write_time": 3.0,
-        }
-    ]
+    recs = [_small_writes(name)]
     p = profile(1, 10.0, io={"posix_write": [3.0]}, posix=recs)
     findings = diagnose(p)
     console = Console(record=True, width=200)
@@ -572,18 +578,7 @@ def test_thresholds_table_shows_the_defaults():
 
 def test_the_profiler_s_own_log_is_not_evidence():
     """Writes to the log file itself (or its temporary name) are the profiler's, not the application's."""
-    recs = [
-        {
-            "id": i + 1,
-            "rank": 0,
-            "name": name,
-            "writes": 5000,
-            "bytes_written": 5000 * 64,
-            "size_write_0_100": 5000,
-            "write_time": 3.0,
-        }
-        for i, name in enumerate(("synthetic-1.log", "synthetic-1.log.tmp42"))
-    ]
+    recs = [_small_writes(name, i + 1) for i, name in enumerate(("synthetic-1.log", "synthetic-1.log.tmp42"))]
     p = profile(1, 10.0, io={"posix_write": [6.0]}, posix=recs)
     assert "IO-SMALL-WRITES" not in ids(p)
     assert "IO-SMALL-WRITES" in ids(
@@ -677,7 +672,7 @@ def test_a_large_profile_gives_the_findings_it_was_built_with():
 
 
 def test_top_rows_are_the_head_of_a_stable_descending_sort() -> None:
-    """_frames.top's shortcut (no full sort of a large table) gives the rows of Python's stable
+    """_table_ops.top's shortcut (no full sort of a large table) gives the rows of Python's stable
     sort, descending by each key in turn, ties in the table's order; on one key or several."""
     from pario.analysis.diagnosis._table_ops import top
     from pario.table import Table

@@ -230,25 +230,31 @@ def test_pario_env_forwards_only_what_is_set(pario_cmd, mpi_env, tmp_path: Path)
     assert ran.returncode == 0 and ran.stderr == "", ran.stderr
 
 
-def test_step_killed_inside_a_wrapper_is_named_and_leaves_no_tmp(tmp_path: Path, compile_program, pario_cmd,
-                                                                 mpi_env):
-    """`pario run --log t.pario -- timeout 5 mpirun -np 2 ...`: timeout kills the job before its ranks
-    write any log.  pario run says that the job left no log and why, turns the step's reservation
-    (t.step1.pario.tmp) into t.step1.pario.lost, and reading the step log says the same."""
+def _killed_in_timeout(tmp_path: Path, compile_program, pario_cmd, mpi_env) -> tuple[str, Path, str]:  # type: ignore[no-untyped-def]
+    """`pario run --log t.pario -- timeout 5 mpirun -np 2 no_finalize ...`: timeout kills the job
+    before its ranks write any log.  (pario run's stderr, the wrapper's log, the step's reason for
+    having no log from t.step1.pario.lost)."""
     exe = compile_program("no_finalize.c")
     log = tmp_path / "t.pario"
     proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "timeout", "5", "mpirun", "-np", "2",
                            str(exe), str(tmp_path), "0", "120"], env=mpi_env, capture_output=True, text=True,
                           timeout=TIMEOUT)
     assert proc.returncode == 124, proc.stderr
+    return proc.stderr, log, (tmp_path / "t.step1.pario.lost").read_text().strip()
+
+
+def test_step_killed_inside_a_wrapper_is_named_and_leaves_no_tmp(tmp_path: Path, compile_program, pario_cmd,
+                                                                 mpi_env):
+    """pario run says that the job left no log and why, turns the step's reservation
+    (t.step1.pario.tmp) into t.step1.pario.lost, and reading the step log says the same."""
+    stderr, log, why = _killed_in_timeout(tmp_path, compile_program, pario_cmd, mpi_env)
     step = tmp_path / "t.step1.pario"
     assert sorted(p.name for p in tmp_path.glob("t.*")) == ["t.pario", "t.step1.pario.lost"]
-    why = (tmp_path / "t.step1.pario.lost").read_text().strip()
     assert why.startswith("its ranks were killed or aborted before MPI_Finalize (")
     assert why.endswith("never reached their exit) (the command exited with code 124)")
-    assert f"log of the command itself: {log} (timeout, 1 rank)" in proc.stderr
-    assert "1 MPI job started by the command, 1 of them without a log:" in proc.stderr
-    assert f"  {step}: no log, {why}" in proc.stderr
+    assert f"log of the command itself: {log} (timeout, 1 rank)" in stderr
+    assert "1 MPI job started by the command, 1 of them without a log:" in stderr
+    assert f"  {step}: no log, {why}" in stderr
     report = subprocess.run([*pario_cmd, "report", str(step)], capture_output=True, text=True,
                             timeout=TIMEOUT)
     assert report.returncode == 2
@@ -263,13 +269,7 @@ def test_the_wrapper_s_report_names_the_job_that_wrote_no_log(tmp_path: Path, co
     why, and offers no `pario report` of a log that does not exist."""
     from pario.analysis.diagnosis import diagnose
 
-    exe = compile_program("no_finalize.c")
-    log = tmp_path / "t.pario"
-    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "timeout", "5", "mpirun", "-np", "2",
-                           str(exe), str(tmp_path), "0", "120"], env=mpi_env, capture_output=True, text=True,
-                          timeout=TIMEOUT)
-    assert proc.returncode == 124, proc.stderr
-    why = (tmp_path / "t.step1.pario.lost").read_text().strip()
+    _, log, why = _killed_in_timeout(tmp_path, compile_program, pario_cmd, mpi_env)
     (f,) = [f for f in diagnose(read_log(log)) if f.id == "RUN-LAUNCHER-ONLY"]
     assert f.statement == ("This log holds only timeout (an interpreter or wrapper) that ran the job, not "
                            "the ranks of an MPI job; 1 MPI job(s) it started wrote no log "

@@ -22,7 +22,7 @@ from pario.analysis import analyze
 from pario.analysis.diagnosis import RuleConfig, diagnose
 from pario.analysis.libraries import library_summary
 from pario.log.darshan_reader import read_darshan_log
-from pario.model import counter_column
+from pario.model import Profile, counter_column
 from test_diagnosis_synthetic import ids, profile
 
 HDF5 = LOGS / "shane_ior-HDF5_id438090-438090_11-9-41522-17417065676046418211_1.darshan"
@@ -159,8 +159,9 @@ def test_one_byte_hdf5_writes_are_flagged(pario_cmd, tmp_path):
 # ------------------------------------------------------------------------------------------
 
 
-def _frame(records: list[dict]) -> pd.DataFrame:
-    df = pd.DataFrame(records)
+def _per_rank(nprocs: int, id: int, **fields: object) -> pd.DataFrame:
+    """A layer's records of file (or dataset, variable) ``id``: one per rank, each with ``fields``."""
+    df = pd.DataFrame([{"id": id, "rank": r, **fields} for r in range(nprocs)])
     df["id"] = df["id"].astype(np.uint64)
     df["rank"] = df["rank"].astype(np.int64)
     return df
@@ -180,49 +181,25 @@ def _hdf5(
     p = profile(
         nprocs, 10.0, io={"hdf5_write": [2.0] * nprocs, "hdf5_meta": [meta] * nprocs}, striping=striping
     )
-    p.files["h5f"] = _frame(
-        [
-            {
-                "id": 1,
-                "rank": r,
-                "name": "/scratch/out.h5",
-                "opens": 1,
-                "use_mpiio": 1,
-                "alignment": alignment,
-                "align_threshold": 1,
-                "meta_time": meta,
-                "bytes_written": nbytes / nprocs,
-            }
-            for r in range(nprocs)
-        ]
-    )
-    p.files["h5d"] = _frame(
-        [
-            {
-                "id": 2,
-                "rank": r,
-                "name": "/scratch/out.h5:/fields/u",
-                "writes": 16,
-                "coll_writes": coll,
-                "bytes_written": nbytes / nprocs,
-                "write_time": 2.0,
-                "datatype_size": 8,
-                "layout": 2,
-                "chunk_size_d1": chunk,
-                "chunk_size_d2": chunk_d2,
-                "file_rec_id": 1,
-            }
-            for r in range(nprocs)
-        ]
-    )
+    p.files["h5f"] = _per_rank(nprocs, id=1, name="/scratch/out.h5", opens=1, use_mpiio=1,
+                               alignment=alignment, align_threshold=1, meta_time=meta,
+                               bytes_written=nbytes / nprocs)
+    p.files["h5d"] = _per_rank(nprocs, id=2, name="/scratch/out.h5:/fields/u", writes=16, coll_writes=coll,
+                               bytes_written=nbytes / nprocs, write_time=2.0, datatype_size=8, layout=2,
+                               chunk_size_d1=chunk, chunk_size_d2=chunk_d2, file_rec_id=1)
     return p
 
 
+def _fire_then_silent(rules: set[str], bad: Profile, good: Profile) -> None:
+    """Every one of ``rules`` fires on ``bad``, none on ``good``."""
+    assert rules <= ids(bad), ids(bad)
+    assert not rules & ids(good), ids(good)
+
+
 def test_hdf5_rules_fire_and_stay_silent():
-    bad = ids(_hdf5(striping={1: (1 * MiB, 4)}))
-    assert {"LIB-HDF5-SMALL-CHUNKS", "LIB-HDF5-NO-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"} <= bad
-    good = ids(_hdf5(chunk=1 << 17, alignment=1 << 20, coll=16, striping={1: (1 * MiB, 4)}))
-    assert not {"LIB-HDF5-SMALL-CHUNKS", "LIB-HDF5-NO-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"} & good
+    _fire_then_silent({"LIB-HDF5-SMALL-CHUNKS", "LIB-HDF5-NO-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"},
+                      _hdf5(striping={1: (1 * MiB, 4)}),
+                      _hdf5(chunk=1 << 17, alignment=1 << 20, coll=16, striping={1: (1 * MiB, 4)}))
     # off Lustre, a small file needs no alignment; chunks compare with the transfers (1 MiB here)
     small = ids(_hdf5(nbytes=4 * MiB))
     assert "LIB-HDF5-NO-ALIGNMENT" not in small and "LIB-HDF5-SMALL-CHUNKS" in small
@@ -266,45 +243,18 @@ def _pnetcdf(
     nprocs: int = 4, *, puts: int = 512, nb: int = 0, var_align: int = 4, striping: dict | None = None
 ):
     p = profile(nprocs, 10.0, io={"pnetcdf_write": [1.0] * nprocs}, striping=striping)
-    p.files["pnetcdf_file"] = _frame(
-        [
-            {
-                "id": 1,
-                "rank": r,
-                "name": "/scratch/out.nc",
-                "creates": 1,
-                "var_align": var_align,
-                "meta_time": 0.01,
-                "read_time": 0.0,
-                "write_time": 1.0,
-            }
-            for r in range(nprocs)
-        ]
-    )
-    p.files["pnetcdf_var"] = _frame(
-        [
-            {
-                "id": 2,
-                "rank": r,
-                "name": "/scratch/out.nc:u",
-                "indep_writes": 0 if nb else puts,
-                "coll_writes": 0,
-                "nb_writes": nb,
-                "bytes_written": puts * 4096,
-                "write_time": 1.0,
-                "file_rec_id": 1,
-            }
-            for r in range(nprocs)
-        ]
-    )
+    p.files["pnetcdf_file"] = _per_rank(nprocs, id=1, name="/scratch/out.nc", creates=1, var_align=var_align,
+                                        meta_time=0.01, read_time=0.0, write_time=1.0)
+    p.files["pnetcdf_var"] = _per_rank(nprocs, id=2, name="/scratch/out.nc:u", indep_writes=0 if nb else puts,
+                                       coll_writes=0, nb_writes=nb, bytes_written=puts * 4096, write_time=1.0,
+                                       file_rec_id=1)
     return p
 
 
 def test_pnetcdf_rules_fire_and_stay_silent():
-    bad = ids(_pnetcdf(striping={1: (1 * MiB, 4)}))
-    assert {"LIB-PNETCDF-SMALL-PUTS", "LIB-PNETCDF-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"} <= bad
-    good = ids(_pnetcdf(nb=512, var_align=1 * MiB, striping={1: (1 * MiB, 4)}))
-    assert not {"LIB-PNETCDF-SMALL-PUTS", "LIB-PNETCDF-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"} & good
+    _fire_then_silent({"LIB-PNETCDF-SMALL-PUTS", "LIB-PNETCDF-ALIGNMENT", "LIB-INDEPENDENT-TRANSFERS"},
+                      _pnetcdf(striping={1: (1 * MiB, 4)}),
+                      _pnetcdf(nb=512, var_align=1 * MiB, striping={1: (1 * MiB, 4)}))
     assert "LIB-PNETCDF-SMALL-PUTS" not in ids(_pnetcdf(puts=2))  # 8 puts in all
     assert "LIB-PNETCDF-ALIGNMENT" not in ids(_pnetcdf())  # not on Lustre
     f = next(f for f in diagnose(_pnetcdf()) if f.id == "LIB-PNETCDF-SMALL-PUTS")

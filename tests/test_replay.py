@@ -70,15 +70,22 @@ def assert_exact(trace: Trace) -> None:
     assert r.error == pytest.approx(0.0, abs=1e-9)
 
 
+def send_receive(send: tuple[float, float], receive: tuple[float, float], ends: tuple[float, float],
+                 tag: int = 0) -> Trace:
+    """Rank 0 sends to rank 1 from ``send[0]`` to ``send[1]``, rank 1 receives from ``receive[0]``
+    to ``receive[1]``; then each computes until its end in ``ends`` (a last MPI call)."""
+    return job(
+        [ev(Kind.SEND, *send, peer=1, tag=tag), ev(Kind.MPI_OTHER, ends[0], ends[0])],
+        [ev(Kind.RECV, *receive, peer=0, tag=tag), ev(Kind.MPI_OTHER, ends[1], ends[1])],
+    )
+
+
 # -- a send that waits -------------------------------------------------------------------
 
 def test_receive_waiting_for_the_transfer_disappears_on_an_ideal_network() -> None:
     # the send is posted at 0.1 when the receive is: the receive's 0.8 s is all transfer;
     # rank 0 computes to 1.0 after its send, rank 1 to 2.0 after its receive
-    trace = job(
-        [ev(Kind.SEND, 0.1, 0.2, peer=1, tag=3), ev(Kind.MPI_OTHER, 1.0, 1.0)],
-        [ev(Kind.RECV, 0.1, 0.9, peer=0, tag=3), ev(Kind.MPI_OTHER, 2.0, 2.0)],
-    )
+    trace = send_receive((0.1, 0.2), (0.1, 0.9), ends=(1.0, 2.0), tag=3)
     assert_exact(trace)
     t = times(trace)
     assert t["measured", "measured"] == pytest.approx(2.0)
@@ -93,10 +100,7 @@ def test_receive_waiting_for_the_transfer_disappears_on_an_ideal_network() -> No
 
 def test_receive_waiting_for_a_late_sender_is_serialisation_and_stays() -> None:
     # rank 0 computes until 0.9 before it sends: rank 1's receive (posted at 0.1) waits 0.8 s
-    trace = job(
-        [ev(Kind.SEND, 0.9, 0.95, peer=1, tag=3), ev(Kind.MPI_OTHER, 1.0, 1.0)],
-        [ev(Kind.RECV, 0.1, 0.9, peer=0, tag=3), ev(Kind.MPI_OTHER, 2.0, 2.0)],
-    )
+    trace = send_receive((0.9, 0.95), (0.1, 0.9), ends=(1.0, 2.0), tag=3)
     assert_exact(trace)
     t = times(trace)
     assert t["ideal", "ideal"] == pytest.approx(2.0)
@@ -300,10 +304,7 @@ def test_ranks_start_at_their_own_origin() -> None:
 def test_inconsistent_clocks_show_as_the_measured_replay_error() -> None:
     # rank 1's clock is behind: its receive ends (0.5) before the send was posted (0.6); the
     # transfer is clamped at 0, rank 1 runs 0.1 s later than measured: error 0.1 / 1.2
-    trace = job(
-        [ev(Kind.SEND, 0.6, 0.65, peer=1, tag=0), ev(Kind.MPI_OTHER, 1.0, 1.0)],
-        [ev(Kind.RECV, 0.1, 0.5, peer=0, tag=0), ev(Kind.MPI_OTHER, 1.2, 1.2)],
-    )
+    trace = send_receive((0.6, 0.65), (0.1, 0.5), ends=(1.0, 1.2))
     r = replay(trace)
     assert r.T == pytest.approx(1.3)
     assert r.error == pytest.approx(0.1 / 1.2)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel_helpers import small_independent_writes
 from pario import paths
 from pario.analysis.files import file_table
 from pario.log import read_log
@@ -20,17 +21,7 @@ LAUNCH = ["mpirun", "--oversubscribe", "-np", "2", "--mca", "io", "romio321"]
 
 def _block(out: Path) -> list[str]:
     """4 KiB independent writes of a shared file: IFACE-INDEPENDENT-SHARED suggests romio_cb_write."""
-    return [
-        *LAUNCH,
-        str(paths.program("pario-kernel-block")),
-        "--transfer-size",
-        "4k",
-        "--block-size",
-        "256k",
-        "--independent",
-        "-o",
-        str(out / "shared.dat"),
-    ]
+    return [*LAUNCH, *small_independent_writes(out / "shared.dat")]
 
 
 def _joined(text: str) -> str:

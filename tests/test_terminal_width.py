@@ -21,6 +21,7 @@ import pytest
 from rich.console import Console
 
 from darshan_logs import LOGS
+from kernel_helpers import small_independent_writes
 from pario.analysis.diagnosis import findings_renderable
 from pario.log import read_log
 from pario.report import build
@@ -137,56 +138,17 @@ def pario_logs(tmp_path_factory, pario_cmd, mpi_env) -> list[Path]:  # type: ign
     root = tmp_path_factory.mktemp("width")
     out = root / LONG_DIR
     out.mkdir(parents=True)
-    logs = []
-    for n in (2, 4):
-        log = root / f"block{n}.pario"
-        cmd = [
-            *pario_cmd,
-            "run",
-            "--log",
-            str(log),
-            "--",
-            "mpirun",
-            "--oversubscribe",
-            "-np",
-            str(n),
-            "--mca",
-            "io",
-            "romio321",
-            str(paths.program("pario-kernel-block")),
-            "--transfer-size",
-            "4k",
-            "--block-size",
-            "256k",
-            "--independent",
-            "-o",
-            str(out / "block_output_file.dat"),
-        ]
-        proc = subprocess.run(cmd, env=mpi_env, capture_output=True, text=True, timeout=180)
+
+    def run(log: Path, *mpirun_args: str) -> Path:
+        command = ["mpirun", "--oversubscribe", *mpirun_args]
+        proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", *command], env=mpi_env,
+                              capture_output=True, text=True, timeout=180)
         assert proc.returncode == 0, proc.stderr
-        logs.append(log)
-    log = root / "demo.pario"
-    proc = subprocess.run(
-        [
-            *pario_cmd,
-            "run",
-            "--log",
-            str(log),
-            "--",
-            "mpirun",
-            "--oversubscribe",
-            "-np",
-            "4",
-            str(paths.program("pario-demo-io")),
-            str(out),
-        ],
-        env=mpi_env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return [*logs, log]
+        return log
+
+    blocks = [run(root / f"block{n}.pario", "-np", str(n), "--mca", "io", "romio321",
+                  *small_independent_writes(out / "block_output_file.dat")) for n in (2, 4)]
+    return [*blocks, run(root / "demo.pario", "-np", "4", str(paths.program("pario-demo-io")), str(out))]
 
 
 @pytest.mark.parametrize("width", [80, 120])

@@ -10,20 +10,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "program.h"
+
 #define BLOCK 4096
 #define NATOMIC 2
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nprocs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc != 2) {
-        if (rank == 0)
-            fprintf(stderr, "usage: coll_atomic OUTDIR\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = start_mpi(&argc, &argv, 1, 1, "coll_atomic OUTDIR");
+    int nprocs = world_size();
     char path[4096];
     snprintf(path, sizeof path, "%s/atomic.dat", argv[1]);
     MPI_File fh;

@@ -8,16 +8,14 @@
 #include <mpi.h>
 #include <stdio.h>
 
+#include "program.h"
+
 enum { N = 4096 };
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nprocs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 2)
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    int rank = start_mpi(&argc, &argv, 1, -1, "coll_auto_mix OUTDIR");
+    int nprocs = world_size();
     unsigned char buf[N];
     for (int i = 0; i < N; i++)
         buf[i] = (unsigned char)((rank * 7 + i) % 251);

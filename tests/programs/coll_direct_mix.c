@@ -11,14 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program.h"
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nprocs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 3)
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    int rank = start_mpi(&argc, &argv, 2, -1, "coll_direct_mix OUTDIR MODE");
     long n = strcmp(argv[2], "library") == 0 ? (1L << 21) + 8 : 65536;
     unsigned char *buf = calloc((size_t)n * 2, 1);
     if (!buf)

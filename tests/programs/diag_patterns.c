@@ -37,6 +37,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "program.h"
+
 #define MiB (1024 * 1024)
 
 static char *buf;
@@ -84,16 +86,8 @@ static void compute(double seconds)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (argc != 3) {
-        if (rank == 0)
-            fprintf(stderr, "usage: diag_patterns MODE DIR\n");
-        MPI_Finalize();
-        return 2;
-    }
+    int rank = start_mpi(&argc, &argv, 2, 2, "diag_patterns MODE DIR");
+    int n = world_size();
     const char *mode = argv[1], *dir = argv[2];
     buf = malloc(4 * MiB);
     memset(buf, 'a' + rank % 26, 4 * MiB);

@@ -14,22 +14,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "program.h"
+
 #define NG 8
 #define NV 125
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if ((x) < 0) {                                                                             \
-            fprintf(stderr, "h5_groups: %s failed (line %d)\n", #x, __LINE__);                     \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
 
 static hid_t mpio_fapl(void)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    CHECK(fapl);
-    CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    H5_CHECK(fapl);
+    H5_CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
     return fapl;
 }
 
@@ -44,64 +38,60 @@ static void check_values(const int64_t *v, int g)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    if (argc != 2) {
-        fprintf(stderr, "usage: h5_groups DIR\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    start_mpi(&argc, &argv, 1, 1, "h5_groups DIR");
     char path[4096], name[32];
     snprintf(path, sizeof path, "%s/groups.h5", argv[1]);
     int64_t v[NV];
     hsize_t nv = NV;
     hid_t space = H5Screate_simple(1, &nv, NULL), scalar = H5Screate(H5S_SCALAR);
-    CHECK(space);
-    CHECK(scalar);
+    H5_CHECK(space);
+    H5_CHECK(scalar);
 
     hid_t fapl = mpio_fapl();
     hid_t fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    CHECK(fid);
+    H5_CHECK(fid);
     for (int g = 0; g < NG; g++) {
         snprintf(name, sizeof name, "/g%d", g);
         hid_t gid = H5Gcreate2(fid, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        CHECK(gid);
+        H5_CHECK(gid);
         hid_t aid = H5Acreate2(gid, "step", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
-        CHECK(aid);
+        H5_CHECK(aid);
         for (int k = 0; k < NV; k++)
             v[k] = (int64_t)g * 1000 + k;
-        CHECK(H5Awrite(aid, H5T_NATIVE_INT64, v));
-        CHECK(H5Aclose(aid));
-        CHECK(H5Gclose(gid));
+        H5_CHECK(H5Awrite(aid, H5T_NATIVE_INT64, v));
+        H5_CHECK(H5Aclose(aid));
+        H5_CHECK(H5Gclose(gid));
     }
     double title = 3.25;
     hid_t aid = H5Acreate_by_name(fid, ".", "title", H5T_IEEE_F64LE, scalar, H5P_DEFAULT, H5P_DEFAULT,
                                   H5P_DEFAULT);
-    CHECK(aid);
-    CHECK(H5Awrite(aid, H5T_NATIVE_DOUBLE, &title));
-    CHECK(H5Aclose(aid));
-    CHECK(H5Fclose(fid));
+    H5_CHECK(aid);
+    H5_CHECK(H5Awrite(aid, H5T_NATIVE_DOUBLE, &title));
+    H5_CHECK(H5Aclose(aid));
+    H5_CHECK(H5Fclose(fid));
 
     fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    CHECK(fid);
+    H5_CHECK(fid);
     for (int g = 0; g < NG; g++) {
         snprintf(name, sizeof name, "/g%d", g);
         hid_t gid = H5Gopen2(fid, name, H5P_DEFAULT);
-        CHECK(gid);
+        H5_CHECK(gid);
         aid = H5Aopen(gid, "step", H5P_DEFAULT);
-        CHECK(aid);
-        CHECK(H5Aread(aid, H5T_NATIVE_INT64, v));
+        H5_CHECK(aid);
+        H5_CHECK(H5Aread(aid, H5T_NATIVE_INT64, v));
         check_values(v, g);
-        CHECK(H5Aclose(aid));
-        CHECK(H5Gclose(gid));
+        H5_CHECK(H5Aclose(aid));
+        H5_CHECK(H5Gclose(gid));
     }
     aid = H5Aopen_by_name(fid, "/g3", "step", H5P_DEFAULT, H5P_DEFAULT);
-    CHECK(aid);
-    CHECK(H5Aread(aid, H5T_NATIVE_INT64, v));
+    H5_CHECK(aid);
+    H5_CHECK(H5Aread(aid, H5T_NATIVE_INT64, v));
     check_values(v, 3);
-    CHECK(H5Aclose(aid));
+    H5_CHECK(H5Aclose(aid));
     hid_t obj = H5Oopen(fid, "/g5", H5P_DEFAULT);
-    CHECK(obj);
-    CHECK(H5Oclose(obj));
-    CHECK(H5Fclose(fid));
+    H5_CHECK(obj);
+    H5_CHECK(H5Oclose(obj));
+    H5_CHECK(H5Fclose(fid));
 
     H5Pclose(fapl);
     H5Sclose(space);

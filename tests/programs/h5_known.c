@@ -14,55 +14,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "program.h"
+
 #define K 1024
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if ((x) < 0) {                                                                             \
-            fprintf(stderr, "h5_known: %s failed (line %d)\n", #x, __LINE__);                      \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (argc < 2) {
-        fprintf(stderr, "usage: h5_known OUTDIR\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = start_mpi(&argc, &argv, 1, -1, "h5_known OUTDIR");
+    int n = world_size();
     char path[4096];
     snprintf(path, sizeof path, "%s/known.h5", argv[1]);
 
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    H5_CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    CHECK(f);
+    H5_CHECK(f);
     hid_t coll = H5Pcreate(H5P_DATASET_XFER);
-    CHECK(H5Pset_dxpl_mpio(coll, H5FD_MPIO_COLLECTIVE));
+    H5_CHECK(H5Pset_dxpl_mpio(coll, H5FD_MPIO_COLLECTIVE));
 
     /* /contig: collective regular hyperslab writes */
     hsize_t dim = (hsize_t)n * K;
     hid_t space = H5Screate_simple(1, &dim, NULL);
     hid_t d = H5Dcreate2(f, "contig", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    CHECK(d);
+    H5_CHECK(d);
     double *buf = malloc(sizeof(double) * (size_t)n * K);
     for (int i = 0; i < K; i++)
         buf[i] = rank * K + i;
     hsize_t start = (hsize_t)rank * K, count = K;
     hid_t fs = H5Dget_space(d);
-    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL));
+    H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL));
     hid_t ms = H5Screate_simple(1, &count, NULL);
-    CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, coll, buf));
+    H5_CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, coll, buf));
     H5Sclose(ms);
     /* independent irregular read: [rank*K, +10) and [rank*K+100, +20) */
     hsize_t s1 = start, c1 = 10, s2 = start + 100, c2 = 20, m = 30;
-    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &s1, NULL, &c1, NULL));
-    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_OR, &s2, NULL, &c2, NULL));
+    H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &s1, NULL, &c1, NULL));
+    H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_OR, &s2, NULL, &c2, NULL));
     ms = H5Screate_simple(1, &m, NULL);
-    CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, buf));
+    H5_CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, buf));
     if (buf[0] != rank * K || buf[10] != rank * K + 100) {
         fprintf(stderr, "h5_known: read back %g %g\n", buf[0], buf[10]);
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -79,17 +68,17 @@ int main(int argc, char **argv)
     hsize_t dims2[2] = {(hsize_t)n * 8, 64}, chunk[2] = {8, 16};
     space = H5Screate_simple(2, dims2, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    CHECK(H5Pset_chunk(dcpl, 2, chunk));
+    H5_CHECK(H5Pset_chunk(dcpl, 2, chunk));
     d = H5Dcreate2(g, "chunked", H5T_NATIVE_INT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    CHECK(d);
+    H5_CHECK(d);
     int ibuf[8 * 64];
     for (int i = 0; i < 8 * 64; i++)
         ibuf[i] = rank;
     hsize_t st2[2] = {(hsize_t)rank * 8, 0}, ct2[2] = {8, 64};
     fs = H5Dget_space(d);
-    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, st2, NULL, ct2, NULL));
+    H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, st2, NULL, ct2, NULL));
     ms = H5Screate_simple(2, ct2, NULL);
-    CHECK(H5Dwrite(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, ibuf));
+    H5_CHECK(H5Dwrite(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, ibuf));
     H5Sclose(ms);
     H5Sclose(fs);
     H5Dclose(d);
@@ -101,34 +90,34 @@ int main(int argc, char **argv)
     hsize_t np = (hsize_t)n * 4;
     space = H5Screate_simple(1, &np, NULL);
     d = H5Dcreate2(f, "points", H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    CHECK(d);
+    H5_CHECK(d);
     hsize_t pts[3] = {(hsize_t)rank * 4, (hsize_t)rank * 4 + 1, (hsize_t)rank * 4 + 3}, three = 3;
     long long lbuf[3] = {rank, rank, rank};
     fs = H5Dget_space(d);
-    CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, 3, pts));
+    H5_CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, 3, pts));
     ms = H5Screate_simple(1, &three, NULL);
-    CHECK(H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, lbuf));
+    H5_CHECK(H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, lbuf));
     H5Sclose(ms);
     H5Sclose(fs);
     H5Dclose(d);
     H5Sclose(space);
 
-    CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
-    CHECK(H5Fclose(f));
+    H5_CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    H5_CHECK(H5Fclose(f));
 
     /* reopen, read /contig whole, collectively */
     f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    CHECK(f);
+    H5_CHECK(f);
     d = H5Dopen2(f, "/contig", H5P_DEFAULT);
-    CHECK(d);
-    CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, coll, buf));
+    H5_CHECK(d);
+    H5_CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, coll, buf));
     for (int r = 0; r < n; r++)
         if (buf[(size_t)r * K + 7] != r * K + 7) {
             fprintf(stderr, "h5_known: whole read %d\n", r);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     H5Dclose(d);
-    CHECK(H5Fclose(f));
+    H5_CHECK(H5Fclose(f));
     H5Pclose(coll);
     H5Pclose(fapl);
     free(buf);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program.h"
+
 static void print_info(const char *name, MPI_File fh)
 {
     MPI_Info info;
@@ -35,15 +37,7 @@ static void print_info(const char *name, MPI_File fh)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (argc < 3) {
-        if (rank == 0)
-            fprintf(stderr, "usage: hints_files OUTDIR S [NAME...]\n");
-        MPI_Finalize();
-        return 2;
-    }
+    int rank = start_mpi(&argc, &argv, 2, -1, "hints_files OUTDIR S [NAME...]");
     static const char *const defaults[] = {"a.dat", "b.h5"};
     const char *const *names = argc > 3 ? (const char *const *)argv + 3 : defaults;
     int nnames = argc > 3 ? argc - 3 : 2;

@@ -16,18 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program.h"
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nprocs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 3) {
-        if (rank == 0)
-            fprintf(stderr, "usage: hints_open OUTDIR S [fatal]\n");
-        MPI_Finalize();
-        return 2;
-    }
+    int rank = start_mpi(&argc, &argv, 2, -1, "hints_open OUTDIR S [fatal]");
     int s = atoi(argv[2]), fatal = argc > 3 && strcmp(argv[3], "fatal") == 0;
     char path[4096];
     char *buf = malloc((size_t)s);

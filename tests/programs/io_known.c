@@ -21,18 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "program.h"
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nprocs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc != 4) {
-        if (rank == 0)
-            fprintf(stderr, "usage: io_known OUTDIR K S\n");
-        MPI_Finalize();
-        return 2;
-    }
+    int rank = start_mpi(&argc, &argv, 3, 3, "io_known OUTDIR K S");
+    int nprocs = world_size();
     const char *dir = argv[1];
     int k = atoi(argv[2]), s = atoi(argv[3]);
     char path[4096];

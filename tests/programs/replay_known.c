@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "program.h"
+
 static void sleep_ms(double ms)
 {
     struct timespec ts = {(time_t)(ms / 1000.0), (long)((ms - 1000.0 * (double)(time_t)(ms / 1000.0)) * 1e6)};
@@ -33,15 +35,8 @@ static void sleep_ms(double ms)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc < 2) {
-        if (rank == 0)
-            fprintf(stderr, "usage: replay_known DIR [X_MS]\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = start_mpi(&argc, &argv, 1, -1, "replay_known DIR [X_MS]");
+    int size = world_size();
     double x = argc > 2 ? atof(argv[2]) : 20.0;
     const int n = 256 * 1024;
     char *sbuf = malloc(n), *rbuf = malloc((size_t)n * (size_t)size);

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "program.h"
+
 static double now(void)
 {
     struct timespec ts;
@@ -21,15 +23,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (argc != 3) {
-        if (rank == 0)
-            fprintf(stderr, "usage: report_compute_bound OUTDIR SECONDS\n");
-        MPI_Finalize();
-        return 2;
-    }
+    int rank = start_mpi(&argc, &argv, 2, 2, "report_compute_bound OUTDIR SECONDS");
     double seconds = atof(argv[2]);
     volatile double x = 1.0;
     double start = now();

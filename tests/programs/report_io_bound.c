@@ -18,20 +18,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "program.h"
+
 #define REQ 4096
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nprocs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 3) {
-        if (rank == 0)
-            fprintf(stderr, "usage: report_io_bound OUTDIR N [total]\n");
-        MPI_Finalize();
-        return 2;
-    }
+    int rank = start_mpi(&argc, &argv, 2, -1, "report_io_bound OUTDIR N [total]");
+    int nprocs = world_size();
     long n = atol(argv[2]);
     if (argc > 3 && strcmp(argv[3], "total") == 0)
         n = n / nprocs + (rank < n % nprocs ? 1 : 0);

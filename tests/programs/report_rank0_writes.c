@@ -15,19 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "program.h"
+
 #define MIB (1 << 20)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (argc != 3) {
-        if (rank == 0)
-            fprintf(stderr, "usage: report_rank0_writes OUTDIR M\n");
-        MPI_Finalize();
-        return 2;
-    }
+    int rank = start_mpi(&argc, &argv, 2, 2, "report_rank0_writes OUTDIR M");
     if (rank == 0) {
         int m = atoi(argv[2]);
         char path[4096];
