@@ -30,15 +30,19 @@ struct pario_fd *pario_stdio_fds = NULL;
 const char *const *pario_inject_hints = NULL;
 const char *pario_mpi_library = NULL;
 
-const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS] = {
-    [PARIO_POSIX] = &pario_posix_desc,
-    [PARIO_STDIO] = &pario_stdio_desc,
-    [PARIO_MPIIO] = &pario_mpiio_desc,
-    [PARIO_H5F] = &pario_h5f_desc,
-    [PARIO_H5D] = &pario_h5d_desc,
-    [PARIO_PNETCDF_FILE] = &pario_pnetcdf_file_desc,
-    [PARIO_PNETCDF_VAR] = &pario_pnetcdf_var_desc,
-};
+/* The layers of the PARIO_LAYERS manifest: their counter names, written
+ * into every log's META, and their descriptors, indexed by enum pario_layer. */
+#define X(counter, doc) #counter,
+#define PARIO_LAYER_NAMES(ID, name)                                                                \
+    const char *const pario_##name##_counter_names[ID##_NUM_COUNTERS] = {PARIO_##ID##_COUNTERS};   \
+    const char *const pario_##name##_fcounter_names[ID##_NUM_FCOUNTERS] = {PARIO_##ID##_FCOUNTERS};
+PARIO_LAYERS(PARIO_LAYER_NAMES)
+#undef PARIO_LAYER_NAMES
+#undef X
+
+#define PARIO_LAYER_ENTRY(ID, name) [PARIO_##ID] = &pario_##name##_desc,
+const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS] = {PARIO_LAYERS(PARIO_LAYER_ENTRY)};
+#undef PARIO_LAYER_ENTRY
 
 struct pario_core pario_core;
 

@@ -20,47 +20,36 @@
 #include "pario-log-format.h"
 #include "pario-mpi-next.h"
 
-/* ---- layers ----------------------------------------------------------- */
-enum pario_layer {
-    PARIO_POSIX = 0,
-    PARIO_STDIO = 1,
-    PARIO_MPIIO = 2,
-    PARIO_H5F = 3,          /* HDF5 files (hdf5.c) */
-    PARIO_H5D = 4,          /* HDF5 datasets (hdf5.c) */
-    PARIO_PNETCDF_FILE = 5, /* PnetCDF files (pnetcdf.c) */
-    PARIO_PNETCDF_VAR = 6,  /* PnetCDF variables (pnetcdf.c) */
-    PARIO_NLAYERS = 7
-};
+/* ---- layers -------------------------------------------------------------
+ * All made from the PARIO_LAYERS manifest (pario-log-format.h). */
+#define PARIO_LAYER_ID(ID, name) PARIO_##ID,
+enum pario_layer { PARIO_LAYERS(PARIO_LAYER_ID) PARIO_NLAYERS };
+#undef PARIO_LAYER_ID
 
-#define X(name, doc) name,
-enum posix_counter { PARIO_POSIX_COUNTERS POSIX_NUM_COUNTERS };
-enum posix_fcounter { PARIO_POSIX_FCOUNTERS POSIX_NUM_FCOUNTERS };
-enum stdio_counter { PARIO_STDIO_COUNTERS STDIO_NUM_COUNTERS };
-enum stdio_fcounter { PARIO_STDIO_FCOUNTERS STDIO_NUM_FCOUNTERS };
-enum mpiio_counter { PARIO_MPIIO_COUNTERS MPIIO_NUM_COUNTERS };
-enum mpiio_fcounter { PARIO_MPIIO_FCOUNTERS MPIIO_NUM_FCOUNTERS };
-enum h5f_counter { PARIO_H5F_COUNTERS H5F_NUM_COUNTERS };
-enum h5f_fcounter { PARIO_H5F_FCOUNTERS H5F_NUM_FCOUNTERS };
-enum h5d_counter { PARIO_H5D_COUNTERS H5D_NUM_COUNTERS };
-enum h5d_fcounter { PARIO_H5D_FCOUNTERS H5D_NUM_FCOUNTERS };
-enum pnetcdf_file_counter { PARIO_PNETCDF_FILE_COUNTERS PNETCDF_FILE_NUM_COUNTERS };
-enum pnetcdf_file_fcounter { PARIO_PNETCDF_FILE_FCOUNTERS PNETCDF_FILE_NUM_FCOUNTERS };
-enum pnetcdf_var_counter { PARIO_PNETCDF_VAR_COUNTERS PNETCDF_VAR_NUM_COUNTERS };
-enum pnetcdf_var_fcounter { PARIO_PNETCDF_VAR_FCOUNTERS PNETCDF_VAR_NUM_FCOUNTERS };
+/* Counter indices: enum <name>_counter { <ID>_..., <ID>_NUM_COUNTERS } and
+ * the same for fcounters. */
+#define X(counter, doc) counter,
+#define PARIO_LAYER_ENUMS(ID, name)                                                                \
+    enum name##_counter { PARIO_##ID##_COUNTERS ID##_NUM_COUNTERS };                               \
+    enum name##_fcounter { PARIO_##ID##_FCOUNTERS ID##_NUM_FCOUNTERS };
+PARIO_LAYERS(PARIO_LAYER_ENUMS)
+#undef PARIO_LAYER_ENUMS
 enum rank_field { PARIO_RANK_FIELDS RANK_NUM_FIELDS };
 #undef X
 
 #define PARIO_MAX_COUNTERS 88  /* MPI-IO has 83, PnetCDF variables 72 */
 #define PARIO_MAX_FCOUNTERS 32 /* MPI-IO has 30 (the engine's time per variant) */
-_Static_assert(MPIIO_NUM_COUNTERS <= PARIO_MAX_COUNTERS && MPIIO_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS,
-               "MPI-IO counters exceed PARIO_MAX_COUNTERS or PARIO_MAX_FCOUNTERS");
-_Static_assert(PNETCDF_VAR_NUM_COUNTERS <= PARIO_MAX_COUNTERS && POSIX_NUM_COUNTERS <= PARIO_MAX_COUNTERS,
-               "counters exceed PARIO_MAX_COUNTERS");
+#define PARIO_LAYER_FITS(ID, name)                                                                 \
+    _Static_assert(ID##_NUM_COUNTERS <= PARIO_MAX_COUNTERS, #ID " counters exceed PARIO_MAX_COUNTERS"); \
+    _Static_assert(ID##_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS, #ID " fcounters exceed PARIO_MAX_FCOUNTERS");
+PARIO_LAYERS(PARIO_LAYER_FITS)
+#undef PARIO_LAYER_FITS
 
 /* Where, inside a layer's counter arrays, the generic code finds things.
- * Filled in by each layer with designated initializers. */
+ * Each layer's file fills one in with PARIO_LAYER_DESC_COMMON and designated
+ * initializers for the rest. */
 struct pario_layer_desc {
-    const char *name;            /* "posix", "stdio", "mpiio" */
+    const char *name;            /* "posix", "stdio", "mpiio", ... */
     int ncounters, nfcounters;
     const char *const *counter_names;
     const char *const *fcounter_names;
@@ -80,9 +69,29 @@ struct pario_layer_desc {
     int f_max_read_time, f_max_write_time;      /* max reduced */
     int f_fastest_time, f_slowest_time, f_var_time, f_var_bytes;
 };
-extern const struct pario_layer_desc pario_posix_desc, pario_stdio_desc, pario_mpiio_desc;
-extern const struct pario_layer_desc pario_h5f_desc, pario_h5d_desc;
-extern const struct pario_layer_desc pario_pnetcdf_file_desc, pario_pnetcdf_var_desc;
+
+/* The fields every layer has under the same names (its counter names are
+ * defined once, in core.c): the name, the counts, the byte and time totals,
+ * the timestamps and the shared-file statistics. */
+#define PARIO_LAYER_DESC_COMMON(ID, name_)                                                         \
+    .name = #name_, .ncounters = ID##_NUM_COUNTERS, .nfcounters = ID##_NUM_FCOUNTERS,              \
+    .counter_names = pario_##name_##_counter_names, .fcounter_names = pario_##name_##_fcounter_names, \
+    .c_bytes_read = ID##_BYTES_READ, .c_bytes_written = ID##_BYTES_WRITTEN,                        \
+    .c_nranks = ID##_NRANKS, .c_fastest_rank = ID##_FASTEST_RANK,                                  \
+    .c_fastest_bytes = ID##_FASTEST_RANK_BYTES, .c_slowest_rank = ID##_SLOWEST_RANK,               \
+    .c_slowest_bytes = ID##_SLOWEST_RANK_BYTES,                                                    \
+    .f_open_start = ID##_F_OPEN_START_TIMESTAMP, .f_close_end = ID##_F_CLOSE_END_TIMESTAMP,        \
+    .f_read_time = ID##_F_READ_TIME, .f_write_time = ID##_F_WRITE_TIME,                            \
+    .f_meta_time = ID##_F_META_TIME, .f_fastest_time = ID##_F_FASTEST_RANK_TIME,                   \
+    .f_slowest_time = ID##_F_SLOWEST_RANK_TIME, .f_var_time = ID##_F_VARIANCE_RANK_TIME,           \
+    .f_var_bytes = ID##_F_VARIANCE_RANK_BYTES
+
+#define PARIO_LAYER_EXTERNS(ID, name)                                                              \
+    extern const struct pario_layer_desc pario_##name##_desc;                                     \
+    extern const char *const pario_##name##_counter_names[ID##_NUM_COUNTERS];                      \
+    extern const char *const pario_##name##_fcounter_names[ID##_NUM_FCOUNTERS];
+PARIO_LAYERS(PARIO_LAYER_EXTERNS)
+#undef PARIO_LAYER_EXTERNS
 extern const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS];
 
 /* ---- file records -------------------------------------------------------
@@ -273,7 +282,9 @@ struct pario_library_status {
     int active;        /* 1: the layer records */
     char why[256];     /* why it does not ("" when active) */
 };
-extern struct pario_library_status pario_hdf5_status, pario_pnetcdf_status;
+#define PARIO_LIBRARY_EXTERN(name) extern struct pario_library_status pario_##name##_status;
+PARIO_LIBRARIES(PARIO_LIBRARY_EXTERN)
+#undef PARIO_LIBRARY_EXTERN
 extern struct pario_library_status *const pario_library_status[]; /* NULL-terminated (log.c) */
 
 /* A size from the environment: digits with an optional k/m/g suffix (powers of 1024); dflt

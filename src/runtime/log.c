@@ -438,7 +438,9 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
     put_text(b, "]}");
 }
 
-struct pario_library_status *const pario_library_status[] = {&pario_hdf5_status, &pario_pnetcdf_status, NULL};
+#define PARIO_LIBRARY_ENTRY(name) &pario_##name##_status,
+struct pario_library_status *const pario_library_status[] = {PARIO_LIBRARIES(PARIO_LIBRARY_ENTRY) NULL};
+#undef PARIO_LIBRARY_ENTRY
 
 /* ---- log path -----------------------------------------------------------*/
 

@@ -25,11 +25,6 @@
 
 extern char **environ;
 
-#define X(name, doc) #name,
-static const char *const counter_names[] = {PARIO_MPIIO_COUNTERS};
-static const char *const fcounter_names[] = {PARIO_MPIIO_FCOUNTERS};
-#undef X
-
 static const unsigned char max_reduced[MPIIO_NUM_COUNTERS] = {
     [MPIIO_MAX_READ_SIZE] = 1,
     [MPIIO_MAX_WRITE_SIZE] = 1,
@@ -43,39 +38,19 @@ static const unsigned char max_reduced[MPIIO_NUM_COUNTERS] = {
 };
 
 const struct pario_layer_desc pario_mpiio_desc = {
-    .name = "mpiio",
-    .ncounters = MPIIO_NUM_COUNTERS,
-    .nfcounters = MPIIO_NUM_FCOUNTERS,
-    .counter_names = counter_names,
-    .fcounter_names = fcounter_names,
-    .c_bytes_read = MPIIO_BYTES_READ,
-    .c_bytes_written = MPIIO_BYTES_WRITTEN,
+    PARIO_LAYER_DESC_COMMON(MPIIO, mpiio),
     .c_max_byte_read = -1,
     .c_max_byte_written = -1,
     .c_max_read_size = MPIIO_MAX_READ_SIZE,
     .c_max_write_size = MPIIO_MAX_WRITE_SIZE,
-    .c_nranks = MPIIO_NRANKS,
-    .c_fastest_rank = MPIIO_FASTEST_RANK,
-    .c_fastest_bytes = MPIIO_FASTEST_RANK_BYTES,
-    .c_slowest_rank = MPIIO_SLOWEST_RANK,
-    .c_slowest_bytes = MPIIO_SLOWEST_RANK_BYTES,
     .c_max_reduced = max_reduced,
     .c_seq_reads = -1,
     .c_consec_reads = -1,
     .c_rw_switches = MPIIO_RW_SWITCHES,
     .c_size_read0 = MPIIO_SIZE_READ_AGG_0_100,
     .c_size_write0 = MPIIO_SIZE_WRITE_AGG_0_100,
-    .f_open_start = MPIIO_F_OPEN_START_TIMESTAMP,
-    .f_close_end = MPIIO_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = MPIIO_F_READ_TIME,
-    .f_write_time = MPIIO_F_WRITE_TIME,
-    .f_meta_time = MPIIO_F_META_TIME,
     .f_max_read_time = MPIIO_F_MAX_READ_TIME,
     .f_max_write_time = MPIIO_F_MAX_WRITE_TIME,
-    .f_fastest_time = MPIIO_F_FASTEST_RANK_TIME,
-    .f_slowest_time = MPIIO_F_SLOWEST_RANK_TIME,
-    .f_var_time = MPIIO_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = MPIIO_F_VARIANCE_RANK_BYTES,
 };
 
 /* ---- MPI_File -> record ----------------------------------------------------

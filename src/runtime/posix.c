@@ -20,11 +20,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define X(name, doc) #name,
-static const char *const counter_names[] = {PARIO_POSIX_COUNTERS};
-static const char *const fcounter_names[] = {PARIO_POSIX_FCOUNTERS};
-#undef X
-
 static const unsigned char max_reduced[POSIX_NUM_COUNTERS] = {
     [POSIX_MAX_BYTE_READ] = 1,        [POSIX_MAX_BYTE_WRITTEN] = 1,     [POSIX_MAX_READ_SIZE] = 1,
     [POSIX_MAX_WRITE_SIZE] = 1,       [POSIX_FILE_ALIGNMENT] = 1,       [POSIX_FS_TYPE] = 1,
@@ -33,39 +28,19 @@ static const unsigned char max_reduced[POSIX_NUM_COUNTERS] = {
 };
 
 const struct pario_layer_desc pario_posix_desc = {
-    .name = "posix",
-    .ncounters = POSIX_NUM_COUNTERS,
-    .nfcounters = POSIX_NUM_FCOUNTERS,
-    .counter_names = counter_names,
-    .fcounter_names = fcounter_names,
-    .c_bytes_read = POSIX_BYTES_READ,
-    .c_bytes_written = POSIX_BYTES_WRITTEN,
+    PARIO_LAYER_DESC_COMMON(POSIX, posix),
     .c_max_byte_read = POSIX_MAX_BYTE_READ,
     .c_max_byte_written = POSIX_MAX_BYTE_WRITTEN,
     .c_max_read_size = POSIX_MAX_READ_SIZE,
     .c_max_write_size = POSIX_MAX_WRITE_SIZE,
-    .c_nranks = POSIX_NRANKS,
-    .c_fastest_rank = POSIX_FASTEST_RANK,
-    .c_fastest_bytes = POSIX_FASTEST_RANK_BYTES,
-    .c_slowest_rank = POSIX_SLOWEST_RANK,
-    .c_slowest_bytes = POSIX_SLOWEST_RANK_BYTES,
     .c_max_reduced = max_reduced,
     .c_seq_reads = POSIX_SEQ_READS,
     .c_consec_reads = POSIX_CONSEC_READS,
     .c_rw_switches = POSIX_RW_SWITCHES,
     .c_size_read0 = POSIX_SIZE_READ_0_100,
     .c_size_write0 = POSIX_SIZE_WRITE_0_100,
-    .f_open_start = POSIX_F_OPEN_START_TIMESTAMP,
-    .f_close_end = POSIX_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = POSIX_F_READ_TIME,
-    .f_write_time = POSIX_F_WRITE_TIME,
-    .f_meta_time = POSIX_F_META_TIME,
     .f_max_read_time = POSIX_F_MAX_READ_TIME,
     .f_max_write_time = POSIX_F_MAX_WRITE_TIME,
-    .f_fastest_time = POSIX_F_FASTEST_RANK_TIME,
-    .f_slowest_time = POSIX_F_SLOWEST_RANK_TIME,
-    .f_var_time = POSIX_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = POSIX_F_VARIANCE_RANK_BYTES,
 };
 
 /* The real symbols (see MAP in core.h). */

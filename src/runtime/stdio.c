@@ -14,50 +14,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define X(name, doc) #name,
-static const char *const counter_names[] = {PARIO_STDIO_COUNTERS};
-static const char *const fcounter_names[] = {PARIO_STDIO_FCOUNTERS};
-#undef X
-
 static const unsigned char max_reduced[STDIO_NUM_COUNTERS] = {
     [STDIO_MAX_BYTE_READ] = 1,
     [STDIO_MAX_BYTE_WRITTEN] = 1,
 };
 
 const struct pario_layer_desc pario_stdio_desc = {
-    .name = "stdio",
-    .ncounters = STDIO_NUM_COUNTERS,
-    .nfcounters = STDIO_NUM_FCOUNTERS,
-    .counter_names = counter_names,
-    .fcounter_names = fcounter_names,
-    .c_bytes_read = STDIO_BYTES_READ,
-    .c_bytes_written = STDIO_BYTES_WRITTEN,
+    PARIO_LAYER_DESC_COMMON(STDIO, stdio),
     .c_max_byte_read = STDIO_MAX_BYTE_READ,
     .c_max_byte_written = STDIO_MAX_BYTE_WRITTEN,
     .c_max_read_size = -1,
     .c_max_write_size = -1,
-    .c_nranks = STDIO_NRANKS,
-    .c_fastest_rank = STDIO_FASTEST_RANK,
-    .c_fastest_bytes = STDIO_FASTEST_RANK_BYTES,
-    .c_slowest_rank = STDIO_SLOWEST_RANK,
-    .c_slowest_bytes = STDIO_SLOWEST_RANK_BYTES,
     .c_max_reduced = max_reduced,
     .c_seq_reads = -1,
     .c_consec_reads = -1,
     .c_rw_switches = -1,
     .c_size_read0 = STDIO_SIZE_READ_0_100,
     .c_size_write0 = STDIO_SIZE_WRITE_0_100,
-    .f_open_start = STDIO_F_OPEN_START_TIMESTAMP,
-    .f_close_end = STDIO_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = STDIO_F_READ_TIME,
-    .f_write_time = STDIO_F_WRITE_TIME,
-    .f_meta_time = STDIO_F_META_TIME,
     .f_max_read_time = -1,
     .f_max_write_time = -1,
-    .f_fastest_time = STDIO_F_FASTEST_RANK_TIME,
-    .f_slowest_time = STDIO_F_SLOWEST_RANK_TIME,
-    .f_var_time = STDIO_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = STDIO_F_VARIANCE_RANK_BYTES,
 };
 
 /* The real symbols (see MAP in core.h). */
