@@ -23,8 +23,8 @@ void pario_rec_access(struct pario_record *r, int is_write, int64_t offset, int6
                       uint64_t t0, uint64_t t1)
 {
     const struct pario_layer_desc *d = pario_layers[r->layer];
-    int64_t *c = r->c;
-    double *f = r->f;
+    int64_t *c = r->counters;
+    double *f = r->fcounters;
     double dt = (double)(t1 - t0);
     int dir = is_write ? 1 : 0;
     int c_seq = d->c_seq_reads, c_consec = d->c_consec_reads, c_rw_switch = d->c_rw_switches;

@@ -219,9 +219,9 @@ static void record_reset(struct pario_record *r, int layer, uint64_t id)
     r->layer = layer;
     r->last_end[0] = r->last_end[1] = -1;
     if (d->c_max_byte_read >= 0)
-        r->c[d->c_max_byte_read] = -1;
+        r->counters[d->c_max_byte_read] = -1;
     if (d->c_max_byte_written >= 0)
-        r->c[d->c_max_byte_written] = -1;
+        r->counters[d->c_max_byte_written] = -1;
 }
 
 static struct pario_record *find_locked(int layer, uint64_t id)
@@ -275,7 +275,7 @@ void pario_foreach_record(int layer, void (*fn)(struct pario_record *, void *), 
         for (struct pario_record *r = registry[layer][b]; r; r = r->next)
             fn(r, arg);
     struct pario_record *o = &pario_core.overflow[layer];
-    if (o->c[pario_layers[layer]->c_bytes_read] || o->c[pario_layers[layer]->c_bytes_written] ||
+    if (o->counters[pario_layers[layer]->c_bytes_read] || o->counters[pario_layers[layer]->c_bytes_written] ||
         pario_core.records_overflowed)
         fn(o, arg);
 }
@@ -373,7 +373,7 @@ void pario_pending_charge(struct pario_thread *th, const struct pario_pending *p
     if (r) {
         const struct pario_layer_desc *d = pario_layers[r->layer];
         pario_rec_lock(r);
-        r->f[p->is_write ? d->f_write_time : d->f_read_time] += (double)(t1 - t0);
+        r->fcounters[p->is_write ? d->f_write_time : d->f_read_time] += (double)(t1 - t0);
         pario_rec_unlock(r);
     }
 }

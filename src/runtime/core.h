@@ -106,8 +106,8 @@ struct pario_record {
     const char *name;            /* in the arena; NULL for overflow */
     char *hints;                 /* MPI-IO: "key=value\n..." (arena), or NULL */
     char *injected;              /* MPI-IO: the PARIO_HINTS hints given to its last open, same form */
-    int64_t c[PARIO_MAX_COUNTERS];
-    double f[PARIO_MAX_FCOUNTERS];  /* ticks while running, seconds in the log */
+    int64_t counters[PARIO_MAX_COUNTERS];
+    double fcounters[PARIO_MAX_FCOUNTERS];  /* ticks while running, seconds in the log */
     /* run-time state, not written */
     int64_t last_end[2];         /* end offset of previous read [0] / write [1] */
     int last_op;                 /* 0 none, 1 read, 2 write */

@@ -508,7 +508,7 @@ static void file_properties(struct pario_record *r, hid_t fid, struct h5_file_st
     pario_rec_lock(r);
     for (int i = H5F_USE_MPIIO; i <= H5F_COLL_METADATA_WRITES; i++)
         if (i != H5F_BYTES_READ && i != H5F_BYTES_WRITTEN)
-            r->c[i] = c[i];
+            r->counters[i] = c[i];
     pario_rec_unlock(r);
 }
 
@@ -550,8 +550,8 @@ static void meta_done(struct pario_thread *th, int layer, struct pario_record *r
         return;
     pario_rec_lock(r);
     if (counter >= 0)
-        r->c[counter]++;
-    r->f[ftime] += (double)(t1 - t0);
+        r->counters[counter]++;
+    r->fcounters[ftime] += (double)(t1 - t0);
     pario_rec_unlock(r);
 }
 
@@ -600,8 +600,8 @@ static hid_t file_open(const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
         state_put(r->id, &st);
         file_put(rc, r);
         pario_rec_lock(r);
-        if (r->f[H5F_F_OPEN_START_TIMESTAMP] == 0)
-            r->f[H5F_F_OPEN_START_TIMESTAMP] = (double)t0;
+        if (r->fcounters[H5F_F_OPEN_START_TIMESTAMP] == 0)
+            r->fcounters[H5F_F_OPEN_START_TIMESTAMP] = (double)t0;
         pario_rec_unlock(r);
     }
     if (mine >= 0)
@@ -666,7 +666,7 @@ herr_t H5Fclose(hid_t fid)
     meta_done(th, PARIO_H5F, r, -1, H5F_F_META_TIME, t0, t1, r && pario_tracing ? state_get(r->id).ci : -1);
     if (r) {
         pario_rec_lock(r);
-        r->f[H5F_F_CLOSE_END_TIMESTAMP] = (double)t1;
+        r->fcounters[H5F_F_CLOSE_END_TIMESTAMP] = (double)t1;
         pario_rec_unlock(r);
     }
     return rc;
@@ -720,15 +720,15 @@ static int dset_register(hid_t did, struct h5_dset *out)
     if (!r)
         return 0;
     pario_rec_lock(r);
-    r->c[H5D_DATASPACE_NDIMS] = ndims;
-    r->c[H5D_DATASPACE_NPOINTS] = npoints;
-    r->c[H5D_DATATYPE_SIZE] = elem;
-    r->c[H5D_LAYOUT] = layout;
+    r->counters[H5D_DATASPACE_NDIMS] = ndims;
+    r->counters[H5D_DATASPACE_NPOINTS] = npoints;
+    r->counters[H5D_DATATYPE_SIZE] = elem;
+    r->counters[H5D_LAYOUT] = layout;
     for (int i = 0; i < 5; i++)
-        r->c[H5D_CHUNK_SIZE_D1 + i] = chunk[i];
+        r->counters[H5D_CHUNK_SIZE_D1 + i] = chunk[i];
     int64_t fid_bits;
     memcpy(&fid_bits, &frec->id, sizeof fid_bits);
-    r->c[H5D_FILE_REC_ID] = fid_bits;
+    r->counters[H5D_FILE_REC_ID] = fid_bits;
     pario_rec_unlock(r);
     struct h5_dset d = {.rec = r, .frec = frec, .elem_size = elem, .fs = state_get(frec->id)};
     pthread_mutex_lock(&tab_lock);
@@ -767,8 +767,8 @@ static void dset_opened(struct pario_thread *th, hid_t did, int counter, uint64_
     }
     if (have) {
         pario_rec_lock(d.rec);
-        if (d.rec->f[H5D_F_OPEN_START_TIMESTAMP] == 0)
-            d.rec->f[H5D_F_OPEN_START_TIMESTAMP] = (double)t0;
+        if (d.rec->fcounters[H5D_F_OPEN_START_TIMESTAMP] == 0)
+            d.rec->fcounters[H5D_F_OPEN_START_TIMESTAMP] = (double)t0;
         pario_rec_unlock(d.rec);
     }
     meta_done(th, PARIO_H5D, have ? d.rec : NULL, counter, H5D_F_META_TIME, t0, t1, have ? d.fs.ci : -1);
@@ -892,19 +892,19 @@ static void transfer_done(struct pario_thread *th, hid_t did, const struct h5_ds
         return;
     struct pario_record *r = d->rec;
     pario_rec_lock(r);
-    r->c[is_write ? H5D_WRITES : H5D_READS]++;
+    r->counters[is_write ? H5D_WRITES : H5D_READS]++;
     if (kind >= 0)
-        r->c[kind]++;
+        r->counters[kind]++;
     if (coll) {
-        r->c[is_write ? H5D_COLL_WRITES : H5D_COLL_READS]++;
-        r->c[H5D_USE_MPIIO_COLLECTIVE] = 1;
+        r->counters[is_write ? H5D_COLL_WRITES : H5D_COLL_READS]++;
+        r->counters[H5D_USE_MPIIO_COLLECTIVE] = 1;
     }
     pario_rec_access(r, is_write, -1, bytes, t0, t1);
     pario_rec_unlock(r);
     struct pario_record *f = d->frec;
     pario_rec_lock(f);
-    f->c[is_write ? H5F_BYTES_WRITTEN : H5F_BYTES_READ] += bytes;
-    f->f[is_write ? H5F_F_WRITE_TIME : H5F_F_READ_TIME] += (double)(t1 - t0);
+    f->counters[is_write ? H5F_BYTES_WRITTEN : H5F_BYTES_READ] += bytes;
+    f->fcounters[is_write ? H5F_F_WRITE_TIME : H5F_F_READ_TIME] += (double)(t1 - t0);
     pario_rec_unlock(f);
 }
 
@@ -963,7 +963,7 @@ static herr_t dset_close(hid_t did, long s, herr_t (*close)(hid_t))
     meta_done(th, PARIO_H5D, r, -1, H5D_F_META_TIME, t0, t1, ci);
     if (r) {
         pario_rec_lock(r);
-        r->f[H5D_F_CLOSE_END_TIMESTAMP] = (double)t1;
+        r->fcounters[H5D_F_CLOSE_END_TIMESTAMP] = (double)t1;
         pario_rec_unlock(r);
     }
     return rc;

@@ -287,9 +287,9 @@ static void mpiio_data(struct pario_thread *th, MPI_File fh, int is_write, int o
     int64_t bytes = type_bytes(count, dt);
     pario_rec_lock(r);
     if (op >= 0)
-        r->c[op]++;
+        r->counters[op]++;
     if (extra >= 0)
-        r->c[extra]++;
+        r->counters[extra]++;
     pario_rec_access(r, is_write, -1, bytes, t0, t1);
     pario_rec_unlock(r);
     if (req) {
@@ -309,7 +309,7 @@ static void mpiio_time(struct pario_thread *th, MPI_File fh, int is_write, uint6
     if (!r)
         return;
     pario_rec_lock(r);
-    r->f[is_write ? MPIIO_F_WRITE_TIME : MPIIO_F_READ_TIME] += (double)(t1 - t0);
+    r->fcounters[is_write ? MPIIO_F_WRITE_TIME : MPIIO_F_READ_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
 }
 
@@ -324,8 +324,8 @@ static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int c
         return;
     pario_rec_lock(r);
     if (counter >= 0)
-        r->c[counter]++;
-    r->f[field == mpiio_write ? MPIIO_F_WRITE_TIME : MPIIO_F_META_TIME] += (double)(t1 - t0);
+        r->counters[counter]++;
+    r->fcounters[field == mpiio_write ? MPIIO_F_WRITE_TIME : MPIIO_F_META_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
 }
 
@@ -394,37 +394,37 @@ static void engine_record(MPI_File fh, const struct cw_stats *s)
                 [CW_WRITE] = MPIIO_ENGINE_CALLS_WRITE,        [CW_WRITE_COMM] = MPIIO_ENGINE_CALLS_WRITE_COMM,
                 [CW_WRITE_COMM_2] = MPIIO_ENGINE_CALLS_WRITE_COMM_2, [CW_DIRECT] = MPIIO_ENGINE_CALLS_DIRECT,
             };
-            r->c[MPIIO_ENGINE_WRITES]++;
-            r->c[MPIIO_ENGINE_CYCLES] += s->cycles;
+            r->counters[MPIIO_ENGINE_WRITES]++;
+            r->counters[MPIIO_ENGINE_CYCLES] += s->cycles;
             if (s->algorithm >= 0 && s->algorithm < (int)(sizeof calls_counter / sizeof *calls_counter) &&
                 calls_counter[s->algorithm])
-                r->c[calls_counter[s->algorithm]]++;
+                r->counters[calls_counter[s->algorithm]]++;
             /* each algorithm:shuffle pair, laid out algorithm-major in the log */
             if (s->algorithm >= CW_NONE && s->algorithm <= CW_WRITE_COMM_2 && s->shuffle >= CW_P2P &&
                 s->shuffle <= CW_RMA_LOCK) {
                 int v = (s->algorithm - CW_NONE) * 3 + (s->shuffle - CW_P2P);
-                r->c[MPIIO_ENGINE_VARIANT_CALLS_NONE_P2P + v]++;
-                r->f[MPIIO_F_ENGINE_VARIANT_TIME_NONE_P2P + v] += (double)s->t_call;
+                r->counters[MPIIO_ENGINE_VARIANT_CALLS_NONE_P2P + v]++;
+                r->fcounters[MPIIO_F_ENGINE_VARIANT_TIME_NONE_P2P + v] += (double)s->t_call;
             }
-            r->c[MPIIO_ENGINE_AUTO_EXPLORED] += s->auto_explored;
+            r->counters[MPIIO_ENGINE_AUTO_EXPLORED] += s->auto_explored;
         }
         if (s->auto_kept)
-            r->c[s->auto_class ? MPIIO_ENGINE_AUTO_KEPT_MANY : MPIIO_ENGINE_AUTO_KEPT_ONE] = s->auto_kept;
-        r->c[MPIIO_ENGINE_ALGORITHM] = s->algorithm;
-        r->c[MPIIO_ENGINE_SHUFFLE] = s->shuffle;
-        r->c[MPIIO_ENGINE_AGGREGATORS] = s->aggregators;
-        r->f[MPIIO_F_ENGINE_SETUP_TIME] += (double)s->t_setup;
-        r->f[MPIIO_F_ENGINE_SHUFFLE_TIME] += (double)s->t_shuffle;
-        r->f[MPIIO_F_ENGINE_WRITE_TIME] += (double)s->t_write;
-        r->f[MPIIO_F_ENGINE_WAIT_TIME] += (double)s->t_wait;
+            r->counters[s->auto_class ? MPIIO_ENGINE_AUTO_KEPT_MANY : MPIIO_ENGINE_AUTO_KEPT_ONE] = s->auto_kept;
+        r->counters[MPIIO_ENGINE_ALGORITHM] = s->algorithm;
+        r->counters[MPIIO_ENGINE_SHUFFLE] = s->shuffle;
+        r->counters[MPIIO_ENGINE_AGGREGATORS] = s->aggregators;
+        r->fcounters[MPIIO_F_ENGINE_SETUP_TIME] += (double)s->t_setup;
+        r->fcounters[MPIIO_F_ENGINE_SHUFFLE_TIME] += (double)s->t_shuffle;
+        r->fcounters[MPIIO_F_ENGINE_WRITE_TIME] += (double)s->t_write;
+        r->fcounters[MPIIO_F_ENGINE_WAIT_TIME] += (double)s->t_wait;
     } else if (s->reason != CW_FB_NONE && s->comm_rank == 0) {
         static const int reason_counter[] = {
             [CW_FB_ATOMIC] = MPIIO_ENGINE_FB_ATOMIC,       [CW_FB_DATAREP] = MPIIO_ENGINE_FB_DATAREP,
             [CW_FB_SEQUENTIAL] = MPIIO_ENGINE_FB_SEQUENTIAL, [CW_FB_DATATYPE] = MPIIO_ENGINE_FB_DATATYPE,
             [CW_FB_OTHER] = MPIIO_ENGINE_FB_OTHER,
         };
-        r->c[MPIIO_ENGINE_FALLBACKS]++;
-        r->c[reason_counter[s->reason]]++;
+        r->counters[MPIIO_ENGINE_FALLBACKS]++;
+        r->counters[reason_counter[s->reason]]++;
     }
     pario_rec_unlock(r);
 }
@@ -618,10 +618,10 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         /* what pario injected: nothing when the open only worked without it */
         record_injected(r, first_rc == MPI_SUCCESS ? kv : NULL, mine_used ? nkv : 0);
         pario_rec_lock(r);
-        if (r->c[MPIIO_FS_TYPE] == 0 && !r->is_overflow)
-            r->c[MPIIO_FS_TYPE] = fs_type_of(strip_prefix(filename));
-        if (r->f[MPIIO_F_OPEN_START_TIMESTAMP] == 0)
-            r->f[MPIIO_F_OPEN_START_TIMESTAMP] = (double)t0;
+        if (r->counters[MPIIO_FS_TYPE] == 0 && !r->is_overflow)
+            r->counters[MPIIO_FS_TYPE] = fs_type_of(strip_prefix(filename));
+        if (r->fcounters[MPIIO_F_OPEN_START_TIMESTAMP] == 0)
+            r->fcounters[MPIIO_F_OPEN_START_TIMESTAMP] = (double)t0;
         pario_rec_unlock(r);
     }
     int ci = INDEP;
@@ -654,7 +654,7 @@ int MPI_File_close(MPI_File *fh)
     mpiio_meta_op(th, r, -1, mpiio_meta, t0, t1, ci);
     if (r) {
         pario_rec_lock(r);
-        r->f[MPIIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
+        r->fcounters[MPIIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
         pario_rec_unlock(r);
     }
     return rc;
@@ -681,7 +681,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     if (r && NEXT(PMPI_Type_size)(filetype, &size) == MPI_SUCCESS &&
         NEXT(PMPI_Type_get_extent)(filetype, &lb, &extent) == MPI_SUCCESS && (MPI_Aint)size != extent) {
         pario_rec_lock(r);
-        r->c[MPIIO_NONCONTIG_VIEW] = 1;
+        r->counters[MPIIO_NONCONTIG_VIEW] = 1;
         pario_rec_unlock(r);
     }
     return rc;

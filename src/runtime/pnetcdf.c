@@ -254,11 +254,11 @@ static void var_fill(struct pnc_file *f, int varid, struct pnc_var *v)
     if (!r)
         return;
     pario_rec_lock(r);
-    r->c[PNETCDF_VAR_NDIMS] = ndims;
-    r->c[PNETCDF_VAR_NPOINTS] = npoints;
-    r->c[PNETCDF_VAR_DATATYPE_SIZE] = v->tsize;
-    r->c[PNETCDF_VAR_IS_RECORD_VAR] = v->unlim_index >= 0;
-    r->c[PNETCDF_VAR_FILE_REC_ID] = (int64_t)f->rec->id;
+    r->counters[PNETCDF_VAR_NDIMS] = ndims;
+    r->counters[PNETCDF_VAR_NPOINTS] = npoints;
+    r->counters[PNETCDF_VAR_DATATYPE_SIZE] = v->tsize;
+    r->counters[PNETCDF_VAR_IS_RECORD_VAR] = v->unlim_index >= 0;
+    r->counters[PNETCDF_VAR_FILE_REC_ID] = (int64_t)f->rec->id;
     pario_rec_unlock(r);
     v->rec = r;
     v->ready = 1;
@@ -387,8 +387,8 @@ static void pnc_data(const struct pnc_call *c, int ncid, int varid, int kind, in
     if (v && v->rec) {
         struct pario_record *r = v->rec;
         pario_rec_lock(r);
-        r->c[PNETCDF_VAR_PUT_VAR + 6 * kind + shape]++;
-        r->c[nb ? (is_write ? PNETCDF_VAR_NB_WRITES : PNETCDF_VAR_NB_READS)
+        r->counters[PNETCDF_VAR_PUT_VAR + 6 * kind + shape]++;
+        r->counters[nb ? (is_write ? PNETCDF_VAR_NB_WRITES : PNETCDF_VAR_NB_READS)
                 : coll ? (is_write ? PNETCDF_VAR_COLL_WRITES : PNETCDF_VAR_COLL_READS)
                        : (is_write ? PNETCDF_VAR_INDEP_WRITES : PNETCDF_VAR_INDEP_READS)]++;
         pario_rec_access(r, is_write, -1, bytes, c->t0, c->t1);
@@ -396,8 +396,8 @@ static void pnc_data(const struct pnc_call *c, int ncid, int varid, int kind, in
     }
     if (f && f->rec) {
         pario_rec_lock(f->rec);
-        f->rec->c[is_write ? PNETCDF_FILE_BYTES_WRITTEN : PNETCDF_FILE_BYTES_READ] += bytes;
-        f->rec->f[is_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)(c->t1 - c->t0);
+        f->rec->counters[is_write ? PNETCDF_FILE_BYTES_WRITTEN : PNETCDF_FILE_BYTES_READ] += bytes;
+        f->rec->fcounters[is_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)(c->t1 - c->t0);
         pario_rec_unlock(f->rec);
     }
     if (nb && f && req && rc == NC_NOERR)
@@ -563,12 +563,12 @@ static int pnc_wait(int (*real)(int, int, int *, int *), int ncid, int count, in
         struct pnc_var *v = var_of(f, done[i].varid);
         if (v && v->rec) {
             pario_rec_lock(v->rec);
-            v->rec->f[done[i].is_write ? PNETCDF_VAR_F_WRITE_TIME : PNETCDF_VAR_F_READ_TIME] += (double)share;
+            v->rec->fcounters[done[i].is_write ? PNETCDF_VAR_F_WRITE_TIME : PNETCDF_VAR_F_READ_TIME] += (double)share;
             pario_rec_unlock(v->rec);
         }
         if (f && f->rec) {
             pario_rec_lock(f->rec);
-            f->rec->f[done[i].is_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)share;
+            f->rec->fcounters[done[i].is_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)share;
             pario_rec_unlock(f->rec);
         }
     }
@@ -576,11 +576,11 @@ static int pnc_wait(int (*real)(int, int, int *, int *), int ncid, int count, in
         pario_charge(c.th, untracked_write ? pnetcdf_write : pnetcdf_read, c.t0, c.t1);
     if (f && f->rec) {
         pario_rec_lock(f->rec);
-        f->rec->c[coll ? PNETCDF_FILE_COLL_WAITS : PNETCDF_FILE_INDEP_WAITS]++;
-        f->rec->c[PNETCDF_FILE_WAIT_FAILURES] += failed;
-        f->rec->f[PNETCDF_FILE_F_WAIT_TIME] += (double)dt;
+        f->rec->counters[coll ? PNETCDF_FILE_COLL_WAITS : PNETCDF_FILE_INDEP_WAITS]++;
+        f->rec->counters[PNETCDF_FILE_WAIT_FAILURES] += failed;
+        f->rec->fcounters[PNETCDF_FILE_F_WAIT_TIME] += (double)dt;
         if (ndone == 0)
-            f->rec->f[untracked_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)dt;
+            f->rec->fcounters[untracked_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)dt;
         pario_rec_unlock(f->rec);
         if (ndone == 0) /* requests the table had no room for: done now */
             f->untracked[0] = f->untracked[1] = 0;
@@ -633,13 +633,13 @@ static void file_layout(struct pnc_file *f)
         NEXT(PMPI_Info_free)(&info);
     }
     pario_rec_lock(f->rec);
-    f->rec->c[PNETCDF_FILE_HEADER_SIZE] = size;
-    f->rec->c[PNETCDF_FILE_HEADER_EXTENT] = extent;
+    f->rec->counters[PNETCDF_FILE_HEADER_SIZE] = size;
+    f->rec->counters[PNETCDF_FILE_HEADER_EXTENT] = extent;
     /* an opened file reports 0 (the alignments act when a header is written): keep
      * those in effect when the file was defined, if this rank saw that */
     for (int i = 0; i < 3; i++)
         if (align[i] > 0)
-            f->rec->c[PNETCDF_FILE_HEADER_ALIGN + i] = align[i];
+            f->rec->counters[PNETCDF_FILE_HEADER_ALIGN + i] = align[i];
     pario_rec_unlock(f->rec);
 }
 
@@ -654,8 +654,8 @@ static void pnc_meta(const struct pnc_call *c, struct pnc_file *f, int counter, 
         return;
     pario_rec_lock(f->rec);
     if (counter >= 0)
-        f->rec->c[counter]++;
-    f->rec->f[PNETCDF_FILE_F_META_TIME] += (double)(c->t1 - c->t0);
+        f->rec->counters[counter]++;
+    f->rec->fcounters[PNETCDF_FILE_F_META_TIME] += (double)(c->t1 - c->t0);
     pario_rec_unlock(f->rec);
 }
 
@@ -727,8 +727,8 @@ static int pnc_open(int (*real)(MPI_Comm, const char *, int, MPI_Info, int *), i
         pario_rec_lock(f->rec);
         if (copy || !injected)
             f->rec->injected = copy;
-        if (f->rec->f[PNETCDF_FILE_F_OPEN_START_TIMESTAMP] == 0)
-            f->rec->f[PNETCDF_FILE_F_OPEN_START_TIMESTAMP] = (double)c.t0;
+        if (f->rec->fcounters[PNETCDF_FILE_F_OPEN_START_TIMESTAMP] == 0)
+            f->rec->fcounters[PNETCDF_FILE_F_OPEN_START_TIMESTAMP] = (double)c.t0;
         pario_rec_unlock(f->rec);
         if (!is_create) {
             c.th->depth++;
@@ -804,7 +804,7 @@ int ncmpi_close(int ncid)
         return rc;
     if (f->rec) {
         pario_rec_lock(f->rec);
-        f->rec->f[PNETCDF_FILE_F_CLOSE_END_TIMESTAMP] = (double)c.t1;
+        f->rec->fcounters[PNETCDF_FILE_F_CLOSE_END_TIMESTAMP] = (double)c.t1;
         pario_rec_unlock(f->rec);
     }
     pthread_mutex_lock(&pnc_lock);
@@ -813,7 +813,7 @@ int ncmpi_close(int ncid)
             struct pario_record *r = f->chunks[i][j].rec;
             if (r) {
                 pario_rec_lock(r);
-                r->f[PNETCDF_VAR_F_CLOSE_END_TIMESTAMP] = (double)c.t1;
+                r->fcounters[PNETCDF_VAR_F_CLOSE_END_TIMESTAMP] = (double)c.t1;
                 pario_rec_unlock(r);
             }
         }
@@ -838,15 +838,15 @@ static void pnc_var_meta(const struct pnc_call *c, int ncid, int varid, int rc)
     double dt = (double)(c->t1 - c->t0);
     if (v && v->rec) {
         pario_rec_lock(v->rec);
-        v->rec->c[PNETCDF_VAR_OPENS]++;
-        v->rec->f[PNETCDF_VAR_F_META_TIME] += dt;
-        if (v->rec->f[PNETCDF_VAR_F_OPEN_START_TIMESTAMP] == 0)
-            v->rec->f[PNETCDF_VAR_F_OPEN_START_TIMESTAMP] = (double)c->t0;
+        v->rec->counters[PNETCDF_VAR_OPENS]++;
+        v->rec->fcounters[PNETCDF_VAR_F_META_TIME] += dt;
+        if (v->rec->fcounters[PNETCDF_VAR_F_OPEN_START_TIMESTAMP] == 0)
+            v->rec->fcounters[PNETCDF_VAR_F_OPEN_START_TIMESTAMP] = (double)c->t0;
         pario_rec_unlock(v->rec);
     }
     if (f && f->rec) {
         pario_rec_lock(f->rec);
-        f->rec->f[PNETCDF_FILE_F_META_TIME] += dt;
+        f->rec->fcounters[PNETCDF_FILE_F_META_TIME] += dt;
         pario_rec_unlock(f->rec);
     }
 }

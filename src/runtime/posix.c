@@ -70,15 +70,15 @@ static inline void posix_data(struct pario_thread *th, struct pario_fd *e, int i
         e->offset += n;
     }
     if (ret >= 0) {
-        r->c[is_write ? POSIX_WRITES : POSIX_READS]++;
-        int64_t align = r->c[POSIX_FILE_ALIGNMENT];
+        r->counters[is_write ? POSIX_WRITES : POSIX_READS]++;
+        int64_t align = r->counters[POSIX_FILE_ALIGNMENT];
         /* block sizes are powers of two: a mask, not a division, on the hot path */
         int64_t misaligned = (align & (align - 1)) == 0 ? (offset & (align - 1)) : (align > 0 ? offset % align : 0);
         if (align > 0 && misaligned)
-            r->c[POSIX_FILE_NOT_ALIGNED]++;
+            r->counters[POSIX_FILE_NOT_ALIGNED]++;
         pario_rec_access(r, is_write, offset, n, t0, t1);
     } else {
-        r->f[is_write ? POSIX_F_WRITE_TIME : POSIX_F_READ_TIME] += (double)(t1 - t0);
+        r->fcounters[is_write ? POSIX_F_WRITE_TIME : POSIX_F_READ_TIME] += (double)(t1 - t0);
     }
     pario_rec_unlock(r);
     pario_charge(th, is_write ? posix_write : posix_read, t0, t1);
@@ -91,8 +91,8 @@ static void posix_meta_op(struct pario_thread *th, struct pario_record *r, int c
 {
     pario_rec_lock(r);
     if (counter >= 0)
-        r->c[counter]++;
-    r->f[charge_field == posix_write ? POSIX_F_WRITE_TIME : POSIX_F_META_TIME] += (double)(t1 - t0);
+        r->counters[counter]++;
+    r->fcounters[charge_field == posix_write ? POSIX_F_WRITE_TIME : POSIX_F_META_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
     pario_charge(th, charge_field, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
@@ -131,10 +131,10 @@ static void posix_file_facts(int fd, struct file_facts *out)
 
 static void store_layout(struct pario_record *r, const struct pario_lustre_layout *l)
 {
-    r->c[POSIX_LUSTRE_STRIPE_SIZE] = l->stripe_size;
-    r->c[POSIX_LUSTRE_STRIPE_COUNT] = l->stripe_count;
-    r->c[POSIX_LUSTRE_STRIPE_OFFSET] = l->stripe_offset;
-    r->c[POSIX_LUSTRE_COMPONENTS] = l->components;
+    r->counters[POSIX_LUSTRE_STRIPE_SIZE] = l->stripe_size;
+    r->counters[POSIX_LUSTRE_STRIPE_COUNT] = l->stripe_count;
+    r->counters[POSIX_LUSTRE_STRIPE_OFFSET] = l->stripe_offset;
+    r->counters[POSIX_LUSTRE_COMPONENTS] = l->components;
 }
 
 /* A composite (PFL) layout grows as writes reach further components: read it
@@ -145,7 +145,7 @@ static void store_layout(struct pario_record *r, const struct pario_lustre_layou
 static void posix_refresh_layout(struct pario_record *r, int fd)
 {
     pario_rec_lock(r);
-    int composite = r->c[POSIX_LUSTRE_COMPONENTS] > 1;
+    int composite = r->counters[POSIX_LUSTRE_COMPONENTS] > 1;
     pario_rec_unlock(r);
     struct pario_lustre_layout l;
     if (!composite || pario_lustre_read_fd(fd, &l) != 0)
@@ -167,7 +167,7 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
         return;
     }
     pario_rec_lock(r);
-    int first = r->c[POSIX_OPENS] == 0 && !r->is_overflow;
+    int first = r->counters[POSIX_OPENS] == 0 && !r->is_overflow;
     pario_rec_unlock(r);
     /* The file system facts are read without holding the record (reading
      * a Lustre layout may ask the server); two threads opening the file
@@ -194,14 +194,14 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
     pario_rec_lock(r);
     if (first) {
         if (facts.blksize > 0)
-            r->c[POSIX_FILE_ALIGNMENT] = facts.blksize;
-        r->c[POSIX_FS_TYPE] = facts.fs_type;
+            r->counters[POSIX_FILE_ALIGNMENT] = facts.blksize;
+        r->counters[POSIX_FS_TYPE] = facts.fs_type;
         store_layout(r, &facts.lustre);
     }
-    r->c[POSIX_OPENS]++;
-    if (r->f[POSIX_F_OPEN_START_TIMESTAMP] == 0)
-        r->f[POSIX_F_OPEN_START_TIMESTAMP] = (double)t0;
-    r->f[POSIX_F_META_TIME] += (double)(t1 - t0);
+    r->counters[POSIX_OPENS]++;
+    if (r->fcounters[POSIX_F_OPEN_START_TIMESTAMP] == 0)
+        r->fcounters[POSIX_F_OPEN_START_TIMESTAMP] = (double)t0;
+    r->fcounters[POSIX_F_META_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
     pario_fd_set(pario_fds, fd, r, offset);
     pario_charge(th, posix_meta, t0, t1);
@@ -316,8 +316,8 @@ int close(int fd)
     uint64_t t1 = pario_now();
     saved = errno;
     pario_rec_lock(r);
-    r->f[POSIX_F_META_TIME] += (double)(t1 - t0);
-    r->f[POSIX_F_CLOSE_END_TIMESTAMP] = (double)t1;
+    r->fcounters[POSIX_F_META_TIME] += (double)(t1 - t0);
+    r->fcounters[POSIX_F_CLOSE_END_TIMESTAMP] = (double)t1;
     pario_rec_unlock(r);
     pario_charge(th, posix_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);

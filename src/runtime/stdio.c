@@ -57,11 +57,11 @@ static inline void stdio_data(struct pario_thread *th, struct pario_fd *e, int i
     pario_rec_lock(r);
     int64_t offset = e->offset;
     if (ok) {
-        r->c[is_write ? STDIO_WRITES : STDIO_READS]++;
+        r->counters[is_write ? STDIO_WRITES : STDIO_READS]++;
         pario_rec_access(r, is_write, e->offset, bytes, t0, t1);
         e->offset += bytes;
     } else {
-        r->f[is_write ? STDIO_F_WRITE_TIME : STDIO_F_READ_TIME] += (double)(t1 - t0);
+        r->fcounters[is_write ? STDIO_F_WRITE_TIME : STDIO_F_READ_TIME] += (double)(t1 - t0);
     }
     pario_rec_unlock(r);
     pario_charge(th, is_write ? stdio_write : stdio_read, t0, t1);
@@ -76,8 +76,8 @@ static void stdio_meta_op(struct pario_thread *th, struct pario_fd *e, int count
         return;
     pario_rec_lock(r);
     if (counter >= 0)
-        r->c[counter]++;
-    r->f[field == stdio_write ? STDIO_F_WRITE_TIME : STDIO_F_META_TIME] += (double)(t1 - t0);
+        r->counters[counter]++;
+    r->fcounters[field == stdio_write ? STDIO_F_WRITE_TIME : STDIO_F_META_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
     pario_charge(th, field, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
@@ -95,10 +95,10 @@ static void stdio_opened(struct pario_thread *th, struct pario_record *r, FILE *
             offset = st.st_size;
     }
     pario_rec_lock(r);
-    r->c[STDIO_OPENS]++;
-    if (r->f[STDIO_F_OPEN_START_TIMESTAMP] == 0)
-        r->f[STDIO_F_OPEN_START_TIMESTAMP] = (double)t0;
-    r->f[STDIO_F_META_TIME] += (double)(t1 - t0);
+    r->counters[STDIO_OPENS]++;
+    if (r->fcounters[STDIO_F_OPEN_START_TIMESTAMP] == 0)
+        r->fcounters[STDIO_F_OPEN_START_TIMESTAMP] = (double)t0;
+    r->fcounters[STDIO_F_META_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
     pario_fd_set(pario_stdio_fds, fileno_unlocked(fp), r, offset);
     pario_charge(th, stdio_meta, t0, t1);
@@ -162,8 +162,8 @@ int fclose(FILE *fp)
     if (pe)
         pario_fd_clear(pario_fds, fd);
     pario_rec_lock(r);
-    r->f[STDIO_F_META_TIME] += (double)(t1 - t0);
-    r->f[STDIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
+    r->fcounters[STDIO_F_META_TIME] += (double)(t1 - t0);
+    r->fcounters[STDIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
     pario_rec_unlock(r);
     pario_charge(th, stdio_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
