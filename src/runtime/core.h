@@ -232,7 +232,7 @@ void pario_fd_set(struct pario_fd *table, int fd, struct pario_record *rec, int6
 void pario_fd_clear(struct pario_fd *table, int fd);
 /* Copy a string into the arena (bounded); NULL when the arena is full. */
 char *pario_arena_strdup(const char *s, size_t maxlen);
-/* Seconds since the job started, for a tick stamp. */
+/* The timer reading taken at start-up (pario_now ticks). */
 uint64_t pario_start_ticks(void);
 
 /* Common counter updates (common.c). */
@@ -291,7 +291,7 @@ extern struct pario_library_status *const pario_library_status[]; /* NULL-termin
  * when s is NULL, empty or not a number. */
 size_t pario_parse_size(const char *s, size_t dflt);
 
-/* Memory: bytes used / cap of the arena; exported for tests and the log. */
+/* The arena's size in bytes (PARIO_MEM), written as META's mem_cap. */
 size_t pario_arena_cap(void);
 
 /* The real symbol behind a wrapper, resolved once with dlsym(RTLD_NEXT) (the layer file
