@@ -55,3 +55,17 @@ void pario_rec_access(struct pario_record *r, int is_write, int64_t offset, int6
     if (f_max >= 0 && dt > f[f_max])
         f[f_max] = dt;
 }
+
+void pario_rec_meta(struct pario_record *r, int counter, enum pario_meta_kind kind, uint64_t t0, uint64_t t1)
+{
+    const struct pario_layer_desc *d = pario_layers[r->layer];
+    pario_rec_lock(r);
+    if (counter >= 0)
+        r->counters[counter]++;
+    r->fcounters[kind == PARIO_META_WRITE ? d->f_write_time : d->f_meta_time] += (double)(t1 - t0);
+    if (kind == PARIO_META_OPEN && r->fcounters[d->f_open_start] == 0)
+        r->fcounters[d->f_open_start] = (double)t0;
+    else if (kind == PARIO_META_CLOSE)
+        r->fcounters[d->f_close_end] = (double)t1;
+    pario_rec_unlock(r);
+}

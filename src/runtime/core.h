@@ -86,6 +86,23 @@ struct pario_layer_desc {
     .f_slowest_time = ID##_F_SLOWEST_RANK_TIME, .f_var_time = ID##_F_VARIANCE_RANK_TIME,           \
     .f_var_bytes = ID##_F_VARIANCE_RANK_BYTES
 
+/* The request statistics of a layer that keeps them as Darshan's MPI-IO module does (MPI-IO,
+ * HDF5 datasets, PnetCDF variables): the largest request and its time, read/write switches and
+ * the _AGG size histograms; no byte offsets, no sequential counts. */
+#define PARIO_LAYER_DESC_AGGREGATE(ID)                                                             \
+    .c_max_byte_read = -1, .c_max_byte_written = -1,                                               \
+    .c_max_read_size = ID##_MAX_READ_SIZE, .c_max_write_size = ID##_MAX_WRITE_SIZE,                \
+    .c_seq_reads = -1, .c_consec_reads = -1, .c_rw_switches = ID##_RW_SWITCHES,                    \
+    .c_size_read0 = ID##_SIZE_READ_AGG_0_100, .c_size_write0 = ID##_SIZE_WRITE_AGG_0_100,          \
+    .f_max_read_time = ID##_F_MAX_READ_TIME, .f_max_write_time = ID##_F_MAX_WRITE_TIME
+
+/* A layer that keeps no request statistics (the files of HDF5 and PnetCDF: their datasets and
+ * variables do). */
+#define PARIO_LAYER_DESC_NO_REQUESTS                                                               \
+    .c_max_byte_read = -1, .c_max_byte_written = -1, .c_max_read_size = -1, .c_max_write_size = -1, \
+    .c_seq_reads = -1, .c_consec_reads = -1, .c_rw_switches = -1, .c_size_read0 = -1,              \
+    .c_size_write0 = -1, .f_max_read_time = -1, .f_max_write_time = -1
+
 #define PARIO_LAYER_EXTERNS(ID, name)                                                              \
     extern const struct pario_layer_desc pario_##name##_desc;                                     \
     extern const char *const pario_##name##_counter_names[ID##_NUM_COUNTERS];                      \
@@ -239,6 +256,16 @@ uint64_t pario_start_ticks(void);
 int pario_size_bucket(int64_t size);
 void pario_rec_access(struct pario_record *r, int is_write, int64_t offset, int64_t size,
                       uint64_t t0, uint64_t t1);
+/* What a metadata call on a record was, for pario_rec_meta. */
+enum pario_meta_kind {
+    PARIO_META,       /* its time is meta time */
+    PARIO_META_WRITE, /* it pushes written data (a sync, a flush): its time is write time */
+    PARIO_META_OPEN,  /* an open: meta time, and the first open's timestamp */
+    PARIO_META_CLOSE, /* a close: meta time, and the last close's timestamp */
+};
+/* A metadata call of [t0, t1) on a record: bump `counter` (-1: none), add the call's time and
+ * the timestamp `kind` says, under the record's lock. */
+void pario_rec_meta(struct pario_record *r, int counter, enum pario_meta_kind kind, uint64_t t0, uint64_t t1);
 
 /* ---- MPI hand-off --------------------------------------------------------
  * mpi.c tells the core when MPI starts and ends; the core then reduces and

@@ -41,34 +41,14 @@ static const unsigned char h5d_max_reduced[H5D_NUM_COUNTERS] = {
 
 const struct pario_layer_desc pario_h5f_desc = {
     PARIO_LAYER_DESC_COMMON(H5F, h5f),
-    .c_max_byte_read = -1,
-    .c_max_byte_written = -1,
-    .c_max_read_size = -1,
-    .c_max_write_size = -1,
+    PARIO_LAYER_DESC_NO_REQUESTS,
     .c_max_reduced = h5f_max_reduced,
-    .c_seq_reads = -1,
-    .c_consec_reads = -1,
-    .c_rw_switches = -1,
-    .c_size_read0 = -1,
-    .c_size_write0 = -1,
-    .f_max_read_time = -1,
-    .f_max_write_time = -1,
 };
 
 const struct pario_layer_desc pario_h5d_desc = {
     PARIO_LAYER_DESC_COMMON(H5D, h5d),
-    .c_max_byte_read = -1,
-    .c_max_byte_written = -1,
-    .c_max_read_size = H5D_MAX_READ_SIZE,
-    .c_max_write_size = H5D_MAX_WRITE_SIZE,
+    PARIO_LAYER_DESC_AGGREGATE(H5D),
     .c_max_reduced = h5d_max_reduced,
-    .c_seq_reads = -1,
-    .c_consec_reads = -1,
-    .c_rw_switches = H5D_RW_SWITCHES,
-    .c_size_read0 = H5D_SIZE_READ_AGG_0_100,
-    .c_size_write0 = H5D_SIZE_WRITE_AGG_0_100,
-    .f_max_read_time = H5D_F_MAX_READ_TIME,
-    .f_max_write_time = H5D_F_MAX_WRITE_TIME,
 };
 
 /* ---- without the HDF5 headers: empty layers --------------------------------*/
@@ -539,20 +519,15 @@ static int trace_comm_of(struct pario_thread *th, hid_t fapl)
 
 /* ci: the trace's index of the file's communicator (the call is collective on a
  * file opened with the MPI-IO driver), or -1. */
-static void meta_done(struct pario_thread *th, int layer, struct pario_record *r, int counter, int ftime,
-                      uint64_t t0, uint64_t t1, int ci)
+static void meta_done(struct pario_thread *th, int layer, struct pario_record *r, int counter,
+                      enum pario_meta_kind kind, uint64_t t0, uint64_t t1, int ci)
 {
     pario_charge(th, hdf5_meta, t0, t1);
     if (__builtin_expect(pario_tracing, 0))
         pario_trace_io_event(th, t0, t1, PT_IO_META, layer, r ? r->id : 0, -1, 0, ci >= 0 ? PT_COLLECTIVE : 0, ci,
                              -1);
-    if (!r)
-        return;
-    pario_rec_lock(r);
-    if (counter >= 0)
-        r->counters[counter]++;
-    r->fcounters[ftime] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    if (r)
+        pario_rec_meta(r, counter, kind, t0, t1);
 }
 
 #define TIMED(T, call)                                                                             \
@@ -599,14 +574,10 @@ static hid_t file_open(const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
                                                           : NULL);
         state_put(r->id, &st);
         file_put(rc, r);
-        pario_rec_lock(r);
-        if (r->fcounters[H5F_F_OPEN_START_TIMESTAMP] == 0)
-            r->fcounters[H5F_F_OPEN_START_TIMESTAMP] = (double)t0;
-        pario_rec_unlock(r);
     }
     if (mine >= 0)
         h5.H5Pclose(mine);
-    meta_done(th, PARIO_H5F, r, create ? H5F_CREATES : H5F_OPENS, H5F_F_META_TIME, t0, t1, st.ci);
+    meta_done(th, PARIO_H5F, r, create ? H5F_CREATES : H5F_OPENS, PARIO_META_OPEN, t0, t1, st.ci);
     return rc;
 }
 
@@ -650,7 +621,7 @@ herr_t H5Fflush(hid_t obj, H5F_scope_t scope)
     struct pario_record *r = file_record_of(obj);
     th->depth--;
     int ci = r && scope == H5F_SCOPE_GLOBAL && pario_tracing ? state_get(r->id).ci : -1;
-    meta_done(th, PARIO_H5F, r, H5F_FLUSHES, H5F_F_META_TIME, t0, t1, ci);
+    meta_done(th, PARIO_H5F, r, H5F_FLUSHES, PARIO_META, t0, t1, ci);
     return rc;
 }
 
@@ -663,12 +634,7 @@ herr_t H5Fclose(hid_t fid)
     TIMED(herr_t, real_H5Fclose(fid));
     if (rc >= 0 && r)
         tab_del(file_keys, (int64_t)fid);
-    meta_done(th, PARIO_H5F, r, -1, H5F_F_META_TIME, t0, t1, r && pario_tracing ? state_get(r->id).ci : -1);
-    if (r) {
-        pario_rec_lock(r);
-        r->fcounters[H5F_F_CLOSE_END_TIMESTAMP] = (double)t1;
-        pario_rec_unlock(r);
-    }
+    meta_done(th, PARIO_H5F, r, -1, PARIO_META_CLOSE, t0, t1, r && pario_tracing ? state_get(r->id).ci : -1);
     return rc;
 }
 
@@ -765,13 +731,7 @@ static void dset_opened(struct pario_thread *th, hid_t did, int counter, uint64_
         have = dset_register(did, &d);
         th->depth--;
     }
-    if (have) {
-        pario_rec_lock(d.rec);
-        if (d.rec->fcounters[H5D_F_OPEN_START_TIMESTAMP] == 0)
-            d.rec->fcounters[H5D_F_OPEN_START_TIMESTAMP] = (double)t0;
-        pario_rec_unlock(d.rec);
-    }
-    meta_done(th, PARIO_H5D, have ? d.rec : NULL, counter, H5D_F_META_TIME, t0, t1, have ? d.fs.ci : -1);
+    meta_done(th, PARIO_H5D, have ? d.rec : NULL, counter, PARIO_META_OPEN, t0, t1, have ? d.fs.ci : -1);
 }
 
 REAL(H5Dcreate2);
@@ -948,7 +908,7 @@ herr_t H5Dflush(hid_t did)
     struct h5_dset d;
     int have = dset_get(pario_thread(), did, &d);
     TIMED(herr_t, real_H5Dflush(did));
-    meta_done(th, PARIO_H5D, have ? d.rec : NULL, H5D_FLUSHES, H5D_F_META_TIME, t0, t1, -1);
+    meta_done(th, PARIO_H5D, have ? d.rec : NULL, H5D_FLUSHES, PARIO_META, t0, t1, -1);
     return rc;
 }
 
@@ -960,12 +920,7 @@ static herr_t dset_close(hid_t did, long s, herr_t (*close)(hid_t))
     TIMED(herr_t, close(did));
     if (rc >= 0 && s >= 0)
         tab_del(dset_keys, (int64_t)did);
-    meta_done(th, PARIO_H5D, r, -1, H5D_F_META_TIME, t0, t1, ci);
-    if (r) {
-        pario_rec_lock(r);
-        r->fcounters[H5D_F_CLOSE_END_TIMESTAMP] = (double)t1;
-        pario_rec_unlock(r);
-    }
+    meta_done(th, PARIO_H5D, r, -1, PARIO_META_CLOSE, t0, t1, ci);
     return rc;
 }
 
@@ -1008,7 +963,7 @@ static struct pario_record *object_file(struct pario_thread *th, hid_t obj)
 static void object_done(struct pario_thread *th, struct pario_record *r, int coll, uint64_t t0, uint64_t t1)
 {
     int ci = r && coll && pario_tracing ? state_get(r->id).ci : -1;
-    meta_done(th, PARIO_H5F, r, -1, H5F_F_META_TIME, t0, t1, ci);
+    meta_done(th, PARIO_H5F, r, -1, PARIO_META, t0, t1, ci);
 }
 
 /* A call on loc that leaves it open (create, open, read, write): the file is

@@ -39,18 +39,8 @@ static const unsigned char max_reduced[MPIIO_NUM_COUNTERS] = {
 
 const struct pario_layer_desc pario_mpiio_desc = {
     PARIO_LAYER_DESC_COMMON(MPIIO, mpiio),
-    .c_max_byte_read = -1,
-    .c_max_byte_written = -1,
-    .c_max_read_size = MPIIO_MAX_READ_SIZE,
-    .c_max_write_size = MPIIO_MAX_WRITE_SIZE,
+    PARIO_LAYER_DESC_AGGREGATE(MPIIO),
     .c_max_reduced = max_reduced,
-    .c_seq_reads = -1,
-    .c_consec_reads = -1,
-    .c_rw_switches = MPIIO_RW_SWITCHES,
-    .c_size_read0 = MPIIO_SIZE_READ_AGG_0_100,
-    .c_size_write0 = MPIIO_SIZE_WRITE_AGG_0_100,
-    .f_max_read_time = MPIIO_F_MAX_READ_TIME,
-    .f_max_write_time = MPIIO_F_MAX_WRITE_TIME,
 };
 
 /* ---- MPI_File -> record ----------------------------------------------------
@@ -320,13 +310,8 @@ static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int c
     pario_charge(th, field, t0, t1);
     if (__builtin_expect(pario_tracing, 0))
         trace_mpiio(th, PT_IO_META, r, ci, -1, 0, NULL, MPI_SUCCESS, t0, t1);
-    if (!r)
-        return;
-    pario_rec_lock(r);
-    if (counter >= 0)
-        r->counters[counter]++;
-    r->fcounters[field == mpiio_write ? MPIIO_F_WRITE_TIME : MPIIO_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    if (r)
+        pario_rec_meta(r, counter, field == mpiio_write ? PARIO_META_WRITE : PARIO_META, t0, t1);
 }
 
 /* Run `call` with the thread marked as inside MPI-IO, timing it. */

@@ -89,11 +89,7 @@ static inline void posix_data(struct pario_thread *th, struct pario_fd *e, int i
 static void posix_meta_op(struct pario_thread *th, struct pario_record *r, int counter, uint64_t t0, uint64_t t1,
                        int charge_field)
 {
-    pario_rec_lock(r);
-    if (counter >= 0)
-        r->counters[counter]++;
-    r->fcounters[charge_field == posix_write ? POSIX_F_WRITE_TIME : POSIX_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    pario_rec_meta(r, counter, charge_field == posix_write ? PARIO_META_WRITE : PARIO_META, t0, t1);
     pario_charge(th, charge_field, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
 }
@@ -191,18 +187,15 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
         else if (real_fstat && real_fstat(fd, &st) == 0)
             offset = st.st_size;
     }
-    pario_rec_lock(r);
     if (first) {
+        pario_rec_lock(r);
         if (facts.blksize > 0)
             r->counters[POSIX_FILE_ALIGNMENT] = facts.blksize;
         r->counters[POSIX_FS_TYPE] = facts.fs_type;
         store_layout(r, &facts.lustre);
+        pario_rec_unlock(r);
     }
-    r->counters[POSIX_OPENS]++;
-    if (r->fcounters[POSIX_F_OPEN_START_TIMESTAMP] == 0)
-        r->fcounters[POSIX_F_OPEN_START_TIMESTAMP] = (double)t0;
-    r->fcounters[POSIX_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    pario_rec_meta(r, POSIX_OPENS, PARIO_META_OPEN, t0, t1);
     pario_fd_set(pario_fds, fd, r, offset);
     pario_charge(th, posix_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
@@ -315,10 +308,7 @@ int close(int fd)
     int rc = real_close(fd);
     uint64_t t1 = pario_now();
     saved = errno;
-    pario_rec_lock(r);
-    r->fcounters[POSIX_F_META_TIME] += (double)(t1 - t0);
-    r->fcounters[POSIX_F_CLOSE_END_TIMESTAMP] = (double)t1;
-    pario_rec_unlock(r);
+    pario_rec_meta(r, -1, PARIO_META_CLOSE, t0, t1);
     pario_charge(th, posix_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
     errno = saved;

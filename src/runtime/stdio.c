@@ -74,11 +74,7 @@ static void stdio_meta_op(struct pario_thread *th, struct pario_fd *e, int count
     struct pario_record *r = atomic_load(&e->rec);
     if (!r)
         return;
-    pario_rec_lock(r);
-    if (counter >= 0)
-        r->counters[counter]++;
-    r->fcounters[field == stdio_write ? STDIO_F_WRITE_TIME : STDIO_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    pario_rec_meta(r, counter, field == stdio_write ? PARIO_META_WRITE : PARIO_META, t0, t1);
     pario_charge(th, field, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
 }
@@ -94,12 +90,7 @@ static void stdio_opened(struct pario_thread *th, struct pario_record *r, FILE *
         if (fstat(fileno_unlocked(fp), &st) == 0) /* untracked fd: not counted */
             offset = st.st_size;
     }
-    pario_rec_lock(r);
-    r->counters[STDIO_OPENS]++;
-    if (r->fcounters[STDIO_F_OPEN_START_TIMESTAMP] == 0)
-        r->fcounters[STDIO_F_OPEN_START_TIMESTAMP] = (double)t0;
-    r->fcounters[STDIO_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    pario_rec_meta(r, STDIO_OPENS, PARIO_META_OPEN, t0, t1);
     pario_fd_set(pario_stdio_fds, fileno_unlocked(fp), r, offset);
     pario_charge(th, stdio_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
@@ -161,10 +152,7 @@ int fclose(FILE *fp)
     int saved = errno;
     if (pe)
         pario_fd_clear(pario_fds, fd);
-    pario_rec_lock(r);
-    r->fcounters[STDIO_F_META_TIME] += (double)(t1 - t0);
-    r->fcounters[STDIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
-    pario_rec_unlock(r);
+    pario_rec_meta(r, -1, PARIO_META_CLOSE, t0, t1);
     pario_charge(th, stdio_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
     errno = saved;
@@ -173,7 +161,9 @@ int fclose(FILE *fp)
 
 /* ---- data ------------------------------------------------------------------ */
 
-#define STDIO_BODY(type, call, fp, is_write, bytes_expr, ok_expr)                                  \
+/* The body of a wrapper: an untracked stream goes straight to `call`; a tracked one is timed,
+ * then `record` runs with e, th, ret, t0 and t1 set, errno kept from the call. */
+#define STDIO_WRAP(type, call, fp, record)                                                         \
     struct pario_fd *e = stream_entry(fp);                                                         \
     if (!e)                                                                                        \
         return call;                                                                               \
@@ -182,9 +172,12 @@ int fclose(FILE *fp)
     type ret = call;                                                                               \
     uint64_t t1 = pario_now();                                                                     \
     int saved = errno;                                                                             \
-    stdio_data(th, e, is_write, (int64_t)(bytes_expr), ok_expr, t0, t1);                           \
+    record;                                                                                        \
     errno = saved;                                                                                 \
     return ret
+
+#define STDIO_BODY(type, call, fp, is_write, bytes_expr, ok_expr)                                  \
+    STDIO_WRAP(type, call, fp, stdio_data(th, e, is_write, (int64_t)(bytes_expr), ok_expr, t0, t1))
 
 size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 {
@@ -285,18 +278,7 @@ int fscanf(FILE *fp, const char *fmt, ...)
 /* ---- positioning and flushing ------------------------------------------- */
 
 #define STDIO_META_BODY(type, call, fp, counter, field, after)                                     \
-    struct pario_fd *e = stream_entry(fp);                                                         \
-    if (!e)                                                                                        \
-        return call;                                                                               \
-    struct pario_thread *th = pario_thread();                                                     \
-    uint64_t t0 = pario_now();                                                                     \
-    type ret = call;                                                                               \
-    uint64_t t1 = pario_now();                                                                     \
-    int saved = errno;                                                                             \
-    after;                                                                                         \
-    stdio_meta_op(th, e, counter, field, t0, t1);                                                     \
-    errno = saved;                                                                                 \
-    return ret
+    STDIO_WRAP(type, call, fp, after; stdio_meta_op(th, e, counter, field, t0, t1))
 
 static void reposition(struct pario_fd *e, FILE *fp)
 {
