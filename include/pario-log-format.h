@@ -28,6 +28,29 @@ enum pario_block_kind {
     PARIO_BLOCK_TRACE_INDEX = 6, /* one rank's trace index: JSON (docs/trace.md) */
 };
 
+/* ---- the layers -------------------------------------------------------------
+ * Every layer the runtime keeps file records of, in the order of their
+ * numbers (enum pario_layer: the layer bits of a trace event, the layer
+ * column of a RANK block's hints sections, the order of META's "layers").
+ * L(ID, name): the counters are PARIO_<ID>_COUNTERS and PARIO_<ID>_FCOUNTERS
+ * below, named <ID>_...; the layer's own file in src/runtime/ defines its
+ * descriptor pario_<name>_desc; "name" is its name in META and the Python
+ * model (python/pario/model.py LAYER_TABLE, tests/test_layer_manifest.py).
+ * A new layer is one line here, its two counter lists, and its file. */
+#define PARIO_LAYERS(L)                                                       \
+    L(POSIX, posix)                                                           \
+    L(STDIO, stdio)                                                           \
+    L(MPIIO, mpiio)                                                           \
+    L(H5F, h5f)                   /* HDF5 files (hdf5.c) */                   \
+    L(H5D, h5d)                   /* HDF5 datasets (hdf5.c) */                \
+    L(PNETCDF_FILE, pnetcdf_file) /* PnetCDF files (pnetcdf.c) */             \
+    L(PNETCDF_VAR, pnetcdf_var)   /* PnetCDF variables (pnetcdf.c) */
+
+/* The I/O libraries whose calls the runtime records (their layers above):
+ * L(name), the key of META's "library_layers"; the library's file defines
+ * struct pario_library_status pario_<name>_status. */
+#define PARIO_LIBRARIES(L) L(hdf5) L(pnetcdf)
+
 /* The ten request-size buckets (Darshan's boundaries). */
 #define PARIO_SIZE_BUCKETS(P, D)                                              \
     X(P##_SIZE_##D##_0_100, "requests of 0-100 bytes")                       \

@@ -23,8 +23,8 @@ void pario_rec_access(struct pario_record *r, int is_write, int64_t offset, int6
                       uint64_t t0, uint64_t t1)
 {
     const struct pario_layer_desc *d = pario_layers[r->layer];
-    int64_t *c = r->c;
-    double *f = r->f;
+    int64_t *c = r->counters;
+    double *f = r->fcounters;
     double dt = (double)(t1 - t0);
     int dir = is_write ? 1 : 0;
     int c_seq = d->c_seq_reads, c_consec = d->c_consec_reads, c_rw_switch = d->c_rw_switches;
@@ -54,4 +54,18 @@ void pario_rec_access(struct pario_record *r, int is_write, int64_t offset, int6
     int f_max = is_write ? d->f_max_write_time : d->f_max_read_time;
     if (f_max >= 0 && dt > f[f_max])
         f[f_max] = dt;
+}
+
+void pario_rec_meta(struct pario_record *r, int counter, enum pario_meta_kind kind, uint64_t t0, uint64_t t1)
+{
+    const struct pario_layer_desc *d = pario_layers[r->layer];
+    pario_rec_lock(r);
+    if (counter >= 0)
+        r->counters[counter]++;
+    r->fcounters[kind == PARIO_META_WRITE ? d->f_write_time : d->f_meta_time] += (double)(t1 - t0);
+    if (kind == PARIO_META_OPEN && r->fcounters[d->f_open_start] == 0)
+        r->fcounters[d->f_open_start] = (double)t0;
+    else if (kind == PARIO_META_CLOSE)
+        r->fcounters[d->f_close_end] = (double)t1;
+    pario_rec_unlock(r);
 }

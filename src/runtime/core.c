@@ -30,15 +30,19 @@ struct pario_fd *pario_stdio_fds = NULL;
 const char *const *pario_inject_hints = NULL;
 const char *pario_mpi_library = NULL;
 
-const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS] = {
-    [PARIO_POSIX] = &pario_posix_desc,
-    [PARIO_STDIO] = &pario_stdio_desc,
-    [PARIO_MPIIO] = &pario_mpiio_desc,
-    [PARIO_H5F] = &pario_h5f_desc,
-    [PARIO_H5D] = &pario_h5d_desc,
-    [PARIO_PNETCDF_FILE] = &pario_pnetcdf_file_desc,
-    [PARIO_PNETCDF_VAR] = &pario_pnetcdf_var_desc,
-};
+/* The layers of the PARIO_LAYERS manifest: their counter names, written
+ * into every log's META, and their descriptors, indexed by enum pario_layer. */
+#define X(counter, doc) #counter,
+#define PARIO_LAYER_NAMES(ID, name)                                                                \
+    const char *const pario_##name##_counter_names[ID##_NUM_COUNTERS] = {PARIO_##ID##_COUNTERS};   \
+    const char *const pario_##name##_fcounter_names[ID##_NUM_FCOUNTERS] = {PARIO_##ID##_FCOUNTERS};
+PARIO_LAYERS(PARIO_LAYER_NAMES)
+#undef PARIO_LAYER_NAMES
+#undef X
+
+#define PARIO_LAYER_ENTRY(ID, name) [PARIO_##ID] = &pario_##name##_desc,
+const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS] = {PARIO_LAYERS(PARIO_LAYER_ENTRY)};
+#undef PARIO_LAYER_ENTRY
 
 struct pario_core pario_core;
 
@@ -215,9 +219,9 @@ static void record_reset(struct pario_record *r, int layer, uint64_t id)
     r->layer = layer;
     r->last_end[0] = r->last_end[1] = -1;
     if (d->c_max_byte_read >= 0)
-        r->c[d->c_max_byte_read] = -1;
+        r->counters[d->c_max_byte_read] = -1;
     if (d->c_max_byte_written >= 0)
-        r->c[d->c_max_byte_written] = -1;
+        r->counters[d->c_max_byte_written] = -1;
 }
 
 static struct pario_record *find_locked(int layer, uint64_t id)
@@ -271,7 +275,7 @@ void pario_foreach_record(int layer, void (*fn)(struct pario_record *, void *), 
         for (struct pario_record *r = registry[layer][b]; r; r = r->next)
             fn(r, arg);
     struct pario_record *o = &pario_core.overflow[layer];
-    if (o->c[pario_layers[layer]->c_bytes_read] || o->c[pario_layers[layer]->c_bytes_written] ||
+    if (o->counters[pario_layers[layer]->c_bytes_read] || o->counters[pario_layers[layer]->c_bytes_written] ||
         pario_core.records_overflowed)
         fn(o, arg);
 }
@@ -369,7 +373,7 @@ void pario_pending_charge(struct pario_thread *th, const struct pario_pending *p
     if (r) {
         const struct pario_layer_desc *d = pario_layers[r->layer];
         pario_rec_lock(r);
-        r->f[p->is_write ? d->f_write_time : d->f_read_time] += (double)(t1 - t0);
+        r->fcounters[p->is_write ? d->f_write_time : d->f_read_time] += (double)(t1 - t0);
         pario_rec_unlock(r);
     }
 }

@@ -20,47 +20,36 @@
 #include "pario-log-format.h"
 #include "pario-mpi-next.h"
 
-/* ---- layers ----------------------------------------------------------- */
-enum pario_layer {
-    PARIO_POSIX = 0,
-    PARIO_STDIO = 1,
-    PARIO_MPIIO = 2,
-    PARIO_H5F = 3,          /* HDF5 files (hdf5.c) */
-    PARIO_H5D = 4,          /* HDF5 datasets (hdf5.c) */
-    PARIO_PNETCDF_FILE = 5, /* PnetCDF files (pnetcdf.c) */
-    PARIO_PNETCDF_VAR = 6,  /* PnetCDF variables (pnetcdf.c) */
-    PARIO_NLAYERS = 7
-};
+/* ---- layers -------------------------------------------------------------
+ * All made from the PARIO_LAYERS manifest (pario-log-format.h). */
+#define PARIO_LAYER_ID(ID, name) PARIO_##ID,
+enum pario_layer { PARIO_LAYERS(PARIO_LAYER_ID) PARIO_NLAYERS };
+#undef PARIO_LAYER_ID
 
-#define X(name, doc) name,
-enum posix_counter { PARIO_POSIX_COUNTERS POSIX_NUM_COUNTERS };
-enum posix_fcounter { PARIO_POSIX_FCOUNTERS POSIX_NUM_FCOUNTERS };
-enum stdio_counter { PARIO_STDIO_COUNTERS STDIO_NUM_COUNTERS };
-enum stdio_fcounter { PARIO_STDIO_FCOUNTERS STDIO_NUM_FCOUNTERS };
-enum mpiio_counter { PARIO_MPIIO_COUNTERS MPIIO_NUM_COUNTERS };
-enum mpiio_fcounter { PARIO_MPIIO_FCOUNTERS MPIIO_NUM_FCOUNTERS };
-enum h5f_counter { PARIO_H5F_COUNTERS H5F_NUM_COUNTERS };
-enum h5f_fcounter { PARIO_H5F_FCOUNTERS H5F_NUM_FCOUNTERS };
-enum h5d_counter { PARIO_H5D_COUNTERS H5D_NUM_COUNTERS };
-enum h5d_fcounter { PARIO_H5D_FCOUNTERS H5D_NUM_FCOUNTERS };
-enum pnetcdf_file_counter { PARIO_PNETCDF_FILE_COUNTERS PNETCDF_FILE_NUM_COUNTERS };
-enum pnetcdf_file_fcounter { PARIO_PNETCDF_FILE_FCOUNTERS PNETCDF_FILE_NUM_FCOUNTERS };
-enum pnetcdf_var_counter { PARIO_PNETCDF_VAR_COUNTERS PNETCDF_VAR_NUM_COUNTERS };
-enum pnetcdf_var_fcounter { PARIO_PNETCDF_VAR_FCOUNTERS PNETCDF_VAR_NUM_FCOUNTERS };
+/* Counter indices: enum <name>_counter { <ID>_..., <ID>_NUM_COUNTERS } and
+ * the same for fcounters. */
+#define X(counter, doc) counter,
+#define PARIO_LAYER_ENUMS(ID, name)                                                                \
+    enum name##_counter { PARIO_##ID##_COUNTERS ID##_NUM_COUNTERS };                               \
+    enum name##_fcounter { PARIO_##ID##_FCOUNTERS ID##_NUM_FCOUNTERS };
+PARIO_LAYERS(PARIO_LAYER_ENUMS)
+#undef PARIO_LAYER_ENUMS
 enum rank_field { PARIO_RANK_FIELDS RANK_NUM_FIELDS };
 #undef X
 
 #define PARIO_MAX_COUNTERS 88  /* MPI-IO has 83, PnetCDF variables 72 */
 #define PARIO_MAX_FCOUNTERS 32 /* MPI-IO has 30 (the engine's time per variant) */
-_Static_assert(MPIIO_NUM_COUNTERS <= PARIO_MAX_COUNTERS && MPIIO_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS,
-               "MPI-IO counters exceed PARIO_MAX_COUNTERS or PARIO_MAX_FCOUNTERS");
-_Static_assert(PNETCDF_VAR_NUM_COUNTERS <= PARIO_MAX_COUNTERS && POSIX_NUM_COUNTERS <= PARIO_MAX_COUNTERS,
-               "counters exceed PARIO_MAX_COUNTERS");
+#define PARIO_LAYER_FITS(ID, name)                                                                 \
+    _Static_assert(ID##_NUM_COUNTERS <= PARIO_MAX_COUNTERS, #ID " counters exceed PARIO_MAX_COUNTERS"); \
+    _Static_assert(ID##_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS, #ID " fcounters exceed PARIO_MAX_FCOUNTERS");
+PARIO_LAYERS(PARIO_LAYER_FITS)
+#undef PARIO_LAYER_FITS
 
 /* Where, inside a layer's counter arrays, the generic code finds things.
- * Filled in by each layer with designated initializers. */
+ * Each layer's file fills one in with PARIO_LAYER_DESC_COMMON and designated
+ * initializers for the rest. */
 struct pario_layer_desc {
-    const char *name;            /* "posix", "stdio", "mpiio" */
+    const char *name;            /* "posix", "stdio", "mpiio", ... */
     int ncounters, nfcounters;
     const char *const *counter_names;
     const char *const *fcounter_names;
@@ -80,9 +69,46 @@ struct pario_layer_desc {
     int f_max_read_time, f_max_write_time;      /* max reduced */
     int f_fastest_time, f_slowest_time, f_var_time, f_var_bytes;
 };
-extern const struct pario_layer_desc pario_posix_desc, pario_stdio_desc, pario_mpiio_desc;
-extern const struct pario_layer_desc pario_h5f_desc, pario_h5d_desc;
-extern const struct pario_layer_desc pario_pnetcdf_file_desc, pario_pnetcdf_var_desc;
+
+/* The fields every layer has under the same names (its counter names are
+ * defined once, in core.c): the name, the counts, the byte and time totals,
+ * the timestamps and the shared-file statistics. */
+#define PARIO_LAYER_DESC_COMMON(ID, name_)                                                         \
+    .name = #name_, .ncounters = ID##_NUM_COUNTERS, .nfcounters = ID##_NUM_FCOUNTERS,              \
+    .counter_names = pario_##name_##_counter_names, .fcounter_names = pario_##name_##_fcounter_names, \
+    .c_bytes_read = ID##_BYTES_READ, .c_bytes_written = ID##_BYTES_WRITTEN,                        \
+    .c_nranks = ID##_NRANKS, .c_fastest_rank = ID##_FASTEST_RANK,                                  \
+    .c_fastest_bytes = ID##_FASTEST_RANK_BYTES, .c_slowest_rank = ID##_SLOWEST_RANK,               \
+    .c_slowest_bytes = ID##_SLOWEST_RANK_BYTES,                                                    \
+    .f_open_start = ID##_F_OPEN_START_TIMESTAMP, .f_close_end = ID##_F_CLOSE_END_TIMESTAMP,        \
+    .f_read_time = ID##_F_READ_TIME, .f_write_time = ID##_F_WRITE_TIME,                            \
+    .f_meta_time = ID##_F_META_TIME, .f_fastest_time = ID##_F_FASTEST_RANK_TIME,                   \
+    .f_slowest_time = ID##_F_SLOWEST_RANK_TIME, .f_var_time = ID##_F_VARIANCE_RANK_TIME,           \
+    .f_var_bytes = ID##_F_VARIANCE_RANK_BYTES
+
+/* The request statistics of a layer that keeps them as Darshan's MPI-IO module does (MPI-IO,
+ * HDF5 datasets, PnetCDF variables): the largest request and its time, read/write switches and
+ * the _AGG size histograms; no byte offsets, no sequential counts. */
+#define PARIO_LAYER_DESC_AGGREGATE(ID)                                                             \
+    .c_max_byte_read = -1, .c_max_byte_written = -1,                                               \
+    .c_max_read_size = ID##_MAX_READ_SIZE, .c_max_write_size = ID##_MAX_WRITE_SIZE,                \
+    .c_seq_reads = -1, .c_consec_reads = -1, .c_rw_switches = ID##_RW_SWITCHES,                    \
+    .c_size_read0 = ID##_SIZE_READ_AGG_0_100, .c_size_write0 = ID##_SIZE_WRITE_AGG_0_100,          \
+    .f_max_read_time = ID##_F_MAX_READ_TIME, .f_max_write_time = ID##_F_MAX_WRITE_TIME
+
+/* A layer that keeps no request statistics (the files of HDF5 and PnetCDF: their datasets and
+ * variables do). */
+#define PARIO_LAYER_DESC_NO_REQUESTS                                                               \
+    .c_max_byte_read = -1, .c_max_byte_written = -1, .c_max_read_size = -1, .c_max_write_size = -1, \
+    .c_seq_reads = -1, .c_consec_reads = -1, .c_rw_switches = -1, .c_size_read0 = -1,              \
+    .c_size_write0 = -1, .f_max_read_time = -1, .f_max_write_time = -1
+
+#define PARIO_LAYER_EXTERNS(ID, name)                                                              \
+    extern const struct pario_layer_desc pario_##name##_desc;                                     \
+    extern const char *const pario_##name##_counter_names[ID##_NUM_COUNTERS];                      \
+    extern const char *const pario_##name##_fcounter_names[ID##_NUM_FCOUNTERS];
+PARIO_LAYERS(PARIO_LAYER_EXTERNS)
+#undef PARIO_LAYER_EXTERNS
 extern const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS];
 
 /* ---- file records -------------------------------------------------------
@@ -97,8 +123,8 @@ struct pario_record {
     const char *name;            /* in the arena; NULL for overflow */
     char *hints;                 /* MPI-IO: "key=value\n..." (arena), or NULL */
     char *injected;              /* MPI-IO: the PARIO_HINTS hints given to its last open, same form */
-    int64_t c[PARIO_MAX_COUNTERS];
-    double f[PARIO_MAX_FCOUNTERS];  /* ticks while running, seconds in the log */
+    int64_t counters[PARIO_MAX_COUNTERS];
+    double fcounters[PARIO_MAX_FCOUNTERS];  /* ticks while running, seconds in the log */
     /* run-time state, not written */
     int64_t last_end[2];         /* end offset of previous read [0] / write [1] */
     int last_op;                 /* 0 none, 1 read, 2 write */
@@ -223,13 +249,23 @@ void pario_fd_set(struct pario_fd *table, int fd, struct pario_record *rec, int6
 void pario_fd_clear(struct pario_fd *table, int fd);
 /* Copy a string into the arena (bounded); NULL when the arena is full. */
 char *pario_arena_strdup(const char *s, size_t maxlen);
-/* Seconds since the job started, for a tick stamp. */
+/* The timer reading taken at start-up (pario_now ticks). */
 uint64_t pario_start_ticks(void);
 
 /* Common counter updates (common.c). */
 int pario_size_bucket(int64_t size);
 void pario_rec_access(struct pario_record *r, int is_write, int64_t offset, int64_t size,
                       uint64_t t0, uint64_t t1);
+/* What a metadata call on a record was, for pario_rec_meta. */
+enum pario_meta_kind {
+    PARIO_META,       /* its time is meta time */
+    PARIO_META_WRITE, /* it pushes written data (a sync, a flush): its time is write time */
+    PARIO_META_OPEN,  /* an open: meta time, and the first open's timestamp */
+    PARIO_META_CLOSE, /* a close: meta time, and the last close's timestamp */
+};
+/* A metadata call of [t0, t1) on a record: bump `counter` (-1: none), add the call's time and
+ * the timestamp `kind` says, under the record's lock. */
+void pario_rec_meta(struct pario_record *r, int counter, enum pario_meta_kind kind, uint64_t t0, uint64_t t1);
 
 /* ---- MPI hand-off --------------------------------------------------------
  * mpi.c tells the core when MPI starts and ends; the core then reduces and
@@ -273,14 +309,16 @@ struct pario_library_status {
     int active;        /* 1: the layer records */
     char why[256];     /* why it does not ("" when active) */
 };
-extern struct pario_library_status pario_hdf5_status, pario_pnetcdf_status;
+#define PARIO_LIBRARY_EXTERN(name) extern struct pario_library_status pario_##name##_status;
+PARIO_LIBRARIES(PARIO_LIBRARY_EXTERN)
+#undef PARIO_LIBRARY_EXTERN
 extern struct pario_library_status *const pario_library_status[]; /* NULL-terminated (log.c) */
 
 /* A size from the environment: digits with an optional k/m/g suffix (powers of 1024); dflt
  * when s is NULL, empty or not a number. */
 size_t pario_parse_size(const char *s, size_t dflt);
 
-/* Memory: bytes used / cap of the arena; exported for tests and the log. */
+/* The arena's size in bytes (PARIO_MEM), written as META's mem_cap. */
 size_t pario_arena_cap(void);
 
 /* The real symbol behind a wrapper, resolved once with dlsym(RTLD_NEXT) (the layer file

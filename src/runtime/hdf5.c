@@ -25,18 +25,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define X(name, doc) #name,
-static const char *const h5f_counter_names[] = {PARIO_H5F_COUNTERS};
-static const char *const h5f_fcounter_names[] = {PARIO_H5F_FCOUNTERS};
-static const char *const h5d_counter_names[] = {PARIO_H5D_COUNTERS};
-static const char *const h5d_fcounter_names[] = {PARIO_H5D_FCOUNTERS};
-#undef X
-
-_Static_assert(H5F_NUM_COUNTERS <= PARIO_MAX_COUNTERS && H5D_NUM_COUNTERS <= PARIO_MAX_COUNTERS,
-               "HDF5 counters exceed PARIO_MAX_COUNTERS");
-_Static_assert(H5F_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS && H5D_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS,
-               "HDF5 float counters exceed PARIO_MAX_FCOUNTERS");
-
 /* What every rank sees alike, and per-rank maxima: reduced by max. */
 static const unsigned char h5f_max_reduced[H5F_NUM_COUNTERS] = {
     [H5F_USE_MPIIO] = 1,          [H5F_ALIGN_THRESHOLD] = 1,      [H5F_ALIGNMENT] = 1,
@@ -52,75 +40,15 @@ static const unsigned char h5d_max_reduced[H5D_NUM_COUNTERS] = {
 };
 
 const struct pario_layer_desc pario_h5f_desc = {
-    .name = "h5f",
-    .ncounters = H5F_NUM_COUNTERS,
-    .nfcounters = H5F_NUM_FCOUNTERS,
-    .counter_names = h5f_counter_names,
-    .fcounter_names = h5f_fcounter_names,
-    .c_bytes_read = H5F_BYTES_READ,
-    .c_bytes_written = H5F_BYTES_WRITTEN,
-    .c_max_byte_read = -1,
-    .c_max_byte_written = -1,
-    .c_max_read_size = -1,
-    .c_max_write_size = -1,
-    .c_nranks = H5F_NRANKS,
-    .c_fastest_rank = H5F_FASTEST_RANK,
-    .c_fastest_bytes = H5F_FASTEST_RANK_BYTES,
-    .c_slowest_rank = H5F_SLOWEST_RANK,
-    .c_slowest_bytes = H5F_SLOWEST_RANK_BYTES,
+    PARIO_LAYER_DESC_COMMON(H5F, h5f),
+    PARIO_LAYER_DESC_NO_REQUESTS,
     .c_max_reduced = h5f_max_reduced,
-    .c_seq_reads = -1,
-    .c_consec_reads = -1,
-    .c_rw_switches = -1,
-    .c_size_read0 = -1,
-    .c_size_write0 = -1,
-    .f_open_start = H5F_F_OPEN_START_TIMESTAMP,
-    .f_close_end = H5F_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = H5F_F_READ_TIME,
-    .f_write_time = H5F_F_WRITE_TIME,
-    .f_meta_time = H5F_F_META_TIME,
-    .f_max_read_time = -1,
-    .f_max_write_time = -1,
-    .f_fastest_time = H5F_F_FASTEST_RANK_TIME,
-    .f_slowest_time = H5F_F_SLOWEST_RANK_TIME,
-    .f_var_time = H5F_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = H5F_F_VARIANCE_RANK_BYTES,
 };
 
 const struct pario_layer_desc pario_h5d_desc = {
-    .name = "h5d",
-    .ncounters = H5D_NUM_COUNTERS,
-    .nfcounters = H5D_NUM_FCOUNTERS,
-    .counter_names = h5d_counter_names,
-    .fcounter_names = h5d_fcounter_names,
-    .c_bytes_read = H5D_BYTES_READ,
-    .c_bytes_written = H5D_BYTES_WRITTEN,
-    .c_max_byte_read = -1,
-    .c_max_byte_written = -1,
-    .c_max_read_size = H5D_MAX_READ_SIZE,
-    .c_max_write_size = H5D_MAX_WRITE_SIZE,
-    .c_nranks = H5D_NRANKS,
-    .c_fastest_rank = H5D_FASTEST_RANK,
-    .c_fastest_bytes = H5D_FASTEST_RANK_BYTES,
-    .c_slowest_rank = H5D_SLOWEST_RANK,
-    .c_slowest_bytes = H5D_SLOWEST_RANK_BYTES,
+    PARIO_LAYER_DESC_COMMON(H5D, h5d),
+    PARIO_LAYER_DESC_AGGREGATE(H5D),
     .c_max_reduced = h5d_max_reduced,
-    .c_seq_reads = -1,
-    .c_consec_reads = -1,
-    .c_rw_switches = H5D_RW_SWITCHES,
-    .c_size_read0 = H5D_SIZE_READ_AGG_0_100,
-    .c_size_write0 = H5D_SIZE_WRITE_AGG_0_100,
-    .f_open_start = H5D_F_OPEN_START_TIMESTAMP,
-    .f_close_end = H5D_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = H5D_F_READ_TIME,
-    .f_write_time = H5D_F_WRITE_TIME,
-    .f_meta_time = H5D_F_META_TIME,
-    .f_max_read_time = H5D_F_MAX_READ_TIME,
-    .f_max_write_time = H5D_F_MAX_WRITE_TIME,
-    .f_fastest_time = H5D_F_FASTEST_RANK_TIME,
-    .f_slowest_time = H5D_F_SLOWEST_RANK_TIME,
-    .f_var_time = H5D_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = H5D_F_VARIANCE_RANK_BYTES,
 };
 
 /* ---- without the HDF5 headers: empty layers --------------------------------*/
@@ -560,7 +488,7 @@ static void file_properties(struct pario_record *r, hid_t fid, struct h5_file_st
     pario_rec_lock(r);
     for (int i = H5F_USE_MPIIO; i <= H5F_COLL_METADATA_WRITES; i++)
         if (i != H5F_BYTES_READ && i != H5F_BYTES_WRITTEN)
-            r->c[i] = c[i];
+            r->counters[i] = c[i];
     pario_rec_unlock(r);
 }
 
@@ -591,20 +519,15 @@ static int trace_comm_of(struct pario_thread *th, hid_t fapl)
 
 /* ci: the trace's index of the file's communicator (the call is collective on a
  * file opened with the MPI-IO driver), or -1. */
-static void meta_done(struct pario_thread *th, int layer, struct pario_record *r, int counter, int ftime,
-                      uint64_t t0, uint64_t t1, int ci)
+static void meta_done(struct pario_thread *th, int layer, struct pario_record *r, int counter,
+                      enum pario_meta_kind kind, uint64_t t0, uint64_t t1, int ci)
 {
     pario_charge(th, hdf5_meta, t0, t1);
     if (__builtin_expect(pario_tracing, 0))
         pario_trace_io_event(th, t0, t1, PT_IO_META, layer, r ? r->id : 0, -1, 0, ci >= 0 ? PT_COLLECTIVE : 0, ci,
                              -1);
-    if (!r)
-        return;
-    pario_rec_lock(r);
-    if (counter >= 0)
-        r->c[counter]++;
-    r->f[ftime] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    if (r)
+        pario_rec_meta(r, counter, kind, t0, t1);
 }
 
 #define TIMED(T, call)                                                                             \
@@ -651,14 +574,10 @@ static hid_t file_open(const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
                                                           : NULL);
         state_put(r->id, &st);
         file_put(rc, r);
-        pario_rec_lock(r);
-        if (r->f[H5F_F_OPEN_START_TIMESTAMP] == 0)
-            r->f[H5F_F_OPEN_START_TIMESTAMP] = (double)t0;
-        pario_rec_unlock(r);
     }
     if (mine >= 0)
         h5.H5Pclose(mine);
-    meta_done(th, PARIO_H5F, r, create ? H5F_CREATES : H5F_OPENS, H5F_F_META_TIME, t0, t1, st.ci);
+    meta_done(th, PARIO_H5F, r, create ? H5F_CREATES : H5F_OPENS, PARIO_META_OPEN, t0, t1, st.ci);
     return rc;
 }
 
@@ -702,7 +621,7 @@ herr_t H5Fflush(hid_t obj, H5F_scope_t scope)
     struct pario_record *r = file_record_of(obj);
     th->depth--;
     int ci = r && scope == H5F_SCOPE_GLOBAL && pario_tracing ? state_get(r->id).ci : -1;
-    meta_done(th, PARIO_H5F, r, H5F_FLUSHES, H5F_F_META_TIME, t0, t1, ci);
+    meta_done(th, PARIO_H5F, r, H5F_FLUSHES, PARIO_META, t0, t1, ci);
     return rc;
 }
 
@@ -715,12 +634,7 @@ herr_t H5Fclose(hid_t fid)
     TIMED(herr_t, real_H5Fclose(fid));
     if (rc >= 0 && r)
         tab_del(file_keys, (int64_t)fid);
-    meta_done(th, PARIO_H5F, r, -1, H5F_F_META_TIME, t0, t1, r && pario_tracing ? state_get(r->id).ci : -1);
-    if (r) {
-        pario_rec_lock(r);
-        r->f[H5F_F_CLOSE_END_TIMESTAMP] = (double)t1;
-        pario_rec_unlock(r);
-    }
+    meta_done(th, PARIO_H5F, r, -1, PARIO_META_CLOSE, t0, t1, r && pario_tracing ? state_get(r->id).ci : -1);
     return rc;
 }
 
@@ -772,15 +686,15 @@ static int dset_register(hid_t did, struct h5_dset *out)
     if (!r)
         return 0;
     pario_rec_lock(r);
-    r->c[H5D_DATASPACE_NDIMS] = ndims;
-    r->c[H5D_DATASPACE_NPOINTS] = npoints;
-    r->c[H5D_DATATYPE_SIZE] = elem;
-    r->c[H5D_LAYOUT] = layout;
+    r->counters[H5D_DATASPACE_NDIMS] = ndims;
+    r->counters[H5D_DATASPACE_NPOINTS] = npoints;
+    r->counters[H5D_DATATYPE_SIZE] = elem;
+    r->counters[H5D_LAYOUT] = layout;
     for (int i = 0; i < 5; i++)
-        r->c[H5D_CHUNK_SIZE_D1 + i] = chunk[i];
+        r->counters[H5D_CHUNK_SIZE_D1 + i] = chunk[i];
     int64_t fid_bits;
     memcpy(&fid_bits, &frec->id, sizeof fid_bits);
-    r->c[H5D_FILE_REC_ID] = fid_bits;
+    r->counters[H5D_FILE_REC_ID] = fid_bits;
     pario_rec_unlock(r);
     struct h5_dset d = {.rec = r, .frec = frec, .elem_size = elem, .fs = state_get(frec->id)};
     pthread_mutex_lock(&tab_lock);
@@ -817,13 +731,7 @@ static void dset_opened(struct pario_thread *th, hid_t did, int counter, uint64_
         have = dset_register(did, &d);
         th->depth--;
     }
-    if (have) {
-        pario_rec_lock(d.rec);
-        if (d.rec->f[H5D_F_OPEN_START_TIMESTAMP] == 0)
-            d.rec->f[H5D_F_OPEN_START_TIMESTAMP] = (double)t0;
-        pario_rec_unlock(d.rec);
-    }
-    meta_done(th, PARIO_H5D, have ? d.rec : NULL, counter, H5D_F_META_TIME, t0, t1, have ? d.fs.ci : -1);
+    meta_done(th, PARIO_H5D, have ? d.rec : NULL, counter, PARIO_META_OPEN, t0, t1, have ? d.fs.ci : -1);
 }
 
 REAL(H5Dcreate2);
@@ -944,19 +852,19 @@ static void transfer_done(struct pario_thread *th, hid_t did, const struct h5_ds
         return;
     struct pario_record *r = d->rec;
     pario_rec_lock(r);
-    r->c[is_write ? H5D_WRITES : H5D_READS]++;
+    r->counters[is_write ? H5D_WRITES : H5D_READS]++;
     if (kind >= 0)
-        r->c[kind]++;
+        r->counters[kind]++;
     if (coll) {
-        r->c[is_write ? H5D_COLL_WRITES : H5D_COLL_READS]++;
-        r->c[H5D_USE_MPIIO_COLLECTIVE] = 1;
+        r->counters[is_write ? H5D_COLL_WRITES : H5D_COLL_READS]++;
+        r->counters[H5D_USE_MPIIO_COLLECTIVE] = 1;
     }
     pario_rec_access(r, is_write, -1, bytes, t0, t1);
     pario_rec_unlock(r);
     struct pario_record *f = d->frec;
     pario_rec_lock(f);
-    f->c[is_write ? H5F_BYTES_WRITTEN : H5F_BYTES_READ] += bytes;
-    f->f[is_write ? H5F_F_WRITE_TIME : H5F_F_READ_TIME] += (double)(t1 - t0);
+    f->counters[is_write ? H5F_BYTES_WRITTEN : H5F_BYTES_READ] += bytes;
+    f->fcounters[is_write ? H5F_F_WRITE_TIME : H5F_F_READ_TIME] += (double)(t1 - t0);
     pario_rec_unlock(f);
 }
 
@@ -1000,7 +908,7 @@ herr_t H5Dflush(hid_t did)
     struct h5_dset d;
     int have = dset_get(pario_thread(), did, &d);
     TIMED(herr_t, real_H5Dflush(did));
-    meta_done(th, PARIO_H5D, have ? d.rec : NULL, H5D_FLUSHES, H5D_F_META_TIME, t0, t1, -1);
+    meta_done(th, PARIO_H5D, have ? d.rec : NULL, H5D_FLUSHES, PARIO_META, t0, t1, -1);
     return rc;
 }
 
@@ -1012,12 +920,7 @@ static herr_t dset_close(hid_t did, long s, herr_t (*close)(hid_t))
     TIMED(herr_t, close(did));
     if (rc >= 0 && s >= 0)
         tab_del(dset_keys, (int64_t)did);
-    meta_done(th, PARIO_H5D, r, -1, H5D_F_META_TIME, t0, t1, ci);
-    if (r) {
-        pario_rec_lock(r);
-        r->f[H5D_F_CLOSE_END_TIMESTAMP] = (double)t1;
-        pario_rec_unlock(r);
-    }
+    meta_done(th, PARIO_H5D, r, -1, PARIO_META_CLOSE, t0, t1, ci);
     return rc;
 }
 
@@ -1060,7 +963,7 @@ static struct pario_record *object_file(struct pario_thread *th, hid_t obj)
 static void object_done(struct pario_thread *th, struct pario_record *r, int coll, uint64_t t0, uint64_t t1)
 {
     int ci = r && coll && pario_tracing ? state_get(r->id).ci : -1;
-    meta_done(th, PARIO_H5F, r, -1, H5F_F_META_TIME, t0, t1, ci);
+    meta_done(th, PARIO_H5F, r, -1, PARIO_META, t0, t1, ci);
 }
 
 /* A call on loc that leaves it open (create, open, read, write): the file is

@@ -112,18 +112,18 @@ static void record_to_seconds(struct pario_record *r, void *arg)
     double spt = pario_core.sec_per_tick;
     for (int i = 0; i < d->nfcounters; i++) {
         if (i == d->f_open_start || i == d->f_close_end)
-            r->f[i] = r->f[i] > 0 ? (r->f[i] - (double)pario_core.start_ticks) * spt : 0.0;
+            r->fcounters[i] = r->fcounters[i] > 0 ? (r->fcounters[i] - (double)pario_core.start_ticks) * spt : 0.0;
         else
-            r->f[i] *= spt;
+            r->fcounters[i] *= spt;
     }
     /* Per-rank statistics: this rank is both fastest and slowest. */
-    double t = r->f[d->f_read_time] + r->f[d->f_write_time] + r->f[d->f_meta_time];
-    int64_t bytes = r->c[d->c_bytes_read] + r->c[d->c_bytes_written];
-    r->c[d->c_nranks] = 1;
-    r->c[d->c_fastest_rank] = r->c[d->c_slowest_rank] = pario_core.rank;
-    r->c[d->c_fastest_bytes] = r->c[d->c_slowest_bytes] = bytes;
-    r->f[d->f_fastest_time] = r->f[d->f_slowest_time] = t;
-    r->f[d->f_var_time] = r->f[d->f_var_bytes] = 0.0;
+    double t = r->fcounters[d->f_read_time] + r->fcounters[d->f_write_time] + r->fcounters[d->f_meta_time];
+    int64_t bytes = r->counters[d->c_bytes_read] + r->counters[d->c_bytes_written];
+    r->counters[d->c_nranks] = 1;
+    r->counters[d->c_fastest_rank] = r->counters[d->c_slowest_rank] = pario_core.rank;
+    r->counters[d->c_fastest_bytes] = r->counters[d->c_slowest_bytes] = bytes;
+    r->fcounters[d->f_fastest_time] = r->fcounters[d->f_slowest_time] = t;
+    r->fcounters[d->f_var_time] = r->fcounters[d->f_var_bytes] = 0.0;
 }
 
 static void fill_rank_row(double *row)
@@ -158,8 +158,8 @@ static void put_record(struct pario_buf *b, const struct pario_record *r, int64_
     const struct pario_layer_desc *d = pario_layers[r->layer];
     put_u64(b, r->id);
     put_u64(b, (uint64_t)rank);
-    pario_buf_put(b, r->c, sizeof(int64_t) * d->ncounters);
-    pario_buf_put(b, r->f, sizeof(double) * d->nfcounters);
+    pario_buf_put(b, r->counters, sizeof(int64_t) * d->ncounters);
+    pario_buf_put(b, r->fcounters, sizeof(double) * d->nfcounters);
 }
 
 /* Which part of the RANK payload a walk over the records writes. Names and
@@ -256,20 +256,20 @@ static void build_shared_payload(struct pario_buf *b, struct pario_shared_elem *
             if (pario_shared_keys[i].layer != l)
                 continue;
             struct pario_shared_elem *e = &elems[i];
-            double nr = (double)e->c[d->c_nranks];
+            double nr = (double)e->counters[d->c_nranks];
             if (nr > 0) {
                 double mt = e->sum_t / nr, mb = e->sum_b / nr;
-                e->f[d->f_var_time] = e->sum_t2 / nr - mt * mt;
-                e->f[d->f_var_bytes] = e->sum_b2 / nr - mb * mb;
-                if (e->f[d->f_var_time] < 0)
-                    e->f[d->f_var_time] = 0;
-                if (e->f[d->f_var_bytes] < 0)
-                    e->f[d->f_var_bytes] = 0;
+                e->fcounters[d->f_var_time] = e->sum_t2 / nr - mt * mt;
+                e->fcounters[d->f_var_bytes] = e->sum_b2 / nr - mb * mb;
+                if (e->fcounters[d->f_var_time] < 0)
+                    e->fcounters[d->f_var_time] = 0;
+                if (e->fcounters[d->f_var_bytes] < 0)
+                    e->fcounters[d->f_var_bytes] = 0;
             }
             put_u64(b, pario_shared_keys[i].id);
             put_u64(b, (uint64_t)(int64_t)-1);
-            pario_buf_put(b, e->c, sizeof(int64_t) * d->ncounters);
-            pario_buf_put(b, e->f, sizeof(double) * d->nfcounters);
+            pario_buf_put(b, e->counters, sizeof(int64_t) * d->ncounters);
+            pario_buf_put(b, e->fcounters, sizeof(double) * d->nfcounters);
         }
     }
     /* bitmaps in the same (layer, id) order */
@@ -438,7 +438,9 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
     put_text(b, "]}");
 }
 
-struct pario_library_status *const pario_library_status[] = {&pario_hdf5_status, &pario_pnetcdf_status, NULL};
+#define PARIO_LIBRARY_ENTRY(name) &pario_##name##_status,
+struct pario_library_status *const pario_library_status[] = {PARIO_LIBRARIES(PARIO_LIBRARY_ENTRY) NULL};
+#undef PARIO_LIBRARY_ENTRY
 
 /* ---- log path -----------------------------------------------------------*/
 

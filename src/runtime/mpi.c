@@ -191,33 +191,20 @@ static int64_t sum_counts(const int *counts, int n)
     return s;
 }
 
-static int is_inter(MPI_Comm comm)
+/* What the MPI library's query (PMPI_Comm_rank, ...) says of comm; 0 if it fails. */
+static int comm_int(int (*query)(MPI_Comm, int *), MPI_Comm comm)
 {
-    int inter = 0;
-    NEXT(PMPI_Comm_test_inter)(comm, &inter);
-    return inter;
+    int v = 0;
+    query(comm, &v);
+    return v;
 }
-static int my_rank(MPI_Comm comm)
-{
-    int r = 0;
-    NEXT(PMPI_Comm_rank)(comm, &r);
-    return r;
-}
-static int local_size(MPI_Comm comm)
-{
-    int n = 0;
-    NEXT(PMPI_Comm_size)(comm, &n);
-    return n;
-}
+static int is_inter(MPI_Comm comm) { return comm_int(NEXT(PMPI_Comm_test_inter), comm); }
+static int my_rank(MPI_Comm comm) { return comm_int(NEXT(PMPI_Comm_rank), comm); }
+static int local_size(MPI_Comm comm) { return comm_int(NEXT(PMPI_Comm_size), comm); }
 /* Number of blocks in an all-to-all / scatter buffer: the (remote) group. */
 static int peer_count(MPI_Comm comm)
 {
-    int n = 0;
-    if (is_inter(comm))
-        NEXT(PMPI_Comm_remote_size)(comm, &n);
-    else
-        NEXT(PMPI_Comm_size)(comm, &n);
-    return n;
+    return is_inter(comm) ? comm_int(NEXT(PMPI_Comm_remote_size), comm) : local_size(comm);
 }
 /* The root of a rooted collective: MPI_ROOT (intercommunicator) or the rank. */
 static int is_root(MPI_Comm comm, int root)

@@ -25,11 +25,6 @@
 
 extern char **environ;
 
-#define X(name, doc) #name,
-static const char *const counter_names[] = {PARIO_MPIIO_COUNTERS};
-static const char *const fcounter_names[] = {PARIO_MPIIO_FCOUNTERS};
-#undef X
-
 static const unsigned char max_reduced[MPIIO_NUM_COUNTERS] = {
     [MPIIO_MAX_READ_SIZE] = 1,
     [MPIIO_MAX_WRITE_SIZE] = 1,
@@ -43,39 +38,9 @@ static const unsigned char max_reduced[MPIIO_NUM_COUNTERS] = {
 };
 
 const struct pario_layer_desc pario_mpiio_desc = {
-    .name = "mpiio",
-    .ncounters = MPIIO_NUM_COUNTERS,
-    .nfcounters = MPIIO_NUM_FCOUNTERS,
-    .counter_names = counter_names,
-    .fcounter_names = fcounter_names,
-    .c_bytes_read = MPIIO_BYTES_READ,
-    .c_bytes_written = MPIIO_BYTES_WRITTEN,
-    .c_max_byte_read = -1,
-    .c_max_byte_written = -1,
-    .c_max_read_size = MPIIO_MAX_READ_SIZE,
-    .c_max_write_size = MPIIO_MAX_WRITE_SIZE,
-    .c_nranks = MPIIO_NRANKS,
-    .c_fastest_rank = MPIIO_FASTEST_RANK,
-    .c_fastest_bytes = MPIIO_FASTEST_RANK_BYTES,
-    .c_slowest_rank = MPIIO_SLOWEST_RANK,
-    .c_slowest_bytes = MPIIO_SLOWEST_RANK_BYTES,
+    PARIO_LAYER_DESC_COMMON(MPIIO, mpiio),
+    PARIO_LAYER_DESC_AGGREGATE(MPIIO),
     .c_max_reduced = max_reduced,
-    .c_seq_reads = -1,
-    .c_consec_reads = -1,
-    .c_rw_switches = MPIIO_RW_SWITCHES,
-    .c_size_read0 = MPIIO_SIZE_READ_AGG_0_100,
-    .c_size_write0 = MPIIO_SIZE_WRITE_AGG_0_100,
-    .f_open_start = MPIIO_F_OPEN_START_TIMESTAMP,
-    .f_close_end = MPIIO_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = MPIIO_F_READ_TIME,
-    .f_write_time = MPIIO_F_WRITE_TIME,
-    .f_meta_time = MPIIO_F_META_TIME,
-    .f_max_read_time = MPIIO_F_MAX_READ_TIME,
-    .f_max_write_time = MPIIO_F_MAX_WRITE_TIME,
-    .f_fastest_time = MPIIO_F_FASTEST_RANK_TIME,
-    .f_slowest_time = MPIIO_F_SLOWEST_RANK_TIME,
-    .f_var_time = MPIIO_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = MPIIO_F_VARIANCE_RANK_BYTES,
 };
 
 /* ---- MPI_File -> record ----------------------------------------------------
@@ -312,9 +277,9 @@ static void mpiio_data(struct pario_thread *th, MPI_File fh, int is_write, int o
     int64_t bytes = type_bytes(count, dt);
     pario_rec_lock(r);
     if (op >= 0)
-        r->c[op]++;
+        r->counters[op]++;
     if (extra >= 0)
-        r->c[extra]++;
+        r->counters[extra]++;
     pario_rec_access(r, is_write, -1, bytes, t0, t1);
     pario_rec_unlock(r);
     if (req) {
@@ -334,7 +299,7 @@ static void mpiio_time(struct pario_thread *th, MPI_File fh, int is_write, uint6
     if (!r)
         return;
     pario_rec_lock(r);
-    r->f[is_write ? MPIIO_F_WRITE_TIME : MPIIO_F_READ_TIME] += (double)(t1 - t0);
+    r->fcounters[is_write ? MPIIO_F_WRITE_TIME : MPIIO_F_READ_TIME] += (double)(t1 - t0);
     pario_rec_unlock(r);
 }
 
@@ -345,13 +310,8 @@ static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int c
     pario_charge(th, field, t0, t1);
     if (__builtin_expect(pario_tracing, 0))
         trace_mpiio(th, PT_IO_META, r, ci, -1, 0, NULL, MPI_SUCCESS, t0, t1);
-    if (!r)
-        return;
-    pario_rec_lock(r);
-    if (counter >= 0)
-        r->c[counter]++;
-    r->f[field == mpiio_write ? MPIIO_F_WRITE_TIME : MPIIO_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    if (r)
+        pario_rec_meta(r, counter, field == mpiio_write ? PARIO_META_WRITE : PARIO_META, t0, t1);
 }
 
 /* Run `call` with the thread marked as inside MPI-IO, timing it. */
@@ -419,37 +379,37 @@ static void engine_record(MPI_File fh, const struct cw_stats *s)
                 [CW_WRITE] = MPIIO_ENGINE_CALLS_WRITE,        [CW_WRITE_COMM] = MPIIO_ENGINE_CALLS_WRITE_COMM,
                 [CW_WRITE_COMM_2] = MPIIO_ENGINE_CALLS_WRITE_COMM_2, [CW_DIRECT] = MPIIO_ENGINE_CALLS_DIRECT,
             };
-            r->c[MPIIO_ENGINE_WRITES]++;
-            r->c[MPIIO_ENGINE_CYCLES] += s->cycles;
+            r->counters[MPIIO_ENGINE_WRITES]++;
+            r->counters[MPIIO_ENGINE_CYCLES] += s->cycles;
             if (s->algorithm >= 0 && s->algorithm < (int)(sizeof calls_counter / sizeof *calls_counter) &&
                 calls_counter[s->algorithm])
-                r->c[calls_counter[s->algorithm]]++;
+                r->counters[calls_counter[s->algorithm]]++;
             /* each algorithm:shuffle pair, laid out algorithm-major in the log */
             if (s->algorithm >= CW_NONE && s->algorithm <= CW_WRITE_COMM_2 && s->shuffle >= CW_P2P &&
                 s->shuffle <= CW_RMA_LOCK) {
                 int v = (s->algorithm - CW_NONE) * 3 + (s->shuffle - CW_P2P);
-                r->c[MPIIO_ENGINE_VARIANT_CALLS_NONE_P2P + v]++;
-                r->f[MPIIO_F_ENGINE_VARIANT_TIME_NONE_P2P + v] += (double)s->t_call;
+                r->counters[MPIIO_ENGINE_VARIANT_CALLS_NONE_P2P + v]++;
+                r->fcounters[MPIIO_F_ENGINE_VARIANT_TIME_NONE_P2P + v] += (double)s->t_call;
             }
-            r->c[MPIIO_ENGINE_AUTO_EXPLORED] += s->auto_explored;
+            r->counters[MPIIO_ENGINE_AUTO_EXPLORED] += s->auto_explored;
         }
         if (s->auto_kept)
-            r->c[s->auto_class ? MPIIO_ENGINE_AUTO_KEPT_MANY : MPIIO_ENGINE_AUTO_KEPT_ONE] = s->auto_kept;
-        r->c[MPIIO_ENGINE_ALGORITHM] = s->algorithm;
-        r->c[MPIIO_ENGINE_SHUFFLE] = s->shuffle;
-        r->c[MPIIO_ENGINE_AGGREGATORS] = s->aggregators;
-        r->f[MPIIO_F_ENGINE_SETUP_TIME] += (double)s->t_setup;
-        r->f[MPIIO_F_ENGINE_SHUFFLE_TIME] += (double)s->t_shuffle;
-        r->f[MPIIO_F_ENGINE_WRITE_TIME] += (double)s->t_write;
-        r->f[MPIIO_F_ENGINE_WAIT_TIME] += (double)s->t_wait;
+            r->counters[s->auto_class ? MPIIO_ENGINE_AUTO_KEPT_MANY : MPIIO_ENGINE_AUTO_KEPT_ONE] = s->auto_kept;
+        r->counters[MPIIO_ENGINE_ALGORITHM] = s->algorithm;
+        r->counters[MPIIO_ENGINE_SHUFFLE] = s->shuffle;
+        r->counters[MPIIO_ENGINE_AGGREGATORS] = s->aggregators;
+        r->fcounters[MPIIO_F_ENGINE_SETUP_TIME] += (double)s->t_setup;
+        r->fcounters[MPIIO_F_ENGINE_SHUFFLE_TIME] += (double)s->t_shuffle;
+        r->fcounters[MPIIO_F_ENGINE_WRITE_TIME] += (double)s->t_write;
+        r->fcounters[MPIIO_F_ENGINE_WAIT_TIME] += (double)s->t_wait;
     } else if (s->reason != CW_FB_NONE && s->comm_rank == 0) {
         static const int reason_counter[] = {
             [CW_FB_ATOMIC] = MPIIO_ENGINE_FB_ATOMIC,       [CW_FB_DATAREP] = MPIIO_ENGINE_FB_DATAREP,
             [CW_FB_SEQUENTIAL] = MPIIO_ENGINE_FB_SEQUENTIAL, [CW_FB_DATATYPE] = MPIIO_ENGINE_FB_DATATYPE,
             [CW_FB_OTHER] = MPIIO_ENGINE_FB_OTHER,
         };
-        r->c[MPIIO_ENGINE_FALLBACKS]++;
-        r->c[reason_counter[s->reason]]++;
+        r->counters[MPIIO_ENGINE_FALLBACKS]++;
+        r->counters[reason_counter[s->reason]]++;
     }
     pario_rec_unlock(r);
 }
@@ -643,10 +603,10 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         /* what pario injected: nothing when the open only worked without it */
         record_injected(r, first_rc == MPI_SUCCESS ? kv : NULL, mine_used ? nkv : 0);
         pario_rec_lock(r);
-        if (r->c[MPIIO_FS_TYPE] == 0 && !r->is_overflow)
-            r->c[MPIIO_FS_TYPE] = fs_type_of(strip_prefix(filename));
-        if (r->f[MPIIO_F_OPEN_START_TIMESTAMP] == 0)
-            r->f[MPIIO_F_OPEN_START_TIMESTAMP] = (double)t0;
+        if (r->counters[MPIIO_FS_TYPE] == 0 && !r->is_overflow)
+            r->counters[MPIIO_FS_TYPE] = fs_type_of(strip_prefix(filename));
+        if (r->fcounters[MPIIO_F_OPEN_START_TIMESTAMP] == 0)
+            r->fcounters[MPIIO_F_OPEN_START_TIMESTAMP] = (double)t0;
         pario_rec_unlock(r);
     }
     int ci = INDEP;
@@ -679,7 +639,7 @@ int MPI_File_close(MPI_File *fh)
     mpiio_meta_op(th, r, -1, mpiio_meta, t0, t1, ci);
     if (r) {
         pario_rec_lock(r);
-        r->f[MPIIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
+        r->fcounters[MPIIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
         pario_rec_unlock(r);
     }
     return rc;
@@ -706,7 +666,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     if (r && NEXT(PMPI_Type_size)(filetype, &size) == MPI_SUCCESS &&
         NEXT(PMPI_Type_get_extent)(filetype, &lb, &extent) == MPI_SUCCESS && (MPI_Aint)size != extent) {
         pario_rec_lock(r);
-        r->c[MPIIO_NONCONTIG_VIEW] = 1;
+        r->counters[MPIIO_NONCONTIG_VIEW] = 1;
         pario_rec_unlock(r);
     }
     return rc;

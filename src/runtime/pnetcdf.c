@@ -27,18 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define X(name, doc) #name,
-static const char *const pnetcdf_file_counter_names[] = {PARIO_PNETCDF_FILE_COUNTERS};
-static const char *const pnetcdf_file_fcounter_names[] = {PARIO_PNETCDF_FILE_FCOUNTERS};
-static const char *const pnetcdf_var_counter_names[] = {PARIO_PNETCDF_VAR_COUNTERS};
-static const char *const pnetcdf_var_fcounter_names[] = {PARIO_PNETCDF_VAR_FCOUNTERS};
-#undef X
-
-_Static_assert(PNETCDF_FILE_NUM_COUNTERS <= PARIO_MAX_COUNTERS && PNETCDF_VAR_NUM_COUNTERS <= PARIO_MAX_COUNTERS,
-               "PnetCDF counters exceed PARIO_MAX_COUNTERS");
-_Static_assert(PNETCDF_FILE_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS && PNETCDF_VAR_NUM_FCOUNTERS <= PARIO_MAX_FCOUNTERS,
-               "PnetCDF float counters exceed PARIO_MAX_FCOUNTERS");
-
 /* What every rank sees alike, and per-rank maxima: reduced by max. */
 static const unsigned char pnetcdf_file_max_reduced[PNETCDF_FILE_NUM_COUNTERS] = {
     [PNETCDF_FILE_HEADER_SIZE] = 1,  [PNETCDF_FILE_HEADER_EXTENT] = 1, [PNETCDF_FILE_HEADER_ALIGN] = 1,
@@ -51,75 +39,15 @@ static const unsigned char pnetcdf_var_max_reduced[PNETCDF_VAR_NUM_COUNTERS] = {
 };
 
 const struct pario_layer_desc pario_pnetcdf_file_desc = {
-    .name = "pnetcdf_file",
-    .ncounters = PNETCDF_FILE_NUM_COUNTERS,
-    .nfcounters = PNETCDF_FILE_NUM_FCOUNTERS,
-    .counter_names = pnetcdf_file_counter_names,
-    .fcounter_names = pnetcdf_file_fcounter_names,
-    .c_bytes_read = PNETCDF_FILE_BYTES_READ,
-    .c_bytes_written = PNETCDF_FILE_BYTES_WRITTEN,
-    .c_max_byte_read = -1,
-    .c_max_byte_written = -1,
-    .c_max_read_size = -1,
-    .c_max_write_size = -1,
-    .c_nranks = PNETCDF_FILE_NRANKS,
-    .c_fastest_rank = PNETCDF_FILE_FASTEST_RANK,
-    .c_fastest_bytes = PNETCDF_FILE_FASTEST_RANK_BYTES,
-    .c_slowest_rank = PNETCDF_FILE_SLOWEST_RANK,
-    .c_slowest_bytes = PNETCDF_FILE_SLOWEST_RANK_BYTES,
+    PARIO_LAYER_DESC_COMMON(PNETCDF_FILE, pnetcdf_file),
+    PARIO_LAYER_DESC_NO_REQUESTS,
     .c_max_reduced = pnetcdf_file_max_reduced,
-    .c_seq_reads = -1,
-    .c_consec_reads = -1,
-    .c_rw_switches = -1,
-    .c_size_read0 = -1,
-    .c_size_write0 = -1,
-    .f_open_start = PNETCDF_FILE_F_OPEN_START_TIMESTAMP,
-    .f_close_end = PNETCDF_FILE_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = PNETCDF_FILE_F_READ_TIME,
-    .f_write_time = PNETCDF_FILE_F_WRITE_TIME,
-    .f_meta_time = PNETCDF_FILE_F_META_TIME,
-    .f_max_read_time = -1,
-    .f_max_write_time = -1,
-    .f_fastest_time = PNETCDF_FILE_F_FASTEST_RANK_TIME,
-    .f_slowest_time = PNETCDF_FILE_F_SLOWEST_RANK_TIME,
-    .f_var_time = PNETCDF_FILE_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = PNETCDF_FILE_F_VARIANCE_RANK_BYTES,
 };
 
 const struct pario_layer_desc pario_pnetcdf_var_desc = {
-    .name = "pnetcdf_var",
-    .ncounters = PNETCDF_VAR_NUM_COUNTERS,
-    .nfcounters = PNETCDF_VAR_NUM_FCOUNTERS,
-    .counter_names = pnetcdf_var_counter_names,
-    .fcounter_names = pnetcdf_var_fcounter_names,
-    .c_bytes_read = PNETCDF_VAR_BYTES_READ,
-    .c_bytes_written = PNETCDF_VAR_BYTES_WRITTEN,
-    .c_max_byte_read = -1,
-    .c_max_byte_written = -1,
-    .c_max_read_size = PNETCDF_VAR_MAX_READ_SIZE,
-    .c_max_write_size = PNETCDF_VAR_MAX_WRITE_SIZE,
-    .c_nranks = PNETCDF_VAR_NRANKS,
-    .c_fastest_rank = PNETCDF_VAR_FASTEST_RANK,
-    .c_fastest_bytes = PNETCDF_VAR_FASTEST_RANK_BYTES,
-    .c_slowest_rank = PNETCDF_VAR_SLOWEST_RANK,
-    .c_slowest_bytes = PNETCDF_VAR_SLOWEST_RANK_BYTES,
+    PARIO_LAYER_DESC_COMMON(PNETCDF_VAR, pnetcdf_var),
+    PARIO_LAYER_DESC_AGGREGATE(PNETCDF_VAR),
     .c_max_reduced = pnetcdf_var_max_reduced,
-    .c_seq_reads = -1,
-    .c_consec_reads = -1,
-    .c_rw_switches = PNETCDF_VAR_RW_SWITCHES,
-    .c_size_read0 = PNETCDF_VAR_SIZE_READ_AGG_0_100,
-    .c_size_write0 = PNETCDF_VAR_SIZE_WRITE_AGG_0_100,
-    .f_open_start = PNETCDF_VAR_F_OPEN_START_TIMESTAMP,
-    .f_close_end = PNETCDF_VAR_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = PNETCDF_VAR_F_READ_TIME,
-    .f_write_time = PNETCDF_VAR_F_WRITE_TIME,
-    .f_meta_time = PNETCDF_VAR_F_META_TIME,
-    .f_max_read_time = PNETCDF_VAR_F_MAX_READ_TIME,
-    .f_max_write_time = PNETCDF_VAR_F_MAX_WRITE_TIME,
-    .f_fastest_time = PNETCDF_VAR_F_FASTEST_RANK_TIME,
-    .f_slowest_time = PNETCDF_VAR_F_SLOWEST_RANK_TIME,
-    .f_var_time = PNETCDF_VAR_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = PNETCDF_VAR_F_VARIANCE_RANK_BYTES,
 };
 
 #ifndef PARIO_HAVE_PNETCDF
@@ -306,11 +234,11 @@ static void var_fill(struct pnc_file *f, int varid, struct pnc_var *v)
     if (!r)
         return;
     pario_rec_lock(r);
-    r->c[PNETCDF_VAR_NDIMS] = ndims;
-    r->c[PNETCDF_VAR_NPOINTS] = npoints;
-    r->c[PNETCDF_VAR_DATATYPE_SIZE] = v->tsize;
-    r->c[PNETCDF_VAR_IS_RECORD_VAR] = v->unlim_index >= 0;
-    r->c[PNETCDF_VAR_FILE_REC_ID] = (int64_t)f->rec->id;
+    r->counters[PNETCDF_VAR_NDIMS] = ndims;
+    r->counters[PNETCDF_VAR_NPOINTS] = npoints;
+    r->counters[PNETCDF_VAR_DATATYPE_SIZE] = v->tsize;
+    r->counters[PNETCDF_VAR_IS_RECORD_VAR] = v->unlim_index >= 0;
+    r->counters[PNETCDF_VAR_FILE_REC_ID] = (int64_t)f->rec->id;
     pario_rec_unlock(r);
     v->rec = r;
     v->ready = 1;
@@ -389,6 +317,23 @@ static inline void pnc_leave(struct pnc_call *c)
     c->th->depth--;
 }
 
+/* `real`: the library's NAME, found on the first call (NC_EINTERNAL without it). */
+#define PNC_REAL(NAME)                                                                             \
+    static __typeof__(&NAME) real;                                                                 \
+    if (__builtin_expect(real == NULL, 0) && !(real = (__typeof__(&NAME))pnc_real(#NAME)))         \
+        return NC_EINTERNAL
+
+/* The start of a wrapper: a plain call while the layer is off, else the call timed into c, its
+ * result in rc. */
+#define PNC_TIMED(NAME, ARGS)                                                                      \
+    PNC_REAL(NAME);                                                                                \
+    if (!pnc_on())                                                                                 \
+        return real ARGS;                                                                          \
+    struct pnc_call c;                                                                             \
+    pnc_enter(&c);                                                                                 \
+    int rc = real ARGS;                                                                            \
+    pnc_leave(&c)
+
 enum { KIND_put, KIND_get, KIND_iput, KIND_iget, KIND_bput };
 enum { SHAPE_var, SHAPE_var1, SHAPE_vara, SHAPE_vars, SHAPE_varm, SHAPE_varn };
 _Static_assert(PNETCDF_FILE_VAR_ALIGN == PNETCDF_FILE_HEADER_ALIGN + 1 &&
@@ -439,8 +384,8 @@ static void pnc_data(const struct pnc_call *c, int ncid, int varid, int kind, in
     if (v && v->rec) {
         struct pario_record *r = v->rec;
         pario_rec_lock(r);
-        r->c[PNETCDF_VAR_PUT_VAR + 6 * kind + shape]++;
-        r->c[nb ? (is_write ? PNETCDF_VAR_NB_WRITES : PNETCDF_VAR_NB_READS)
+        r->counters[PNETCDF_VAR_PUT_VAR + 6 * kind + shape]++;
+        r->counters[nb ? (is_write ? PNETCDF_VAR_NB_WRITES : PNETCDF_VAR_NB_READS)
                 : coll ? (is_write ? PNETCDF_VAR_COLL_WRITES : PNETCDF_VAR_COLL_READS)
                        : (is_write ? PNETCDF_VAR_INDEP_WRITES : PNETCDF_VAR_INDEP_READS)]++;
         pario_rec_access(r, is_write, -1, bytes, c->t0, c->t1);
@@ -448,8 +393,8 @@ static void pnc_data(const struct pnc_call *c, int ncid, int varid, int kind, in
     }
     if (f && f->rec) {
         pario_rec_lock(f->rec);
-        f->rec->c[is_write ? PNETCDF_FILE_BYTES_WRITTEN : PNETCDF_FILE_BYTES_READ] += bytes;
-        f->rec->f[is_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)(c->t1 - c->t0);
+        f->rec->counters[is_write ? PNETCDF_FILE_BYTES_WRITTEN : PNETCDF_FILE_BYTES_READ] += bytes;
+        f->rec->fcounters[is_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)(c->t1 - c->t0);
         pario_rec_unlock(f->rec);
     }
     if (nb && f && req && rc == NC_NOERR)
@@ -501,15 +446,7 @@ static void pnc_data(const struct pnc_call *c, int ncid, int varid, int kind, in
 #define WRAP(NAME, K, S, COLL, PARAMS, ARGS)                                                       \
     int NAME PARAMS                                                                                \
     {                                                                                              \
-        static __typeof__(&NAME) real;                                                             \
-        if (__builtin_expect(real == NULL, 0) && !(real = (__typeof__(&NAME))pnc_real(#NAME)))     \
-            return NC_EINTERNAL;                                                                   \
-        if (!pnc_on())                                                                             \
-            return real ARGS;                                                                      \
-        struct pnc_call c;                                                                         \
-        pnc_enter(&c);                                                                             \
-        int rc = real ARGS;                                                                        \
-        pnc_leave(&c);                                                                             \
+        PNC_TIMED(NAME, ARGS);                                                                     \
         struct pnc_var *v = var_of(file_of(ncid), varid);                                          \
         pnc_data(&c, ncid, varid, KIND_##K, SHAPE_##S, COLL, v ? SN_##S(v) : 0, REQV_##K, rc);     \
         return rc;                                                                                 \
@@ -615,12 +552,12 @@ static int pnc_wait(int (*real)(int, int, int *, int *), int ncid, int count, in
         struct pnc_var *v = var_of(f, done[i].varid);
         if (v && v->rec) {
             pario_rec_lock(v->rec);
-            v->rec->f[done[i].is_write ? PNETCDF_VAR_F_WRITE_TIME : PNETCDF_VAR_F_READ_TIME] += (double)share;
+            v->rec->fcounters[done[i].is_write ? PNETCDF_VAR_F_WRITE_TIME : PNETCDF_VAR_F_READ_TIME] += (double)share;
             pario_rec_unlock(v->rec);
         }
         if (f && f->rec) {
             pario_rec_lock(f->rec);
-            f->rec->f[done[i].is_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)share;
+            f->rec->fcounters[done[i].is_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)share;
             pario_rec_unlock(f->rec);
         }
     }
@@ -628,11 +565,11 @@ static int pnc_wait(int (*real)(int, int, int *, int *), int ncid, int count, in
         pario_charge(c.th, untracked_write ? pnetcdf_write : pnetcdf_read, c.t0, c.t1);
     if (f && f->rec) {
         pario_rec_lock(f->rec);
-        f->rec->c[coll ? PNETCDF_FILE_COLL_WAITS : PNETCDF_FILE_INDEP_WAITS]++;
-        f->rec->c[PNETCDF_FILE_WAIT_FAILURES] += failed;
-        f->rec->f[PNETCDF_FILE_F_WAIT_TIME] += (double)dt;
+        f->rec->counters[coll ? PNETCDF_FILE_COLL_WAITS : PNETCDF_FILE_INDEP_WAITS]++;
+        f->rec->counters[PNETCDF_FILE_WAIT_FAILURES] += failed;
+        f->rec->fcounters[PNETCDF_FILE_F_WAIT_TIME] += (double)dt;
         if (ndone == 0)
-            f->rec->f[untracked_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)dt;
+            f->rec->fcounters[untracked_write ? PNETCDF_FILE_F_WRITE_TIME : PNETCDF_FILE_F_READ_TIME] += (double)dt;
         pario_rec_unlock(f->rec);
         if (ndone == 0) /* requests the table had no room for: done now */
             f->untracked[0] = f->untracked[1] = 0;
@@ -646,17 +583,13 @@ static int pnc_wait(int (*real)(int, int, int *, int *), int ncid, int count, in
 
 int ncmpi_wait(int ncid, int count, int array_of_requests[], int array_of_statuses[])
 {
-    static __typeof__(&ncmpi_wait) real;
-    if (!real && !(real = (__typeof__(&ncmpi_wait))pnc_real("ncmpi_wait")))
-        return NC_EINTERNAL;
+    PNC_REAL(ncmpi_wait);
     return pnc_wait(real, ncid, count, array_of_requests, array_of_statuses, 0);
 }
 
 int ncmpi_wait_all(int ncid, int count, int array_of_requests[], int array_of_statuses[])
 {
-    static __typeof__(&ncmpi_wait_all) real;
-    if (!real && !(real = (__typeof__(&ncmpi_wait_all))pnc_real("ncmpi_wait_all")))
-        return NC_EINTERNAL;
+    PNC_REAL(ncmpi_wait_all);
     return pnc_wait(real, ncid, count, array_of_requests, array_of_statuses, 1);
 }
 
@@ -685,30 +618,26 @@ static void file_layout(struct pnc_file *f)
         NEXT(PMPI_Info_free)(&info);
     }
     pario_rec_lock(f->rec);
-    f->rec->c[PNETCDF_FILE_HEADER_SIZE] = size;
-    f->rec->c[PNETCDF_FILE_HEADER_EXTENT] = extent;
+    f->rec->counters[PNETCDF_FILE_HEADER_SIZE] = size;
+    f->rec->counters[PNETCDF_FILE_HEADER_EXTENT] = extent;
     /* an opened file reports 0 (the alignments act when a header is written): keep
      * those in effect when the file was defined, if this rank saw that */
     for (int i = 0; i < 3; i++)
         if (align[i] > 0)
-            f->rec->c[PNETCDF_FILE_HEADER_ALIGN + i] = align[i];
+            f->rec->counters[PNETCDF_FILE_HEADER_ALIGN + i] = align[i];
     pario_rec_unlock(f->rec);
 }
 
-/* A file-level call done: rank meta time, the file's counter and meta time, trace. */
-static void pnc_meta(const struct pnc_call *c, struct pnc_file *f, int counter, int coll)
+/* A file-level call done: rank meta time, the file's counter, meta time and the timestamp of
+ * an open or a close (kind), trace. */
+static void pnc_meta(const struct pnc_call *c, struct pnc_file *f, int counter, enum pario_meta_kind kind, int coll)
 {
     pario_charge(c->th, pnetcdf_meta, c->t0, c->t1);
     if (__builtin_expect(pario_tracing, 0))
         trace_pnc(c->th, PT_IO_META, PARIO_PNETCDF_FILE, f ? f->rec : NULL, coll && f ? f->ci : INT32_MIN, 0, 0, -1,
                   c->t0, c->t1);
-    if (!f || !f->rec)
-        return;
-    pario_rec_lock(f->rec);
-    if (counter >= 0)
-        f->rec->c[counter]++;
-    f->rec->f[PNETCDF_FILE_F_META_TIME] += (double)(c->t1 - c->t0);
-    pario_rec_unlock(f->rec);
+    if (f && f->rec)
+        pario_rec_meta(f->rec, counter, kind, c->t0, c->t1);
 }
 
 /* "ufs:/path" -> "/path" (ROMIO's file-system prefixes, which PnetCDF passes on). */
@@ -779,8 +708,6 @@ static int pnc_open(int (*real)(MPI_Comm, const char *, int, MPI_Info, int *), i
         pario_rec_lock(f->rec);
         if (copy || !injected)
             f->rec->injected = copy;
-        if (f->rec->f[PNETCDF_FILE_F_OPEN_START_TIMESTAMP] == 0)
-            f->rec->f[PNETCDF_FILE_F_OPEN_START_TIMESTAMP] = (double)c.t0;
         pario_rec_unlock(f->rec);
         if (!is_create) {
             c.th->depth++;
@@ -788,23 +715,19 @@ static int pnc_open(int (*real)(MPI_Comm, const char *, int, MPI_Info, int *), i
             c.th->depth--;
         }
     }
-    pnc_meta(&c, f, is_create ? PNETCDF_FILE_CREATES : PNETCDF_FILE_OPENS, 1);
+    pnc_meta(&c, f, is_create ? PNETCDF_FILE_CREATES : PNETCDF_FILE_OPENS, PARIO_META_OPEN, 1);
     return rc;
 }
 
 int ncmpi_create(MPI_Comm comm, const char *path, int cmode, MPI_Info info, int *ncidp)
 {
-    static __typeof__(&ncmpi_create) real;
-    if (!real && !(real = (__typeof__(&ncmpi_create))pnc_real("ncmpi_create")))
-        return NC_EINTERNAL;
+    PNC_REAL(ncmpi_create);
     return pnc_open(real, 1, comm, path, cmode, info, ncidp);
 }
 
 int ncmpi_open(MPI_Comm comm, const char *path, int omode, MPI_Info info, int *ncidp)
 {
-    static __typeof__(&ncmpi_open) real;
-    if (!real && !(real = (__typeof__(&ncmpi_open))pnc_real("ncmpi_open")))
-        return NC_EINTERNAL;
+    PNC_REAL(ncmpi_open);
     return pnc_open(real, 0, comm, path, omode, info, ncidp);
 }
 
@@ -812,22 +735,14 @@ int ncmpi_open(MPI_Comm comm, const char *path, int omode, MPI_Info info, int *n
 #define FILE_CALL(NAME, PARAMS, ARGS, counter, layout)                                             \
     int NAME PARAMS                                                                                \
     {                                                                                              \
-        static __typeof__(&NAME) real;                                                             \
-        if (!real && !(real = (__typeof__(&NAME))pnc_real(#NAME)))                                 \
-            return NC_EINTERNAL;                                                                   \
-        if (!pnc_on())                                                                             \
-            return real ARGS;                                                                      \
-        struct pnc_call c;                                                                         \
-        pnc_enter(&c);                                                                             \
-        int rc = real ARGS;                                                                        \
-        pnc_leave(&c);                                                                             \
+        PNC_TIMED(NAME, ARGS);                                                                     \
         struct pnc_file *f = file_of(ncid);                                                        \
         if ((layout) && rc == NC_NOERR) {                                                          \
             c.th->depth++;                                                                         \
             file_layout(f);                                                                        \
             c.th->depth--;                                                                         \
         }                                                                                          \
-        pnc_meta(&c, f, counter, 1);                                                               \
+        pnc_meta(&c, f, counter, PARIO_META, 1);                                                   \
         return rc;                                                                                 \
     }
 
@@ -841,31 +756,18 @@ FILE_CALL(ncmpi_end_indep_data, (int ncid), (ncid), -1, 0)
 
 int ncmpi_close(int ncid)
 {
-    static __typeof__(&ncmpi_close) real;
-    if (!real && !(real = (__typeof__(&ncmpi_close))pnc_real("ncmpi_close")))
-        return NC_EINTERNAL;
-    if (!pnc_on())
-        return real(ncid);
-    struct pnc_call c;
-    pnc_enter(&c);
-    int rc = real(ncid);
-    pnc_leave(&c);
+    PNC_TIMED(ncmpi_close, (ncid));
     struct pnc_file *f = file_of(ncid);
-    pnc_meta(&c, f, -1, 1);
+    pnc_meta(&c, f, -1, PARIO_META_CLOSE, 1);
     if (!f)
         return rc;
-    if (f->rec) {
-        pario_rec_lock(f->rec);
-        f->rec->f[PNETCDF_FILE_F_CLOSE_END_TIMESTAMP] = (double)c.t1;
-        pario_rec_unlock(f->rec);
-    }
     pthread_mutex_lock(&pnc_lock);
     for (int i = 0; i < VAR_CHUNKS; i++) {
         for (int j = 0; f->chunks[i] && j < VAR_CHUNK; j++) {
             struct pario_record *r = f->chunks[i][j].rec;
             if (r) {
                 pario_rec_lock(r);
-                r->f[PNETCDF_VAR_F_CLOSE_END_TIMESTAMP] = (double)c.t1;
+                r->fcounters[PNETCDF_VAR_F_CLOSE_END_TIMESTAMP] = (double)c.t1;
                 pario_rec_unlock(r);
             }
         }
@@ -887,48 +789,22 @@ static void pnc_var_meta(const struct pnc_call *c, int ncid, int varid, int rc)
     struct pnc_var *v = rc == NC_NOERR ? var_of(f, varid) : NULL;
     if (__builtin_expect(pario_tracing, 0))
         trace_pnc(c->th, PT_IO_META, PARIO_PNETCDF_VAR, v ? v->rec : NULL, INT32_MIN, 0, 0, -1, c->t0, c->t1);
-    double dt = (double)(c->t1 - c->t0);
-    if (v && v->rec) {
-        pario_rec_lock(v->rec);
-        v->rec->c[PNETCDF_VAR_OPENS]++;
-        v->rec->f[PNETCDF_VAR_F_META_TIME] += dt;
-        if (v->rec->f[PNETCDF_VAR_F_OPEN_START_TIMESTAMP] == 0)
-            v->rec->f[PNETCDF_VAR_F_OPEN_START_TIMESTAMP] = (double)c->t0;
-        pario_rec_unlock(v->rec);
-    }
-    if (f && f->rec) {
-        pario_rec_lock(f->rec);
-        f->rec->f[PNETCDF_FILE_F_META_TIME] += dt;
-        pario_rec_unlock(f->rec);
-    }
+    if (v && v->rec)
+        pario_rec_meta(v->rec, PNETCDF_VAR_OPENS, PARIO_META_OPEN, c->t0, c->t1);
+    if (f && f->rec)
+        pario_rec_meta(f->rec, -1, PARIO_META, c->t0, c->t1);
 }
 
 int ncmpi_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp, int *varidp)
 {
-    static __typeof__(&ncmpi_def_var) real;
-    if (!real && !(real = (__typeof__(&ncmpi_def_var))pnc_real("ncmpi_def_var")))
-        return NC_EINTERNAL;
-    if (!pnc_on())
-        return real(ncid, name, xtype, ndims, dimidsp, varidp);
-    struct pnc_call c;
-    pnc_enter(&c);
-    int rc = real(ncid, name, xtype, ndims, dimidsp, varidp);
-    pnc_leave(&c);
+    PNC_TIMED(ncmpi_def_var, (ncid, name, xtype, ndims, dimidsp, varidp));
     pnc_var_meta(&c, ncid, varidp ? *varidp : -1, rc);
     return rc;
 }
 
 int ncmpi_inq_varid(int ncid, const char *name, int *varidp)
 {
-    static __typeof__(&ncmpi_inq_varid) real;
-    if (!real && !(real = (__typeof__(&ncmpi_inq_varid))pnc_real("ncmpi_inq_varid")))
-        return NC_EINTERNAL;
-    if (!pnc_on())
-        return real(ncid, name, varidp);
-    struct pnc_call c;
-    pnc_enter(&c);
-    int rc = real(ncid, name, varidp);
-    pnc_leave(&c);
+    PNC_TIMED(ncmpi_inq_varid, (ncid, name, varidp));
     pnc_var_meta(&c, ncid, varidp ? *varidp : -1, rc);
     return rc;
 }

@@ -20,11 +20,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define X(name, doc) #name,
-static const char *const counter_names[] = {PARIO_POSIX_COUNTERS};
-static const char *const fcounter_names[] = {PARIO_POSIX_FCOUNTERS};
-#undef X
-
 static const unsigned char max_reduced[POSIX_NUM_COUNTERS] = {
     [POSIX_MAX_BYTE_READ] = 1,        [POSIX_MAX_BYTE_WRITTEN] = 1,     [POSIX_MAX_READ_SIZE] = 1,
     [POSIX_MAX_WRITE_SIZE] = 1,       [POSIX_FILE_ALIGNMENT] = 1,       [POSIX_FS_TYPE] = 1,
@@ -33,39 +28,19 @@ static const unsigned char max_reduced[POSIX_NUM_COUNTERS] = {
 };
 
 const struct pario_layer_desc pario_posix_desc = {
-    .name = "posix",
-    .ncounters = POSIX_NUM_COUNTERS,
-    .nfcounters = POSIX_NUM_FCOUNTERS,
-    .counter_names = counter_names,
-    .fcounter_names = fcounter_names,
-    .c_bytes_read = POSIX_BYTES_READ,
-    .c_bytes_written = POSIX_BYTES_WRITTEN,
+    PARIO_LAYER_DESC_COMMON(POSIX, posix),
     .c_max_byte_read = POSIX_MAX_BYTE_READ,
     .c_max_byte_written = POSIX_MAX_BYTE_WRITTEN,
     .c_max_read_size = POSIX_MAX_READ_SIZE,
     .c_max_write_size = POSIX_MAX_WRITE_SIZE,
-    .c_nranks = POSIX_NRANKS,
-    .c_fastest_rank = POSIX_FASTEST_RANK,
-    .c_fastest_bytes = POSIX_FASTEST_RANK_BYTES,
-    .c_slowest_rank = POSIX_SLOWEST_RANK,
-    .c_slowest_bytes = POSIX_SLOWEST_RANK_BYTES,
     .c_max_reduced = max_reduced,
     .c_seq_reads = POSIX_SEQ_READS,
     .c_consec_reads = POSIX_CONSEC_READS,
     .c_rw_switches = POSIX_RW_SWITCHES,
     .c_size_read0 = POSIX_SIZE_READ_0_100,
     .c_size_write0 = POSIX_SIZE_WRITE_0_100,
-    .f_open_start = POSIX_F_OPEN_START_TIMESTAMP,
-    .f_close_end = POSIX_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = POSIX_F_READ_TIME,
-    .f_write_time = POSIX_F_WRITE_TIME,
-    .f_meta_time = POSIX_F_META_TIME,
     .f_max_read_time = POSIX_F_MAX_READ_TIME,
     .f_max_write_time = POSIX_F_MAX_WRITE_TIME,
-    .f_fastest_time = POSIX_F_FASTEST_RANK_TIME,
-    .f_slowest_time = POSIX_F_SLOWEST_RANK_TIME,
-    .f_var_time = POSIX_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = POSIX_F_VARIANCE_RANK_BYTES,
 };
 
 /* The real symbols (see MAP in core.h). */
@@ -95,15 +70,15 @@ static inline void posix_data(struct pario_thread *th, struct pario_fd *e, int i
         e->offset += n;
     }
     if (ret >= 0) {
-        r->c[is_write ? POSIX_WRITES : POSIX_READS]++;
-        int64_t align = r->c[POSIX_FILE_ALIGNMENT];
+        r->counters[is_write ? POSIX_WRITES : POSIX_READS]++;
+        int64_t align = r->counters[POSIX_FILE_ALIGNMENT];
         /* block sizes are powers of two: a mask, not a division, on the hot path */
         int64_t misaligned = (align & (align - 1)) == 0 ? (offset & (align - 1)) : (align > 0 ? offset % align : 0);
         if (align > 0 && misaligned)
-            r->c[POSIX_FILE_NOT_ALIGNED]++;
+            r->counters[POSIX_FILE_NOT_ALIGNED]++;
         pario_rec_access(r, is_write, offset, n, t0, t1);
     } else {
-        r->f[is_write ? POSIX_F_WRITE_TIME : POSIX_F_READ_TIME] += (double)(t1 - t0);
+        r->fcounters[is_write ? POSIX_F_WRITE_TIME : POSIX_F_READ_TIME] += (double)(t1 - t0);
     }
     pario_rec_unlock(r);
     pario_charge(th, is_write ? posix_write : posix_read, t0, t1);
@@ -114,11 +89,7 @@ static inline void posix_data(struct pario_thread *th, struct pario_fd *e, int i
 static void posix_meta_op(struct pario_thread *th, struct pario_record *r, int counter, uint64_t t0, uint64_t t1,
                        int charge_field)
 {
-    pario_rec_lock(r);
-    if (counter >= 0)
-        r->c[counter]++;
-    r->f[charge_field == posix_write ? POSIX_F_WRITE_TIME : POSIX_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    pario_rec_meta(r, counter, charge_field == posix_write ? PARIO_META_WRITE : PARIO_META, t0, t1);
     pario_charge(th, charge_field, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
 }
@@ -156,10 +127,10 @@ static void posix_file_facts(int fd, struct file_facts *out)
 
 static void store_layout(struct pario_record *r, const struct pario_lustre_layout *l)
 {
-    r->c[POSIX_LUSTRE_STRIPE_SIZE] = l->stripe_size;
-    r->c[POSIX_LUSTRE_STRIPE_COUNT] = l->stripe_count;
-    r->c[POSIX_LUSTRE_STRIPE_OFFSET] = l->stripe_offset;
-    r->c[POSIX_LUSTRE_COMPONENTS] = l->components;
+    r->counters[POSIX_LUSTRE_STRIPE_SIZE] = l->stripe_size;
+    r->counters[POSIX_LUSTRE_STRIPE_COUNT] = l->stripe_count;
+    r->counters[POSIX_LUSTRE_STRIPE_OFFSET] = l->stripe_offset;
+    r->counters[POSIX_LUSTRE_COMPONENTS] = l->components;
 }
 
 /* A composite (PFL) layout grows as writes reach further components: read it
@@ -170,7 +141,7 @@ static void store_layout(struct pario_record *r, const struct pario_lustre_layou
 static void posix_refresh_layout(struct pario_record *r, int fd)
 {
     pario_rec_lock(r);
-    int composite = r->c[POSIX_LUSTRE_COMPONENTS] > 1;
+    int composite = r->counters[POSIX_LUSTRE_COMPONENTS] > 1;
     pario_rec_unlock(r);
     struct pario_lustre_layout l;
     if (!composite || pario_lustre_read_fd(fd, &l) != 0)
@@ -192,7 +163,7 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
         return;
     }
     pario_rec_lock(r);
-    int first = r->c[POSIX_OPENS] == 0 && !r->is_overflow;
+    int first = r->counters[POSIX_OPENS] == 0 && !r->is_overflow;
     pario_rec_unlock(r);
     /* The file system facts are read without holding the record (reading
      * a Lustre layout may ask the server); two threads opening the file
@@ -216,18 +187,15 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
         else if (real_fstat && real_fstat(fd, &st) == 0)
             offset = st.st_size;
     }
-    pario_rec_lock(r);
     if (first) {
+        pario_rec_lock(r);
         if (facts.blksize > 0)
-            r->c[POSIX_FILE_ALIGNMENT] = facts.blksize;
-        r->c[POSIX_FS_TYPE] = facts.fs_type;
+            r->counters[POSIX_FILE_ALIGNMENT] = facts.blksize;
+        r->counters[POSIX_FS_TYPE] = facts.fs_type;
         store_layout(r, &facts.lustre);
+        pario_rec_unlock(r);
     }
-    r->c[POSIX_OPENS]++;
-    if (r->f[POSIX_F_OPEN_START_TIMESTAMP] == 0)
-        r->f[POSIX_F_OPEN_START_TIMESTAMP] = (double)t0;
-    r->f[POSIX_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    pario_rec_meta(r, POSIX_OPENS, PARIO_META_OPEN, t0, t1);
     pario_fd_set(pario_fds, fd, r, offset);
     pario_charge(th, posix_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
@@ -340,10 +308,7 @@ int close(int fd)
     int rc = real_close(fd);
     uint64_t t1 = pario_now();
     saved = errno;
-    pario_rec_lock(r);
-    r->f[POSIX_F_META_TIME] += (double)(t1 - t0);
-    r->f[POSIX_F_CLOSE_END_TIMESTAMP] = (double)t1;
-    pario_rec_unlock(r);
+    pario_rec_meta(r, -1, PARIO_META_CLOSE, t0, t1);
     pario_charge(th, posix_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_POSIX, r, -1, 0);
     errno = saved;

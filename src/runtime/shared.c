@@ -150,51 +150,51 @@ static int find_shared_keys(MPI_Comm comm, int nprocs)
 static void elem_combine(const struct pario_shared_elem *a, struct pario_shared_elem *b)
 {
     const struct pario_layer_desc *d = pario_layers[a->layer];
-    if (a->c[d->c_nranks] == 0)
+    if (a->counters[d->c_nranks] == 0)
         return;
-    if (b->c[d->c_nranks] == 0) {
+    if (b->counters[d->c_nranks] == 0) {
         *b = *a;
         return;
     }
-    int fastest = a->f[d->f_fastest_time] < b->f[d->f_fastest_time] ||
-                  (a->f[d->f_fastest_time] == b->f[d->f_fastest_time] &&
-                   a->c[d->c_fastest_rank] < b->c[d->c_fastest_rank]);
-    int slowest = a->f[d->f_slowest_time] > b->f[d->f_slowest_time] ||
-                  (a->f[d->f_slowest_time] == b->f[d->f_slowest_time] &&
-                   a->c[d->c_slowest_rank] < b->c[d->c_slowest_rank]);
+    int fastest = a->fcounters[d->f_fastest_time] < b->fcounters[d->f_fastest_time] ||
+                  (a->fcounters[d->f_fastest_time] == b->fcounters[d->f_fastest_time] &&
+                   a->counters[d->c_fastest_rank] < b->counters[d->c_fastest_rank]);
+    int slowest = a->fcounters[d->f_slowest_time] > b->fcounters[d->f_slowest_time] ||
+                  (a->fcounters[d->f_slowest_time] == b->fcounters[d->f_slowest_time] &&
+                   a->counters[d->c_slowest_rank] < b->counters[d->c_slowest_rank]);
     for (int i = 0; i < d->ncounters; i++) {
         if (i == d->c_fastest_rank || i == d->c_fastest_bytes || i == d->c_slowest_rank ||
             i == d->c_slowest_bytes)
             continue;
         if (d->c_max_reduced[i]) {
-            if (a->c[i] > b->c[i])
-                b->c[i] = a->c[i];
+            if (a->counters[i] > b->counters[i])
+                b->counters[i] = a->counters[i];
         } else {
-            b->c[i] += a->c[i];
+            b->counters[i] += a->counters[i];
         }
     }
     if (fastest) {
-        b->c[d->c_fastest_rank] = a->c[d->c_fastest_rank];
-        b->c[d->c_fastest_bytes] = a->c[d->c_fastest_bytes];
-        b->f[d->f_fastest_time] = a->f[d->f_fastest_time];
+        b->counters[d->c_fastest_rank] = a->counters[d->c_fastest_rank];
+        b->counters[d->c_fastest_bytes] = a->counters[d->c_fastest_bytes];
+        b->fcounters[d->f_fastest_time] = a->fcounters[d->f_fastest_time];
     }
     if (slowest) {
-        b->c[d->c_slowest_rank] = a->c[d->c_slowest_rank];
-        b->c[d->c_slowest_bytes] = a->c[d->c_slowest_bytes];
-        b->f[d->f_slowest_time] = a->f[d->f_slowest_time];
+        b->counters[d->c_slowest_rank] = a->counters[d->c_slowest_rank];
+        b->counters[d->c_slowest_bytes] = a->counters[d->c_slowest_bytes];
+        b->fcounters[d->f_slowest_time] = a->fcounters[d->f_slowest_time];
     }
     for (int i = 0; i < d->nfcounters; i++) {
         if (i == d->f_fastest_time || i == d->f_slowest_time || i == d->f_var_time ||
             i == d->f_var_bytes)
             continue;
         if (i == d->f_open_start) {
-            if (a->f[i] > 0 && (b->f[i] == 0 || a->f[i] < b->f[i]))
-                b->f[i] = a->f[i];
+            if (a->fcounters[i] > 0 && (b->fcounters[i] == 0 || a->fcounters[i] < b->fcounters[i]))
+                b->fcounters[i] = a->fcounters[i];
         } else if (i == d->f_close_end || i == d->f_max_read_time || i == d->f_max_write_time) {
-            if (a->f[i] > b->f[i])
-                b->f[i] = a->f[i];
+            if (a->fcounters[i] > b->fcounters[i])
+                b->fcounters[i] = a->fcounters[i];
         } else {
-            b->f[i] += a->f[i];
+            b->fcounters[i] += a->fcounters[i];
         }
     }
     b->sum_t += a->sum_t;
@@ -225,9 +225,9 @@ static void fill_shared(struct pario_record *r, void *arg)
     const struct pario_layer_desc *d = pario_layers[r->layer];
     struct pario_shared_elem *e = &fc->elems[i];
     e->layer = r->layer;
-    memcpy(e->c, r->c, sizeof e->c);
-    memcpy(e->f, r->f, sizeof e->f);
-    double t = r->f[d->f_fastest_time], b = (double)r->c[d->c_fastest_bytes];
+    memcpy(e->counters, r->counters, sizeof e->counters);
+    memcpy(e->fcounters, r->fcounters, sizeof e->fcounters);
+    double t = r->fcounters[d->f_fastest_time], b = (double)r->counters[d->c_fastest_bytes];
     e->sum_t = t;
     e->sum_t2 = t * t;
     e->sum_b = b;

@@ -19,8 +19,8 @@ struct pario_shared_key {
 /* One shared record on its way to rank 0, and the sums for the variances. */
 struct pario_shared_elem {
     int64_t layer;
-    int64_t c[PARIO_MAX_COUNTERS];
-    double f[PARIO_MAX_FCOUNTERS];
+    int64_t counters[PARIO_MAX_COUNTERS];
+    double fcounters[PARIO_MAX_FCOUNTERS];
     double sum_t, sum_t2, sum_b, sum_b2;
 };
 

@@ -14,50 +14,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define X(name, doc) #name,
-static const char *const counter_names[] = {PARIO_STDIO_COUNTERS};
-static const char *const fcounter_names[] = {PARIO_STDIO_FCOUNTERS};
-#undef X
-
 static const unsigned char max_reduced[STDIO_NUM_COUNTERS] = {
     [STDIO_MAX_BYTE_READ] = 1,
     [STDIO_MAX_BYTE_WRITTEN] = 1,
 };
 
 const struct pario_layer_desc pario_stdio_desc = {
-    .name = "stdio",
-    .ncounters = STDIO_NUM_COUNTERS,
-    .nfcounters = STDIO_NUM_FCOUNTERS,
-    .counter_names = counter_names,
-    .fcounter_names = fcounter_names,
-    .c_bytes_read = STDIO_BYTES_READ,
-    .c_bytes_written = STDIO_BYTES_WRITTEN,
+    PARIO_LAYER_DESC_COMMON(STDIO, stdio),
     .c_max_byte_read = STDIO_MAX_BYTE_READ,
     .c_max_byte_written = STDIO_MAX_BYTE_WRITTEN,
     .c_max_read_size = -1,
     .c_max_write_size = -1,
-    .c_nranks = STDIO_NRANKS,
-    .c_fastest_rank = STDIO_FASTEST_RANK,
-    .c_fastest_bytes = STDIO_FASTEST_RANK_BYTES,
-    .c_slowest_rank = STDIO_SLOWEST_RANK,
-    .c_slowest_bytes = STDIO_SLOWEST_RANK_BYTES,
     .c_max_reduced = max_reduced,
     .c_seq_reads = -1,
     .c_consec_reads = -1,
     .c_rw_switches = -1,
     .c_size_read0 = STDIO_SIZE_READ_0_100,
     .c_size_write0 = STDIO_SIZE_WRITE_0_100,
-    .f_open_start = STDIO_F_OPEN_START_TIMESTAMP,
-    .f_close_end = STDIO_F_CLOSE_END_TIMESTAMP,
-    .f_read_time = STDIO_F_READ_TIME,
-    .f_write_time = STDIO_F_WRITE_TIME,
-    .f_meta_time = STDIO_F_META_TIME,
     .f_max_read_time = -1,
     .f_max_write_time = -1,
-    .f_fastest_time = STDIO_F_FASTEST_RANK_TIME,
-    .f_slowest_time = STDIO_F_SLOWEST_RANK_TIME,
-    .f_var_time = STDIO_F_VARIANCE_RANK_TIME,
-    .f_var_bytes = STDIO_F_VARIANCE_RANK_BYTES,
 };
 
 /* The real symbols (see MAP in core.h). */
@@ -82,11 +57,11 @@ static inline void stdio_data(struct pario_thread *th, struct pario_fd *e, int i
     pario_rec_lock(r);
     int64_t offset = e->offset;
     if (ok) {
-        r->c[is_write ? STDIO_WRITES : STDIO_READS]++;
+        r->counters[is_write ? STDIO_WRITES : STDIO_READS]++;
         pario_rec_access(r, is_write, e->offset, bytes, t0, t1);
         e->offset += bytes;
     } else {
-        r->f[is_write ? STDIO_F_WRITE_TIME : STDIO_F_READ_TIME] += (double)(t1 - t0);
+        r->fcounters[is_write ? STDIO_F_WRITE_TIME : STDIO_F_READ_TIME] += (double)(t1 - t0);
     }
     pario_rec_unlock(r);
     pario_charge(th, is_write ? stdio_write : stdio_read, t0, t1);
@@ -99,11 +74,7 @@ static void stdio_meta_op(struct pario_thread *th, struct pario_fd *e, int count
     struct pario_record *r = atomic_load(&e->rec);
     if (!r)
         return;
-    pario_rec_lock(r);
-    if (counter >= 0)
-        r->c[counter]++;
-    r->f[field == stdio_write ? STDIO_F_WRITE_TIME : STDIO_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    pario_rec_meta(r, counter, field == stdio_write ? PARIO_META_WRITE : PARIO_META, t0, t1);
     pario_charge(th, field, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
 }
@@ -119,12 +90,7 @@ static void stdio_opened(struct pario_thread *th, struct pario_record *r, FILE *
         if (fstat(fileno_unlocked(fp), &st) == 0) /* untracked fd: not counted */
             offset = st.st_size;
     }
-    pario_rec_lock(r);
-    r->c[STDIO_OPENS]++;
-    if (r->f[STDIO_F_OPEN_START_TIMESTAMP] == 0)
-        r->f[STDIO_F_OPEN_START_TIMESTAMP] = (double)t0;
-    r->f[STDIO_F_META_TIME] += (double)(t1 - t0);
-    pario_rec_unlock(r);
+    pario_rec_meta(r, STDIO_OPENS, PARIO_META_OPEN, t0, t1);
     pario_fd_set(pario_stdio_fds, fileno_unlocked(fp), r, offset);
     pario_charge(th, stdio_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
@@ -186,10 +152,7 @@ int fclose(FILE *fp)
     int saved = errno;
     if (pe)
         pario_fd_clear(pario_fds, fd);
-    pario_rec_lock(r);
-    r->f[STDIO_F_META_TIME] += (double)(t1 - t0);
-    r->f[STDIO_F_CLOSE_END_TIMESTAMP] = (double)t1;
-    pario_rec_unlock(r);
+    pario_rec_meta(r, -1, PARIO_META_CLOSE, t0, t1);
     pario_charge(th, stdio_meta, t0, t1);
     pario_trace_io(th, t0, t1, PT_IO_META, PARIO_STDIO, r, -1, 0);
     errno = saved;
@@ -198,7 +161,9 @@ int fclose(FILE *fp)
 
 /* ---- data ------------------------------------------------------------------ */
 
-#define STDIO_BODY(type, call, fp, is_write, bytes_expr, ok_expr)                                  \
+/* The body of a wrapper: an untracked stream goes straight to `call`; a tracked one is timed,
+ * then `record` runs with e, th, ret, t0 and t1 set, errno kept from the call. */
+#define STDIO_WRAP(type, call, fp, record)                                                         \
     struct pario_fd *e = stream_entry(fp);                                                         \
     if (!e)                                                                                        \
         return call;                                                                               \
@@ -207,9 +172,12 @@ int fclose(FILE *fp)
     type ret = call;                                                                               \
     uint64_t t1 = pario_now();                                                                     \
     int saved = errno;                                                                             \
-    stdio_data(th, e, is_write, (int64_t)(bytes_expr), ok_expr, t0, t1);                           \
+    record;                                                                                        \
     errno = saved;                                                                                 \
     return ret
+
+#define STDIO_BODY(type, call, fp, is_write, bytes_expr, ok_expr)                                  \
+    STDIO_WRAP(type, call, fp, stdio_data(th, e, is_write, (int64_t)(bytes_expr), ok_expr, t0, t1))
 
 size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 {
@@ -310,18 +278,7 @@ int fscanf(FILE *fp, const char *fmt, ...)
 /* ---- positioning and flushing ------------------------------------------- */
 
 #define STDIO_META_BODY(type, call, fp, counter, field, after)                                     \
-    struct pario_fd *e = stream_entry(fp);                                                         \
-    if (!e)                                                                                        \
-        return call;                                                                               \
-    struct pario_thread *th = pario_thread();                                                     \
-    uint64_t t0 = pario_now();                                                                     \
-    type ret = call;                                                                               \
-    uint64_t t1 = pario_now();                                                                     \
-    int saved = errno;                                                                             \
-    after;                                                                                         \
-    stdio_meta_op(th, e, counter, field, t0, t1);                                                     \
-    errno = saved;                                                                                 \
-    return ret
+    STDIO_WRAP(type, call, fp, after; stdio_meta_op(th, e, counter, field, t0, t1))
 
 static void reposition(struct pario_fd *e, FILE *fp)
 {

@@ -47,6 +47,7 @@ enum pario_trace_kind {
 #define PT_NONBLOCKING 0x2
 #define PT_COLLECTIVE 0x4
 #define PT_LAYER(l) ((uint16_t)((l) << 8))
+_Static_assert(PARIO_NLAYERS <= 8, "the layer bits 8-10 of an event's flags hold 8 layers");
 
 #define PT_ANY (-2)
 #define PT_NONE (-1)
@@ -66,7 +67,7 @@ struct pario_trace_event *pario_trace_new(struct pario_thread *th, uint64_t t0, 
 /* 1 if th is the traced thread (for wrappers that must prepare before the call). */
 int pario_trace_mine(const struct pario_thread *th);
 
-/* An I/O event of a layer (PARIO_POSIX .. PARIO_PNETCDF_VAR): aux when >= 0 (a request id),
+/* An I/O event of a layer (enum pario_layer): aux when >= 0 (a request id),
  * else the offset. */
 void pario_trace_io_event(struct pario_thread *th, uint64_t t0, uint64_t t1, int kind, int layer,
                           uint64_t file, int64_t offset, int64_t bytes, int flags, int comm, int64_t aux);

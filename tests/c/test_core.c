@@ -112,19 +112,19 @@ static void test_accounting(const char *dir)
     struct pario_record *r = record_of(PARIO_POSIX, path);
     CHECK(r != NULL);
     if (r) {
-        CHECK(r->c[POSIX_OPENS] == 1);
-        CHECK(r->c[POSIX_WRITES] == 4 && r->c[POSIX_BYTES_WRITTEN] == 1000);
-        CHECK(r->c[POSIX_READS] == 1 && r->c[POSIX_BYTES_READ] == 50);
-        CHECK(r->c[POSIX_SEEKS] == 1);
-        CHECK(r->c[POSIX_CONSEC_WRITES] == 3); /* the write after the seek to the end is consecutive */
-        CHECK(r->c[POSIX_SIZE_WRITE_100_1K] == 3 && r->c[POSIX_SIZE_WRITE_0_100] == 1);
-        CHECK(r->c[POSIX_MAX_BYTE_WRITTEN] == 999);
-        CHECK(r->c[POSIX_RW_SWITCHES] == 2);
+        CHECK(r->counters[POSIX_OPENS] == 1);
+        CHECK(r->counters[POSIX_WRITES] == 4 && r->counters[POSIX_BYTES_WRITTEN] == 1000);
+        CHECK(r->counters[POSIX_READS] == 1 && r->counters[POSIX_BYTES_READ] == 50);
+        CHECK(r->counters[POSIX_SEEKS] == 1);
+        CHECK(r->counters[POSIX_CONSEC_WRITES] == 3); /* the write after the seek to the end is consecutive */
+        CHECK(r->counters[POSIX_SIZE_WRITE_100_1K] == 3 && r->counters[POSIX_SIZE_WRITE_0_100] == 1);
+        CHECK(r->counters[POSIX_MAX_BYTE_WRITTEN] == 999);
+        CHECK(r->counters[POSIX_RW_SWITCHES] == 2);
         /* no Lustre layout off Lustre (the build tree is not on Lustre here) */
-        CHECK(r->c[POSIX_FS_TYPE] != 0);
-        if (r->c[POSIX_FS_TYPE] != PARIO_LUSTRE_SUPER_MAGIC)
-            CHECK(r->c[POSIX_LUSTRE_STRIPE_SIZE] == 0 && r->c[POSIX_LUSTRE_STRIPE_COUNT] == 0 &&
-                  r->c[POSIX_LUSTRE_STRIPE_OFFSET] == 0 && r->c[POSIX_LUSTRE_COMPONENTS] == 0);
+        CHECK(r->counters[POSIX_FS_TYPE] != 0);
+        if (r->counters[POSIX_FS_TYPE] != PARIO_LUSTRE_SUPER_MAGIC)
+            CHECK(r->counters[POSIX_LUSTRE_STRIPE_SIZE] == 0 && r->counters[POSIX_LUSTRE_STRIPE_COUNT] == 0 &&
+                  r->counters[POSIX_LUSTRE_STRIPE_OFFSET] == 0 && r->counters[POSIX_LUSTRE_COMPONENTS] == 0);
     }
 
     /* O_APPEND on a later open (no first-open fstat): the write lands at the end, offset 1000,
@@ -134,9 +134,9 @@ static void test_accounting(const char *dir)
     CHECK(write(fd, buf, 50) == 50);
     close(fd);
     if (r) {
-        CHECK(r->c[POSIX_OPENS] == 2 && r->c[POSIX_BYTES_WRITTEN] == 1050);
-        CHECK(r->c[POSIX_MAX_BYTE_WRITTEN] == 1049);
-        CHECK(r->c[POSIX_CONSEC_WRITES] == 4);
+        CHECK(r->counters[POSIX_OPENS] == 2 && r->counters[POSIX_BYTES_WRITTEN] == 1050);
+        CHECK(r->counters[POSIX_MAX_BYTE_WRITTEN] == 1049);
+        CHECK(r->counters[POSIX_CONSEC_WRITES] == 4);
     }
 
     snprintf(path, sizeof path, "%s/core_test.txt", dir);
@@ -152,10 +152,10 @@ static void test_accounting(const char *dir)
     r = record_of(PARIO_STDIO, path);
     CHECK(r != NULL);
     if (r) {
-        CHECK(r->c[STDIO_OPENS] == 1);
-        CHECK(r->c[STDIO_WRITES] == 4);
-        CHECK(r->c[STDIO_BYTES_WRITTEN] == 34);
-        CHECK(r->c[STDIO_MAX_BYTE_WRITTEN] == 33);
+        CHECK(r->counters[STDIO_OPENS] == 1);
+        CHECK(r->counters[STDIO_WRITES] == 4);
+        CHECK(r->counters[STDIO_BYTES_WRITTEN] == 34);
+        CHECK(r->counters[STDIO_MAX_BYTE_WRITTEN] == 33);
     }
     /* reading back through STDIO: fgets, fscanf, fread, fseek, ftell */
     f = fopen(path, "r");
@@ -173,10 +173,10 @@ static void test_accounting(const char *dir)
     }
     r = record_of(PARIO_STDIO, path);
     if (r) {
-        CHECK(r->c[STDIO_OPENS] == 2);
-        CHECK(r->c[STDIO_READS] == 3);
-        CHECK(r->c[STDIO_BYTES_READ] == 6 + 1 + 6);
-        CHECK(r->c[STDIO_SEEKS] == 2);
+        CHECK(r->counters[STDIO_OPENS] == 2);
+        CHECK(r->counters[STDIO_READS] == 3);
+        CHECK(r->counters[STDIO_BYTES_READ] == 6 + 1 + 6);
+        CHECK(r->counters[STDIO_SEEKS] == 2);
     }
 
     /* the rest of the POSIX family: creat, writev, preadv, ftruncate, stat, dup, openat, unlink */
@@ -203,13 +203,13 @@ static void test_accounting(const char *dir)
     r = record_of(PARIO_POSIX, path);
     CHECK(r != NULL);
     if (r) {
-        CHECK(r->c[POSIX_OPENS] == 2); /* creat, openat (dup shares the record) */
-        CHECK(r->c[POSIX_WRITES] == 2 && r->c[POSIX_BYTES_WRITTEN] == 160);
-        CHECK(r->c[POSIX_READS] == 1 && r->c[POSIX_BYTES_READ] == 40);
-        CHECK(r->c[POSIX_TRUNCATES] == 1);
-        CHECK(r->c[POSIX_STATS] == 1);
-        CHECK(r->c[POSIX_UNLINKS] == 1);
-        CHECK(r->c[POSIX_SIZE_WRITE_100_1K] == 1 && r->c[POSIX_SIZE_WRITE_0_100] == 1);
+        CHECK(r->counters[POSIX_OPENS] == 2); /* creat, openat (dup shares the record) */
+        CHECK(r->counters[POSIX_WRITES] == 2 && r->counters[POSIX_BYTES_WRITTEN] == 160);
+        CHECK(r->counters[POSIX_READS] == 1 && r->counters[POSIX_BYTES_READ] == 40);
+        CHECK(r->counters[POSIX_TRUNCATES] == 1);
+        CHECK(r->counters[POSIX_STATS] == 1);
+        CHECK(r->counters[POSIX_UNLINKS] == 1);
+        CHECK(r->counters[POSIX_SIZE_WRITE_100_1K] == 1 && r->counters[POSIX_SIZE_WRITE_0_100] == 1);
     }
 
     /* untracked descriptors are not recorded */
