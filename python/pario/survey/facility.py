@@ -203,13 +203,19 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10,
             FROM a LEFT JOIN t USING (exe_name)
             ORDER BY io_core_hours DESC NULLS LAST, core_hours DESC, exe_name LIMIT {int(top)}""")
         # ties broken by name, so that the rows (and the cut at --top) are the same every time
-        # a finding's severity depends on the job: the worst one it had
-        finding_rows = """SELECT id, arg_max(severity, CASE severity WHEN 'critical' THEN 3
-                                 WHEN 'warning' THEN 2 WHEN 'info' THEN 1 ELSE 0 END) AS severity,
-                              count(DISTINCT path) AS jobs,
+        # a finding's severity depends on the job: the worst one it had; its jobs are counted
+        # from each job's distinct ids (not a distinct count of paths over every finding)
+        con.execute("""CREATE TEMP TABLE finding_totals AS
+            WITH j AS (SELECT id, count(*) AS jobs
+                       FROM (SELECT unnest(list_distinct([x.id FOR x IN findings])) AS id FROM sel)
+                       GROUP BY id),
+                 a AS (SELECT id, arg_max(severity, CASE severity WHEN 'critical' THEN 3
+                                  WHEN 'warning' THEN 2 WHEN 'info' THEN 1 ELSE 0 END) AS severity,
                               coalesce(sum(time_lost_s), 0) AS time_lost_s,
                               coalesce(sum(time_lost_s * nprocs) / 3600, 0) AS core_hours_lost
-                          FROM sel_findings GROUP BY id"""
+                       FROM sel_findings GROUP BY id)
+            SELECT a.id, a.severity, j.jobs, a.time_lost_s, a.core_hours_lost FROM a JOIN j USING (id)""")
+        finding_rows = "SELECT * FROM finding_totals"
         by_time = _dicts(con, f"{finding_rows} ORDER BY core_hours_lost DESC, jobs DESC, id LIMIT {int(top)}")
         by_jobs = _dicts(con, f"{finding_rows} ORDER BY jobs DESC, core_hours_lost DESC, id LIMIT {int(top)}")
         fs = _dicts(con, """SELECT fs, strftime(start, '%Y-%m') AS month, count(*) AS jobs,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import itertools
 import json
 import os
 import time
@@ -308,29 +309,59 @@ LATEST = ("SELECT * EXCLUDE (_n) FROM (SELECT *, row_number() OVER (PARTITION BY
           "surveyed_at DESC) AS _n FROM ({rows})) WHERE _n = 1")
 
 
+def _literal(v: Any) -> str:
+    """A value as SQL text (a view takes no parameters)."""
+    if isinstance(v, bool) or not isinstance(v, (int, str, dt.datetime)):
+        raise TypeError(f"no SQL literal for {v!r}")
+    if isinstance(v, dt.datetime):
+        return f"TIMESTAMPTZ '{v.isoformat()}'"
+    return str(v) if isinstance(v, int) else "'" + v.replace("'", "''") + "'"
+
+
+def _inline(where: str, params: Sequence[Any]) -> str:
+    pieces = where.split("?")
+    if len(pieces) != len(params) + 1:
+        raise ValueError(f"{len(params)} parameters for {len(pieces) - 1} places")
+    return "".join(p + (_literal(v) if i < len(params) else "")
+                   for i, (p, v) in enumerate(itertools.zip_longest(pieces, params)))
+
+
+def latest_rows(con: Any, files: Sequence[Path], resurveyed: Sequence[str] | None, name: str) -> str:
+    """SQL of the latest row of each log of ``files``.  Where the files list the logs that may
+    have several rows (``resurveyed``), every other row is its log's only one and is read as it
+    is, so a condition on the result reaches the scan; the listed logs' rows (put in the table
+    ``name``) go through a window.  Where they do not, every row goes through the window."""
+    every = f"SELECT * FROM {_scan(files)}"
+    if resurveyed is None:
+        return LATEST.format(rows=every)
+    if not resurveyed:
+        return every
+    con.execute(f"CREATE TABLE {name} AS SELECT unnest(?::VARCHAR[]) AS path", [list(resurveyed)])
+    return (f"{every} WHERE path NOT IN (SELECT path FROM {name}) UNION ALL BY NAME "
+            + LATEST.format(rows=f"{every} WHERE path IN (SELECT path FROM {name})"))
+
+
 def selected_rows(con: Any, name: str, sel: Selection, where: str, params: Sequence[Any]) -> None:
-    """``CREATE TEMP TABLE name``: the latest row of each log of the selection's files that meets
-    ``where`` (SQL on the store's columns, with ``params``).  A log with several rows
-    (``sel.resurveyed``) has them all read, from skipped files too, so that its latest row is the
-    one the condition sees; where that list is unknown, every file was selected."""
-    if not sel.files:  # nothing can match: the table of the store's columns, empty
-        con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM {_scan(sel.skipped[:1])} WHERE false")
-        return
-    if sel.resurveyed is None:
-        every = LATEST.format(rows=f"SELECT * FROM {_scan(sel.files)}")
-        con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM ({every}) WHERE {where}", list(params))
-        return
-    if not sel.resurveyed:  # each row the only one of its log: the condition goes to the scan
-        rows = f"SELECT * FROM {_scan(sel.files)} WHERE {where}"
-        con.execute(f"CREATE TEMP TABLE {name} AS {LATEST.format(rows=rows)}", list(params))
-        return
-    con.execute(f"CREATE TEMP TABLE {name}_again AS SELECT unnest(?::VARCHAR[]) AS path", [sel.resurveyed])
-    again = f"path IN (SELECT path FROM {name}_again)"
-    rows = f"SELECT * FROM {_scan(sel.files)} WHERE ({where}) OR {again}"
-    if sel.skipped:
-        rows += f" UNION ALL BY NAME SELECT * FROM {_scan(sel.skipped)} WHERE {again}"
-    con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM ({LATEST.format(rows=rows)}) WHERE {where}",
-                [*params, *params])
+    """A view ``name``: the latest row of each log of the store that meets ``where`` (SQL on the
+    store's columns, with ``params``), read from the selection's files.  A log listed in
+    ``sel.resurveyed`` has its rows read from every file, skipped ones too, so that its latest row
+    is the one the condition sees.  Where that list is unknown, every file was selected, and the
+    rows are held in a table (the window over every row computed once)."""
+    cond = _inline(where, params)
+    if not sel.files:  # nothing can match: the store's columns, no row
+        con.execute(f"CREATE VIEW {name} AS SELECT * FROM {_scan(sel.skipped[:1])} WHERE false")
+    elif sel.resurveyed is None:
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM ({latest_rows(con, sel.files, None, '')}) "
+                    f"WHERE {cond}")
+    elif not sel.resurveyed:  # each row the only one of its log: the condition goes to the scan
+        con.execute(f"CREATE VIEW {name} AS SELECT * FROM {_scan(sel.files)} WHERE {cond}")
+    else:
+        again = f"{name}_again"
+        con.execute(f"CREATE TABLE {again} AS SELECT unnest(?::VARCHAR[]) AS path", [sel.resurveyed])
+        once = f"SELECT * FROM {_scan(sel.files)} WHERE ({cond}) AND path NOT IN (SELECT path FROM {again})"
+        latest = LATEST.format(rows=f"SELECT * FROM {_scan(sel.files + sel.skipped)} "
+                                    f"WHERE path IN (SELECT path FROM {again})")
+        con.execute(f"CREATE VIEW {name} AS {once} UNION ALL BY NAME SELECT * FROM ({latest}) WHERE {cond}")
 
 
 def surveyed(store: str) -> dict[str, tuple[int, int]]:
@@ -347,9 +378,7 @@ def surveyed(store: str) -> dict[str, tuple[int, int]]:
 
 VIEWS = """
 CREATE VIEW rows_all AS SELECT * FROM read_parquet({files}, hive_partitioning = true, union_by_name = true);
-CREATE VIEW rows_latest AS SELECT * EXCLUDE (_n) FROM (
-    SELECT *, row_number() OVER (PARTITION BY path ORDER BY surveyed_at DESC) AS _n FROM rows_all)
-    WHERE _n = 1;
+CREATE VIEW rows_latest AS {latest};
 CREATE VIEW jobs AS SELECT * EXCLUDE (status, error) FROM rows_latest WHERE status = 'ok';
 CREATE VIEW errors AS SELECT path, size, mtime_ns, day, surveyed_at, error FROM rows_latest
     WHERE status = 'error';
@@ -368,14 +397,15 @@ def connect(store: str) -> Any:
     if not has_rows(store):
         raise ParioError(f"{store}: no survey store here "
                          f"(make one with: pario survey PATH... --store {store})")
-    files = live_files(store)
-    if not files:
+    sel = select_files(store, [])
+    if not sel.files:
         raise ParioError(f"{store}: no survey store here "
                          f"(make one with: pario survey PATH... --store {store})")
     con = duckdb.connect()
     # the files are listed once, here, not globbed by each query: a compaction that swaps files
     # meanwhile makes a query fail on a file gone (run it again), never read a row twice
-    for statement in VIEWS.format(files=_listed(files)).split(";"):
+    latest = latest_rows(con, sel.files, sel.resurveyed, "_resurveyed")
+    for statement in VIEWS.format(files=_listed(sel.files), latest=latest).split(";"):
         if statement.strip():
             con.execute(statement)
     return con
