@@ -19,26 +19,28 @@ Then the 2-worker store is copied 10 times (paths, users and executables varied)
 logs of the manifest are read and analysed in this process, phase by phase (read, analysis and
 the diagnosis in it, row).
 
-With --compaction ROWS, only the store's compaction is measured: rows synthesised from the
-repository's Darshan logs (each log read once, its row copied with path, user, executable and
-start varied over the 12 months of 2026) are written as the survey writes them, a part file per
---batch rows and month, once by --runs incremental runs and once by one run; each store is then
-copied and the copy compacted (pario.survey.store.compact), and ``pario survey report STORE``
-and ``pario survey sql STORE "SELECT count(*) FROM jobs"`` are timed on the four stores (the
-processes, Python's start included; --reps rounds, the stores' order rotated from round to round;
-medians), with each process's peak resident memory.
+With --compaction ROWS, only the store is measured: rows synthesised with the store's schema
+(the repository's readable Darshan logs read once by the survey's own code, their rows repeated
+with path, user and executable varied and the start moving through 2026 in the rows' order, as
+an archive grows) are written as the survey writes them, a part file per --batch rows and month,
+once by --runs incremental runs and once by one run; each store is then copied and the copy
+compacted (pario.survey.store.compact, the state every survey run ends in), and ``pario survey
+report STORE``, ``pario survey report STORE --user 1000 --since 2026-12-01`` and ``pario survey
+sql STORE "SELECT count(*) FROM jobs"`` are timed on the stores (the processes, Python's start
+included; --reps rounds, the stores' order rotated from round to round; medians), with each
+process's peak resident memory.  --compacted-only times the compacted stores alone.
 
 Usage:
 
     .venv/bin/python bench/survey.py [--logs 10000] [--reps 1] [--work DIR] [--out FILE]
         [--phase-logs 1000]
     .venv/bin/python bench/survey.py --compaction 3000 --runs 50 [--batch 64] [--reps 5]
+        [--compacted-only]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import shutil
 import statistics
@@ -210,47 +212,60 @@ def phases(manifest: Path, n: int) -> dict:
     return {k: v / len(paths) * 1e3 for k, v in spent.items()}
 
 
-def synthetic_rows(n: int) -> list[dict]:
-    """``n`` rows: the repository's logs read once, their rows copied with the path, user,
-    executable and start varied (the start over the 12 months of 2026)."""
+def synthetic_table(n: int):  # type: ignore[no-untyped-def]
+    """``n`` rows as a table of the store's schema: the repository's logs read once, their rows
+    repeated with the path, user and executable varied and the start moving through 2026 in
+    the rows' order (as an archive grows: each incremental run adds the latest jobs)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     from pario.survey.discover import LogFile
     from pario.survey.row import survey_batch
+    from pario.survey.store import to_table
 
     logs = [LogFile(str(p), p.stat().st_size, p.stat().st_mtime_ns, None)
             for p in sorted(SHARED.glob("*.darshan"))]
-    base = [r for r in survey_batch(logs, time.time(), None) if r["status"] == "ok"]
-    t0 = 1767225600.0  # 2026-01-01 UTC
-    rows = []
-    for i in range(n):
-        r = dict(base[i % len(base)])
-        start = t0 + (i * 7919 % 365) * 86400 + i % 86400
-        runtime = (r["end"] or 0) - (r["start"] or 0)
-        r.update(path=f"/archive/2026/job{i:07d}-{Path(r['path']).name}", uid=1000 + i % 97,
-                 exe_name=f"{r['exe_name']}-{i % 41}", start=start, end=start + runtime,
-                 day=dt.datetime.fromtimestamp(start, tz=dt.timezone.utc).date(),
-                 month=time.strftime("%Y-%m", time.gmtime(start)))
-        rows.append(r)
-    return rows
+    base = to_table([r for r in survey_batch(logs, time.time(), None) if r["status"] == "ok"])
+    i = np.arange(n)
+    table = base.take(pa.array(i % base.num_rows))
+    us = lambda col: pc.cast(table.column(col), pa.int64()).to_numpy(zero_copy_only=False)  # noqa: E731
+    runtime = us("end") - us("start")
+    start = (1767225600 * 10**6 + i * (365 * 86400 * 10**6 // n)).astype("datetime64[us]")
+    names = [f"{name}-{k % 41}"
+             for name, k in zip(table.column("exe_name").to_pylist(), i.tolist(), strict=True)]
+    paths = [f"/archive/2026/job{k:07d}-{Path(p).name}"
+             for k, p in zip(i.tolist(), table.column("path").to_pylist(), strict=True)]
+    ts = pa.timestamp("us", tz="UTC")
+    cols = {"path": pa.array(paths), "uid": pa.array(1000 + i % 97), "exe_name": pa.array(names),
+            "start": pa.array(start, ts), "end": pa.array(start + runtime.astype("timedelta64[us]"), ts),
+            "day": pa.array(start.astype("datetime64[D]"), pa.date32()),
+            "month": pa.array(np.datetime_as_string(start.astype("datetime64[M]")))}
+    for name, col in cols.items():
+        table = table.set_column(table.schema.get_field_index(name), name, col)
+    return table
 
 
-def write_runs(store: Path, rows: list[dict], runs: int, batch: int) -> int:
+def write_runs(store: Path, table, runs: int, batch: int) -> int:  # type: ignore[no-untyped-def]
     """The rows written as ``runs`` survey runs write them: a part file per batch and month."""
-    from pario.survey.store import make_store, write_rows
+    from pario.survey.store import make_store, write_table
 
     shutil.rmtree(store, ignore_errors=True)
     make_store(str(store))
-    per_run = -(-len(rows) // runs)
+    per_run = -(-table.num_rows // runs)
     for run in range(runs):
-        chunk = rows[run * per_run:(run + 1) * per_run]
-        for k in range(0, len(chunk), batch):
-            write_rows(str(store), chunk[k:k + batch], f"part-run{run:04d}-{k // batch:06d}")
+        chunk = table.slice(run * per_run, per_run)
+        for k in range(0, chunk.num_rows, batch):
+            write_table(str(store), chunk.slice(k, batch), f"part-run{run:04d}-{k // batch:06d}", [])
     return sum(1 for _ in store.glob("jobs/month=*/*.parquet"))
 
 
 def timed(cmd: list[str]) -> tuple[float, int]:
     """Seconds and peak resident bytes of one process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    # close_fds=False lets subprocess spawn with posix_spawn (vfork): a fork would count this
+    # process's memory (the synthesised rows) in the child's peak
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, close_fds=False)
     _, status, usage = os.wait4(proc.pid, 0)
     secs = time.perf_counter() - t0
     if status:
@@ -258,10 +273,10 @@ def timed(cmd: list[str]) -> tuple[float, int]:
     return secs, usage.ru_maxrss * 1024
 
 
-def compaction(work: Path, n: int, runs: int, batch: int, reps: int) -> str:
+def compaction(work: Path, n: int, runs: int, batch: int, reps: int, parts: bool) -> str:
     from pario.survey.store import compact
 
-    rows = synthetic_rows(n)
+    rows = synthetic_table(n)
     stores: dict[str, Path] = {}
     files: dict[str, int] = {}
     compact_s: dict[str, float] = {}
@@ -274,27 +289,29 @@ def compaction(work: Path, n: int, runs: int, batch: int, reps: int) -> str:
         compact(str(after))
         compact_s[label] = time.perf_counter() - t0
         files[f"{label}, compacted"] = sum(1 for _ in after.glob("jobs/month=*/*.parquet"))
-        stores[f"{label}, parts"], stores[f"{label}, compacted"] = before, after
+        if parts:
+            stores[f"{label}, parts"] = before
+        stores[f"{label}, compacted"] = after
     del rows
-    queries = {"report": ["survey", "report", "-q"], "sql count(*)": ["survey", "sql"]}
+    queries = {"report": ["survey", "report", "-q"], "sql count(*)": ["survey", "sql"],
+               "report --user --since": ["survey", "report", "-q", "--user", "1000", "--since", "2026-12-01"]}
     got: dict[tuple[str, str], list[tuple[float, int]]] = {}
     order = list(stores)
     for rep in range(reps):
         for name in order[rep % len(order):] + order[:rep % len(order)]:
             for q, args in queries.items():
-                cmd = [pario(), *args, str(stores[name])]
-                if q != "report":
+                cmd = [pario(), *args[:2], str(stores[name]), *args[2:]]
+                if q == "sql count(*)":
                     cmd.append("SELECT count(*) FROM jobs")
                 got.setdefault((name, q), []).append(timed(cmd))
         say(f"round {rep + 1} of {reps}")
     lines = [f"{n} rows, --batch {batch}; {os.cpu_count()} cores; medians of {reps}", "",
-             "| store | files | report s | report MiB | sql count(*) s | sql MiB |",
-             "|---|---|---|---|---|---|"]
+             "| store | files | report s | MiB | report --user --since s | MiB | sql count(*) s | MiB |",
+             "|---|---|---|---|---|---|---|---|"]
     for name in order:
-        r, c = got[(name, "report")], got[(name, "sql count(*)")]
-        med = [statistics.median(x[i] for x in got_) for got_ in (r, c) for i in (0, 1)]
-        lines.append(f"| {name} | {files[name]} | {med[0]:.2f} | {med[1] / 2**20:.0f} | {med[2]:.2f} | "
-                     f"{med[3] / 2**20:.0f} |")
+        med = [statistics.median(x[i] for x in got[(name, q)]) for q in queries for i in (0, 1)]
+        lines.append(f"| {name} | {files[name]} | {med[0]:.2f} | {med[1] / 2**20:.0f} | {med[4]:.2f} | "
+                     f"{med[5] / 2**20:.0f} | {med[2]:.2f} | {med[3] / 2**20:.0f} |")
     lines += ["", "compaction: " + ", ".join(f"{k} {v:.2f} s" for k, v in compact_s.items())]
     return "\n".join(lines) + "\n"
 
@@ -310,11 +327,14 @@ def main() -> int:
                    help="measure only the store's compaction, on ROWS synthesised rows")
     p.add_argument("--runs", type=int, default=50, help="incremental runs of the --compaction store")
     p.add_argument("--batch", type=int, default=64, help="rows per part file (--compaction)")
+    p.add_argument("--compacted-only", action="store_true",
+                   help="time the compacted stores only (--compaction; the part files are still written)")
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="pario-bench-survey-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        text = (compaction(work, args.compaction, args.runs, args.batch, args.reps) if args.compaction
+        text = (compaction(work, args.compaction, args.runs, args.batch, args.reps,
+                           not args.compacted_only) if args.compaction
                 else _survey_bench(args, work))
         print(text)
         if args.out:

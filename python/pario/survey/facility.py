@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pario.errors import ParioError
-from pario.survey.store import connect
+from pario.survey.store import Condition, Range, Selection, has_rows, select_files, selected_rows
 
 #: Upper bounds of the I/O-share buckets of the distribution (fractions of a job's time).
 SHARE_BOUNDS: tuple[float, ...] = (0.01, 0.05, 0.10, 0.25, 0.50, 1.0)
@@ -45,6 +45,9 @@ class FacilityReport:
     small_files: list[dict[str, Any]]
     metadata: list[dict[str, Any]]
     errors: list[dict[str, Any]] = field(default_factory=list)
+    #: the store's files the jobs were read from, and those their statistics skipped
+    files_read: int = 0
+    files_skipped: int = 0
 
     def sections(self) -> dict[str, list[dict[str, Any]]]:
         """The report's tables by name (the CSV files, the JSON keys)."""
@@ -74,14 +77,51 @@ def where_clause(f: Filters) -> tuple[str, list[Any]]:
         params += [f.exe, f.exe]
     if f.since:
         cond.append("start >= ?")
-        params.append(dt.datetime.combine(f.since, dt.time(), tzinfo=dt.timezone.utc))
+        params.append(_day(f.since))
     if f.until:
         cond.append("start < ?")
-        params.append(dt.datetime.combine(f.until + dt.timedelta(days=1), dt.time(), tzinfo=dt.timezone.utc))
+        params.append(_day(f.until + dt.timedelta(days=1)))
     if f.fs:
         cond.append("list_contains([x.fs FOR x IN filesystems], ?)")
         params.append(f.fs)
     return " AND ".join(cond), params
+
+
+def _day(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
+
+
+def _us(day: dt.date) -> int:
+    """A day's first microsecond (UTC), as Parquet keeps timestamps."""
+    return int(_day(day).timestamp()) * 1_000_000
+
+
+def _glob_prefix(pattern: str) -> bytes:
+    """The literal start of a GLOB pattern (up to its first wildcard, class or escape)."""
+    cut = min((i for i, c in enumerate(pattern) if c in "*?[\\"), default=len(pattern))
+    return pattern[:cut].encode()
+
+
+def _starting(column: str, prefix: bytes) -> Range:
+    """The strings that start with ``prefix``: from it to the prefix with its last byte one
+    higher (UTF-8 has no byte 0xff to carry)."""
+    return Range(column, prefix, prefix[:-1] + bytes([prefix[-1] + 1]))
+
+
+def conditions(f: Filters, status: str = "ok") -> list[Condition]:
+    """The filters as ranges of the columns whose Parquet statistics skip files: the row's
+    status, ``--user``, ``--exe`` (its literal start, on the name or the path), ``--since`` and
+    ``--until`` (``--fs`` is a list, which Parquet keeps no statistics of)."""
+    out: list[Condition] = [(Range("status", status.encode(), status.encode() + b"\0"),)]
+    if f.user:
+        uid = _uid(f.user)
+        out.append((Range("uid", uid, uid + 1),))
+    if f.exe and (prefix := _glob_prefix(f.exe)):
+        out.append((_starting("exe_name", prefix), _starting("exe", prefix)))
+    if f.since or f.until:
+        out.append((Range("start", _us(f.since) if f.since else None,
+                          _us(f.until + dt.timedelta(days=1)) if f.until else None),))
+    return out
 
 
 def _dicts(con: Any, sql: str) -> list[dict[str, Any]]:
@@ -103,11 +143,41 @@ def _share_buckets(con: Any) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: order.get(r["bucket"], len(order)))
 
 
-def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) -> FacilityReport:
-    con = connect(store)
+def open_report(store: str, filters: Filters, *, skip: bool = True) -> tuple[Any, Selection]:
+    """A DuckDB connection with the report's tables: ``sel``, the jobs that meet the filters;
+    ``sel_findings`` and ``sel_filesystems``, theirs unnested; ``errors``, every unreadable log.
+    Each is read from the files whose statistics may hold its rows (``skip``), or from every
+    file; the selection of the jobs' files says what was skipped."""
+    import duckdb
+
+    if not has_rows(store):
+        raise ParioError(f"{store}: no survey store here "
+                         f"(make one with: pario survey PATH... --store {store})")
+    where, params = where_clause(filters)
+    jobs = select_files(store, conditions(filters) if skip else [])
+    errors = select_files(store, conditions(Filters(), "error") if skip else [])
+    con = duckdb.connect()
     try:
-        where, params = where_clause(filters)
-        con.execute(f"CREATE TEMP TABLE sel AS SELECT * FROM jobs WHERE {where}", params)
+        selected_rows(con, "sel_rows", jobs, f"status = 'ok' AND {where}", params)
+        con.execute("CREATE TEMP VIEW sel AS SELECT * EXCLUDE (status, error) FROM sel_rows")
+        con.execute("""CREATE TEMP VIEW sel_findings AS SELECT path, job_id, uid, exe, exe_name, start,
+                       nprocs, core_hours, unnest(findings, recursive := true) FROM sel""")
+        con.execute("""CREATE TEMP VIEW sel_filesystems AS SELECT path, job_id, uid, exe_name, start,
+                       nprocs, unnest(filesystems, recursive := true) FROM sel""")
+        selected_rows(con, "error_rows", errors, "status = 'error'", [])
+        con.execute("CREATE TEMP VIEW errors AS SELECT path, size, mtime_ns, day, surveyed_at, error "
+                    "FROM error_rows")
+    except BaseException:
+        con.close()
+        raise
+    return con, jobs
+
+
+def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10,
+                    skip: bool = True) -> FacilityReport:
+    """The report; ``skip=False`` reads every file (the same report, slower)."""
+    con, jobs = open_report(store, filters, skip=skip)
+    try:
         summary = _dicts(con, """SELECT count(*) AS jobs, count(DISTINCT uid) AS users,
             count(DISTINCT exe_name) AS applications, coalesce(sum(core_hours), 0) AS core_hours,
             coalesce(sum(io_core_hours), 0) AS io_core_hours,
@@ -123,7 +193,7 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
                               sum(io_core_hours) AS io_core_hours, count(DISTINCT uid) AS users
                        FROM sel GROUP BY exe_name),
                  f AS (SELECT exe_name, id, sum(time_lost_s * nprocs) / 3600 AS core_hours_lost
-                       FROM findings WHERE path IN (SELECT path FROM sel) GROUP BY exe_name, id),
+                       FROM sel_findings GROUP BY exe_name, id),
                  t AS (SELECT exe_name, string_agg(id, ', ' ORDER BY core_hours_lost DESC, id) AS top_findings
                        FROM (SELECT *, row_number() OVER (PARTITION BY exe_name
                                                           ORDER BY core_hours_lost DESC, id) AS n
@@ -133,13 +203,19 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
             FROM a LEFT JOIN t USING (exe_name)
             ORDER BY io_core_hours DESC NULLS LAST, core_hours DESC, exe_name LIMIT {int(top)}""")
         # ties broken by name, so that the rows (and the cut at --top) are the same every time
-        # a finding's severity depends on the job: the worst one it had
-        finding_rows = """SELECT id, arg_max(severity, CASE severity WHEN 'critical' THEN 3
-                                 WHEN 'warning' THEN 2 WHEN 'info' THEN 1 ELSE 0 END) AS severity,
-                              count(DISTINCT path) AS jobs,
+        # a finding's severity depends on the job: the worst one it had; its jobs are counted
+        # from each job's distinct ids (not a distinct count of paths over every finding)
+        con.execute("""CREATE TEMP TABLE finding_totals AS
+            WITH j AS (SELECT id, count(*) AS jobs
+                       FROM (SELECT unnest(list_distinct([x.id FOR x IN findings])) AS id FROM sel)
+                       GROUP BY id),
+                 a AS (SELECT id, arg_max(severity, CASE severity WHEN 'critical' THEN 3
+                                  WHEN 'warning' THEN 2 WHEN 'info' THEN 1 ELSE 0 END) AS severity,
                               coalesce(sum(time_lost_s), 0) AS time_lost_s,
                               coalesce(sum(time_lost_s * nprocs) / 3600, 0) AS core_hours_lost
-                          FROM findings WHERE path IN (SELECT path FROM sel) GROUP BY id"""
+                       FROM sel_findings GROUP BY id)
+            SELECT a.id, a.severity, j.jobs, a.time_lost_s, a.core_hours_lost FROM a JOIN j USING (id)""")
+        finding_rows = "SELECT * FROM finding_totals"
         by_time = _dicts(con, f"{finding_rows} ORDER BY core_hours_lost DESC, jobs DESC, id LIMIT {int(top)}")
         by_jobs = _dicts(con, f"{finding_rows} ORDER BY jobs DESC, core_hours_lost DESC, id LIMIT {int(top)}")
         fs = _dicts(con, """SELECT fs, strftime(start, '%Y-%m') AS month, count(*) AS jobs,
@@ -147,7 +223,7 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
                 quantile_cont((bytes_read + bytes_written) / io_time_s, 0.1) AS bw_p10,
                 quantile_cont((bytes_read + bytes_written) / io_time_s, 0.5) AS bw_p50,
                 quantile_cont((bytes_read + bytes_written) / io_time_s, 0.9) AS bw_p90
-            FROM filesystems WHERE path IN (SELECT path FROM sel) AND io_time_s > 0
+            FROM sel_filesystems WHERE io_time_s > 0
             GROUP BY fs, month ORDER BY fs, month""")
         small = _dicts(con, f"""SELECT exe_name, count(*) AS jobs, max(nfiles) AS max_files,
                 sum(nfiles) AS files, sum(small_requests) AS small_requests,
@@ -166,5 +242,5 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10) 
     return FacilityReport(store=store, filters=filters, summary=summary, io_share=shares,
                           io_share_percentiles=pct, applications=apps, findings_by_time=by_time,
                           findings_by_jobs=by_jobs, filesystems=fs, small_files=small, metadata=meta,
-                          errors=errors)
+                          errors=errors, files_read=len(jobs.files), files_skipped=len(jobs.skipped))
 

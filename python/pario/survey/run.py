@@ -82,11 +82,13 @@ def to_read(logs: Iterable[LogFile], seen: dict[str, tuple[int, int]], result: S
         yield log
 
 
-def survey_part(store: str, logs: Sequence[LogFile], name: str, surveyed_at: float) -> tuple[int, int]:
-    """A worker's task: read a batch of logs and write their rows as one part of the store;
-    returns (rows, error rows)."""
+def survey_part(store: str, logs: Sequence[LogFile], name: str, surveyed_at: float,
+                resurveyed: Sequence[str] = ()) -> tuple[int, int]:
+    """A worker's task: read a batch of logs and write their rows as one part of the store
+    (``resurveyed``: the paths of the batch the store holds an older row of); returns (rows,
+    error rows)."""
     rows = survey_batch(logs, surveyed_at, worker_rank_limit())
-    write_rows(store, rows, name)
+    write_rows(store, rows, name, resurveyed)
     return len(rows), sum(r["status"] == "error" for r in rows)
 
 
@@ -106,7 +108,8 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
     make_store(plan.store)
     # discovery streams: the client holds the paths found, the store's list of surveyed logs and
     # the batches in flight, not a list of the logs to read (millions, from a manifest)
-    logs = to_read(find_logs(plan.paths, plan.manifests), surveyed(plan.store), result, plan)
+    seen = surveyed(plan.store)
+    logs = to_read(find_logs(plan.paths, plan.manifests), seen, result, plan)
     first = next(logs, None)
     if first is None:  # nothing new: no cluster started
         if plan.compact:  # a compaction killed last time is finished
@@ -123,7 +126,8 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
         batch_of: dict[Any, list[LogFile]] = {}
 
         def submit(batch: list[LogFile]) -> None:
-            fut = client.submit(survey_part, plan.store, batch, next(names), surveyed_at, pure=False)
+            again = [log.path for log in batch if log.path in seen]
+            fut = client.submit(survey_part, plan.store, batch, next(names), surveyed_at, again, pure=False)
             batch_of[fut] = batch
             running.add(fut)
 
@@ -139,7 +143,8 @@ def run_survey(plan: SurveyPlan, *, progress: bool | None = None) -> SurveyResul
                         submit([log])
                     continue
                 reason = f"the reader stopped the worker ({type(exc).__name__}: {exc})"
-                n, bad = write_rows(plan.store, [error_row(batch[0], reason, surveyed_at)], next(names)), 1
+                n, bad = write_rows(plan.store, [error_row(batch[0], reason, surveyed_at)], next(names),
+                                    [batch[0].path] if batch[0].path in seen else []), 1
             result.read += n
             result.errors += bad
             bar.advance(n)
