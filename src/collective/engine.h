@@ -61,14 +61,6 @@ struct cw_stats {
                                * MPI library; the caller gives the library none of them */
 };
 
-/* What the engine needs from the runtime, so that it does not know it. */
-struct cw_hooks {
-    uint64_t (*now)(void);                 /* clock for the stats */
-    void (*writer_thread_started)(void);   /* a writer thread's I/O is the call's, not the rank's */
-    void (*warn)(const char *fmt, ...);    /* one-line warning on stderr */
-};
-void cw_set_hooks(const struct cw_hooks *hooks);
-
 struct cw_file;
 
 /* Engine state for a file just opened by the MPI library, or NULL when the

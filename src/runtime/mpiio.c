@@ -10,6 +10,7 @@
  */
 #include "core.h"
 #include "../collective/engine.h"
+#include "../collective/hooks.h"
 
 #include <errno.h>
 #include <libgen.h>
