@@ -58,11 +58,11 @@ static int auto_choose(const struct cw_auto *a, int n, int64_t span, int *explor
     *explore = 0;
     if (a->best < 0)
         return 0;
-    double est = a->v[a->best].cost * (double)span; /* what the best would take */
+    double est = a->measured[a->best].cost * (double)span; /* what the best would take */
     if (a->excess_ns + est > AUTO_EXPLORE_SHARE * (a->total_ns + est))
         return a->best;
     for (int i = 0; i < n; i++)
-        if (a->v[i].calls == 0) {
+        if (a->measured[i].calls == 0) {
             *explore = 1;
             return i;
         }
@@ -70,7 +70,7 @@ static int auto_choose(const struct cw_auto *a, int n, int64_t span, int *explor
         return a->best;
     int runner = -1;
     for (int i = 0; i < n; i++)
-        if (i != a->best && (runner < 0 || a->v[i].cost < a->v[runner].cost))
+        if (i != a->best && (runner < 0 || a->measured[i].cost < a->measured[runner].cost))
             runner = i;
     if (runner < 0)
         return a->best;
@@ -127,20 +127,20 @@ void cw_auto_learn(struct cw_file *f, const struct cw_ctx *call, uint64_t t_call
     int i = call->auto_candidate;
     double cost = (double)t_call / (double)call->span;
     if (call->auto_explored) {
-        double over = (double)t_call - a->v[a->best].cost * (double)call->span;
+        double over = (double)t_call - a->measured[a->best].cost * (double)call->span;
         a->excess_ns += over > 0 ? over : 0;
         a->last_try = a->calls;
     }
-    a->v[i].cost = a->v[i].calls ? 0.5 * a->v[i].cost + 0.5 * cost : cost;
-    a->v[i].calls++;
-    a->v[i].last = a->calls;
+    a->measured[i].cost = a->measured[i].calls ? 0.5 * a->measured[i].cost + 0.5 * cost : cost;
+    a->measured[i].calls++;
+    a->measured[i].last = a->calls;
     a->calls++;
     a->total_ns += (double)t_call;
     int best = -1;
     struct cw_variant list[CW_AUTO_MAX_CANDIDATES];
     int n = candidates(f, a->cycles, list);
     for (int j = 0; j < n; j++)
-        if (a->v[j].calls && (best < 0 || a->v[j].cost < a->v[best].cost))
+        if (a->measured[j].calls && (best < 0 || a->measured[j].cost < a->measured[best].cost))
             best = j;
     a->best = best;
 }

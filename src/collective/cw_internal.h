@@ -62,6 +62,11 @@ void cw_hints_parse(struct cw_hints *h, MPI_Info info);
  * of info over it (a file the engine serves, at open). */
 void cw_hints_stripe(struct cw_hints *h, MPI_File fh, MPI_Info info);
 
+/* The file's bytes [lo, hi). */
+struct cw_range {
+    int64_t lo, hi;
+};
+
 /* A byte range of the file, with where its bytes sit in the caller's data
  * stream (the packed order of buf/count/type). */
 struct cw_piece {
@@ -94,7 +99,7 @@ struct cw_auto {
     struct {
         int64_t calls, last;  /* calls measured, the number of the last one */
         double cost;          /* ns per byte of the call's file range, recent calls weighing most */
-    } v[CW_AUTO_MAX_CANDIDATES];
+    } measured[CW_AUTO_MAX_CANDIDATES]; /* by candidate index */
 };
 
 struct cw_file {
@@ -129,7 +134,7 @@ struct cw_file {
 
 /* One cycle in flight: its window, pieces and requests. */
 struct cw_cycle {
-    int64_t c;                /* cycle number, -1: slot free */
+    int64_t number;           /* the cycle's number in the call, -1: slot free */
     int slot;                 /* buffer index */
     char *bufp;               /* f->buf + slot * buf_bytes (aggregators) */
     /* aggregator side */
@@ -188,8 +193,9 @@ struct cw_ctx {
     int agreed, agreed_rc;            /* direct: the allgather already agreed on the result */
     int64_t span;                     /* bytes from the call's first byte to its last, all ranks */
     int64_t direct_bytes;             /* bytes this rank wrote itself before the agreement */
-    int64_t *written, nwritten;       /* [2 * nwritten] sorted file ranges other ranks wrote
+    struct cw_range *written;         /* [nwritten] sorted, disjoint file ranges ranks wrote
                                        * themselves: the aggregators' writes skip them */
+    int64_t nwritten;
     int auto_class, auto_candidate;   /* auto: f->autos index and candidate of this call, -1 */
     int auto_explored;
     _Atomic uint64_t t_write;

@@ -38,6 +38,14 @@ static int config_cap(const char *list, const char *host)
 
 #define AUTO_AGGREGATORS_PER_NODE 4
 
+/* Where a rank sits, as every rank learns it (allgather of ints). */
+struct cw_placement {
+    int leader;               /* the lowest rank of its node */
+    int local;                /* its rank on the node */
+    int cap;                  /* aggregators cb_config_list allows on its node, -1: no limit */
+};
+#define CW_PLACEMENT_INTS ((int)(sizeof(struct cw_placement) / sizeof(int)))
+
 int cw_choose_aggregators(struct cw_file *f)
 {
     int np = f->nprocs, rc;
@@ -53,16 +61,15 @@ int cw_choose_aggregators(struct cw_file *f)
     char host[MPI_MAX_PROCESSOR_NAME] = "";
     int hlen = 0;
     NEXT(PMPI_Get_processor_name)(host, &hlen);
-    int my_cap = config_cap(f->hints.cb_config_list, host);
-    int mine[3] = {leader, local, my_cap};
-    int *all = malloc((size_t)np * 3 * sizeof *all);
+    struct cw_placement mine = {leader, local, config_cap(f->hints.cb_config_list, host)};
+    struct cw_placement *all = malloc((size_t)np * sizeof *all);
     int *aggs = malloc((size_t)np * sizeof *aggs);
     if (!all || !aggs) {
         free(all);
         free(aggs);
         return MPI_ERR_NO_MEM;
     }
-    rc = NEXT(PMPI_Allgather)(mine, 3, MPI_INT, all, 3, MPI_INT, f->comm);
+    rc = NEXT(PMPI_Allgather)(&mine, CW_PLACEMENT_INTS, MPI_INT, all, CW_PLACEMENT_INTS, MPI_INT, f->comm);
     if (rc != MPI_SUCCESS) {
         free(all);
         free(aggs);
@@ -70,7 +77,7 @@ int cw_choose_aggregators(struct cw_file *f)
     }
     int nnodes = 0;
     for (int r = 0; r < np; r++)
-        nnodes += all[3 * r] == r; /* a node's leader is its lowest rank */
+        nnodes += all[r].leader == r;
     int want = f->hints.cb_nodes > 0 ? f->hints.cb_nodes : nnodes;
     /* auto, left to choose: one aggregator's write stream bounds a node's
      * bandwidth, so more per node, up to half its ranks (docs/performance.md,
@@ -86,7 +93,7 @@ int cw_choose_aggregators(struct cw_file *f)
     int n = 0;
     for (int lr = 0; lr < np && n < want; lr++)
         for (int r = 0; r < np && n < want; r++)
-            if (all[3 * r + 1] == lr && (all[3 * r + 2] < 0 || lr < all[3 * r + 2]))
+            if (all[r].local == lr && (all[r].cap < 0 || lr < all[r].cap))
                 aggs[n++] = r;
     if (n == 0)
         aggs[n++] = 0; /* a list that allows none: ROMIO keeps one */
@@ -170,6 +177,14 @@ int cw_split_at_domains(struct cw_ctx *call)
     return 0;
 }
 
+/* One piece of a request as its aggregator learns it: the pair datatype of
+ * cw_exchange_requests. */
+struct cw_request {
+    int64_t off, len;
+};
+_Static_assert(sizeof(struct cw_request) == 2 * sizeof(int64_t), "a request is two MPI_INT64_Ts");
+_Static_assert(sizeof(struct cw_range) == 2 * sizeof(int64_t), "a range is two MPI_INT64_Ts");
+
 /* Alltoall of counts, alltoallv of (offset, length) to the aggregators; the
  * aggregators' data ranges, then everyone learns them (allgather). */
 int cw_exchange_requests(struct cw_ctx *call)
@@ -178,8 +193,8 @@ int cw_exchange_requests(struct cw_ctx *call)
     int np = f->nprocs, na = f->naggs, rc;
     int *scnt = calloc((size_t)np, sizeof *scnt), *sdsp = calloc((size_t)np, sizeof *sdsp);
     int *rcnt = calloc((size_t)np, sizeof *rcnt), *rdsp = calloc((size_t)np, sizeof *rdsp);
-    int64_t *sbuf = malloc((size_t)(2 * call->nmine + 1) * sizeof *sbuf);
-    int64_t *rbuf = NULL, ranges[2] = {0, 0}, *all = malloc((size_t)np * 2 * sizeof *all);
+    struct cw_request *sbuf = malloc((size_t)(call->nmine + 1) * sizeof *sbuf), *rbuf = NULL;
+    struct cw_range range = {0, 0}, *all = malloc((size_t)np * sizeof *all);
     MPI_Datatype pair = MPI_DATATYPE_NULL;
     rc = MPI_ERR_NO_MEM;
     if (!scnt || !sdsp || !rcnt || !rdsp || !sbuf || !all)
@@ -188,10 +203,8 @@ int cw_exchange_requests(struct cw_ctx *call)
         scnt[f->aggs[a]] = (int)(call->my_first[a + 1] - call->my_first[a]);
         sdsp[f->aggs[a]] = (int)call->my_first[a];
     }
-    for (int64_t i = 0; i < call->nmine; i++) {
-        sbuf[2 * i] = call->mine[i].off;
-        sbuf[2 * i + 1] = call->mine[i].len;
-    }
+    for (int64_t i = 0; i < call->nmine; i++)
+        sbuf[i] = (struct cw_request){call->mine[i].off, call->mine[i].len};
     if ((rc = NEXT(PMPI_Alltoall)(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, f->comm)) != MPI_SUCCESS)
         goto out;
     int64_t total = 0;
@@ -200,7 +213,7 @@ int cw_exchange_requests(struct cw_ctx *call)
         total += rcnt[r];
     }
     rc = MPI_ERR_NO_MEM;
-    rbuf = malloc((size_t)(2 * total + 1) * sizeof *rbuf);
+    rbuf = malloc((size_t)(total + 1) * sizeof *rbuf);
     call->peer_pieces = malloc((size_t)(total + 1) * sizeof *call->peer_pieces);
     call->peer_first = calloc((size_t)np + 1, sizeof *call->peer_first);
     call->peer_cur = calloc((size_t)np, sizeof *call->peer_cur);
@@ -217,17 +230,17 @@ int cw_exchange_requests(struct cw_ctx *call)
         call->peer_cur[r] = call->peer_first[r];
     }
     for (int64_t i = 0; i < total; i++) {
-        call->peer_pieces[i] = (struct cw_piece){rbuf[2 * i], rbuf[2 * i + 1], 0};
-        if (rbuf[2 * i] < st)
-            st = rbuf[2 * i];
-        if (rbuf[2 * i] + rbuf[2 * i + 1] > end)
-            end = rbuf[2 * i] + rbuf[2 * i + 1];
+        call->peer_pieces[i] = (struct cw_piece){rbuf[i].off, rbuf[i].len, 0};
+        if (rbuf[i].off < st)
+            st = rbuf[i].off;
+        if (rbuf[i].off + rbuf[i].len > end)
+            end = rbuf[i].off + rbuf[i].len;
     }
     if (total > 0) {
-        ranges[0] = st;
-        ranges[1] = end;
+        range.lo = st;
+        range.hi = end;
     }
-    if ((rc = NEXT(PMPI_Allgather)(ranges, 2, MPI_INT64_T, all, 2, MPI_INT64_T, f->comm)) != MPI_SUCCESS)
+    if ((rc = NEXT(PMPI_Allgather)(&range, 2, MPI_INT64_T, all, 2, MPI_INT64_T, f->comm)) != MPI_SUCCESS)
         goto out;
     rc = MPI_ERR_NO_MEM;
     call->agg_start = malloc((size_t)na * sizeof *call->agg_start);
@@ -235,8 +248,8 @@ int cw_exchange_requests(struct cw_ctx *call)
     if (!call->agg_start || !call->agg_end)
         goto out;
     for (int a = 0; a < na; a++) {
-        call->agg_start[a] = all[2 * f->aggs[a]];
-        call->agg_end[a] = all[2 * f->aggs[a] + 1];
+        call->agg_start[a] = all[f->aggs[a]].lo;
+        call->agg_end[a] = all[f->aggs[a]].hi;
     }
     for (int a = 0; a < na; a++)
         call->my_cur[a] = call->my_first[a];

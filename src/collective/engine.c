@@ -118,7 +118,7 @@ void cw_file_close(struct cw_file *f)
 static void free_ctx(struct cw_ctx *call)
 {
     for (int i = 0; i < CW_MAX_SLOTS; i++)
-        if (call->cycles[i].c >= 0)
+        if (call->cycles[i].number >= 0)
             cw_cycle_release(&call->cycles[i]);
     free(call->mine);
     free(call->my_first);
@@ -196,58 +196,67 @@ static int direct_capable(struct cw_ctx *call)
     return f->fd >= 0;
 }
 
+/* What each rank tells the others in the call's one allgather (extents,
+ * agreement and auto's direct write), sent as int64s. */
+struct cw_rank_report {
+    int64_t first, end;       /* the file range of my bytes; INT64_MAX, 0: none */
+    int64_t reason;           /* enum cw_fallback: why I cannot take part, or CW_FB_NONE */
+    int64_t wrote;            /* 1: my bytes are in the file already (auto's direct write) */
+    int64_t error_class;      /* of that write: MPI_SUCCESS or an MPI error class */
+};
+#define CW_REPORT_INT64S ((int)(sizeof(struct cw_rank_report) / sizeof(int64_t)))
+_Static_assert(sizeof(struct cw_rank_report) == 5 * sizeof(int64_t), "a report is sent as MPI_INT64_Ts");
+
 static int cmp_range(const void *a, const void *b)
 {
-    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    int64_t x = ((const struct cw_range *)a)->lo, y = ((const struct cw_range *)b)->lo;
     return (x > y) - (x < y);
 }
 
-/* Do the ranks' [first, last) ranges (the first two of 'stride' values a
- * rank in all[]) overlap? */
-static int interleaved(const int64_t *all, int stride, int np)
+/* The ranks' non-empty file ranges (with only_written, of those that wrote
+ * their own bytes), sorted by start; NULL when out of memory. */
+static struct cw_range *sorted_ranges(const struct cw_rank_report *all, int np, int only_written, int *n)
 {
-    int64_t *r = malloc((size_t)np * 2 * sizeof *r);
+    struct cw_range *r = malloc((size_t)np * sizeof *r);
+    *n = 0;
+    if (!r)
+        return NULL;
+    for (int i = 0; i < np; i++)
+        if ((!only_written || all[i].wrote) && all[i].end > all[i].first)
+            r[(*n)++] = (struct cw_range){all[i].first, all[i].end};
+    qsort(r, (size_t)*n, sizeof *r, cmp_range);
+    return r;
+}
+
+/* Do the ranks' ranges overlap? */
+static int interleaved(const struct cw_rank_report *all, int np)
+{
+    int n;
+    struct cw_range *r = sorted_ranges(all, np, 0, &n);
     if (!r)
         return 1;
-    int n = 0;
-    for (int i = 0; i < np; i++)
-        if (all[stride * i + 1] > all[stride * i]) {
-            r[2 * n] = all[stride * i];
-            r[2 * n + 1] = all[stride * i + 1];
-            n++;
-        }
-    qsort(r, (size_t)n, 2 * sizeof *r, cmp_range);
     int over = 0;
     for (int i = 1; i < n && !over; i++)
-        over = r[2 * i] < r[2 * i - 1];
+        over = r[i].lo < r[i - 1].hi;
     free(r);
     return over;
 }
 
-/* The file ranges of the ranks that wrote their own bytes (all[] as the
- * allgather left it), sorted and merged, for the aggregators to skip. */
-static int written_ranges(struct cw_ctx *call, const int64_t *all)
+/* The file ranges of the ranks that wrote their own bytes, sorted and
+ * merged, for the aggregators to skip. */
+static int written_ranges(struct cw_ctx *call, const struct cw_rank_report *all)
 {
-    int np = call->f->nprocs, n = 0;
-    int64_t *r = malloc((size_t)np * 2 * sizeof *r);
+    int n;
+    struct cw_range *r = sorted_ranges(all, call->f->nprocs, 1, &n);
     if (!r)
         return -1;
-    for (int i = 0; i < np; i++)
-        if (all[5 * i + 3] && all[5 * i + 1] > all[5 * i]) {
-            r[2 * n] = all[5 * i];
-            r[2 * n + 1] = all[5 * i + 1];
-            n++;
-        }
-    qsort(r, (size_t)n, 2 * sizeof *r, cmp_range);
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (m > 0 && r[2 * i] <= r[2 * m - 1]) {
-            if (r[2 * i + 1] > r[2 * m - 1])
-                r[2 * m - 1] = r[2 * i + 1];
+        if (m > 0 && r[i].lo <= r[m - 1].hi) {
+            if (r[i].hi > r[m - 1].hi)
+                r[m - 1].hi = r[i].hi;
         } else {
-            r[2 * m] = r[2 * i];
-            r[2 * m + 1] = r[2 * i + 1];
-            m++;
+            r[m++] = r[i];
         }
     }
     call->written = r;
@@ -299,33 +308,33 @@ static int run_call(struct cw_ctx *call, MPI_File fh, int explicit_offset, MPI_O
         write_direct(call);
     /* extents, agreement and the direct writes' results in one allgather */
     int wrote = direct_ok && !call->err; /* this rank's bytes are in the file */
-    int64_t mine[5] = {INT64_MAX, 0, reason, wrote, error_class(call->err)};
-    int64_t *all = malloc((size_t)f->nprocs * 5 * sizeof *all);
+    struct cw_rank_report mine = {INT64_MAX, 0, reason, wrote, error_class(call->err)};
+    struct cw_rank_report *all = malloc((size_t)f->nprocs * sizeof *all);
     if (!all)
         return MPI_ERR_NO_MEM;
     if (call->nmine > 0) {
-        mine[0] = call->mine[0].off;
-        mine[1] = call->mine[call->nmine - 1].off + call->mine[call->nmine - 1].len;
+        mine.first = call->mine[0].off;
+        mine.end = call->mine[call->nmine - 1].off + call->mine[call->nmine - 1].len;
     }
-    rc = NEXT(PMPI_Allgather)(mine, 5, MPI_INT64_T, all, 5, MPI_INT64_T, f->comm);
+    rc = NEXT(PMPI_Allgather)(&mine, CW_REPORT_INT64S, MPI_INT64_T, all, CW_REPORT_INT64S, MPI_INT64_T, f->comm);
     /* the file range of the call, and of the ranks that still have bytes to write */
     int64_t min_st = INT64_MAX, max_end = 0, left_st = INT64_MAX, left_end = 0;
     int64_t worst = 0, direct = 1, direct_rc = MPI_SUCCESS;
     for (int r = 0; rc == MPI_SUCCESS && r < f->nprocs; r++) {
-        const int64_t *a = all + 5 * r;
-        min_st = a[0] < min_st ? a[0] : min_st;
-        max_end = a[1] > max_end ? a[1] : max_end;
-        if (!a[3]) {
-            left_st = a[0] < left_st ? a[0] : left_st;
-            left_end = a[1] > left_end ? a[1] : left_end;
+        const struct cw_rank_report *a = &all[r];
+        min_st = a->first < min_st ? a->first : min_st;
+        max_end = a->end > max_end ? a->end : max_end;
+        if (!a->wrote) {
+            left_st = a->first < left_st ? a->first : left_st;
+            left_end = a->end > left_end ? a->end : left_end;
         }
-        worst = a[2] > worst ? a[2] : worst;
-        direct &= a[3];
-        direct_rc = a[4] > direct_rc ? a[4] : direct_rc;
+        worst = a->reason > worst ? a->reason : worst;
+        direct &= a->wrote;
+        direct_rc = a->error_class > direct_rc ? a->error_class : direct_rc;
     }
     int all_direct = (int)direct;
     if (rc == MPI_SUCCESS && direct)
-        direct = !interleaved(all, 5, f->nprocs);
+        direct = !interleaved(all, f->nprocs);
     if (rc == MPI_SUCCESS && !all_direct && worst == CW_FB_NONE && written_ranges(call, all) != 0)
         rc = MPI_ERR_NO_MEM;
     free(all);
@@ -389,6 +398,14 @@ void cw_direct_done(struct cw_file *f, MPI_File fh, int explicit_offset, int64_t
         NEXT(PMPI_Status_set_elements_x)(status, MPI_BYTE, (MPI_Count)bytes);
 }
 
+/* What every rank learns at the end of a call: the worst result and the
+ * slowest rank's time (MPI_MAX of both, as int64s). */
+struct cw_call_result {
+    int64_t rc;               /* MPI_SUCCESS or an MPI error class */
+    int64_t t_call;           /* the call's time, in the hooks' clock ticks */
+};
+#define CW_RESULT_INT64S ((int)(sizeof(struct cw_call_result) / sizeof(int64_t)))
+
 int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset offset, const void *buf,
              int count, MPI_Datatype type, MPI_Status *status, struct cw_stats *stats)
 {
@@ -420,22 +437,22 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
     call.shuffle = f->hints.shuffle ? f->hints.shuffle : CW_P2P;
     call.auto_class = -1;
     for (int i = 0; i < CW_MAX_SLOTS; i++)
-        call.cycles[i].c = -1;
+        call.cycles[i].number = -1;
     int64_t bytes = 0;
     rc = run_call(&call, fh, explicit_offset, offset, buf, count, type, &bytes, stats);
     if (stats->served) {
         /* every rank returns the same result, the worst error anywhere, and
          * learns the slowest rank's time (auto compares variants by it) */
-        int64_t mine[2] = {rc != MPI_SUCCESS ? rc : error_class(call.err), (int64_t)(cw_now() - t_start)};
-        int64_t worst[2] = {mine[0], mine[1]};
+        struct cw_call_result mine = {rc != MPI_SUCCESS ? rc : error_class(call.err), (int64_t)(cw_now() - t_start)};
+        struct cw_call_result worst = mine;
         if (call.agreed)
-            worst[0] = call.agreed_rc; /* the allgather carried every rank's result */
-        else if (NEXT(PMPI_Allreduce)(mine, worst, 2, MPI_INT64_T, MPI_MAX, f->comm) != MPI_SUCCESS)
-            worst[0] = mine[0] != MPI_SUCCESS ? mine[0] : MPI_ERR_OTHER;
-        rc = (int)worst[0];
+            worst.rc = call.agreed_rc; /* the allgather carried every rank's result */
+        else if (NEXT(PMPI_Allreduce)(&mine, &worst, CW_RESULT_INT64S, MPI_INT64_T, MPI_MAX, f->comm) != MPI_SUCCESS)
+            worst.rc = mine.rc != MPI_SUCCESS ? mine.rc : MPI_ERR_OTHER;
+        rc = (int)worst.rc;
         if (!call.agreed) {
-            stats->t_call = (uint64_t)worst[1];
-            cw_auto_learn(f, &call, (uint64_t)worst[1]);
+            stats->t_call = (uint64_t)worst.t_call;
+            cw_auto_learn(f, &call, (uint64_t)worst.t_call);
         }
         stats->algorithm = call.algorithm;
         stats->shuffle = call.shuffle;

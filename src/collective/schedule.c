@@ -90,7 +90,7 @@ static void wait_write(struct cw_ctx *call, struct cw_cycle *cy)
         for (int i = 0; i < call->nbuf; i++) {
             struct cw_cycle *o = &call->cycles[i];
             int done;
-            if (o->c >= 0 && !o->shuffled && call->shuffle != CW_RMA_FENCE)
+            if (o->number >= 0 && !o->shuffled && call->shuffle != CW_RMA_FENCE)
                 cw_cycle_test(call, o, &done);
         }
         sched_yield();
@@ -100,7 +100,7 @@ static void wait_write(struct cw_ctx *call, struct cw_cycle *cy)
 
 static void finish_cycle(struct cw_ctx *call, struct cw_cycle *cy)
 {
-    if (cy->c < 0)
+    if (cy->number < 0)
         return;
     wait_write(call, cy);
     if (cy->write_err && !call->err)
@@ -113,7 +113,7 @@ static int start_cycle(struct cw_ctx *call, int64_t c)
 {
     struct cw_cycle *cy = slot_of(call, c);
     finish_cycle(call, cy);
-    cy->c = c;
+    cy->number = c;
     cy->slot = (int)(c % call->nbuf);
     cy->bufp = call->f->buf ? call->f->buf + (int64_t)cy->slot * call->buf_bytes : NULL;
     return cw_cycle_prepare(call, cy);
