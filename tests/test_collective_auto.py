@@ -20,7 +20,7 @@ from pario.log import read_log
 
 NP = 4
 S3D = ["--nx", "32", "--ny", "32", "--nz", "16"]
-# auto's candidates (src/collective/engine.c): one buffer cycle, several
+# auto's candidates (src/collective/auto.c): one buffer cycle, several
 ONE_CYCLE = {"none:p2p", "none:rma-lock", "none:rma-fence"}
 SEVERAL = {"write:rma-lock", "comm:rma-lock", "write-comm:rma-lock", "none:rma-lock"}
 

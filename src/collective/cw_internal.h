@@ -1,14 +1,17 @@
 /*
- * Internals shared by the engine's files: engine.c (selection, view and
- * requests, file domains, the cycle schedules), shuffle.c (moving each
- * cycle's pieces to the aggregators: p2p, rma-fence, rma-lock) and
- * writer.c (the writer threads of the write-overlap algorithms).
+ * Internals shared by the engine's files: select.c (PARIO_COLL and the
+ * hints), engine.c (open/close and the call's pipeline), view.c (my pieces),
+ * domains.c (aggregators, file domains, requests), auto.c (the auto policy),
+ * schedule.c (the cycle schedules), shuffle.c (moving each cycle's pieces to
+ * the aggregators: p2p, rma-fence, rma-lock) and writer.c (the writer
+ * threads of the write-overlap algorithms).
  */
 #ifndef PARIO_CW_INTERNAL_H
 #define PARIO_CW_INTERNAL_H
 
 #include "engine.h"
 #include "flatten.h"
+#include "hooks.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -25,8 +28,6 @@
 
 struct cw_writer;
 
-extern struct cw_hooks cw_hooks;
-
 /* The last i in [0, n) with prefix[i] <= pos: the segment holding byte pos
  * of a stream whose segments start at the ascending positions prefix[]. */
 static inline int64_t cw_segment_at(const int64_t *prefix, int64_t n, int64_t pos)
@@ -41,7 +42,6 @@ static inline int64_t cw_segment_at(const int64_t *prefix, int64_t n, int64_t po
     }
     return lo;
 }
-uint64_t cw_now(void);
 
 /* Hints, parsed once per open / set_info into a typed struct. */
 struct cw_hints {
@@ -51,6 +51,20 @@ struct cw_hints {
     int cb_nodes;             /* aggregators wanted; 0: one per node */
     char cb_config_list[256]; /* "" : not given */
     int64_t striping_unit;    /* bytes; 0: domains not aligned */
+};
+
+/* select.c */
+/* The defaults: PARIO_COLL's algorithm and shuffle, ROMIO's cb_buffer_size. */
+void cw_hints_default(struct cw_hints *h);
+/* Update h from the keys present in info (absent keys keep their value). */
+void cw_hints_parse(struct cw_hints *h, MPI_Info info);
+/* The striping_unit the MPI library reports for fh as the default, the keys
+ * of info over it (a file the engine serves, at open). */
+void cw_hints_stripe(struct cw_hints *h, MPI_File fh, MPI_Info info);
+
+/* The file's bytes [lo, hi). */
+struct cw_range {
+    int64_t lo, hi;
 };
 
 /* A byte range of the file, with where its bytes sit in the caller's data
@@ -85,7 +99,7 @@ struct cw_auto {
     struct {
         int64_t calls, last;  /* calls measured, the number of the last one */
         double cost;          /* ns per byte of the call's file range, recent calls weighing most */
-    } v[CW_AUTO_MAX_CANDIDATES];
+    } measured[CW_AUTO_MAX_CANDIDATES]; /* by candidate index */
 };
 
 struct cw_file {
@@ -120,7 +134,7 @@ struct cw_file {
 
 /* One cycle in flight: its window, pieces and requests. */
 struct cw_cycle {
-    int64_t c;                /* cycle number, -1: slot free */
+    int64_t number;           /* the cycle's number in the call, -1: slot free */
     int slot;                 /* buffer index */
     char *bufp;               /* f->buf + slot * buf_bytes (aggregators) */
     /* aggregator side */
@@ -179,13 +193,58 @@ struct cw_ctx {
     int agreed, agreed_rc;            /* direct: the allgather already agreed on the result */
     int64_t span;                     /* bytes from the call's first byte to its last, all ranks */
     int64_t direct_bytes;             /* bytes this rank wrote itself before the agreement */
-    int64_t *written, nwritten;       /* [2 * nwritten] sorted file ranges other ranks wrote
+    struct cw_range *written;         /* [nwritten] sorted, disjoint file ranges ranks wrote
                                        * themselves: the aggregators' writes skip them */
+    int64_t nwritten;
     int auto_class, auto_candidate;   /* auto: f->autos index and candidate of this call, -1 */
     int auto_explored;
     _Atomic uint64_t t_write;
     uint64_t t_setup, t_shuffle, t_wait;
 };
+
+/* view.c */
+/* Flatten fh's view into f->view (usable: the engine can serve it); an MPI code. */
+int cw_view_load(struct cw_file *f, MPI_File fh);
+void cw_view_free(struct cw_view *v);
+/* The file pieces of data bytes [p0, p0 + nbytes) of the view, merged; 0 or
+ * -1 (memory, or more than CW_MAX_PIECES). */
+int cw_view_pieces(const struct cw_view *v, int64_t p0, int64_t nbytes, struct cw_piece **out, int64_t *n);
+/* The caller's data: contiguous (call->mbase) or its segments with stream
+ * positions (call->mem, call->mpos); 0 or -1. */
+int cw_memory_layout(struct cw_ctx *call, const void *buf, int count, MPI_Datatype type);
+
+/* domains.c (all collective over f->comm but cw_file_domains, cw_split_at_domains) */
+/* f->aggs: cb_nodes aggregators spread over the nodes, as cb_config_list allows. */
+int cw_choose_aggregators(struct cw_file *f);
+/* call->fd_hi: [min_st, max_end) split among the aggregators; 0 or -1 (memory). */
+int cw_file_domains(struct cw_ctx *call, int64_t min_st, int64_t max_end);
+/* call->mine cut at the domain boundaries, call->my_first indexing them; 0 or -1. */
+int cw_split_at_domains(struct cw_ctx *call);
+/* Every aggregator learns the pieces each rank holds in its domain
+ * (call->peer_*), every rank each aggregator's data range; an MPI code. */
+int cw_exchange_requests(struct cw_ctx *call);
+
+/* auto.c: the auto policy (collective: every rank decides alike) */
+/* Choose this call's variant (call->algorithm, shuffle, schedule) from the
+ * file's earlier calls of its class. */
+void cw_auto_pick(struct cw_ctx *call);
+/* After the call: learn from its slowest rank's time, known on every rank. */
+void cw_auto_learn(struct cw_file *f, const struct cw_ctx *call, uint64_t t_call);
+/* auto's best variant for the class of this call (cw_variant_code), or 0. */
+int cw_auto_kept(const struct cw_file *f, const struct cw_ctx *call);
+
+/* schedule.c */
+/* The buffer cycles of the aggregator with the longest data range. */
+int64_t cw_count_cycles(const struct cw_ctx *call, int64_t buf_bytes);
+/* The shape of algorithm alg's schedule: buffers, depth, writer threads, cycles. */
+void cw_set_schedule(struct cw_ctx *call, int alg);
+/* The aggregator's buffers for the call: in the RMA window, or malloc'd for p2p
+ * (collective when a window is made or freed); an MPI code. */
+int cw_cycle_buffers(struct cw_ctx *call);
+/* Free the aggregator's cycle buffers and window (collective if a window exists). */
+void cw_free_buffers(struct cw_file *f);
+/* Run the call's cycles on the schedule cw_set_schedule chose; an MPI code. */
+int cw_run_cycles(struct cw_ctx *call);
 
 /* shuffle.c */
 int cw_cycle_prepare(struct cw_ctx *call, struct cw_cycle *cy);     /* pieces, RMW read; MPI code */

@@ -2,10 +2,11 @@
  * pario's collective-write engine: two-phase I/O (Thakur & Choudhary's
  * extended two-phase method, as ROMIO does it) with the overlap variants of
  * Feki & Gabriel, "On Overlapping Communication and File I/O in Collective
- * Write Operation".  The runtime's MPI-IO layer (src/runtime/mpiio.c) calls
- * it from MPI_File_write_all, MPI_File_write_at_all and their split forms
- * when the engine is selected for a file; everything else stays with the
- * MPI library.
+ * Write Operation".  The runtime's MPI-IO layer (src/runtime/mpiio.c, its
+ * glue in mpiio_engine.c) calls it from MPI_File_write_all,
+ * MPI_File_write_at_all and their split and nonblocking forms when the
+ * engine is selected for a file; everything else stays with the MPI
+ * library.  What the engine needs from the runtime is in hooks.h.
  *
  * Selection: PARIO_COLL=ALGO[:SHUFFLE] for every file, or per file the
  * hints pario_cb_algorithm (an algorithm, or "mpi" for off) and
@@ -60,14 +61,6 @@ struct cw_stats {
     int64_t direct_bytes;     /* not served: bytes this rank wrote itself before the call went to the
                                * MPI library; the caller gives the library none of them */
 };
-
-/* What the engine needs from the runtime, so that it does not know it. */
-struct cw_hooks {
-    uint64_t (*now)(void);                 /* clock for the stats */
-    void (*writer_thread_started)(void);   /* a writer thread's I/O is the call's, not the rank's */
-    void (*warn)(const char *fmt, ...);    /* one-line warning on stderr */
-};
-void cw_set_hooks(const struct cw_hooks *hooks);
 
 struct cw_file;
 

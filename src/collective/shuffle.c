@@ -5,7 +5,7 @@
  *              from the caller's memory (contiguous, or an hindexed type
  *              over its segments: no packing copy);
  *   rma-fence  MPI_Put into the aggregators' windows between two fences
- *              (the fences are the schedule's, in engine.c);
+ *              (the fences are the schedule's, in schedule.c);
  *   rma-lock   the aggregator sends a zero-byte "go" when its buffer is
  *              ready, the sender puts under a shared passive-target lock,
  *              unlocks (the data is then at the target) and sends "done".
@@ -138,7 +138,7 @@ int cw_cycle_prepare(struct cw_ctx *call, struct cw_cycle *cy)
         return MPI_ERR_NO_MEM;
     for (int a = 0; a < nagg; a++) {
         int64_t lo, hi, cur = call->my_cur[a], skip = call->my_skip[a];
-        agg_window(call, a, cy->c, &lo, &hi);
+        agg_window(call, a, cy->number, &lo, &hi);
         int64_t n = lo < hi ? clip(call->mine, call->my_first[a + 1], &cur, &skip, lo, hi, NULL) : 0;
         cy->dst_first[a + 1] = cy->dst_first[a] + n;
     }
@@ -148,7 +148,7 @@ int cw_cycle_prepare(struct cw_ctx *call, struct cw_cycle *cy)
             return MPI_ERR_NO_MEM;
         for (int a = 0; a < nagg; a++) {
             int64_t lo, hi;
-            agg_window(call, a, cy->c, &lo, &hi);
+            agg_window(call, a, cy->number, &lo, &hi);
             if (lo < hi)
                 clip(call->mine, call->my_first[a + 1], &call->my_cur[a], &call->my_skip[a], lo, hi,
                      cy->dst_pieces + cy->dst_first[a]);
@@ -157,7 +157,7 @@ int cw_cycle_prepare(struct cw_ctx *call, struct cw_cycle *cy)
     if (f->my_agg < 0)
         return MPI_SUCCESS;
     /* aggregator side: every source's pieces in my window */
-    agg_window(call, f->my_agg, cy->c, &cy->wlo, &cy->whi);
+    agg_window(call, f->my_agg, cy->number, &cy->wlo, &cy->whi);
     cy->src_first = calloc((size_t)np + 1, sizeof *cy->src_first);
     if (!cy->src_first)
         return MPI_ERR_NO_MEM;
@@ -306,7 +306,7 @@ static int put_to(struct cw_ctx *call, struct cw_cycle *cy, int a)
     MPI_Datatype type, ttype;
     MPI_Aint tdisp;
     int64_t lo, hi;
-    agg_window(call, a, cy->c, &lo, &hi);
+    agg_window(call, a, cy->number, &lo, &hi);
     rc = origin_of(call, cy, a, &addr, &count, &type);
     if (rc == MPI_SUCCESS)
         rc = pieces_type(cy, cy->dst_pieces + cy->dst_first[a], cy->dst_first[a + 1] - cy->dst_first[a], lo, &ttype,
@@ -336,15 +336,15 @@ int cw_cycle_post(struct cw_ctx *call, struct cw_cycle *cy)
                 if (rc == MPI_SUCCESS)
                     rc = add_req(cy, &rq);
                 if (rc == MPI_SUCCESS)
-                    rc = NEXT(PMPI_Irecv)(cy->bufp + d0, count, type, r, tag_data(cy->c), f->comm, rq);
+                    rc = NEXT(PMPI_Irecv)(cy->bufp + d0, count, type, r, tag_data(cy->number), f->comm, rq);
             } else { /* rma-lock: go now, done later */
                 rc = add_req(cy, &rq);
                 if (rc == MPI_SUCCESS)
-                    rc = NEXT(PMPI_Isend)(NULL, 0, MPI_BYTE, r, tag_go(cy->c), f->comm, rq);
+                    rc = NEXT(PMPI_Isend)(NULL, 0, MPI_BYTE, r, tag_go(cy->number), f->comm, rq);
                 if (rc == MPI_SUCCESS)
                     rc = add_req(cy, &rq);
                 if (rc == MPI_SUCCESS)
-                    rc = NEXT(PMPI_Irecv)(NULL, 0, MPI_BYTE, r, tag_done(cy->c), f->comm, rq);
+                    rc = NEXT(PMPI_Irecv)(NULL, 0, MPI_BYTE, r, tag_done(cy->number), f->comm, rq);
             }
         }
     }
@@ -366,10 +366,10 @@ int cw_cycle_post(struct cw_ctx *call, struct cw_cycle *cy)
             if (rc == MPI_SUCCESS)
                 rc = add_req(cy, &rq);
             if (rc == MPI_SUCCESS)
-                rc = NEXT(PMPI_Isend)(addr, count, type, f->aggs[a], tag_data(cy->c), f->comm, rq);
+                rc = NEXT(PMPI_Isend)(addr, count, type, f->aggs[a], tag_data(cy->number), f->comm, rq);
         } else {
             cy->go_agg[cy->ngo] = a;
-            rc = NEXT(PMPI_Irecv)(NULL, 0, MPI_BYTE, f->aggs[a], tag_go(cy->c), f->comm, &cy->go[cy->ngo]);
+            rc = NEXT(PMPI_Irecv)(NULL, 0, MPI_BYTE, f->aggs[a], tag_go(cy->number), f->comm, &cy->go[cy->ngo]);
             cy->ngo++;
         }
     }
@@ -399,7 +399,7 @@ int cw_cycle_test(struct cw_ctx *call, struct cw_cycle *cy, int *done)
         if (rc == MPI_SUCCESS)
             rc = add_req(cy, &rq);
         if (rc == MPI_SUCCESS)
-            rc = NEXT(PMPI_Isend)(NULL, 0, MPI_BYTE, target, tag_done(cy->c), call->f->comm, rq);
+            rc = NEXT(PMPI_Isend)(NULL, 0, MPI_BYTE, target, tag_done(cy->number), call->f->comm, rq);
     }
     /* one by one, from the first not yet complete: a completed request is
      * MPI_REQUEST_NULL, so each is finished only once */
@@ -439,7 +439,7 @@ void cw_cycle_release(struct cw_cycle *cy)
     free(cy->dst_first);
     free(cy->dst_pieces);
     memset(cy, 0, sizeof *cy);
-    cy->c = -1;
+    cy->number = -1;
 }
 
 int cw_window_for(struct cw_ctx *call, int64_t bytes)

@@ -43,7 +43,7 @@ static int write_around(const struct cw_ctx *call, const struct cw_cycle *cy, in
 {
     int fd = call->f->fd;
     for (int64_t i = 0; i < call->nwritten && lo < hi; i++) {
-        int64_t a = call->written[2 * i], b = call->written[2 * i + 1];
+        int64_t a = call->written[i].lo, b = call->written[i].hi;
         if (b <= lo || a >= hi)
             continue;
         if (a > lo) {

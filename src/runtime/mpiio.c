@@ -6,10 +6,12 @@
  * update their file counters but not the rank's time classes.
  *
  * At open the hints of PARIO_HINTS are injected, and afterwards the hints in
- * effect (MPI_File_get_info) and the file system type are recorded.
+ * effect (MPI_File_get_info) and the file system type are recorded.  The
+ * collective writes of a file the collective-write engine serves go through
+ * mpiio_engine.c; this file times them and records what the engine did.
  */
 #include "core.h"
-#include "../collective/engine.h"
+#include "mpiio_engine.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -346,22 +348,7 @@ static void mpiio_meta_op(struct pario_thread *th, struct pario_record *r, int c
     mpiio_meta_op(th, fh_get(fh), counter, field, t0, t1, (coll) && pario_tracing ? fh_comm(fh) : INDEP); \
     return rc
 
-/* ---- the collective-write engine (src/collective) ---------------------------*/
-
-static void engine_writer_started(void) { pario_thread()->depth++; } /* its pwrites are the call's */
-
-static void engine_hooks(void)
-{
-    struct cw_hooks h = {.now = pario_now, .writer_thread_started = engine_writer_started, .warn = pario_warn};
-    cw_set_hooks(&h);
-}
-
-static struct cw_file *engine_open(MPI_File fh, MPI_Comm comm, const char *filename, int amode, MPI_Info info)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, engine_hooks);
-    return filename ? cw_file_open(fh, comm, strip_prefix(filename), amode, info) : NULL;
-}
+/* ---- the collective-write engine (src/collective, driven by mpiio_engine.c) --*/
 
 /* Record what the engine did for one call: counts once per call (the file
  * communicator's rank 0), times on every rank. */
@@ -414,66 +401,8 @@ static void engine_record(MPI_File fh, const struct cw_stats *s)
     pario_rec_unlock(r);
 }
 
-/* A request already complete: what MPI_Wait/MPI_Test of a nonblocking
- * collective write the engine served see (its bytes in the status). */
-static int done_query(void *extra, MPI_Status *status)
-{
-    NEXT(PMPI_Status_set_elements_x)(status, MPI_BYTE, *(MPI_Count *)extra);
-    NEXT(PMPI_Status_set_cancelled)(status, 0);
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
-    status->MPI_ERROR = MPI_SUCCESS;
-    return MPI_SUCCESS;
-}
-static int done_free(void *extra)
-{
-    free(extra);
-    return MPI_SUCCESS;
-}
-static int done_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS; /* complete at once: nothing to cancel */
-}
-
-static int done_request(int64_t bytes, MPI_Request *rq)
-{
-    MPI_Count *extra = malloc(sizeof *extra);
-    if (!extra)
-        return MPI_ERR_NO_MEM;
-    *extra = (MPI_Count)bytes;
-    int rc = NEXT(PMPI_Grequest_start)(done_query, done_free, done_cancel, extra, rq);
-    if (rc != MPI_SUCCESS) {
-        free(extra);
-        return rc;
-    }
-    return NEXT(PMPI_Grequest_complete)(*rq);
-}
-
-/* How a collective write was called: blocking, split (_begin) or nonblocking (MPI_File_i*). */
-enum write_form { BLOCKING, SPLIT, NONBLOCKING };
-
-/* The MPI library's collective write of count elements (0 when this rank
- * wrote its own bytes already, stats->direct_bytes). */
-static int library_write(MPI_File fh, int explicit_offset, MPI_Offset off, const void *buf, int count,
-                         MPI_Datatype dt, MPI_Status *st, MPI_Request *rq, enum write_form form)
-{
-    switch (form) {
-    case SPLIT:
-        return explicit_offset ? NEXT(PMPI_File_write_at_all_begin)(fh, off, buf, count, dt)
-                               : NEXT(PMPI_File_write_all_begin)(fh, buf, count, dt);
-    case NONBLOCKING:
-        return explicit_offset ? NEXT(PMPI_File_iwrite_at_all)(fh, off, buf, count, dt, rq)
-                               : NEXT(PMPI_File_iwrite_all)(fh, buf, count, dt, rq);
-    default:
-        return explicit_offset ? NEXT(PMPI_File_write_at_all)(fh, off, buf, count, dt, st)
-                               : NEXT(PMPI_File_write_all)(fh, buf, count, dt, st);
-    }
-}
-
-/* A collective write through the engine, or through the MPI library when
- * the engine gives it back (then the log says why). */
+/* A collective write through the engine or the MPI library, measured; the
+ * log says what the engine did, or why it gave the call back. */
 static int engine_write(struct cw_file *engine, MPI_File fh, int explicit_offset, MPI_Offset off,
                         const void *buf, int count, MPI_Datatype dt, MPI_Status *st, MPI_Request *rq,
                         enum write_form form)
@@ -482,21 +411,7 @@ static int engine_write(struct cw_file *engine, MPI_File fh, int explicit_offset
     struct pario_thread *th = pario_thread();
     th->depth++;
     uint64_t t0 = pario_now();
-    MPI_Status own;
-    int rc = form == SPLIT ? cw_write_begin(engine, fh, explicit_offset, off, buf, count, dt, &stats)
-                           : cw_write(engine, fh, explicit_offset, off, buf, count, dt, form == NONBLOCKING ? &own : st,
-                                      &stats);
-    if (!stats.served) {
-        rc = library_write(fh, explicit_offset, off, buf, stats.direct_bytes ? 0 : count, dt, st, rq, form);
-        if (rc == MPI_SUCCESS && stats.direct_bytes)
-            cw_direct_done(engine, fh, explicit_offset, stats.direct_bytes, form == BLOCKING ? st : NULL);
-    } else if (rc != MPI_SUCCESS) {
-        NEXT(PMPI_File_call_errhandler)(fh, rc); /* what the MPI library does with an error */
-    } else if (form == NONBLOCKING) {
-        MPI_Count bytes = 0;
-        NEXT(PMPI_Get_elements_x)(&own, MPI_BYTE, &bytes);
-        rc = done_request((int64_t)bytes, rq);
-    }
+    int rc = pario_engine_write(engine, fh, explicit_offset, off, buf, count, dt, st, rq, form, &stats);
     uint64_t t1 = pario_now();
     th->depth--;
     int saved = errno;
@@ -571,15 +486,16 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         NEXT(PMPI_File_set_errhandler)(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     TIMED(NEXT(PMPI_File_open)(comm, filename, amode, use, fh));
     struct cw_file *engine = NULL;
+    const char *path = filename ? strip_prefix(filename) : NULL;
     if (rc == MPI_SUCCESS)
-        engine = engine_open(*fh, comm, filename, amode, use);
+        engine = pario_engine_open(*fh, comm, path, amode, use);
     int first_rc = rc, mine_used = mine != MPI_INFO_NULL;
     if (mine != MPI_INFO_NULL) {
         NEXT(PMPI_Info_free)(&mine);
         int first = rc;
         rc = open_without_hints(comm, filename, amode, info, fh, rc);
         if (first != MPI_SUCCESS && rc == MPI_SUCCESS)
-            engine = engine_open(*fh, comm, filename, amode, info);
+            engine = pario_engine_open(*fh, comm, path, amode, info);
         t1 = pario_now();
         if (user_eh != MPI_ERRHANDLER_NULL) {
             if (user_eh != MPI_ERRORS_RETURN) {
