@@ -368,7 +368,9 @@ static void fill_elem(struct pario_shared_elem *e, int layer, const struct pario
 
 void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_shared_reduction *out)
 {
+    double t0 = NEXT(PMPI_Wtime)();
     find_shared_keys(comm, rank, nprocs);
+    double found = NEXT(PMPI_Wtime)() - t0;
     int n = pario_nshared ? pario_nshared : 1;
     size_t bm_bytes = ((size_t)nprocs + 7) / 8;
     if ((size_t)pario_nshared * bm_bytes > ((size_t)16 << 20))
@@ -378,6 +380,7 @@ void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_share
         .result = rank == 0 ? calloc((size_t)n, sizeof *out->result) : NULL,
         .bitmap = rank == 0 ? calloc(bm_size, 1) : NULL,
         .bm_bytes = bm_bytes,
+        .find_seconds = found,
     };
     if (pario_nshared == 0)
         return;
