@@ -4,7 +4,7 @@ Real jobs under mpirun on 2 ranks, each leaving no log for another reason: mpiru
 program, the ranks never load the runtime, they load it but use no MPI, they start MPI through an
 entry point pario does not see (tests/programs/init_unseen.c calls the library's own PMPI_Init), or
 they are killed.  The
-notes directory is gone afterwards.
+notes file is gone afterwards, and no process made a file of its own.
 """
 
 from __future__ import annotations
@@ -58,12 +58,28 @@ def test_an_mpi_init_pario_did_not_see_is_named(pario_cmd, mpi_env, compile_prog
     assert proc.stderr.count("pario: this program started MPI through an entry point") == 1
 
 
-def test_notes_are_parsed() -> None:
-    assert run_notes.parse("started\n") == run_notes.Note(exited=False, mpi_used=False, mpi_library="")
-    text = "exited not-the-profiled-program\nmpi_used 1\nmpi_init_seen 0\nmpi_library MPICH 4\n"
-    note = run_notes.parse(text)
-    assert note == run_notes.Note(exited=True, mpi_used=True, mpi_library="MPICH 4")
+def test_notes_are_parsed(tmp_path: Path) -> None:
+    assert run_notes.parse("started 64 1") == run_notes.Note(exited=False, mpi_used=False, mpi_library="",
+                                                             processes=64, launcher=True)
+    note = run_notes.parse("exited not-the-profiled-program 1 0 MPICH 4 (ch4)")
+    assert note == run_notes.Note(exited=True, mpi_used=True, mpi_library="MPICH 4 (ch4)")
+    assert run_notes.parse("started") is None and run_notes.parse("exi") is None  # torn lines
     assert run_notes.no_log_reason(None, 0) == "the runtime's messages, if any, are above"
+    # rank 0 of 8 and a process it started (same launcher rank), 3 exits: 5 never reached theirs
+    notes = tmp_path / "notes"
+    notes.write_text("started 8 1\nstarted 8 1\n" + "exited x 0 1 \n" * 3 + "started 1 0\n")
+    assert run_notes.tally(notes).started == 9 and run_notes.tally(notes).died == 6
+
+
+def test_no_file_per_process(pario_cmd, mpi_env, tmp_path: Path):
+    """4 processes see one notes file beside the log, not one each, and it is gone after."""
+    log = tmp_path / "job.pario"
+    look = f"sleep 1; find {tmp_path} -path '*.pario*' > {tmp_path}/seen.$OMPI_COMM_WORLD_RANK"
+    subprocess.run([*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "4", "sh", "-c", look],
+                   env=mpi_env, capture_output=True, text=True, timeout=120)
+    seen = {Path(p) for rank in range(4) for p in (tmp_path / f"seen.{rank}").read_text().split()}
+    assert len(seen) == 1 and next(iter(seen)).name.startswith(".pario-notes-"), seen
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"seen.{rank}" for rank in range(4)]
 
 
 def test_an_earlier_runs_log_is_not_announced(pario_cmd, mpi_env, compile_program, tmp_path: Path):

@@ -14,6 +14,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -158,9 +159,9 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
     pario_vars["PARIO_PARENT_PID"] = "mpi"
     pario_vars.pop("PARIO_STEPS", None)
     pario_vars.pop("PARIO_RUN_NOTES", None)
-    notes_dir = run_notes.create(log_path if log_is_dir else log_path.parent) if notes else None
-    if notes_dir is not None:
-        pario_vars["PARIO_RUN_NOTES"] = str(notes_dir)
+    notes_file = run_notes.create(log_path if log_is_dir else log_path.parent) if notes else None
+    if notes_file is not None:
+        pario_vars["PARIO_RUN_NOTES"] = str(notes_file)
     preload = ":".join(p for p in (str(lib), os.environ.get("LD_PRELOAD", "")) if p)
 
     env = dict(os.environ)
@@ -200,17 +201,39 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
         if steps:
             _clear_step_logs(log_path)
     previous = {} if log_is_dir else _signatures(log_path)
-    return Launch(argv=argv, env=env, log=log_path, log_is_dir=log_is_dir, steps=steps, notes=notes_dir,
+    return Launch(argv=argv, env=env, log=log_path, log_is_dir=log_is_dir, steps=steps, notes=notes_file,
                   previous=previous, flavour=flavour)
 
 
 def run(launch: Launch) -> int:
-    """Run a prepared launch; return the command's exit code."""
+    """Run a prepared launch; return the command's exit code.  SIGTERM and SIGHUP sent to
+    ``pario run`` are passed on to the command, which ends as it would without pario; pario
+    then cleans up after it (:func:`finish`)."""
     try:
-        proc = subprocess.run(launch.argv, env=launch.env)
+        proc = subprocess.Popen(launch.argv, env=launch.env)
     except OSError as exc:
         raise ParioError(f"cannot run {launch.argv[0]}: {exc.strerror}") from None
-    return proc.returncode
+
+    def forward(signum: int, _frame: object) -> None:
+        proc.send_signal(signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, forward)
+        except ValueError:  # not the main thread: leave the signals alone
+            break
+    try:
+        return proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:  # interrupted (Ctrl-C): end the command before cleaning up
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                proc.kill()
 
 
 def finish(launch: Launch) -> None:
@@ -265,7 +288,7 @@ def _one_log(log: Path, previous: dict[str, tuple[int, int, int]]) -> str | None
 def _refusal(launch: Launch, exit_code: int) -> str:
     """Why Open MPI's mpirun may have refused to start the job, when no process of it started:
     running as root, or more ranks than cores (what containers and small VMs meet first)."""
-    if launch.flavour != "openmpi" or not exit_code or (launch.notes and any(launch.notes.iterdir())):
+    if launch.flavour != "openmpi" or not exit_code or run_notes.tally(launch.notes).loaded:
         return ""
     env, argv = launch.env, launch.argv
     causes = []

@@ -1,63 +1,91 @@
 """Why a job left no log: the notes the runtime's processes leave for ``pario run``.
 
-``pario run`` names a directory beside the log in ``PARIO_RUN_NOTES``; every process that loads
-the runtime writes ``<dir>/<pid>`` when it starts ("started") and rewrites it when it leaves
-without a log ("exited <why>", whether it used MPI, whether pario saw MPI_Init, the MPI library).
-src/runtime/notes.c writes them.  When no log appears, :func:`no_log_reason` turns them into one
-sentence.
+``pario run`` names a file beside the log in ``PARIO_RUN_NOTES``; the runtime appends one line
+to it per event (src/runtime/notes.c): ``started N 1`` from the launcher's rank 0 (N: the
+launcher's process count) or ``started 1 0`` from a process no launcher names, and ``exited WHY
+MPI_USED MPI_INIT_SEEN LIBRARY`` from each process that leaves without a log.  No process creates
+a file of its own; a job whose ranks write the log adds one line.  When no log appears,
+:func:`no_log_reason` turns the lines into one sentence.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 
 @dataclass(frozen=True)
 class Note:
-    """What one process said."""
+    """One line: processes that started (``started``), or one process that left without a log."""
 
     exited: bool
     mpi_used: bool
     mpi_library: str
+    processes: int = 1
+    launcher: bool = False
 
 
-def create(where: Path) -> Path | None:
-    """A fresh notes directory in ``where`` (the log's directory, which every rank reaches);
-    None where it cannot be made (the runtime then reports problems on stderr only)."""
+def create(where: Path) -> Path:
+    """The notes file's name in ``where`` (the log's directory, which every rank reaches); the
+    runtime creates it with its first line."""
     path = where / f".pario-notes-{os.getpid()}"
-    try:
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir()
-    except OSError:
-        return None
+    discard(path)
     return path
 
 
 def discard(notes: Path | None) -> None:
     if notes is not None:
-        shutil.rmtree(notes, ignore_errors=True)
-
-
-def parse(text: str) -> Note:
-    """One note file's text (``started``, or ``exited WHY`` and ``key value`` lines)."""
-    lines = text.splitlines()
-    fields = dict(line.partition(" ")[::2] for line in lines[1:])
-    return Note(exited=bool(lines) and lines[0].startswith("exited"),
-                mpi_used=fields.get("mpi_used") == "1",
-                mpi_library=fields.get("mpi_library", "").strip())
-
-
-def read(notes: Path) -> list[Note]:
-    found = []
-    for path in sorted(notes.iterdir()):
         try:
-            found.append(parse(path.read_text(errors="replace")))
+            notes.unlink(missing_ok=True)
         except OSError:
-            continue
-    return found
+            pass
+
+
+def parse(line: str) -> Note | None:
+    """One line of the notes; None for a line that is neither (a torn or foreign line)."""
+    words = line.split(" ", 4)
+    if words[0] == "started" and len(words) == 3 and words[1].isdigit():
+        return Note(exited=False, mpi_used=False, mpi_library="", processes=int(words[1]),
+                    launcher=words[2] == "1")
+    if words[0] == "exited" and len(words) >= 4:
+        library = words[4].strip() if len(words) > 4 else ""
+        return Note(exited=True, mpi_used=words[2] == "1", mpi_library=library)
+    return None
+
+
+def read(notes: Path | None) -> list[Note]:
+    try:
+        text = notes.read_text(errors="replace") if notes is not None else ""
+    except OSError:
+        return []
+    return [n for n in map(parse, text.splitlines()) if n is not None]
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What the notes add up to: processes that loaded the runtime, those that left without a log
+    (their notes), and how many never reached their exit."""
+
+    started: int
+    exits: list[Note]
+
+    @property
+    def died(self) -> int:
+        return max(0, self.started - len(self.exits))
+
+    @property
+    def loaded(self) -> int:
+        return max(self.started, len(self.exits))
+
+
+def tally(notes: Path | None) -> Tally:
+    """The launcher's process count (the largest a rank 0 gave: a process it starts inherits its
+    rank) plus one per process no launcher names."""
+    said = read(notes)
+    launched = max((n.processes for n in said if not n.exited and n.launcher), default=0)
+    alone = sum(n.processes for n in said if not n.exited and not n.launcher)
+    return Tally(started=launched + alone, exits=[n for n in said if n.exited])
 
 
 def _count(n: int, what: str) -> str:
@@ -67,10 +95,9 @@ def _count(n: int, what: str) -> str:
 def lost_job_reason(notes: Path | None, exit_code: int) -> str:
     """Why an MPI job that reached MPI_Init left no log, as far as the notes tell."""
     how = f" (the command exited with code {exit_code})" if exit_code else ""
-    said = read(notes) if notes is not None and notes.is_dir() else []
-    died = [n for n in said if not n.exited]
+    died = tally(notes).died
     if died:
-        return (f"its ranks were killed or aborted before MPI_Finalize ({_count(len(died), 'process')} that "
+        return (f"its ranks were killed or aborted before MPI_Finalize ({_count(died, 'process')} that "
                 f"loaded the runtime, its ranks among them, never reached their exit){how}")
     return f"its ranks were killed or aborted before MPI_Finalize{how}"
 
@@ -79,22 +106,21 @@ def no_log_reason(notes: Path | None, exit_code: int) -> str:
     """Why no log was written, as far as the notes tell."""
     if notes is None:
         return "the runtime's messages, if any, are above"
-    said = read(notes) if notes.is_dir() else []
-    if not said and exit_code:
+    said = tally(notes)
+    if not said.loaded and exit_code:
         return (f"the command failed (exit code {exit_code}) before any process of the program started "
                 "(see its messages above)")
-    if not said:
+    if not said.loaded:
         return ("no process of the command loaded the pario runtime: the launcher did not pass LD_PRELOAD "
                 "on to the program, or the program is statically linked or setuid")
-    unseen = [n for n in said if n.mpi_used]
+    unseen = [n for n in said.exits if n.mpi_used]
     if unseen:
         library = unseen[0].mpi_library or "unknown"
         return (f"{_count(len(unseen), 'process')} started MPI through an entry point pario does not "
                 f"intercept (their MPI_Init was not seen); MPI library: {library}")
-    died = [n for n in said if not n.exited]
-    if died and len(died) == len(said):
+    if said.died and not said.exits:
         how = f" (the command exited with code {exit_code})" if exit_code else ""
-        return (f"the {_count(len(died), 'process')} that loaded the runtime never reached their exit: "
+        return (f"the {_count(said.died, 'process')} that loaded the runtime never reached their exit: "
                 f"killed by a signal or aborted before MPI_Finalize{how}")
-    return (f"the runtime was loaded by {_count(len(said), 'process')}, none of which called MPI_Init; "
+    return (f"the runtime was loaded by {_count(said.loaded, 'process')}, none of which called MPI_Init; "
             "under a launcher only MPI ranks write a log")

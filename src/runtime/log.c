@@ -773,6 +773,23 @@ static int write_collective(MPI_Comm comm, const char *path, const struct pario_
     return err;
 }
 
+/* PARIO_FINALIZE_TIMES=1: rank 0 says on stderr how long each phase took on the slowest rank
+ * (bench/scale.py --phases). */
+static void finalize_times(MPI_Comm comm, int rank, double t_shared, double find, double t_compress,
+                           double t_write)
+{
+    const char *want = getenv("PARIO_FINALIZE_TIMES");
+    if (!want || strcmp(want, "1") != 0)
+        return;
+    double now = NEXT(PMPI_Wtime)();
+    double mine[4] = {find, t_compress - t_shared - find, t_write - t_compress, now - t_write}, worst[4];
+    NEXT(PMPI_Reduce)(mine, worst, 4, MPI_DOUBLE, MPI_MAX, 0, comm);
+    if (rank == 0)
+        pario_warn("finalize phases (slowest rank): shared-file detection %.6f s, reduction %.6f s, "
+                   "compression %.6f s, collective write %.6f s",
+                   worst[0], worst[1], worst[2], worst[3]);
+}
+
 void pario_mpi_finalizing(void)
 {
     uint64_t entered = pario_now();
@@ -797,12 +814,14 @@ void pario_mpi_finalizing(void)
     fill_rank_row(row);
     row[finalized] = 1.0;
 
+    double t_shared = NEXT(PMPI_Wtime)();
     struct pario_shared_reduction shared_files;
     pario_shared_reduce(comm, rank, nprocs, &shared_files);
     int64_t overflow_total = 0, mine_over = pario_core.records_overflowed;
     NEXT(PMPI_Reduce)(&mine_over, &overflow_total, 1, MPI_INT64_T, MPI_SUM, 0, comm);
 
     /* this rank's bytes */
+    double t_compress = NEXT(PMPI_Wtime)();
     struct pario_buf out = {0}, payload = {0};
     if (rank == 0) {
         put_file_header(&out);
@@ -840,7 +859,9 @@ void pario_mpi_finalizing(void)
     NEXT(PMPI_Bcast)(path, sizeof path, MPI_CHAR, 0, comm);
     int oom = out.oom, anyoom = 0;
     NEXT(PMPI_Allreduce)(&oom, &anyoom, 1, MPI_INT, MPI_MAX, comm);
+    double t_write = NEXT(PMPI_Wtime)();
     int err = anyoom ? ENOMEM : write_collective(comm, path, &out, &tail, rank);
+    finalize_times(comm, rank, t_shared, shared_files.find_seconds, t_compress, t_write);
     if (err && !anyoom) {
         char alt[2 * PATH_MAX + 128];
         const char *base = strrchr(path, '/');

@@ -1,24 +1,29 @@
 /*
- * Notes for `pario run`: why a process wrote no log.
+ * Notes for `pario run`: why a job wrote no log.
  *
- * `pario run` names a directory in PARIO_RUN_NOTES (beside the log, so
- * that ranks on other nodes reach it).  Every process that loads the
- * runtime writes "<dir>/<pid>" when it starts ("started") and rewrites it
- * when it leaves without writing a log, saying why.  When a job leaves no
- * log, `pario run` reads them: no note at all means the runtime never
- * reached the program's processes; "started" alone means a process died
- * without exiting; the exit notes say whether MPI was used and whether
- * pario saw it start.  Without PARIO_RUN_NOTES nothing is written.
+ * `pario run` names a file in PARIO_RUN_NOTES (beside the log, so that
+ * ranks on other nodes reach it; it does not exist until a line is
+ * written).  Lines are appended (O_APPEND, one write each):
+ *   "started <n> <launcher>": at start, by the launcher's rank 0 only, <n>
+ *       the launcher's process count ("launcher" 1); a process no launcher
+ *       names (launcher 0) writes "started 1 0";
+ *   "exited <why> <mpi_used> <mpi_init_seen> <library>": by a process that
+ *       leaves without writing a log, saying why.
+ * So a job whose ranks all write the log adds one line, and no process
+ * creates a file of its own.  When a job leaves no log, `pario run` reads
+ * them (python/pario/run_notes.py): no line means the runtime never reached
+ * the program's processes; processes started but fewer exit lines mean
+ * processes died without exiting.  Without PARIO_RUN_NOTES nothing is
+ * written.
  *
  * Both calls happen while the wrappers pass through (before profiling is
- * switched on, after it is switched off), so the note files are not
- * recorded as the program's.
+ * switched on, after it is switched off), so the notes are not recorded as
+ * the program's.
  */
 #include "core.h" /* first: defines _GNU_SOURCE */
 #include "internal.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +32,10 @@
 
 static void write_note(const char *text)
 {
-    const char *dir = getenv("PARIO_RUN_NOTES");
-    if (!dir || !*dir)
+    const char *path = getenv("PARIO_RUN_NOTES");
+    if (!path || !*path)
         return;
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/%ld", dir, (long)getpid()) >= (int)sizeof path)
-        return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
         return;
     ssize_t w = write(fd, text, strlen(text));
@@ -41,7 +43,27 @@ static void write_note(const char *text)
     close(fd);
 }
 
-void pario_note_started(void) { write_note("started\n"); }
+/* The launcher's process count, 0 where no launcher names this process. */
+static long launcher_size(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v && atol(v) > 0)
+            return atol(v);
+    }
+    return 0;
+}
+
+void pario_note_started(void)
+{
+    long n = launcher_size();
+    if (n > 0 && pario_launcher_rank() != 0)
+        return;
+    char text[64];
+    snprintf(text, sizeof text, "started %ld %d\n", n > 0 ? n : 1, n > 0);
+    write_note(text);
+}
 
 /* Did the program initialise MPI (through an entry point pario did not see)? */
 static int mpi_was_initialized(void)
@@ -59,8 +81,7 @@ void pario_note_no_log(const char *why)
         if (NEXT(PMPI_Get_library_version)(version, &len) == MPI_SUCCESS)
             version[strcspn(version, "\n")] = '\0';
     }
-    snprintf(text, sizeof text, "exited %s\nmpi_used %d\nmpi_init_seen %d\nmpi_library %.400s\n", why, used,
-             pario_core.mpi_initialized, version);
+    snprintf(text, sizeof text, "exited %s %d %d %.400s\n", why, used, pario_core.mpi_initialized, version);
     write_note(text);
     /* said on stderr too (once per job where the launcher names the rank),
      * for jobs started by a script under `pario env` */

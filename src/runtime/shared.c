@@ -1,12 +1,16 @@
 /*
  * Files shared by several ranks, at MPI_Finalize (log.c's step 2):
- *   - found without a gather to rank 0: each (layer, id) key is sent to an
- *     owner rank chosen by hash (alltoallv), owners count the ranks holding
- *     it, and the keys held by two or more ranks are allgathered, so every
- *     rank knows the same sorted shared list;
+ *   - found in O(log P) steps with one peer each (find_shared_keys): each
+ *     (layer, id) key is routed to an owner rank chosen by hash through a
+ *     hypercube, combined with its copies on the way; owners keep the keys
+ *     held by two or more ranks and those are merged by recursive doubling,
+ *     so every rank knows the same sorted shared list;
  *   - their records reduced to rank 0 with a user-defined MPI_Op (a tree,
  *     not a funnel), together with a bitmap of the ranks that touched each
- *     file (MPI_BOR).
+ *     file (MPI_BOR), both in chunks of bounded size: rank 0 alone holds
+ *     the whole result (the bitmap at most 16 MiB).
+ * No rank allocates anything sized by the number of ranks but rank 0's
+ * bitmap.
  */
 #include "internal.h"
 #include "shared.h"
@@ -16,16 +20,6 @@
 #include <string.h>
 
 /* ---- shared keys --------------------------------------------------------*/
-static int key_cmp(const void *a, const void *b)
-{
-    const struct pario_shared_key *x = a, *y = b;
-    if (x->layer != y->layer)
-        return x->layer < y->layer ? -1 : 1;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    return (x->minrank > y->minrank) - (x->minrank < y->minrank);
-}
-
 struct pario_shared_key *pario_shared_keys;
 int pario_nshared;
 
@@ -51,98 +45,225 @@ int pario_shared_index(int layer, uint64_t id, int64_t *minrank)
     return -1;
 }
 
-struct collect {
-    struct pario_shared_key *keys;
-    int n, cap;
+/* A (layer, id) key on its way to its owner rank, with the ranks seen so far
+ * (1, or 2 for "two or more") and the lowest of them. */
+struct route_key {
+    uint64_t id;
+    int32_t layer;
+    int32_t nranks;
+    int64_t minrank;
 };
-static void collect_key(struct pario_record *r, void *arg)
+
+struct key_list {
+    struct route_key *k;
+    int n, cap;
+    int oom;
+};
+
+static void list_push(struct key_list *l, const struct route_key *k)
 {
-    struct collect *c = arg;
-    if (c->n == c->cap) {
-        int cap = c->cap ? c->cap * 2 : 64;
-        struct pario_shared_key *k = realloc(c->keys, sizeof *k * cap);
-        if (!k)
+    if (l->oom)
+        return;
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        struct route_key *p = realloc(l->k, sizeof *p * (size_t)cap);
+        if (!p) {
+            l->oom = 1;
             return;
-        c->keys = k;
-        c->cap = cap;
+        }
+        l->k = p;
+        l->cap = cap;
     }
-    c->keys[c->n++] = (struct pario_shared_key){.id = r->id, .layer = r->layer, .minrank = pario_core.rank};
+    l->k[l->n++] = *k;
 }
 
-static int owner_of(const struct pario_shared_key *k, int nprocs)
+static int route_cmp(const struct route_key *x, const struct route_key *y)
+{
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return 0;
+}
+static int route_qcmp(const void *a, const void *b) { return route_cmp(a, b); }
+
+static void collect_key(struct pario_record *r, void *arg)
+{
+    struct route_key k = {.id = r->id, .layer = r->layer, .nranks = 1, .minrank = pario_core.rank};
+    list_push(arg, &k);
+}
+
+/* The union of two sorted lists, sorted; equal keys (held by different
+ * ranks) are combined. */
+static void merge_into(struct key_list *out, const struct route_key *a, int na, const struct route_key *b, int nb)
+{
+    int i = 0, j = 0;
+    while (i < na || j < nb) {
+        int c = i == na ? 1 : j == nb ? -1 : route_cmp(&a[i], &b[j]);
+        if (c < 0) {
+            list_push(out, &a[i++]);
+        } else if (c > 0) {
+            list_push(out, &b[j++]);
+        } else {
+            struct route_key k = a[i++];
+            const struct route_key *o = &b[j++];
+            k.nranks = k.nranks + o->nranks >= 2 ? 2 : k.nranks + o->nranks;
+            if (o->minrank < k.minrank)
+                k.minrank = o->minrank;
+            list_push(out, &k);
+        }
+    }
+}
+
+/* The owner of a key among the first p2 ranks (p2 a power of two). */
+static int owner_of(const struct route_key *k, int p2)
 {
     uint64_t h = k->id ^ ((uint64_t)k->layer * 0x9e3779b97f4a7c15ull);
     h ^= h >> 29;
-    return (int)(h % (uint64_t)nprocs);
+    return (int)(h & (uint64_t)(p2 - 1));
 }
 
-/* The keys held by two or more ranks, into pario_shared_keys.  Returns 0 or an MPI error. */
-static int find_shared_keys(MPI_Comm comm, int nprocs)
+/* Send `n` keys to `peer` and receive its keys (malloc'd, *got of them). */
+static int swap_keys(MPI_Comm comm, MPI_Datatype kt, int peer, const struct route_key *send, int n,
+                     struct route_key **recv, int *got)
 {
-    struct collect mine = {0};
-    for (int l = 0; l < PARIO_NLAYERS; l++)
-        pario_foreach_record(l, collect_key, &mine);
-
-    int *scount = calloc(nprocs, sizeof(int)), *rcount = calloc(nprocs, sizeof(int));
-    int *sdisp = calloc(nprocs, sizeof(int)), *rdisp = calloc(nprocs, sizeof(int));
-    struct pario_shared_key *sorted = malloc(sizeof(struct pario_shared_key) * (mine.n ? mine.n : 1));
-    if (!scount || !rcount || !sdisp || !rdisp || !sorted)
+    int theirs = 0;
+    *recv = NULL;
+    *got = 0;
+    int rc = NEXT(PMPI_Sendrecv)(&n, 1, MPI_INT, peer, 0, &theirs, 1, MPI_INT, peer, 0, comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *recv = malloc(sizeof **recv * (size_t)(theirs ? theirs : 1));
+    rc = NEXT(PMPI_Sendrecv)(send, n, kt, peer, 1, *recv ? *recv : (struct route_key *)send, *recv ? theirs : 0, kt,
+                             peer, 1, comm, MPI_STATUS_IGNORE);
+    if (!*recv)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < mine.n; i++)
-        scount[owner_of(&mine.keys[i], nprocs)]++;
-    for (int p = 1; p < nprocs; p++)
-        sdisp[p] = sdisp[p - 1] + scount[p - 1];
-    int *fill = calloc(nprocs, sizeof(int));
-    for (int i = 0; i < mine.n && fill; i++) {
-        int o = owner_of(&mine.keys[i], nprocs);
-        sorted[sdisp[o] + fill[o]++] = mine.keys[i];
-    }
-    free(fill);
-    NEXT(PMPI_Alltoall)(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
-    int nrecv = 0;
-    for (int p = 0; p < nprocs; p++) {
-        rdisp[p] = nrecv;
-        nrecv += rcount[p];
-    }
-    struct pario_shared_key *recv = malloc(sizeof(struct pario_shared_key) * (nrecv ? nrecv : 1));
-    MPI_Datatype kt;
-    NEXT(PMPI_Type_contiguous)(sizeof(struct pario_shared_key), MPI_BYTE, &kt);
-    NEXT(PMPI_Type_commit)(&kt);
-    NEXT(PMPI_Alltoallv)(sorted, scount, sdisp, kt, recv, rcount, rdisp, kt, comm);
+    *got = theirs;
+    return rc;
+}
 
-    /* Owner: keys held by >= 2 ranks (each rank sends a key once). */
-    qsort(recv, nrecv, sizeof *recv, key_cmp);
-    int nmine_shared = 0;
-    for (int i = 0; i < nrecv;) {
-        int j = i + 1;
-        while (j < nrecv && recv[j].id == recv[i].id && recv[j].layer == recv[i].layer)
-            j++;
-        if (j - i >= 2)
-            recv[nmine_shared++] = recv[i]; /* sorted: minrank first */
-        i = j;
+/* Replace `l` by its union with the keys `peer` sends while it is sent `send`. */
+static int swap_and_merge(MPI_Comm comm, MPI_Datatype kt, int peer, struct key_list *l, const struct route_key *send,
+                          int nsend)
+{
+    struct route_key *got;
+    int ngot;
+    int rc = swap_keys(comm, kt, peer, send, nsend, &got, &ngot);
+    struct key_list merged = {0};
+    merge_into(&merged, l->k, l->n, got, ngot);
+    free(got);
+    free(l->k);
+    merged.oom |= l->oom;
+    *l = merged;
+    return rc;
+}
+
+/*
+ * The keys held by two or more ranks, into pario_shared_keys (the same sorted
+ * list on every rank).  O(log P) steps, each with one peer, on the first p2
+ * ranks (the largest power of two <= P; rank p2 + i hands its keys to rank i
+ * first and gets the answer from it last):
+ *   1. routing: in step b each rank keeps the keys whose owner (a hash of the
+ *      key) agrees with its own rank in bit b and swaps the others with rank
+ *      ^ (1 << b); equal keys are combined on the way, so a rank holds each
+ *      key once, however many ranks share it, and after log2(p2) steps the
+ *      owner holds every copy of its keys, combined: the ranks that hold it
+ *      (1 or "2 or more") and the lowest of them;
+ *   2. recursive doubling: each owner's shared keys are swapped and merged
+ *      with the same peers until every rank holds them all.
+ * Memory and messages are bounded by the keys a rank holds and the shared
+ * keys, not by P.  Returns 0 or an MPI error (then no key is shared, on every
+ * rank).
+ */
+static int find_shared_keys(MPI_Comm comm, int rank, int nprocs)
+{
+    struct key_list l = {0};
+    for (int lay = 0; lay < PARIO_NLAYERS; lay++)
+        pario_foreach_record(lay, collect_key, &l);
+    if (l.n > 1)
+        qsort(l.k, (size_t)l.n, sizeof *l.k, route_qcmp);
+    MPI_Datatype kt;
+    NEXT(PMPI_Type_contiguous)(sizeof(struct route_key), MPI_BYTE, &kt);
+    NEXT(PMPI_Type_commit)(&kt);
+    int p2 = 1;
+    while (p2 <= nprocs / 2)
+        p2 *= 2;
+    int bad = 0;
+    struct key_list shared = {0};
+    if (rank >= p2) {
+        /* an extra rank: its keys go to rank - p2, the shared list comes back */
+        struct route_key *got = NULL;
+        bad |= NEXT(PMPI_Send)(&l.n, 1, MPI_INT, rank - p2, 2, comm) != MPI_SUCCESS;
+        bad |= NEXT(PMPI_Send)(l.k, l.n, kt, rank - p2, 3, comm) != MPI_SUCCESS;
+        int n = 0;
+        bad |= NEXT(PMPI_Recv)(&n, 1, MPI_INT, rank - p2, 4, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+        got = malloc(sizeof *got * (size_t)(n ? n : 1));
+        struct route_key dummy;
+        bad |= NEXT(PMPI_Recv)(got ? got : &dummy, got ? n : 0, kt, rank - p2, 5, comm, MPI_STATUS_IGNORE) !=
+               MPI_SUCCESS;
+        bad |= !got;
+        shared = (struct key_list){.k = got, .n = got ? n : 0, .cap = n};
+    } else {
+        if (rank + p2 < nprocs) {
+            int n = 0;
+            bad |= NEXT(PMPI_Recv)(&n, 1, MPI_INT, rank + p2, 2, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+            struct route_key *got = malloc(sizeof *got * (size_t)(n ? n : 1)), dummy;
+            bad |= NEXT(PMPI_Recv)(got ? got : &dummy, got ? n : 0, kt, rank + p2, 3, comm, MPI_STATUS_IGNORE) !=
+                   MPI_SUCCESS;
+            bad |= !got;
+            struct key_list merged = {0};
+            merge_into(&merged, l.k, l.n, got, got ? n : 0);
+            free(got);
+            free(l.k);
+            l = merged;
+        }
+        for (int bit = 1; bit < p2; bit <<= 1) {
+            /* keep what stays on this side of bit `bit`, in place; send the rest */
+            struct key_list give = {0};
+            int keep = 0;
+            for (int i = 0; i < l.n; i++) {
+                if ((owner_of(&l.k[i], p2) & bit) == (rank & bit))
+                    l.k[keep++] = l.k[i];
+                else
+                    list_push(&give, &l.k[i]);
+            }
+            l.n = keep;
+            bad |= give.oom;
+            bad |= swap_and_merge(comm, kt, rank ^ bit, &l, give.k, give.n) != MPI_SUCCESS;
+            free(give.k);
+        }
+        for (int i = 0; i < l.n; i++)
+            if (l.k[i].nranks >= 2)
+                list_push(&shared, &l.k[i]);
+        for (int bit = 1; bit < p2; bit <<= 1) {
+            struct key_list mine = shared;
+            shared = (struct key_list){.k = NULL, .n = 0, .cap = 0, .oom = mine.oom};
+            struct route_key *got;
+            int ngot;
+            bad |= swap_keys(comm, kt, rank ^ bit, mine.k, mine.n, &got, &ngot) != MPI_SUCCESS;
+            merge_into(&shared, mine.k, mine.n, got, ngot);
+            free(got);
+            free(mine.k);
+        }
+        if (rank + p2 < nprocs) {
+            bad |= NEXT(PMPI_Send)(&shared.n, 1, MPI_INT, rank + p2, 4, comm) != MPI_SUCCESS;
+            bad |= NEXT(PMPI_Send)(shared.k, shared.n, kt, rank + p2, 5, comm) != MPI_SUCCESS;
+        }
     }
-    int *counts = calloc(nprocs, sizeof(int)), *disps = calloc(nprocs, sizeof(int));
-    NEXT(PMPI_Allgather)(&nmine_shared, 1, MPI_INT, counts, 1, MPI_INT, comm);
-    int total = 0;
-    for (int p = 0; p < nprocs; p++) {
-        disps[p] = total;
-        total += counts[p];
-    }
-    pario_shared_keys = malloc(sizeof(struct pario_shared_key) * (total ? total : 1));
-    NEXT(PMPI_Allgatherv)(recv, nmine_shared, kt, pario_shared_keys, counts, disps, kt, comm);
-    qsort(pario_shared_keys, total, sizeof *pario_shared_keys, key_cmp);
-    pario_nshared = total;
+    bad |= l.oom | shared.oom;
     NEXT(PMPI_Type_free)(&kt);
-    free(mine.keys);
-    free(scount);
-    free(rcount);
-    free(sdisp);
-    free(rdisp);
-    free(sorted);
-    free(recv);
-    free(counts);
-    free(disps);
-    return MPI_SUCCESS;
+    free(l.k);
+    pario_nshared = 0;
+    pario_shared_keys = malloc(sizeof *pario_shared_keys * (size_t)(shared.n ? shared.n : 1));
+    bad |= !pario_shared_keys;
+    int anybad = 0;
+    NEXT(PMPI_Allreduce)(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+    if (!anybad)
+        for (int i = 0; i < shared.n; i++)
+            pario_shared_keys[pario_nshared++] = (struct pario_shared_key){
+                .id = shared.k[i].id, .layer = shared.k[i].layer, .minrank = shared.k[i].minrank};
+    free(shared.k);
+    return anybad ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 /* ---- reduction of shared records ---------------------------------------*/
@@ -211,20 +332,31 @@ static void reduce_op(void *in, void *inout, int *len, MPI_Datatype *dt)
         elem_combine(&a[i], &b[i]);
 }
 
-struct fill_ctx {
-    struct pario_shared_elem *elems;
-    unsigned char *bitmap;
-    size_t bm_bytes;
+/* Shared records reduced per step, and bitmap bytes per step: what a rank
+ * other than 0 holds at once. */
+#define ELEM_CHUNK 64
+#define BITMAP_CHUNK ((size_t)64 << 10)
+
+/* This rank's records of shared files, by shared index. */
+struct mine {
+    struct pario_record **rec; /* pario_nshared entries, NULL where not held */
+    int oom;
 };
-static void fill_shared(struct pario_record *r, void *arg)
+static void find_mine(struct pario_record *r, void *arg)
 {
-    struct fill_ctx *fc = arg;
+    struct mine *m = arg;
     int i = pario_shared_index(r->layer, r->id, NULL);
-    if (i < 0)
+    if (i >= 0)
+        m->rec[i] = r;
+}
+
+static void fill_elem(struct pario_shared_elem *e, int layer, const struct pario_record *r)
+{
+    memset(e, 0, sizeof *e);
+    e->layer = layer;
+    if (!r)
         return;
     const struct pario_layer_desc *d = pario_layers[r->layer];
-    struct pario_shared_elem *e = &fc->elems[i];
-    e->layer = r->layer;
     memcpy(e->counters, r->counters, sizeof e->counters);
     memcpy(e->fcounters, r->fcounters, sizeof e->fcounters);
     double t = r->fcounters[d->f_fastest_time], b = (double)r->counters[d->c_fastest_bytes];
@@ -232,45 +364,62 @@ static void fill_shared(struct pario_record *r, void *arg)
     e->sum_t2 = t * t;
     e->sum_b = b;
     e->sum_b2 = b * b;
-    if (fc->bm_bytes)
-        fc->bitmap[(size_t)i * fc->bm_bytes + pario_core.rank / 8] |= (unsigned char)(1u << (pario_core.rank % 8));
 }
 
 void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_shared_reduction *out)
 {
-    find_shared_keys(comm, nprocs);
+    double t0 = NEXT(PMPI_Wtime)();
+    find_shared_keys(comm, rank, nprocs);
+    double found = NEXT(PMPI_Wtime)() - t0;
     int n = pario_nshared ? pario_nshared : 1;
-    struct pario_shared_elem *elems = calloc(n, sizeof *elems);
     size_t bm_bytes = ((size_t)nprocs + 7) / 8;
     if ((size_t)pario_nshared * bm_bytes > ((size_t)16 << 20))
         bm_bytes = 0; /* too many shared files x ranks: keep counts only */
     size_t bm_size = (size_t)n * (bm_bytes ? bm_bytes : 1);
-    unsigned char *bitmap = calloc(bm_size, 1);
     *out = (struct pario_shared_reduction){
-        .result = rank == 0 ? calloc(n, sizeof *elems) : NULL,
+        .result = rank == 0 ? calloc((size_t)n, sizeof *out->result) : NULL,
         .bitmap = rank == 0 ? calloc(bm_size, 1) : NULL,
         .bm_bytes = bm_bytes,
+        .find_seconds = found,
     };
-    struct fill_ctx fc = {.elems = elems, .bitmap = bitmap, .bm_bytes = bm_bytes};
-    for (int l = 0; l < PARIO_NLAYERS; l++)
-        pario_foreach_record(l, fill_shared, &fc);
-    for (int i = 0; i < pario_nshared; i++)
-        elems[i].layer = pario_shared_keys[i].layer;
-    if (pario_nshared > 0) {
-        MPI_Datatype et;
-        MPI_Op op;
-        NEXT(PMPI_Type_contiguous)(sizeof(struct pario_shared_elem), MPI_BYTE, &et);
-        NEXT(PMPI_Type_commit)(&et);
-        NEXT(PMPI_Op_create)(reduce_op, 1, &op);
-        NEXT(PMPI_Reduce)(elems, out->result, pario_nshared, et, op, 0, comm);
-        NEXT(PMPI_Op_free)(&op);
-        NEXT(PMPI_Type_free)(&et);
-        if (bm_bytes)
-            NEXT(PMPI_Reduce)(bitmap, out->bitmap, (int)(pario_nshared * bm_bytes), MPI_UNSIGNED_CHAR, MPI_BOR, 0,
-                              comm);
+    if (pario_nshared == 0)
+        return;
+    struct mine m = {.rec = calloc((size_t)n, sizeof *m.rec)};
+    if (m.rec)
+        for (int l = 0; l < PARIO_NLAYERS; l++)
+            pario_foreach_record(l, find_mine, &m);
+    static struct pario_shared_elem elems[ELEM_CHUNK]; /* static: no allocation to fail mid-collective */
+    static unsigned char bits[BITMAP_CHUNK];
+    MPI_Datatype et;
+    MPI_Op op;
+    NEXT(PMPI_Type_contiguous)(sizeof(struct pario_shared_elem), MPI_BYTE, &et);
+    NEXT(PMPI_Type_commit)(&et);
+    NEXT(PMPI_Op_create)(reduce_op, 1, &op);
+    /* A rank short of memory for m.rec sends empty records: the reduction
+     * stays collective, and the result misses that rank's share. */
+    for (int c0 = 0; c0 < pario_nshared; c0 += ELEM_CHUNK) {
+        int cn = pario_nshared - c0 < ELEM_CHUNK ? pario_nshared - c0 : ELEM_CHUNK;
+        for (int i = 0; i < cn; i++)
+            fill_elem(&elems[i], (int)pario_shared_keys[c0 + i].layer, m.rec ? m.rec[c0 + i] : NULL);
+        NEXT(PMPI_Reduce)(elems, rank == 0 ? out->result + c0 : NULL, cn, et, op, 0, comm);
     }
-    free(elems);
-    free(bitmap);
+    NEXT(PMPI_Op_free)(&op);
+    NEXT(PMPI_Type_free)(&et);
+    /* The bitmap, BITMAP_CHUNK bytes at a time: this rank's bit in the
+     * byte rank / 8 of each shared file's bm_bytes. */
+    size_t total = (size_t)pario_nshared * bm_bytes;
+    for (size_t b0 = 0; b0 < total; b0 += BITMAP_CHUNK) {
+        size_t bn = total - b0 < BITMAP_CHUNK ? total - b0 : BITMAP_CHUNK;
+        memset(bits, 0, bn);
+        size_t first = b0 / bm_bytes, last = (b0 + bn - 1) / bm_bytes;
+        for (size_t i = first; i <= last && m.rec; i++) {
+            size_t at = i * bm_bytes + (size_t)rank / 8;
+            if (m.rec[i] && at >= b0 && at < b0 + bn)
+                bits[at - b0] |= (unsigned char)(1u << (rank % 8));
+        }
+        NEXT(PMPI_Reduce)(bits, rank == 0 ? out->bitmap + b0 : NULL, (int)bn, MPI_UNSIGNED_CHAR, MPI_BOR, 0, comm);
+    }
+    free(m.rec);
 }
 
 void pario_shared_free(struct pario_shared_reduction *r)

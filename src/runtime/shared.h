@@ -35,6 +35,7 @@ struct pario_shared_reduction {
     struct pario_shared_elem *result; /* rank 0: the reduced records, pario_nshared of them */
     unsigned char *bitmap;            /* rank 0: bm_bytes per record, the ranks that touched it */
     size_t bm_bytes;                  /* 0: too many files x ranks, counts only */
+    double find_seconds;              /* of which finding the shared keys (MPI_Wtime) */
 };
 
 /* Collective over comm: find the shared keys and reduce their records to rank 0. */

@@ -1,0 +1,64 @@
+"""The runtime as the job grows (src/runtime/shared.c, bench/scale_probe.c): files shared by some
+ranks are found exactly, and the memory the runtime adds to a rank does not grow with the ranks."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pario.log.pario_reader import read_pario_log
+
+PROBE = Path(__file__).resolve().parent.parent / "bench" / "scale_probe.c"
+
+
+@pytest.fixture(scope="module")
+def probe(compile_program) -> Path:
+    return compile_program(str(PROBE))
+
+
+def _run(probe: Path, mpi_env: dict[str, str], tmp_path: Path, nprocs: int, shape: str,
+         lib: Path | None) -> tuple[list[int], Path]:
+    """VmHWM (kB) of each rank after MPI_Finalize, and the log."""
+    data, log = tmp_path / f"d{nprocs}{shape}", tmp_path / f"{nprocs}{shape}.pario"
+    data.mkdir(exist_ok=True)
+    x = ["-x", f"LD_PRELOAD={lib}", "-x", f"PARIO_LOG={log}"] if lib else []
+    out = subprocess.run(["mpirun", "-np", str(nprocs), *x, str(probe), str(data), shape], env=mpi_env,
+                         check=True, capture_output=True, text=True, timeout=300)
+    return [int(line.split()[1]) for line in out.stdout.splitlines()], log
+
+
+def test_files_shared_by_some_ranks(probe: Path, mpi_env, libpario: Path, tmp_path: Path):
+    """5 ranks (not a power of two): a file for all, one per pair and one per 3 ranks."""
+    _, log = _run(probe, mpi_env, tmp_path, 5, "mix", libpario)
+    profile = read_pario_log(log)
+    posix = profile.files["posix"]
+    rows = zip(posix["name"], posix["rank"], posix["nranks"], strict=True)
+    names = {Path(str(n)).name: (int(r), int(k)) for n, r, k in rows if not Path(str(n)).name.startswith("r")}
+    assert names == {"common": (-1, 5), "pair0": (-1, 2), "pair1": (-1, 2), "pair2": (4, 1),
+                     "trio0": (-1, 3), "trio1": (-1, 2)}
+    members = {Path(str(n)).name: list(profile.file_ranks[("posix", int(i))])
+               for n, i, r in zip(posix["name"], posix["id"], posix["rank"], strict=True) if int(r) == -1}
+    assert members == {"common": [0, 1, 2, 3, 4], "pair0": [0, 1], "pair1": [2, 3], "trio0": [0, 1, 2],
+                       "trio1": [3, 4]}
+    assert len(posix) == 5 * 20 + 6  # each rank's 20 files of its own, as its own records
+
+
+def _added_kb(probe: Path, mpi_env, tmp_path: Path, nprocs: int, lib: Path) -> float:
+    """Median over 2 interleaved rounds of the mean VmHWM the runtime adds to a rank."""
+    added = []
+    for _ in range(2):
+        without, _ = _run(probe, mpi_env, tmp_path, nprocs, "a", None)
+        with_rt, _ = _run(probe, mpi_env, tmp_path, nprocs, "a", lib)
+        added.append(statistics.fmean(with_rt) - statistics.fmean(without))
+    return statistics.median(added)
+
+
+def test_memory_per_rank_does_not_grow_with_the_ranks(probe: Path, mpi_env, libpario: Path, tmp_path: Path):
+    """The peak memory the runtime adds to each rank at 16 ranks is within 0.5 MB of that at 4
+    (an exchange with every peer, or buffers sized by the ranks, add about 1 MB here)."""
+    at4 = _added_kb(probe, mpi_env, tmp_path, 4, libpario)
+    at16 = _added_kb(probe, mpi_env, tmp_path, 16, libpario)
+    assert abs(at16 - at4) < 512, (at4, at16)
