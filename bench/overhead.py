@@ -1,9 +1,12 @@
 """Runtime overhead: added nanoseconds per intercepted call, and time in MPI_Finalize.
 
 A/B interleaved in one run (A without the runtime, B with it, A B A B ...),
-medians over the repetitions, the difference and the ratio.  Usage:
+medians over the repetitions, the difference and the ratio.  With ``--baseline LIB`` (a
+libpario.so built from another tree: ``cmake -S OLD -B OLD/build && cmake --build OLD/build``)
+each repetition also runs C, the loops under that runtime, and the table adds C's added time
+and B - C: a change of the per-call cost measured in one run.  Usage:
 
-    .venv/bin/python bench/overhead.py [--reps 9] [--calls 2000000] [--np 16]
+    .venv/bin/python bench/overhead.py [--reps 9] [--calls 2000000] [--np 16] [--baseline LIB]
 
 Prints a Markdown table (the one in docs/performance.md).
 """
@@ -35,18 +38,20 @@ def run_ns(exe: Path, mode: str, calls: int, target: Path, env: dict[str, str]) 
     return float(out.stdout.strip())
 
 
-def interleaved(exe: Path, mode: str, calls: int, target: Path, reps: int, env_a: dict[str, str],
-                env_b: dict[str, str]) -> tuple[float, float, float]:
-    """Medians of A and B and the median of the paired differences B - A (ns per call)."""
-    a_vals, b_vals, diffs = [], [], []
-    run_ns(exe, mode, calls // 10, target, env_a)  # warm the page cache
+def interleaved(exe: Path, mode: str, calls: int, target: Path, reps: int,
+                envs: list[dict[str, str]]) -> list[list[float]]:
+    """ns per call of each environment in each repetition (A B [C] A B [C] ...)."""
+    runs: list[list[float]] = [[] for _ in envs]
+    run_ns(exe, mode, calls // 10, target, envs[0])  # warm the page cache
     for _ in range(reps):
-        a = run_ns(exe, mode, calls, target, env_a)
-        b = run_ns(exe, mode, calls, target, env_b)
-        a_vals.append(a)
-        b_vals.append(b)
-        diffs.append(b - a)
-    return statistics.median(a_vals), statistics.median(b_vals), statistics.median(diffs)
+        for env, out in zip(envs, runs, strict=True):
+            out.append(run_ns(exe, mode, calls, target, env))
+    return runs
+
+
+def paired(x: list[float], y: list[float]) -> float:
+    """The median of the paired differences x - y."""
+    return statistics.median(a - b for a, b in zip(x, y, strict=True))
 
 
 def finalize_seconds(exe: Path, nprocs: int, outdir: Path, env: dict[str, str]) -> float:
@@ -60,7 +65,11 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--calls", type=int, default=2_000_000)
     parser.add_argument("--np", type=int, default=16, dest="nprocs")
+    parser.add_argument("--baseline", metavar="LIB", type=Path,
+                        help="another libpario.so, run as C in every repetition")
     args = parser.parse_args()
+    if args.baseline is not None and not args.baseline.is_file():
+        parser.error(f"--baseline {args.baseline}: no such file")
 
     lib = paths.runtime_library()
     work = Path(tempfile.mkdtemp(prefix="pario-bench-", dir=os.environ.get("BENCH_DIR", "/tmp")))
@@ -70,13 +79,15 @@ def main() -> None:
     base.pop("LD_PRELOAD", None)
     with_rt = dict(base, LD_PRELOAD=str(lib), PARIO_LOG=str(work / "bench.pario"))
     target = work / "data.bin"
+    envs = [base, with_rt]
+    if args.baseline is not None:
+        envs.append(dict(base, LD_PRELOAD=str(args.baseline.resolve()), PARIO_LOG=str(work / "old.pario")))
 
     rows = []
     modes = (("pwrite", args.calls), ("fwrite", args.calls * 10), ("pwrite1m", 2000),
              ("openclose", args.calls // 10))
     for mode, calls in modes:
-        a, b, d = interleaved(exe, mode, calls, target, args.reps, base, with_rt)
-        rows.append((mode, calls, a, b, d, b / a))
+        rows.append((mode, calls, interleaved(exe, mode, calls, target, args.reps, envs)))
 
     mpi_env = dict(base, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -90,13 +101,21 @@ def main() -> None:
         env_b = dict(mpi_env, _MPIRUN_X=f"-x LD_PRELOAD={lib} -x PARIO_LOG={work / 'fin.pario'}")
         fin_b.append(finalize_seconds(fin, args.nprocs, out_b, env_b))
 
-    print(f"A = without the runtime, B = with it; {args.reps} interleaved repetitions, medians.\n")
-    print("| loop | calls | A ns/call | B ns/call | added ns/call (median of B-A) | B/A |")
-    print("|---|---|---|---|---|---|")
+    old = ", C = with the baseline runtime" if args.baseline is not None else ""
+    print(f"A = without the runtime, B = with it{old}; {args.reps} interleaved repetitions, medians.\n")
+    c_head = (" C ns/call | C added (median of C-A) | B-C (median) |", "---|---|---|") if old else ("", "")
+    print(f"| loop | calls | A ns/call | B ns/call | added ns/call (median of B-A) | B/A |{c_head[0]}")
+    print(f"|---|---|---|---|---|---|{c_head[1]}")
     labels = {"pwrite": "1-byte pwrite", "fwrite": "1-byte fwrite", "pwrite1m": "1 MiB pwrite",
               "openclose": "open + close (per pair)"}
-    for mode, calls, a, b, d, ratio in rows:
-        print(f"| {labels[mode]} | {calls} | {a:.1f} | {b:.1f} | {d:+.1f} | {ratio:.4f} |")
+    for mode, calls, runs in rows:
+        a, b = statistics.median(runs[0]), statistics.median(runs[1])
+        added = paired(runs[1], runs[0])
+        line = f"| {labels[mode]} | {calls} | {a:.1f} | {b:.1f} | {added:+.1f} | {b / a:.4f} |"
+        if old:
+            line += (f" {statistics.median(runs[2]):.1f} | {paired(runs[2], runs[0]):+.1f} |"
+                     f" {paired(runs[1], runs[2]):+.1f} |")
+        print(line)
     print(f"\nMPI_Finalize, {args.nprocs} ranks (2 cores, oversubscribed), 20 files per rank + 2 shared, "
           f"max over ranks, median of {len(fin_a)}: without {statistics.median(fin_a) * 1e3:.1f} ms, "
           f"with {statistics.median(fin_b) * 1e3:.1f} ms")
