@@ -26,7 +26,6 @@ from pario.model.rankio import (
     layer_members,
     library_file_time,
     rank_io,
-    time_records,
 )
 from pario.table import Table, as_table, distinct
 from pario.values import Value, ratio
@@ -239,7 +238,7 @@ def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
                    for layer, table in files.items() if len(table))
     # every call once, at its outermost layer: an I/O library's datasets and variables (the
     # bytes the application asked for) instead of the MPI-IO and POSIX records beneath them
-    outer = {k: v for k, v in time_records(files).items() if len(v)}
+    outer = {k: v for k, v in io.time_records(ALL_LAYERS).items() if len(v)}
     # a library file's own calls are counted from its record's counters (opens, creates...)
     counted = {k: files[k] if k in LIBRARY_FILE_LAYERS else v for k, v in outer.items()}
     kinds = {}
