@@ -19,6 +19,12 @@ Then the 2-worker store is copied 10 times (paths, users and executables varied)
 logs of the manifest are read and analysed in this process, phase by phase (read, analysis and
 the diagnosis in it, row).
 
+With --cost-per-log N, only the CPU time per log is measured: N logs hard-linked from the
+repository's Darshan logs with module data (no kernel runs), then for each round (--reps, the
+order alternating) ``survey_batch`` of all N in this process (Python's imports warmed by the first
+logs first) and ``python -m darshan job_stats --log_paths_file`` (its pool's start included, its
+processes' CPU).
+
 With --compaction ROWS, only the store is measured: rows synthesised with the store's schema
 (the repository's readable Darshan logs read once by the survey's own code, their rows repeated
 with path, user and executable varied and the start moving through 2026 in the rows' order, as
@@ -34,6 +40,7 @@ Usage:
 
     .venv/bin/python bench/survey.py [--logs 10000] [--reps 1] [--work DIR] [--out FILE]
         [--phase-logs 1000]
+    .venv/bin/python bench/survey.py --cost-per-log 1000 [--reps 3]
     .venv/bin/python bench/survey.py --compaction 3000 --runs 50 [--batch 64] [--reps 5]
         [--compacted-only]
 """
@@ -212,6 +219,45 @@ def phases(manifest: Path, n: int) -> dict:
     return {k: v / len(paths) * 1e3 for k, v in spent.items()}
 
 
+def cost_per_log(work: Path, n: int, reps: int) -> str:
+    """CPU ms per log of survey_batch in this process and of job_stats, ``reps`` rounds."""
+    import resource
+
+    from pario.log.darshan_lib import read_log
+    from pario.survey.discover import LogFile
+    from pario.survey.row import survey_batch
+
+    sources = [p for p in sorted(SHARED.glob("*.darshan")) if read_log(str(p)).modules]
+    paths = []
+    for i in range(n):
+        dst = work / f"job{i:06d}-{sources[i % len(sources)].name}"
+        os.link(sources[i % len(sources)], dst)
+        paths.append(dst)
+    manifest = work / "manifest.txt"
+    manifest.write_text("".join(f"{p}\n" for p in paths))
+    logs = [LogFile(str(p), p.stat().st_size, p.stat().st_mtime_ns, None) for p in paths]
+    survey_batch(logs[:len(sources)], 0.0)  # imports and first calls
+    spent: dict[str, list[float]] = {"pario": [], "job_stats": []}
+    for rep in range(reps):
+        for name in (("pario", "job_stats") if rep % 2 == 0 else ("job_stats", "pario")):
+            if name == "pario":
+                t0 = time.process_time()
+                errors = sum(1 for row in survey_batch(logs, 0.0) if row.get("error"))
+                spent[name].append((time.process_time() - t0) / n * 1e3)
+            else:
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                job_stats(manifest)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+                spent[name].append(cpu / n * 1e3)
+            say(f"round {rep + 1}: {name} {spent[name][-1]:.2f} ms per log")
+    ratios = [p / j for p, j in zip(spent["pario"], spent["job_stats"], strict=True)]
+    return (f"{n} logs ({len(sources)} distinct, {errors} error rows), CPU ms per log, {reps} round(s):\n"
+            f"pario survey_batch, one process: {' / '.join(f'{v:.1f}' for v in spent['pario'])}\n"
+            f"python -m darshan job_stats: {' / '.join(f'{v:.1f}' for v in spent['job_stats'])}\n"
+            f"pario / job_stats: {' / '.join(f'{v:.2f}' for v in ratios)}\n")
+
+
 def synthetic_table(n: int):  # type: ignore[no-untyped-def]
     """``n`` rows as a table of the store's schema: the repository's logs read once, their rows
     repeated with the path, user and executable varied and the start moving through 2026 in
@@ -323,6 +369,8 @@ def main() -> int:
     p.add_argument("--work", type=Path, default=None, help="working folder (default: a new one in /tmp)")
     p.add_argument("--out", type=Path, default=None, help="write the results table here too")
     p.add_argument("--phase-logs", type=int, default=1000, help="logs timed phase by phase in this process")
+    p.add_argument("--cost-per-log", type=int, default=None, metavar="N",
+                   help="measure only the CPU time per log of survey_batch and job_stats, on N logs")
     p.add_argument("--compaction", type=int, default=None, metavar="ROWS",
                    help="measure only the store's compaction, on ROWS synthesised rows")
     p.add_argument("--runs", type=int, default=50, help="incremental runs of the --compaction store")
@@ -333,9 +381,13 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="pario-bench-survey-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        text = (compaction(work, args.compaction, args.runs, args.batch, args.reps,
-                           not args.compacted_only) if args.compaction
-                else _survey_bench(args, work))
+        if args.cost_per_log:
+            text = cost_per_log(work, args.cost_per_log, args.reps)
+        elif args.compaction:
+            text = compaction(work, args.compaction, args.runs, args.batch, args.reps,
+                              not args.compacted_only)
+        else:
+            text = _survey_bench(args, work)
         print(text)
         if args.out:
             args.out.write_text(text)

@@ -27,26 +27,51 @@ class Table:
     ``table[["a", "b"]]`` a table of those columns; ``table[mask]``, ``table[indices]``
     and ``table[start:stop]`` a table of those rows.  Rows have no labels: a row is its
     position.
+
+    A table of selected rows indexes each column when it is first read: most selections of a
+    log's records (a hundred counters) read a few columns.  The columns are the arrays of
+    the table selected from as they were at the selection.
     """
 
-    __slots__ = ("_cols", "_len")
+    __slots__ = ("_cols", "_len", "_lazy")
 
     def __init__(self, columns: Mapping[str, Any] | None = None, *, length: int | None = None) -> None:
         self._cols: dict[str, np.ndarray] = {}
         self._len = length
+        #: column -> the positions of its array (in ``_cols``) that are this table's rows
+        self._lazy: dict[str, Any] | None = None
         for name, values in (columns or {}).items():
             self[name] = values
         if self._len is None:
             self._len = 0
 
     @classmethod
-    def _of(cls, columns: dict[str, np.ndarray], length: int) -> Table:
-        """A table of columns already checked (1-D arrays of ``length`` values): the rows and
-        columns another table selects, without checking each column again."""
+    def _of(cls, columns: dict[str, np.ndarray], length: int,
+            lazy: dict[str, Any] | None = None) -> Table:
+        """A table of columns already checked (1-D arrays of ``length`` values, or of a table's
+        rows where ``lazy`` gives their positions): the rows and columns another table selects,
+        without checking each column again."""
         out = cls.__new__(cls)
         out._cols = columns
         out._len = length
+        out._lazy = lazy or None
         return out
+
+    def _col(self, name: str) -> np.ndarray:
+        """Column ``name``, its rows selected now if not yet."""
+        arr = self._cols[name]
+        if self._lazy is not None and name in self._lazy:
+            arr = arr[self._lazy.pop(name)]
+            self._cols[name] = arr
+        return arr
+
+    def _all(self) -> dict[str, np.ndarray]:
+        """Every column, their rows selected."""
+        if self._lazy is not None:
+            for name in list(self._lazy):
+                self._col(name)
+            self._lazy = None
+        return self._cols
 
     # -- shape ---------------------------------------------------------------
     def __len__(self) -> int:
@@ -72,9 +97,9 @@ class Table:
     # -- columns ---------------------------------------------------------------
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
-            return self._cols[key]
+            return self._col(key)
         if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
-            return Table._of({k: self._cols[k] for k in key}, len(self))
+            return Table._of({k: self._col(k) for k in key}, len(self))
         return self.take(key)
 
     def __setitem__(self, name: str, values: Any) -> None:
@@ -90,53 +115,81 @@ class Table:
         elif len(arr) != self._len:
             raise ValueError(f"column {name!r} has {len(arr)} values, the table {self._len} rows")
         self._cols[name] = arr
+        if self._lazy is not None:
+            self._lazy.pop(name, None)
 
     def get(self, name: str, default: Any = None) -> Any:
-        return self._cols.get(name, default)
+        return self._col(name) if name in self._cols else default
 
     def items(self) -> Iterable[tuple[str, np.ndarray]]:
-        return self._cols.items()
+        return self._all().items()
 
     # -- new tables --------------------------------------------------------------
     def take(self, rows: Any) -> Table:
         """The rows ``rows`` selects: a boolean mask, positions, or a slice."""
         if isinstance(rows, slice):
-            return Table._of({k: v[rows] for k, v in self._cols.items()}, len(range(len(self))[rows]))
-        idx = np.asarray(rows)
-        if not len(idx) and idx.dtype != bool:
-            idx = idx.astype(np.intp)  # [] is a list of no positions
-        if idx.dtype == bool:
-            if len(idx) != len(self):
-                raise ValueError(f"a mask of {len(idx)} values for a table of {len(self)} rows")
-            idx = np.flatnonzero(idx)
-        return Table._of({k: v[idx] for k, v in self._cols.items()}, len(idx))
+            n = len(range(len(self))[rows])
+            if self._lazy is None:
+                return Table._of({k: v[rows] for k, v in self._cols.items()}, n)
+            idx: Any = np.arange(len(self))[rows]
+        else:
+            idx = np.asarray(rows)
+            if not len(idx) and idx.dtype != bool:
+                idx = idx.astype(np.intp)  # [] is a list of no positions
+            if idx.dtype == bool:
+                if len(idx) != len(self):
+                    raise ValueError(f"a mask of {len(idx)} values for a table of {len(self)} rows")
+                idx = np.flatnonzero(idx)
+            else:
+                idx = _positions(idx, len(self), rows)
+            n = len(idx)
+        # the rows of a column not yet selected: its positions' positions (once per positions)
+        lazy = dict.fromkeys(self._cols, idx)
+        if self._lazy is not None:
+            composed: dict[int, Any] = {}
+            for name, pos in self._lazy.items():
+                if id(pos) not in composed:
+                    composed[id(pos)] = pos[idx]
+                lazy[name] = composed[id(pos)]
+        return Table._of(dict(self._cols), n, lazy)
 
     def head(self, n: int) -> Table:
         return self.take(slice(0, max(n, 0)))
 
     def copy(self) -> Table:
-        return Table._of({k: v.copy() for k, v in self._cols.items()}, len(self))
+        return Table._of({k: v.copy() for k, v in self._all().items()}, len(self))
+
+    def _derive(self, columns: dict[str, np.ndarray], names: Mapping[str, str] | None = None) -> Table:
+        """A table of ``columns`` (some or all of this table's, ``names`` renaming them), their
+        rows still to select where this table's are."""
+        lazy = None
+        if self._lazy is not None:
+            names = names or {}
+            lazy = {names.get(k, k): pos for k, pos in self._lazy.items() if names.get(k, k) in columns}
+        return Table._of(columns, len(self), lazy)
 
     def assign(self, **columns: Any) -> Table:
         """A new table with these columns added or replaced (the others are shared)."""
-        out = Table._of(dict(self._cols), len(self))
+        out = self._derive(dict(self._cols))
         for name, values in columns.items():
             out[name] = values
         return out
 
     def rename(self, names: Mapping[str, str]) -> Table:
-        return Table._of({names.get(k, k): v for k, v in self._cols.items()}, len(self))
+        return self._derive({names.get(k, k): v for k, v in self._cols.items()}, names)
 
     def drop(self, names: Iterable[str]) -> Table:
         gone = set(names)
-        return Table._of({k: v for k, v in self._cols.items() if k not in gone}, len(self))
+        return self._derive({k: v for k, v in self._cols.items() if k not in gone})
 
     # -- rows --------------------------------------------------------------------
     def row(self, i: int) -> dict[str, Any]:
         """Row ``i`` as a dict of NumPy scalars (objects as they are)."""
-        return {k: v[i] for k, v in self._cols.items()}
+        lazy = self._lazy or {}
+        return {k: v[lazy[k][i]] if k in lazy else v[i] for k, v in self._cols.items()}
 
     def rows(self) -> Iterator[dict[str, Any]]:
+        self._all()
         for i in range(len(self)):
             yield self.row(i)
 
@@ -175,8 +228,18 @@ class Table:
         """A DataFrame of the columns (pandas is imported here, never for a report)."""
         import pandas as pd
 
-        frame = pd.DataFrame(dict(self._cols), index=pd.RangeIndex(len(self), name=index_name))
+        frame = pd.DataFrame(dict(self._all()), index=pd.RangeIndex(len(self), name=index_name))
         return frame
+
+
+def _positions(idx: np.ndarray, length: int, given: Any) -> np.ndarray:
+    """Row positions ``idx`` checked against a table of ``length`` rows as indexing would check
+    them, now rather than when a column is read, and apart from the array ``given``."""
+    if idx.dtype.kind not in "iu" or idx.ndim != 1:
+        raise IndexError("rows are selected by a boolean mask, integer positions or a slice")
+    if len(idx) and (int(idx.max()) >= length or int(idx.min()) < -length):
+        raise IndexError(f"a row position out of range for a table of {length} rows")
+    return idx if isinstance(given, (list, tuple)) else idx.copy()
 
 
 def constant_column(length: int, value: float) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 
 from pario.analysis.io import OPS
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
-from pario.model.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values, time_records
+from pario.model.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values
 from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 
 FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",
@@ -53,7 +53,7 @@ def file_table(profile: Profile) -> Table:
     """
     nprocs = profile.job.nprocs
     parts = []
-    for layer, records in time_records({k: as_table(profile.layer(k)) for k in ALL_LAYERS}).items():
+    for layer, records in profile.per_rank_io().time_records(ALL_LAYERS).items():
         if not len(records):
             continue
         rank = np.asarray(records["rank"]).astype(np.int64)

@@ -26,7 +26,6 @@ from pario.model.rankio import (
     layer_members,
     library_file_time,
     rank_io,
-    time_records,
 )
 from pario.table import Table, as_table, distinct
 from pario.values import Value, ratio
@@ -118,9 +117,19 @@ def _sum(records: Table, cols: tuple[str, ...]) -> float:
     present = [c for c in cols if c in records]
     if not present or not len(records):
         return 0.0
-    # the columns one after the other, in one sum (whole numbers below 2**53, the usual counts,
-    # add up exactly in any order)
-    return float(np.clip(np.concatenate([float_values(records[c], 0.0) for c in present]), 0.0, None).sum())
+    # the columns one after the other, in one sum (whole numbers add up exactly in any order
+    # while the total stays below 2**53, the usual counts: integers need no float copy first)
+    columns = [np.asarray(records[c]) for c in present]
+    if all(v.dtype.kind in "iu" for v in columns):
+        ints = columns[0] if len(columns) == 1 else np.concatenate(columns)
+        total = float(np.maximum(ints, 0).sum(dtype=np.float64))
+        if total < _EXACT:
+            return total
+    return float(np.clip(np.concatenate([float_values(v, 0.0) for v in columns]), 0.0, None).sum())
+
+
+#: below this, sums of whole numbers as floats are exact
+_EXACT = float(2**53)
 
 
 def _ops(tables: Mapping[str, Table], kind: str) -> float:
@@ -229,7 +238,7 @@ def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
                    for layer, table in files.items() if len(table))
     # every call once, at its outermost layer: an I/O library's datasets and variables (the
     # bytes the application asked for) instead of the MPI-IO and POSIX records beneath them
-    outer = {k: v for k, v in time_records(files).items() if len(v)}
+    outer = {k: v for k, v in io.time_records(ALL_LAYERS).items() if len(v)}
     # a library file's own calls are counted from its record's counters (opens, creates...)
     counted = {k: files[k] if k in LIBRARY_FILE_LAYERS else v for k, v in outer.items()}
     kinds = {}

@@ -20,7 +20,7 @@ from pario.analysis.pop import PopMetrics, pop_metrics
 from pario.analysis.times import RankTimes, at_ranks, rank_times
 from pario.hints import rejected_notes
 from pario.model import Profile
-from pario.model.rankio import SHARED_NOTE, blind_library_files
+from pario.model.rankio import SHARED_NOTE
 from pario.table import Table
 from pario.values import Value
 
@@ -190,7 +190,7 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
             notes.append("HDF5/PnetCDF (" + ", ".join(libs) + "): time in a library call is the library's "
                          "(Darshan's dataset and variable times plus the files' own metadata time); the "
                          "MPI-IO and POSIX time of the same files is beneath it, not counted again.")
-            blind = len(blind_library_files(profile.files))
+            blind = len(profile.per_rank_io().blind())
             if blind:
                 notes.append(f"The library records of {blind} file{'s' if blind > 1 else ''} hold less than "
                              "half the time of the calls beneath them (counters not recorded): "

@@ -486,6 +486,7 @@ class ProfileIO:
         self._outermost: tuple[dict[str, RankIO], RankIO] | None = None
         self._time: tuple[dict[str, RankIO], RankIO] | None = None
         self._blind: np.ndarray | None = None
+        self._records: dict[tuple[str, ...], dict[str, Table]] = {}
         #: the records ``outermost`` counted, by layer
         self.outer_records: dict[str, Table] = {}
 
@@ -518,15 +519,28 @@ class ProfileIO:
         ids = library_file_ids(self._files)
         if not ids.size:
             return self.outermost()
-        if self._blind is None:
-            self._blind = blind_library_files(self._files)
-        if not np.setdiff1d(ids, self._blind).size:
+        if not np.setdiff1d(ids, self.blind()).size:
             return self.outermost()
         if self._time is None:
-            records = time_records(self._files, self._blind)
+            records = time_records(self._files, self.blind())
             per_layer = {layer: self._of(layer, table) for layer, table in records.items()}
             self._time = (per_layer, combine(list(per_layer.values()), self._nprocs))
         return self._time
+
+    def blind(self) -> np.ndarray:
+        """:func:`blind_library_files` of the profile's records, computed once."""
+        if self._blind is None:
+            self._blind = blind_library_files(self._files)
+        return self._blind
+
+    def time_records(self, layers: Sequence[str]) -> dict[str, Table]:
+        """:func:`time_records` of ``layers`` (an empty table for a layer without records), computed
+        once per ``layers``; the tables are shared: read them, do not modify them."""
+        key = tuple(layers)
+        if key not in self._records:
+            files = {k: self._files[k] if k in self._files else empty_layer() for k in key}
+            self._records[key] = time_records(files, self.blind())
+        return dict(self._records[key])
 
     def time_outermost(self) -> RankIO:
         """Per-rank I/O time of :meth:`time_layers`, all layers together."""

@@ -20,7 +20,6 @@ from pario.model import ALL_LAYERS
 from pario.model.rankio import (
     LIBRARY_FILE_LAYERS,
     beneath_time_by_file,
-    blind_library_files,
     library_time_by_file,
 )
 from pario.table import Table
@@ -107,7 +106,7 @@ def library_no_counters(facts: Facts, cfg: RuleConfig) -> Iterator[LibraryNoCoun
     it on the same file (Darshan writes -1 for counters it did not record): that file is counted at
     the layer beneath, and the library's own checks cannot judge it."""
     files = {layer: facts.profile.layer(layer) for layer in ALL_LAYERS}
-    blind = blind_library_files(files)
+    blind = facts.profile.per_rank_io().blind()
     if not blind.size:
         return
     lib = library_time_by_file(files)
