@@ -199,6 +199,30 @@ def test_a_small_buffer_spills_and_records_the_same_events(traced: TracedRun, sp
     assert spilled.profile.job.complete
 
 
+def test_a_log_larger_than_the_write_window_keeps_every_event(tmp_path, compile_program, run_under_pario,
+                                                                mpi_env) -> None:
+    # rank 0 writes the log in 4 MiB windows gathered from every rank; 400,000 and 800,000
+    # events spilled in blocks of 4,096 make a log of three windows whose edges fall inside
+    # rank 1's spilled blocks
+    count = 400_000
+    exe = compile_program("trace_many_writes.c")
+    log = tmp_path / "many.pario"
+    proc = run_under_pario(log, ["mpirun", "-np", "2", str(exe), str(tmp_path), str(count)],
+                           extra=["--trace"], env=mpi_env | {"PARIO_TRACE_BUFFER": "4096"})
+    assert proc.returncode == 0, proc.stderr
+    assert log.stat().st_size > 2 * (4 << 20)
+    profile = read_log(log)
+    trace = profile.trace
+    assert trace is not None and trace.complete and profile.job.complete
+    assert sorted(r.rank for r in trace.ranks) == [0, 1]
+    for r in trace.ranks:
+        n = count * (r.rank + 1)
+        writes = r.events["kind"] == Kind.IO_WRITE
+        assert int(writes.sum()) == n and r.dropped == 0
+        np.testing.assert_array_equal(r.events["aux"][writes], (np.arange(n, dtype=np.int64) * 7) % 1000)
+        assert set(r.events["bytes"][writes].tolist()) == {1}
+
+
 def test_a_tiny_cap_drops_and_counts(tmp_path_factory, compile_program, run_under_pario, mpi_env) -> None:
     run = _traced(tmp_path_factory, compile_program, run_under_pario, mpi_env, "capped",
                   {"PARIO_TRACE_BUFFER": "4", "PARIO_TRACE_MAX": "1"})

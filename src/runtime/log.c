@@ -682,24 +682,40 @@ void pario_mpi_initialized(void)
 
 int pario_mpi_rank(void) { return pario_core.rank; }
 
-/* What one rank writes, in pieces: its head (file header, META and SHARED on
- * rank 0, its RANK block) at its offset among the heads; after every rank's
- * head, its trace: the spilled TRACE blocks, copied from the temporary file
- * through a bounded buffer, then `tail` (the last TRACE block, TRACE_INDEX;
- * END on the last rank). */
-struct piece {
-    const unsigned char *p;   /* NULL: from the trace's spill file */
-    uint64_t n, at;
-};
-#define SPILL_CHUNK ((size_t)4 << 20)
-#define MEM_CHUNK ((size_t)1 << 30)  /* MPI counts are int */
+/* The log, in file order: every rank's head (file header, META and SHARED on
+ * rank 0, its RANK block) in rank order, then every rank's trace (its spilled
+ * TRACE blocks, read back from the temporary file, then `tail`: the last
+ * TRACE block, TRACE_INDEX; END on the last rank) in rank order.  Rank 0
+ * writes it alone, one window of LOG_WINDOW bytes at a time: each rank sends
+ * it the part of its head and of its trace that falls in the window (two
+ * MPI_Gatherv), so a rank holds at most one window of its spilled trace, and
+ * rank 0 also the window it writes and four ints per rank. */
+#define LOG_WINDOW ((uint64_t)4 << 20) /* MPI counts are int */
 
-static uint64_t piece_chunk(const struct piece *pc) { return pc->p ? MEM_CHUNK : SPILL_CHUNK; }
+/* How much of [at, at+n) lies in [ws, we); *from: where that part starts within it. */
+static uint64_t overlap(uint64_t at, uint64_t n, uint64_t ws, uint64_t we, uint64_t *from)
+{
+    uint64_t a = at > ws ? at : ws, b = at + n < we ? at + n : we;
+    *from = a - at;
+    return b > a ? b - a : 0;
+}
 
-/* Collective write of every rank's pieces; 0 or an errno-ish code agreed on
- * by all ranks. */
+/* Rank 0's counts and displacements in one window for part `which` (0: the
+ * heads, 1: the traces), from the (head, trace) count pairs gathered in
+ * `pairs`; the part starts `at` bytes into the window. */
+static void window_layout(const int *pairs, int nprocs, int which, int at, int *cnt, int *dsp)
+{
+    for (int r = 0; r < nprocs; r++) {
+        cnt[r] = pairs[2 * r + which];
+        dsp[r] = at;
+        at += cnt[r];
+    }
+}
+
+/* Write the log at `path` (through `path`.tmp, renamed when complete); 0 or
+ * an errno-ish code agreed on by all ranks. */
 static int write_collective(MPI_Comm comm, const char *path, const struct pario_buf *head,
-                            const struct pario_buf *tail, int rank)
+                            const struct pario_buf *tail, int rank, int nprocs)
 {
     uint64_t spill = pario_trace_spill_bytes();
     uint64_t lens[2] = {head->len, spill + tail->len}, offs[2] = {0, 0}, tot[2] = {0, 0};
@@ -707,68 +723,72 @@ static int write_collective(MPI_Comm comm, const char *path, const struct pario_
     if (rank == 0)
         offs[0] = offs[1] = 0;
     NEXT(PMPI_Allreduce)(lens, tot, 2, MPI_UINT64_T, MPI_SUM, comm);
-    struct piece pieces[3] = {{head->p, head->len, offs[0]},
-                              {NULL, spill, tot[0] + offs[1]},
-                              {tail->p, tail->len, tot[0] + offs[1] + spill}};
-    uint64_t rounds = 0, maxrounds = 0;
-    for (int i = 0; i < 3; i++)
-        rounds += (pieces[i].n + piece_chunk(&pieces[i]) - 1) / piece_chunk(&pieces[i]);
-    NEXT(PMPI_Allreduce)(&rounds, &maxrounds, 1, MPI_UINT64_T, MPI_MAX, comm);
-    MPI_File fh;
     /* The temporary name keeps a half-written log from replacing a good one. */
     char tmp[PATH_MAX + 64];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = NEXT(PMPI_File_open)(comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-    int bad = rc != MPI_SUCCESS, anybad = 0;
-    NEXT(PMPI_Allreduce)(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-    if (anybad) {
-        if (!bad)
-            NEXT(PMPI_File_close)(&fh);
-        return EACCES;
+    FILE *f = NULL;
+    int err = 0, bad = 0;
+    unsigned char *win = NULL;
+    int *pairs = NULL;
+    if (rank == 0) {
+        win = malloc(LOG_WINDOW);
+        pairs = malloc(4 * (size_t)nprocs * sizeof *pairs);
+        if (!win || !pairs)
+            err = ENOMEM;
+        else if (!(f = fopen(tmp, "wb")))
+            err = errno ? errno : EACCES;
     }
-    NEXT(PMPI_File_set_size)(fh, 0);
-    int wbad = 0;
-    unsigned char *bounce = spill ? malloc(SPILL_CHUNK) : NULL;
-    if (spill && !bounce)
-        wbad = 1;
-    int cur = 0;
-    uint64_t done = 0;
-    for (uint64_t r = 0; r < (maxrounds ? maxrounds : 1); r++) {
-        while (cur < 3 && done >= pieces[cur].n) {
-            cur++;
-            done = 0;
-        }
-        const unsigned char *src = head->p;
-        size_t n = 0;
-        MPI_Offset at = 0;
-        if (cur < 3) {
-            struct piece *pc = &pieces[cur];
-            n = (size_t)(pc->n - done < piece_chunk(pc) ? pc->n - done : piece_chunk(pc));
-            at = (MPI_Offset)(pc->at + done);
-            src = pc->p ? pc->p + done : bounce;
-            if (!pc->p && (!bounce || pario_trace_read_spill(bounce, done, n) != 0)) {
-                wbad = 1;
-                n = 0;
-            }
-            done += n ? n : pc->n - done; /* a failed piece is skipped */
-        }
-        MPI_Status st;
-        if (NEXT(PMPI_File_write_at_all)(fh, at, src, (int)n, MPI_BYTE, &st) != MPI_SUCCESS)
-            wbad = 1;
+    NEXT(PMPI_Bcast)(&err, 1, MPI_INT, 0, comm);
+    if (err) {
+        free(win);
+        free(pairs);
+        return err;
     }
-    free(bounce);
-    if (NEXT(PMPI_File_close)(&fh) != MPI_SUCCESS)
-        wbad = 1;
-    int anyw = 0;
-    NEXT(PMPI_Allreduce)(&wbad, &anyw, 1, MPI_INT, MPI_MAX, comm);
-    if (anyw) {
+    int *cnt = pairs ? pairs + 2 * (size_t)nprocs : NULL, *dsp = cnt ? cnt + nprocs : NULL;
+    uint64_t total = tot[0] + tot[1], tat = tot[0] + offs[1];
+    unsigned char *stage = spill ? malloc(LOG_WINDOW) : NULL;
+    if (spill && !stage)
+        bad = 1;
+    for (uint64_t ws = 0; ws < total; ws += LOG_WINDOW) {
+        uint64_t we = total - ws < LOG_WINDOW ? total : ws + LOG_WINDOW, hfrom = 0, tfrom = 0;
+        int mine[2] = {(int)overlap(offs[0], head->len, ws, we, &hfrom),
+                       (int)overlap(tat, lens[1], ws, we, &tfrom)};
+        const unsigned char *hsrc = head->p + (mine[0] ? hfrom : 0);
+        const unsigned char *tsrc = tail->p ? tail->p + (tfrom > spill ? tfrom - spill : 0) : head->p;
+        if (mine[1] && tfrom < spill) {
+            /* the spilled part through the staging buffer, then the tail's start */
+            uint64_t n = (uint64_t)mine[1], s = spill - tfrom < n ? spill - tfrom : n;
+            if (!stage || pario_trace_read_spill(stage, tfrom, (size_t)s) != 0)
+                bad = 1;
+            else if (n > s)
+                memcpy(stage + s, tail->p, (size_t)(n - s));
+            tsrc = stage ? stage : head->p;
+        }
+        NEXT(PMPI_Gather)(mine, 2, MPI_INT, pairs, 2, MPI_INT, 0, comm);
         if (rank == 0)
-            unlink(tmp);
-        return EIO;
+            window_layout(pairs, nprocs, 0, 0, cnt, dsp);
+        NEXT(PMPI_Gatherv)(hsrc, mine[0], MPI_BYTE, win, cnt, dsp, MPI_BYTE, 0, comm);
+        if (rank == 0)
+            window_layout(pairs, nprocs, 1, (int)((tot[0] > ws ? tot[0] : ws) - ws), cnt, dsp);
+        NEXT(PMPI_Gatherv)(tsrc, mine[1], MPI_BYTE, win, cnt, dsp, MPI_BYTE, 0, comm);
+        if (rank == 0 && fwrite(win, 1, (size_t)(we - ws), f) != we - ws)
+            bad = 1;
     }
-    int err = 0;
-    if (rank == 0 && rename(tmp, path) != 0)
-        err = errno;
+    free(stage);
+    free(win);
+    free(pairs);
+    if (rank == 0 && fclose(f) != 0)
+        bad = 1;
+    int anybad = 0;
+    NEXT(PMPI_Reduce)(&bad, &anybad, 1, MPI_INT, MPI_MAX, 0, comm);
+    if (rank == 0) {
+        if (anybad)
+            err = EIO;
+        else if (rename(tmp, path) != 0)
+            err = errno;
+        if (err)
+            unlink(tmp);
+    }
     NEXT(PMPI_Bcast)(&err, 1, MPI_INT, 0, comm);
     return err;
 }
@@ -860,13 +880,13 @@ void pario_mpi_finalizing(void)
     int oom = out.oom, anyoom = 0;
     NEXT(PMPI_Allreduce)(&oom, &anyoom, 1, MPI_INT, MPI_MAX, comm);
     double t_write = NEXT(PMPI_Wtime)();
-    int err = anyoom ? ENOMEM : write_collective(comm, path, &out, &tail, rank);
+    int err = anyoom ? ENOMEM : write_collective(comm, path, &out, &tail, rank, nprocs);
     finalize_times(comm, rank, t_shared, shared_files.find_seconds, t_compress, t_write);
     if (err && !anyoom) {
         char alt[2 * PATH_MAX + 128];
         const char *base = strrchr(path, '/');
         snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
-        int err2 = write_collective(comm, alt, &out, &tail, rank);
+        int err2 = write_collective(comm, alt, &out, &tail, rank, nprocs);
         if (rank == 0) {
             if (err2)
                 pario_warn("cannot write log %s (%s) nor %s; profile lost", path, strerror(err), alt);
