@@ -508,7 +508,8 @@ def test_the_file_system_of_each_file():
     import numpy as np
 
     from pario.analysis.diagnosis import RuleConfig
-    from pario.analysis.diagnosis.facts import facts_of, fs_of
+    from pario.analysis.diagnosis.facts import facts_of
+    from pario.analysis.diagnosis.file_facts import fs_of
     from pario.analysis.filesystems import FileSystems
     from pario.model import Job, Profile
     from pario.table import Table

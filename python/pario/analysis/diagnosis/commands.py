@@ -9,7 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pario.analysis.diagnosis.facts import Facts, counter, uint64_ids
+from pario.analysis.diagnosis.columns import counter
+from pario.analysis.diagnosis.facts import Facts
+from pario.analysis.diagnosis.file_facts import uint64_ids
 from pario.analysis.diagnosis.findings import Recommendation
 
 #: Where the name of the suggested hints file goes in a "tune" command, until

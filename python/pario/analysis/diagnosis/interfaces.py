@@ -13,10 +13,7 @@ import numpy as np
 
 from pario.analysis.diagnosis import interfaces_words as words
 from pario.analysis.diagnosis._table_ops import isin, per_file, sort_order
-from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import (
-    Facts,
-    Stake,
+from pario.analysis.diagnosis.columns import (
     counter,
     layer_counter,
     layer_ops,
@@ -25,14 +22,15 @@ from pario.analysis.diagnosis.facts import (
     nranks,
     ops,
     outer_unique,
-    stake,
-    stake_rows,
 )
+from pario.analysis.diagnosis.config import RuleConfig
+from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.file_rows import files_of, part
 from pario.analysis.diagnosis.findings import Severity
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import directory_of
 from pario.analysis.diagnosis.registry import rule
+from pario.analysis.diagnosis.stake import Stake, stake, stake_rows
 from pario.table import Table
 
 FAMILY = "interfaces"

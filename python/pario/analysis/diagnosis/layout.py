@@ -18,16 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pario.analysis.diagnosis.columns import counter, nranks
 from pario.analysis.diagnosis.config import KiB, RuleConfig
-from pario.analysis.diagnosis.facts import (
-    Facts,
-    Striping,
-    counter,
-    file_size,
-    nranks,
-    participation,
-    uint64_ids,
-)
+from pario.analysis.diagnosis.facts import Facts, Striping
+from pario.analysis.diagnosis.file_facts import file_size, participation, uint64_ids
 from pario.table import group_codes, group_reduce
 
 # What lfs setstripe accepts (liblustreapi: llapi_stripe_size_is_aligned,

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from pario.analysis.diagnosis import libraries_words as words
+from pario.analysis.diagnosis.columns import counter
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, Striping, counter
+from pario.analysis.diagnosis.facts import Facts, Striping
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.library_records import (
     CHUNK_DIMS,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
+from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.commands import autotune
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import hex_id
 from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
 from pario.analysis.diagnosis.hits import Words
 from pario.analysis.diagnosis.library_records import per_rank

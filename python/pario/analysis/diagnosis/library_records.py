@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from pario.analysis.diagnosis.facts import Facts, counter, small_ops
-from pario.analysis.diagnosis.facts import ops as request_ops
+from pario.analysis.diagnosis.columns import counter, small_ops
+from pario.analysis.diagnosis.columns import ops as request_ops
+from pario.analysis.diagnosis.facts import Facts
 from pario.model.rankio import data_file_ids, float_values
 from pario.table import Table, as_table, group_codes, group_reduce
 

@@ -18,17 +18,10 @@ import numpy as np
 
 from pario.analysis.diagnosis import load_words as words
 from pario.analysis.diagnosis._table_ops import per_file
+from pario.analysis.diagnosis.columns import counter, nranks
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import (
-    Facts,
-    Participation,
-    Records,
-    Striping,
-    counter,
-    hint,
-    nranks,
-    participation,
-)
+from pario.analysis.diagnosis.facts import Facts, Records, Striping
+from pario.analysis.diagnosis.file_facts import Participation, hint, participation
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.registry import rule

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
+from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.commands import tune_command
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import hex_id
 from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
 from pario.analysis.diagnosis.hits import Words
 

@@ -11,11 +11,13 @@ import numpy as np
 
 from pario.analysis.diagnosis import lustre_words as words
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, Participation, Striping, participation, stake
+from pario.analysis.diagnosis.facts import Facts, Striping
+from pario.analysis.diagnosis.file_facts import Participation, participation
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, fits, layout_of, striped_files
 from pario.analysis.diagnosis.mpiio_records import cb_nodes_for, of_file
 from pario.analysis.diagnosis.registry import rule
+from pario.analysis.diagnosis.stake import stake
 
 FAMILY = "mpiio"
 

@@ -23,18 +23,16 @@ from typing import Any
 import numpy as np
 
 from pario.analysis.diagnosis import mpiio_words as words
+from pario.analysis.diagnosis.columns import counter
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import (
-    Facts,
+from pario.analysis.diagnosis.facts import Facts, Striping
+from pario.analysis.diagnosis.file_facts import (
     Participation,
-    Striping,
-    counter,
     fs_of,
     hint,
     hint_origin,
     io_component,
     participation,
-    stake,
 )
 from pario.analysis.diagnosis.findings import Finding
 from pario.analysis.diagnosis.hits import Hit, Words
@@ -51,6 +49,7 @@ from pario.analysis.diagnosis.mpiio_records import (
     of_file,
 )
 from pario.analysis.diagnosis.registry import explained, merged, rule
+from pario.analysis.diagnosis.stake import stake
 
 FAMILY = "mpiio"
 

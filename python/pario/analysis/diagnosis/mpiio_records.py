@@ -15,17 +15,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import pario.analysis.diagnosis._fmt as fmt
+from pario.analysis.diagnosis.columns import counter, layer_values, mpiio_files
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import (
-    Facts,
-    counter,
-    hint,
-    hint_origin,
-    io_component,
-    layer_values,
-    mpiio_files,
-    participation,
-)
+from pario.analysis.diagnosis.facts import Facts
+from pario.analysis.diagnosis.file_facts import hint, hint_origin, io_component, participation
 from pario.analysis.diagnosis.layout import Layout, aggregators_for
 from pario.table import Table, as_table
 

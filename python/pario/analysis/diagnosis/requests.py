@@ -24,11 +24,7 @@ import numpy as np
 from pario.analysis.diagnosis import requests_words as words
 from pario.analysis.diagnosis._table_ops import isin, per_file, sort_order
 from pario.analysis.diagnosis._table_ops import top as top_rows
-from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import (
-    BYTES_COLS,
-    TIME_COLS,
-    Facts,
+from pario.analysis.diagnosis.columns import (
     counter,
     layer_counter,
     layer_ids,
@@ -36,17 +32,18 @@ from pario.analysis.diagnosis.facts import (
     layer_ops,
     layer_unique,
     layer_values,
-    name_suffix_rows,
     outer_unique,
     small_bytes_bound,
     small_ops,
-    stake_rows,
 )
+from pario.analysis.diagnosis.config import RuleConfig
+from pario.analysis.diagnosis.facts import BYTES_COLS, TIME_COLS, Facts, name_suffix_rows
 from pario.analysis.diagnosis.file_rows import files_of, part
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.library_records import LibraryRequests
 from pario.analysis.diagnosis.registry import rule
+from pario.analysis.diagnosis.stake import stake_rows
 from pario.model.rankio import float_values
 from pario.table import Table, as_table, group_codes, group_reduce
 

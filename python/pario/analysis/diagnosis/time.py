@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from pario.analysis.breakdown import is_io_bound
 from pario.analysis.diagnosis import time_words as words
+from pario.analysis.diagnosis.columns import counter, mpiio_files
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.facts import Facts, counter, mpiio_files
+from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.registry import RULES, rule
