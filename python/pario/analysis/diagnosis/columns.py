@@ -152,10 +152,6 @@ def outer_unique(facts: Facts) -> bool | None:
     return all(layer_unique(facts, layer) for layer in layers)
 
 
-def hex_id(fid: int | np.integer) -> str:
-    return f"{int(fid):016x}"
-
-
 def mpiio_files(facts: Facts) -> Table:
     """One row per MPI-IO file, its id in the first column "id": ranks, independent and
     collective requests, bytes, times (computed once per Facts: share, do not modify)."""

@@ -59,6 +59,16 @@ class Subject:
     id: str = ""  # file id (hex) when kind == "file"
 
 
+
+def hex_id(fid: int | Any) -> str:
+    """A file id as findings show it: 16 hex digits."""
+    return f"{int(fid):016x}"
+
+
+def file_subject(name: str, fid: int | Any, *metrics: Metric) -> Subject:
+    """A file the finding concerns, with its own numbers."""
+    return Subject("file", name, metrics, hex_id(fid))
+
 @dataclass(frozen=True)
 class Recommendation:
     """Something the user can do.

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
-from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.commands import autotune, tune_command
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
+from pario.analysis.diagnosis.findings import Metric, Recommendation, file_subject
 from pario.analysis.diagnosis.hits import Words
 
 if TYPE_CHECKING:
@@ -25,18 +24,15 @@ def independent_shared(hit: IndependentShared, facts: Facts, cfg: RuleConfig) ->
     files = hit.files
     n_indep = sum(f.independent for f in files)
     subjects = [
-        Subject(
-            "file",
+        file_subject(
             f.name,
-            (
-                Metric("direction", "direction", f.kind + "s", "text"),
-                Metric("independent", f"independent {f.kind}s", int(f.independent), "count"),
-                Metric("share", f"share of the file's {f.kind}s", f.independent / f.calls, "share"),
-                Metric("mean_request", "mean request size", f.mean, "B"),
-                Metric("ranks", "ranks sharing the file", f.ranks, "count"),
-                Metric("noncontig_view", "non-contiguous file view", "yes" if f.noncontig else "no", "text"),
-            ),
-            hex_id(f.fid),
+            f.fid,
+            Metric("direction", "direction", f.kind + "s", "text"),
+            Metric("independent", f"independent {f.kind}s", int(f.independent), "count"),
+            Metric("share", f"share of the file's {f.kind}s", f.independent / f.calls, "share"),
+            Metric("mean_request", "mean request size", f.mean, "B"),
+            Metric("ranks", "ranks sharing the file", f.ranks, "count"),
+            Metric("noncontig_view", "non-contiguous file view", "yes" if f.noncontig else "no", "text"),
         )
         for f in files
     ]
@@ -154,16 +150,13 @@ def file_per_process(hit: FilePerProcess, facts: Facts, cfg: RuleConfig) -> Word
 def stdio_bulk(hit: StdioBulk, facts: Facts, cfg: RuleConfig) -> Words:
     s_bytes, total, mean_call = hit.bytes, hit.total, hit.mean_call
     subjects = [
-        Subject(
-            "file",
+        file_subject(
             f.name,
-            (
-                Metric("bytes", "bytes", f.bytes, "B"),
-                Metric("calls", "fread/fwrite calls", f.calls, "count"),
-                Metric("time", "time (all ranks)", f.time, "s"),
-                Metric("ranks", "ranks", f.ranks, "count"),
-            ),
-            hex_id(f.fid),
+            f.fid,
+            Metric("bytes", "bytes", f.bytes, "B"),
+            Metric("calls", "fread/fwrite calls", f.calls, "count"),
+            Metric("time", "time (all ranks)", f.time, "s"),
+            Metric("ranks", "ranks", f.ranks, "count"),
         )
         for f in hit.files
     ]
@@ -240,14 +233,11 @@ def metadata_heavy(hit: MetadataHeavy, facts: Facts, cfg: RuleConfig) -> Words:
         Metric("bytes", "bytes moved", nbytes, "B"),
     ]
     subjects = [
-        Subject(
-            "file",
+        file_subject(
             f.name,
-            (
-                Metric("meta_time", "metadata time (all ranks)", f.time, "s"),
-                Metric("meta_ops", "metadata calls", f.calls, "count"),
-            ),
-            hex_id(f.fid),
+            f.fid,
+            Metric("meta_time", "metadata time (all ranks)", f.time, "s"),
+            Metric("meta_ops", "metadata calls", f.calls, "count"),
         )
         for f in hit.files
     ]

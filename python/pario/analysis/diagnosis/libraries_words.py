@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
-from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.commands import autotune
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
+from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject, file_subject, hex_id
 from pario.analysis.diagnosis.hits import Words
 from pario.analysis.diagnosis.library_records import per_rank
 
@@ -81,14 +80,11 @@ def hdf5_small_chunks(hit: SmallChunks, facts: Facts, cfg: RuleConfig) -> Words:
 def hdf5_no_alignment(hit: NoAlignment, facts: Facts, cfg: RuleConfig) -> Words:
     stripe_size = hit.stripe_size
     subjects = [
-        Subject(
-            "file",
+        file_subject(
             f.name,
-            (
-                Metric("bytes", "bytes through HDF5", f.bytes, "B"),
-                Metric("stripe_size", "stripe size", float(f.stripe.stripe_size) if f.stripe else None, "B"),
-            ),
-            hex_id(f.fid),
+            f.fid,
+            Metric("bytes", "bytes through HDF5", f.bytes, "B"),
+            Metric("stripe_size", "stripe size", float(f.stripe.stripe_size) if f.stripe else None, "B"),
         )
         for f in hit.files
     ]

@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
-from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.commands import tune_command
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
+from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject, file_subject
 from pario.analysis.diagnosis.hits import Words
 
 if TYPE_CHECKING:
@@ -193,14 +192,11 @@ def stragglers(hit: Stragglers, facts: Facts, cfg: RuleConfig) -> Words:
     )
     subjects = _rank_subjects(facts, strag)
     subjects += [
-        Subject(
-            "file",
+        file_subject(
             e.name,
-            (
-                Metric("rank_time", f"rank {worst}'s time on it", e.rank_time, "s", approximate=approx),
-                Metric("mean_time", "average rank's time on it", e.mean_time, "s"),
-            ),
-            hex_id(e.fid),
+            e.fid,
+            Metric("rank_time", f"rank {worst}'s time on it", e.rank_time, "s", approximate=approx),
+            Metric("mean_time", "average rank's time on it", e.mean_time, "s"),
         )
         for e in hit.top_files
     ]

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
-from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.commands import autotune, objective_for
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
+from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject, file_subject, hex_id
 from pario.analysis.diagnosis.hits import Words
 from pario.analysis.diagnosis.mpiio_records import ranks_doing
 from pario.analysis.diagnosis.mpiio_words import per_ost
@@ -48,16 +47,13 @@ def stripe_count(hit: StripeCount, facts: Facts, cfg: RuleConfig) -> Words:
         Metric("time_at_stake", "slowest rank's read and write time on these files", lost, "s"),
     ]
     subjects = [
-        Subject(
-            "file",
+        file_subject(
             f.name,
-            (
-                Metric("stripe_count", "stripe count", f.striping.stripe_count, "count"),
-                Metric("file_size", "size", f.layout.file_size, "B"),
-                Metric("suggested", "suggested stripe count", f.layout.stripe_count, "count"),
-                Metric("time_at_stake", "slowest rank's time on it", f.at_stake, "s"),
-            ),
-            hex_id(f.fid),
+            f.fid,
+            Metric("stripe_count", "stripe count", f.striping.stripe_count, "count"),
+            Metric("file_size", "size", f.layout.file_size, "B"),
+            Metric("suggested", "suggested stripe count", f.layout.stripe_count, "count"),
+            Metric("time_at_stake", "slowest rank's time on it", f.at_stake, "s"),
         )
         for f in hit.files
     ]

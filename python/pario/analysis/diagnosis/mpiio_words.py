@@ -6,10 +6,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
-from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.commands import autotune, objective_of, run_command, tune_command
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
+from pario.analysis.diagnosis.findings import Metric, Recommendation, file_subject
 from pario.analysis.diagnosis.hits import Words
 
 if TYPE_CHECKING:
@@ -121,15 +120,12 @@ def single_aggregator(hit: SingleAggregator, facts: Facts, cfg: RuleConfig) -> W
             )
         )
     subjects = [
-        Subject(
-            "file",
+        file_subject(
             f.name,
-            (
-                Metric("ranks", "ranks", f.ranks, "count"),
-                Metric("bytes", "bytes", f.bytes, "B"),
-                Metric("time_at_stake", "slowest rank's collective time", f.at_stake, "s"),
-            ),
-            hex_id(f.fid),
+            f.fid,
+            Metric("ranks", "ranks", f.ranks, "count"),
+            Metric("bytes", "bytes", f.bytes, "B"),
+            Metric("time_at_stake", "slowest rank's collective time", f.at_stake, "s"),
         )
         for f in hit.files
     ]
@@ -246,14 +242,11 @@ def aggregators_stripes(hit: AggregatorsStripes, facts: Facts, cfg: RuleConfig) 
         evidence,
         recs,
         subjects=[
-            Subject(
-                "file",
+            file_subject(
                 hit.name,
-                (
-                    Metric("aggregators", "aggregators", agg.count, ""),
-                    Metric("stripe_count", "stripe count", S, "count"),
-                ),
-                hex_id(hit.fid),
+                hit.fid,
+                Metric("aggregators", "aggregators", agg.count, ""),
+                Metric("stripe_count", "stripe count", S, "count"),
             )
         ],
         time_basis="upper bound: the slowest rank's collective I/O time on the file",
@@ -323,15 +316,12 @@ def cb_disabled(hit: CbDisabled, facts: Facts, cfg: RuleConfig) -> Words:
         evidence,
         recs,
         subjects=[
-            Subject(
-                "file",
+            file_subject(
                 hit.name,
-                (
-                    Metric("setting", "setting", setting, "text"),
-                    Metric("mean_posix_request", f"mean POSIX {kind}", mean, "B"),
-                    Metric("time_at_stake", "slowest rank's collective time", lost, "s"),
-                ),
-                hex_id(hit.fid),
+                hit.fid,
+                Metric("setting", "setting", setting, "text"),
+                Metric("mean_posix_request", f"mean POSIX {kind}", mean, "B"),
+                Metric("time_at_stake", "slowest rank's collective time", lost, "s"),
             )
         ],
         time_basis="upper bound: the slowest rank's collective call time on the file",
@@ -370,16 +360,13 @@ def cb_cycles(hit: CbCycles, facts: Facts, cfg: RuleConfig) -> Words:
         evidence,
         _cycles_recs(hit, facts),
         subjects=[
-            Subject(
-                "file",
+            file_subject(
                 hit.name,
-                (
-                    Metric("cycles", "cycles per call", cycles, "count"),
-                    Metric("bytes_per_call", "bytes per call", per_call, "B"),
-                    Metric("aggregators", "aggregators", a, ""),
-                    Metric("cb_buffer_size", "buffer", buf, "B"),
-                ),
-                hex_id(hit.fid),
+                hit.fid,
+                Metric("cycles", "cycles per call", cycles, "count"),
+                Metric("bytes_per_call", "bytes per call", per_call, "B"),
+                Metric("aggregators", "aggregators", a, ""),
+                Metric("cb_buffer_size", "buffer", buf, "B"),
             )
         ],
         time_basis=(
@@ -495,14 +482,11 @@ def independent_overhead(hit: IndependentOverhead, facts: Facts, cfg: RuleConfig
         evidence,
         recs,
         subjects=[
-            Subject(
-                "file",
+            file_subject(
                 f.name,
-                (
-                    Metric("mpiio_time", "MPI-IO time", f.mpiio_time, "s"),
-                    Metric("posix_time", "POSIX time", f.posix_time, "s"),
-                ),
-                hex_id(f.fid),
+                f.fid,
+                Metric("mpiio_time", "MPI-IO time", f.mpiio_time, "s"),
+                Metric("posix_time", "POSIX time", f.posix_time, "s"),
             )
             for f in hit.files
         ],

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
-from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.commands import autotune
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
+from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject, file_subject, hex_id
 from pario.analysis.diagnosis.hits import Words
 
 if TYPE_CHECKING:
@@ -60,14 +59,11 @@ def small_puts(hit: SmallPuts, facts: Facts, cfg: RuleConfig) -> Words:
 def alignment(hit: Alignment, facts: Facts, cfg: RuleConfig) -> Words:
     files, stripe_size = hit.files, hit.stripe_size
     subjects = [
-        Subject(
-            "file",
+        file_subject(
             f.name,
-            (
-                Metric("var_align", "nc_var_align_size", f.var_align, "B"),
-                Metric("stripe_size", "stripe size", f.stripe_size, "B"),
-            ),
-            hex_id(f.fid),
+            f.fid,
+            Metric("var_align", "nc_var_align_size", f.var_align, "B"),
+            Metric("stripe_size", "stripe size", f.stripe_size, "B"),
         )
         for f in files
     ]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
-from pario.analysis.diagnosis.columns import hex_id
 from pario.analysis.diagnosis.config import RuleConfig
-from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
+from pario.analysis.diagnosis.findings import Metric, Recommendation, file_subject
 from pario.analysis.diagnosis.hits import Hit, Words
 
 if TYPE_CHECKING:
@@ -38,10 +37,6 @@ def _lost(hit: Hit) -> float:
     return hit.time_lost if hit.time_lost is not None else 0.0
 
 
-def _file(name: str, fid: int, metrics: tuple[Metric, ...]) -> Subject:
-    return Subject("file", name, metrics, hex_id(fid))
-
-
 def small(hit: Small, facts: Facts, cfg: RuleConfig) -> Words:
     kind, lib, lost = hit.kind, hit.library, _lost(hit)
     n_small, n_total, total_bytes, bound_bytes = hit.small, hit.requests, hit.bytes, hit.small_bytes_max
@@ -49,25 +44,23 @@ def small(hit: Small, facts: Facts, cfg: RuleConfig) -> Words:
     bytes_share = bound_bytes / total_bytes if total_bytes > 0 else 1.0
     mean_size = total_bytes / n_total if n_total else 0.0
     subjects = [
-        _file(
+        file_subject(
             f.name,
             f.fid,
-            (
-                Metric(f"small_{kind}s", f"{kind}s {cfg.small_label()}", int(f.small), "count"),
-                Metric(
-                    "share_of_requests",
-                    f"share of the file's {kind}s",
-                    float(f.small / f.total) if f.total else 0.0,
-                    "share",
-                ),
-                Metric(
-                    "mean_request",
-                    f"mean {kind} size",
-                    float(f.bytes / f.total) if f.total else 0.0,
-                    "B",
-                ),
-                Metric("time", f"time in small {kind}s (all ranks)", float(f.time), "s"),
+            Metric(f"small_{kind}s", f"{kind}s {cfg.small_label()}", int(f.small), "count"),
+            Metric(
+                "share_of_requests",
+                f"share of the file's {kind}s",
+                float(f.small / f.total) if f.total else 0.0,
+                "share",
             ),
+            Metric(
+                "mean_request",
+                f"mean {kind} size",
+                float(f.bytes / f.total) if f.total else 0.0,
+                "B",
+            ),
+            Metric("time", f"time in small {kind}s (all ranks)", float(f.time), "s"),
         )
         for f in hit.files
     ]
@@ -206,25 +199,23 @@ def _library_recs(lib: LibrarySmall, kind: str) -> list[Recommendation]:
 def misaligned(hit: Misaligned, facts: Facts, cfg: RuleConfig) -> Words:
     n_bad, n_all, aligns, stripes = hit.misaligned, hit.requests, hit.alignments, hit.stripes
     subjects = [
-        _file(
+        file_subject(
             f.name,
             f.fid,
-            (
-                Metric("misaligned", "requests not aligned", int(f.misaligned), "count"),
-                Metric(
-                    "share",
-                    "share of the file's requests",
-                    float(f.misaligned / f.requests) if f.requests else 0.0,
-                    "share",
-                ),
-                Metric("alignment", "alignment (file system block)", f.alignment, "B"),
-                *(
-                    [Metric("stripe_size", "stripe size", stripes[f.fid], "B")]
-                    if f.fid in stripes
-                    else []
-                ),
-                Metric("mean_request", "mean request size", float(f.mean), "B"),
+            Metric("misaligned", "requests not aligned", int(f.misaligned), "count"),
+            Metric(
+                "share",
+                "share of the file's requests",
+                float(f.misaligned / f.requests) if f.requests else 0.0,
+                "share",
             ),
+            Metric("alignment", "alignment (file system block)", f.alignment, "B"),
+            *(
+                [Metric("stripe_size", "stripe size", stripes[f.fid], "B")]
+                if f.fid in stripes
+                else []
+            ),
+            Metric("mean_request", "mean request size", float(f.mean), "B"),
         )
         for f in hit.files
     ]
@@ -324,19 +315,17 @@ def random_access(hit: RandomAccess, facts: Facts, cfg: RuleConfig) -> Words:
     kind, n_back, n_all, lost = hit.kind, hit.backward, hit.requests, _lost(hit)
     verb = f"{kind}s"
     subjects = [
-        _file(
+        file_subject(
             f.name,
             f.fid,
-            (
-                Metric("backward", f"{verb} going backwards", int(f.backward), "count"),
-                Metric(
-                    "share",
-                    f"share of the file's {verb}",
-                    float(f.backward / f.requests) if f.requests else 0.0,
-                    "share",
-                ),
-                Metric("time", "time in them (all ranks)", float(f.time), "s"),
+            Metric("backward", f"{verb} going backwards", int(f.backward), "count"),
+            Metric(
+                "share",
+                f"share of the file's {verb}",
+                float(f.backward / f.requests) if f.requests else 0.0,
+                "share",
             ),
+            Metric("time", "time in them (all ranks)", float(f.time), "s"),
         )
         for f in hit.files
     ]
@@ -380,15 +369,13 @@ def redundant(hit: Redundant, facts: Facts, cfg: RuleConfig) -> Words:
     kind, extra, lost = hit.kind, hit.extra, _lost(hit)
     verb = "read" if kind == "read" else "written"
     subjects = [
-        _file(
+        file_subject(
             f.name,
             f.fid,
-            (
-                Metric("bytes", f"bytes {verb}", float(f.bytes), "B"),
-                Metric("extent", "distinct bytes (highest offset + 1)", float(f.extent), "B"),
-                Metric("factor", f"times each byte is {verb}", float(f.factor), "x"),
-                Metric("ranks", "ranks", int(f.ranks), "count"),
-            ),
+            Metric("bytes", f"bytes {verb}", float(f.bytes), "B"),
+            Metric("extent", "distinct bytes (highest offset + 1)", float(f.extent), "B"),
+            Metric("factor", f"times each byte is {verb}", float(f.factor), "x"),
+            Metric("ranks", "ranks", int(f.ranks), "count"),
         )
         for f in hit.files[: cfg.top_subjects]
     ]
@@ -462,19 +449,17 @@ def _redundant_recs(hit: Redundant) -> list[Recommendation]:
 def latency_bound(hit: LatencyBound, facts: Facts, cfg: RuleConfig) -> Words:
     lost = _lost(hit)
     subjects = [
-        _file(
+        file_subject(
             f.name,
             f.fid,
-            (
-                Metric("layer", "layer", LAYER_NAMES.get(f.layer, str(f.layer).upper()), "text"),
-                Metric("bytes", "bytes moved", float(f.bytes), "B"),
-                Metric("time", "I/O time (all ranks)", float(f.time), "s"),
-                Metric("rate", "bytes / slowest rank's time on it", float(f.rate), "B/s"),
-                Metric("requests", "read and write calls", int(f.ops), "count"),
-                Metric("flushes", "flush / sync calls", int(f.flushes), "count"),
-                Metric(
-                    "meta_time", "of which metadata (open, close, flush, seek...)", float(f.meta_time), "s"
-                ),
+            Metric("layer", "layer", LAYER_NAMES.get(f.layer, str(f.layer).upper()), "text"),
+            Metric("bytes", "bytes moved", float(f.bytes), "B"),
+            Metric("time", "I/O time (all ranks)", float(f.time), "s"),
+            Metric("rate", "bytes / slowest rank's time on it", float(f.rate), "B/s"),
+            Metric("requests", "read and write calls", int(f.ops), "count"),
+            Metric("flushes", "flush / sync calls", int(f.flushes), "count"),
+            Metric(
+                "meta_time", "of which metadata (open, close, flush, seek...)", float(f.meta_time), "s"
             ),
         )
         for f in hit.files[: cfg.top_subjects]
