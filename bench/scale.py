@@ -74,7 +74,7 @@ def _slopes(rows: list[tuple[int, float, float, int]], col: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--np", default="4,16,64", help="rank counts, comma-separated (default 4,16,64)")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="a,b,one,many (default all)")
     parser.add_argument("--reps", type=int, default=3, help="rounds of none/pario per point (default 3)")

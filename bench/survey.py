@@ -363,7 +363,7 @@ def compaction(work: Path, n: int, runs: int, batch: int, reps: int, parts: bool
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     p.add_argument("--logs", type=int, default=10000)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--work", type=Path, default=None, help="working folder (default: a new one in /tmp)")
