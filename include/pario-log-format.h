@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define PARIO_LOG_MAGIC "PARIOLOG"
-#define PARIO_LOG_VERSION 2 /* 2: TRACE and TRACE_INDEX blocks (docs/trace.md) */
+#define PARIO_LOG_VERSION 3 /* 2: TRACE and TRACE_INDEX blocks (docs/trace.md); 3: column-major records */
 
 /* Block kinds of the log container. */
 enum pario_block_kind {

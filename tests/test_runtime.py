@@ -180,6 +180,97 @@ def test_writer_round_trip(known_run, tmp_path):
     assert again.job.nprocs == profile.job.nprocs
 
 
+def _log_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
+    """(kind, rank, inflated payload) of every block of a pario log."""
+    import zlib
+
+    from pario.log import _format as fmt
+
+    out, pos = [], fmt.FILE_HEADER.size
+    while pos < len(data):
+        kind, rank, _, clen, _, _ = fmt.BLOCK_HEADER.unpack_from(data, pos)
+        pos += fmt.BLOCK_HEADER.size
+        out.append((kind, rank, zlib.decompress(data[pos:pos + clen])))
+        pos += clen
+    return out
+
+
+def _posix_head(payload: bytes, nfields: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """A RANK block's POSIX record count and its first two 8-byte columns (version 3: ids, ranks)."""
+    at = 8 * nfields
+    n = int(np.frombuffer(payload, "<u4", 1, at)[0])
+    words = np.frombuffer(payload, "<u8", 2 * n, at + 4)
+    return n, words[:n], words[n:].view("<i8")
+
+
+def test_records_are_column_major(known_run):
+    """A RANK block's POSIX records start with every record's id, then every record's rank
+    (format version 3, docs/log-format.md)."""
+    import json
+
+    from pario.log import _format as fmt
+
+    profile, outdir, _ = known_run
+    data = (outdir / "known.pario").read_bytes()
+    assert fmt.FILE_HEADER.unpack_from(data, 0)[1] == 3
+    blocks = _log_blocks(data)
+    nfields = len(json.loads(blocks[0][2])["rank_fields"])
+    posix = profile.files["posix"].to_pandas()
+    seen = 0
+    for kind, rank, payload in blocks:
+        if kind != fmt.BLOCK_RANK:
+            continue
+        n, ids, ranks = _posix_head(payload, nfields)
+        own = posix[posix["rank"] == rank]
+        assert n == len(own) > 0
+        assert sorted(ids.tolist()) == sorted(own["id"].astype(np.uint64).tolist())
+        assert ranks.tolist() == [rank] * n
+        seen += 1
+    assert seen == NP
+
+
+def test_row_major_logs_still_read(known_run, tmp_path):
+    """The same log with its records row-major and version 2 in its header (as logs written
+    before version 3) reads to the same profile."""
+    import json
+    import struct
+
+    import pandas as pd
+
+    from pario.log import _format as fmt
+
+    profile, outdir, _ = known_run
+    blocks = _log_blocks((outdir / "known.pario").read_bytes())
+    meta = json.loads(blocks[0][2])
+    dtypes = [fmt.record_dtype(len(lay["counters"]), len(lay["fcounters"])) for lay in meta["layers"]]
+
+    def rows(payload: bytes, at: int) -> bytes:
+        """The payload with the record arrays from byte ``at`` on turned row-major."""
+        out = [payload[:at]]
+        for dtype in dtypes:
+            (n,) = struct.unpack_from("<I", payload, at)
+            size = n * dtype.itemsize
+            rec = fmt.records_from_columns(payload[at + 4:at + 4 + size], dtype, n)
+            out.append(payload[at:at + 4] + rec.tobytes())
+            at += 4 + size
+        return b"".join(out) + payload[at:]
+
+    old = [fmt.FILE_HEADER.pack(fmt.MAGIC, 2, fmt.FILE_HEADER.size)]
+    for kind, rank, payload in blocks:
+        if kind == fmt.BLOCK_SHARED:
+            payload = rows(payload, 0)
+        elif kind == fmt.BLOCK_RANK:
+            payload = rows(payload, 8 * len(meta["rank_fields"]))
+        old.append(fmt.block(kind, rank, payload))
+    v2 = tmp_path / "v2.pario"
+    v2.write_bytes(b"".join(old))
+    again = read_log(v2)
+    pd.testing.assert_frame_equal(again.ranks.to_pandas(), profile.ranks.to_pandas())
+    for layer, frame in profile.files.items():
+        pd.testing.assert_frame_equal(again.files[layer].to_pandas(), frame.to_pandas())
+    assert again.hints == profile.hints and again.file_ranks.keys() == profile.file_ranks.keys()
+
+
 def test_dump_text_and_json(known_run, pario_cmd):
     import json
 

@@ -349,11 +349,9 @@ def test_inconsistent_hand_built_traces_are_refused(traced: TracedRun, tmp_path,
         pos += fmt.BLOCK_HEADER.size + clen
     traces = [i for i, (k, _) in enumerate(blocks) if k == fmt.BLOCK_TRACE]
     del blocks[traces[0]]
-    from pario.log.trace_writer import _block
-
     body = b"".join(b for k, b in blocks if k != fmt.BLOCK_END)
-    log.write_bytes(data[: fmt.FILE_HEADER.size] + body + _block(fmt.BLOCK_END, -1, struct.pack("<Q",
-                                                                                          len(blocks) - 1)))
+    end = fmt.block(fmt.BLOCK_END, -1, struct.pack("<Q", len(blocks) - 1))
+    log.write_bytes(data[: fmt.FILE_HEADER.size] + body + end)
     _one_line_error(_cli(pario_cmd, "dump", str(log)), "not in order or one is missing")
     log2 = _profile_log(traced, tmp_path / "comms.pario", 2)
     append_trace(log2, {0: cases["comms"]})

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import struct
+import zlib
 
 import numpy as np
 
 MAGIC = b"PARIOLOG"
-#: the version written; every version in VERSIONS reads (2 added the trace blocks)
-VERSION = 2
-VERSIONS = (1, 2)
+#: the version written; every version in VERSIONS reads (2 added the trace blocks, 3 wrote the
+#: record arrays column-major)
+VERSION = 3
+VERSIONS = (1, 2, 3)
+#: the first version whose record arrays are column-major
+COLUMNAR_VERSION = 3
 FILE_HEADER = struct.Struct("<8sII")  # magic, version, header size (16)
 BLOCK_HEADER = struct.Struct("<IiQQII")  # kind, rank, ulen, clen, crc32, reserved
 
@@ -32,3 +36,21 @@ def record_dtype(ncounters: int, nfcounters: int) -> np.dtype:
     return np.dtype(
         [("id", "<u8"), ("rank", "<i8"), ("c", "<i8", (ncounters,)), ("f", "<f8", (nfcounters,))]
     )
+
+
+def records_from_columns(columns: bytes | memoryview, dtype: np.dtype, n: int) -> np.ndarray:
+    """``n`` records stored column-major (every record's id, every record's rank, then each
+    counter and float counter in turn, 8 bytes a value) as the record array of ``dtype``."""
+    words = np.frombuffer(columns, dtype="<u8", count=n * (dtype.itemsize // 8))
+    return np.ascontiguousarray(words.reshape(dtype.itemsize // 8, n).T).view(dtype).reshape(n)
+
+
+def columns_of_records(rec: np.ndarray) -> bytes:
+    """The column-major bytes of a record array (the inverse of :func:`records_from_columns`)."""
+    return np.ascontiguousarray(rec).view("<u8").reshape(len(rec), rec.dtype.itemsize // 8).T.tobytes()
+
+
+def block(kind: int, rank: int, payload: bytes) -> bytes:
+    """One block: its header, then ``payload`` compressed at zlib level 1, as the runtime does."""
+    comp = zlib.compress(payload, 1)
+    return BLOCK_HEADER.pack(kind, rank, len(payload), len(comp), zlib.crc32(comp) & 0xFFFFFFFF, 0) + comp

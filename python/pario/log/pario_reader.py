@@ -42,8 +42,10 @@ class _LayerInfo:
 class _Parts:
     rows: list[memoryview] = field(default_factory=list)
     rank_ids: list[int] = field(default_factory=list)
-    #: raw record bytes per layer, joined and decoded once at the end
-    records: dict[str, list[memoryview]] = field(default_factory=dict)
+    #: per layer, each RANK block's records, decoded once at the end: raw bytes (row-major,
+    #: format versions 1 and 2), or the block's (columns, records) array of 8-byte words
+    #: (column-major, version 3; blocks without records left out)
+    records: dict[str, list[memoryview | np.ndarray]] = field(default_factory=dict)
     name_ids: list[np.ndarray] = field(default_factory=list)
     name_lens: list[np.ndarray] = field(default_factory=list)
     name_blobs: list[bytes] = field(default_factory=list)
@@ -53,6 +55,8 @@ class _Parts:
     bitmaps: dict[str, np.ndarray] = field(default_factory=dict)
     #: rank -> its TRACE blocks and TRACE_INDEX (format version 2)
     traces: dict[int, trace_reader.RankParts] = field(default_factory=dict)
+    #: record arrays stored column-major (format version 3)
+    columnar: bool = False
 
 
 class _Cursor:
@@ -173,6 +177,8 @@ def _parse(data: bytes, where: str) -> Profile:
     layers: list[_LayerInfo] = []
     rank_fields: list[str] = []
     parts = _Parts()
+    parts.columnar = len(data) >= fmt.FILE_HEADER.size and \
+        fmt.FILE_HEADER.unpack_from(data, 0)[1] >= fmt.COLUMNAR_VERSION
     nblocks = 0
     ended = False
     for kind, rank, payload in _blocks(data, where):
@@ -218,14 +224,12 @@ def _parse(data: bytes, where: str) -> Profile:
     return _build(meta, layers, rank_fields, parts, where)
 
 
-def _read_records(cur: _Cursor, lay: _LayerInfo) -> np.ndarray:
-    n = cur.u32()
-    return cur.array(lay.dtype, n)
-
-
 def _read_shared(cur: _Cursor, layers: list[_LayerInfo], parts: _Parts) -> None:
     for lay in layers:
-        parts.shared[lay.name] = _read_records(cur, lay)
+        n = cur.u32()
+        raw = cur.take(n * lay.dtype.itemsize)
+        parts.shared[lay.name] = (fmt.records_from_columns(raw, lay.dtype, n) if parts.columnar
+                                  else np.frombuffer(raw, dtype=lay.dtype, count=n))
     bm_bytes = cur.u32()
     if bm_bytes:
         for lay in layers:
@@ -240,7 +244,11 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
     parts.rank_ids.append(rank)
     for lay in layers:
         n = cur.u32()
-        parts.records[lay.name].append(cur.take(n * lay.dtype.itemsize))
+        if not parts.columnar:
+            parts.records[lay.name].append(cur.take(n * lay.dtype.itemsize))
+        elif n:
+            words = lay.dtype.itemsize // 8
+            parts.records[lay.name].append(cur.array(np.dtype("<u8"), words * n).reshape(words, n))
     # names: u32 n, u64 ids[n], u32 lens[n], bytes (columnar, see docs/log-format.md)
     n = cur.u32()
     if n:
@@ -304,12 +312,27 @@ def _parse_hints(text: str) -> dict[str, str]:
 OVERFLOW_NAME = "<overflow: other files>"
 
 
-def _layer_records(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview],
-                 names: tuple[np.ndarray, np.ndarray]) -> Table:
+def _layer_records(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview | np.ndarray],
+                   names: tuple[np.ndarray, np.ndarray], columnar: bool) -> Table:
     """A layer's records: id, rank, name, then its counters and fcounters (model names)."""
-    # the shared records first, then every rank's: one join, one copy
-    rec = np.frombuffer(b"".join([shared.tobytes(), *chunks]), dtype=lay.dtype)
-    ids = rec["id"]
+    counter_names = [counter_column(n) for n in lay.counters]
+    fcounter_names = [counter_column(n) for n in lay.fcounters]
+    if columnar:
+        # the shared records first, then every rank's: one copy into a (column, record) array
+        nwords = lay.dtype.itemsize // 8
+        words = np.concatenate([shared.view("<u8").reshape(len(shared), nwords).T, *chunks], axis=1)
+        ids, ranks = words[0], words[1].view("<i8")
+        counters = Table({name: words[2 + i].view("<i8") for i, name in enumerate(counter_names)},
+                         length=words.shape[1])
+        first = 2 + len(counter_names)
+        fcounters = Table({name: words[first + i].view("<f8") for i, name in enumerate(fcounter_names)},
+                          length=words.shape[1])
+    else:
+        # the shared records first, then every rank's: one join, one copy
+        rec = np.frombuffer(b"".join([shared.tobytes(), *chunks]), dtype=lay.dtype)
+        ids, ranks = rec["id"], np.array(rec["rank"])
+        counters = _columns(rec["c"], counter_names)
+        fcounters = _columns(rec["f"], fcounter_names)
     known_ids, known_names = names
     name = np.empty(len(ids), dtype=object)
     found = np.zeros(len(ids), dtype=bool)
@@ -319,10 +342,8 @@ def _layer_records(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview]
         name[found] = known_names[pos[found]]
     for i in np.flatnonzero(~found):
         name[i] = OVERFLOW_NAME if ids[i] == 0 else f"<unknown {int(ids[i]):016x}>"
-    counters = _columns(rec["c"], [counter_column(n) for n in lay.counters])
-    fcounters = _columns(rec["f"], [counter_column(n) for n in lay.fcounters])
-    return Table({"id": ids, "rank": np.array(rec["rank"]), "name": name, **dict(counters.items()),
-                  **dict(fcounters.items())}, length=len(rec))
+    return Table({"id": ids, "rank": ranks, "name": name, **dict(counters.items()),
+                  **dict(fcounters.items())}, length=len(ids))
 
 
 def _columns(block: np.ndarray, names: list[str]) -> Table:
@@ -362,7 +383,7 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
     names = _names(parts)
     for lay in layers:
         shared = parts.shared.get(lay.name, np.zeros(0, dtype=lay.dtype))
-        files[lay.name] = _layer_records(lay, shared, parts.records[lay.name], names)
+        files[lay.name] = _layer_records(lay, shared, parts.records[lay.name], names, parts.columnar)
         bitmap = parts.bitmaps.get(lay.name)
         if bitmap is not None:
             bits = np.unpackbits(bitmap, axis=1, bitorder="little")[:, :nprocs]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,6 @@ from pario.errors import ParioError
 from pario.log import _format as fmt
 from pario.model import LAYERS, Profile, counter_column
 from pario.table import Table, as_table
-
-
-def _block(kind: int, rank: int, payload: bytes) -> bytes:
-    comp = zlib.compress(payload, 1)
-    header = fmt.BLOCK_HEADER.pack(kind, rank, len(payload), len(comp), zlib.crc32(comp) & 0xFFFFFFFF, 0)
-    return header + comp
 
 
 def _filled(table: Table, name: str, dtype: type) -> np.ndarray:
@@ -92,11 +85,12 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
 
     with open(path, "wb") as out:
         out.write(fmt.FILE_HEADER.pack(fmt.MAGIC, fmt.VERSION, fmt.FILE_HEADER.size))
-        out.write(_block(fmt.BLOCK_META, -1, json.dumps(meta).encode("utf-8")))
+        out.write(fmt.block(fmt.BLOCK_META, -1, json.dumps(meta).encode("utf-8")))
         shared = b"".join(
-            struct.pack("<I", int((a["rank"] == -1).sum())) + a[a["rank"] == -1].tobytes() for a in arrays
+            struct.pack("<I", int((a["rank"] == -1).sum())) + fmt.columns_of_records(a[a["rank"] == -1])
+            for a in arrays
         )
-        out.write(_block(fmt.BLOCK_SHARED, -1, shared + struct.pack("<I", 0)))
+        out.write(fmt.block(fmt.BLOCK_SHARED, -1, shared + struct.pack("<I", 0)))
 
         # each layer's records of rank r are the slice [lo[r], hi[r]) of its sorted array
         ranks = as_table(profile.ranks)
@@ -125,16 +119,16 @@ def write_pario_log(profile: Profile, path: str | Path) -> None:
             parts = [row_values[i].tobytes()]
             for a, (lo, hi) in zip(arrays, bounds, strict=True):
                 part = a[lo[i]:hi[i]]
-                parts.append(struct.pack("<I", len(part)) + part.tobytes())
+                parts.append(struct.pack("<I", len(part)) + fmt.columns_of_records(part))
             if i == 0:  # all names and hints travel in the first rank's block
                 parts.append(_columnar_strings(list(names), list(names.values())))
                 parts.append(_columnar_strings(hint_ids, hint_texts, [mpiio] * len(hint_ids)))
                 parts.append(_columnar_strings(injected_ids, injected_texts, [mpiio] * len(injected_ids)))
             else:
                 parts.append(empty + empty + empty)
-            out.write(_block(fmt.BLOCK_RANK, int(rank), b"".join(parts)))
+            out.write(fmt.block(fmt.BLOCK_RANK, int(rank), b"".join(parts)))
             count += 1
-        out.write(_block(fmt.BLOCK_END, -1, struct.pack("<Q", count)))
+        out.write(fmt.block(fmt.BLOCK_END, -1, struct.pack("<Q", count)))
 
 
 __all__ = ["write_pario_log", "LAYERS"]

@@ -53,9 +53,6 @@ class RankEvents:
     untracked_requests: int = 0
 
 
-def _block(kind: int, rank: int, payload: bytes) -> bytes:
-    comp = zlib.compress(payload, 1)
-    return fmt.BLOCK_HEADER.pack(kind, rank, len(payload), len(comp), zlib.crc32(comp) & 0xFFFFFFFF, 0) + comp
 
 
 def rank_blocks(rank: int, spec: RankEvents, nprocs: int) -> list[bytes]:
@@ -63,7 +60,7 @@ def rank_blocks(rank: int, spec: RankEvents, nprocs: int) -> list[bytes]:
     ev = np.ascontiguousarray(spec.events, dtype=EVENT_DTYPE)
     step = spec.per_block or max(len(ev), 1)
     blocks = [
-        _block(fmt.BLOCK_TRACE, rank, struct.pack("<QI", first, len(ev[first:first + step]))
+        fmt.block(fmt.BLOCK_TRACE, rank, struct.pack("<QI", first, len(ev[first:first + step]))
                + ev[first:first + step].tobytes())
         for first in range(0, len(ev), step)
     ]
@@ -73,16 +70,16 @@ def rank_blocks(rank: int, spec: RankEvents, nprocs: int) -> list[bytes]:
         "origin_ticks": spec.origin_ticks, "ticks_per_second": spec.ticks_per_second, "sync": spec.sync,
         "comms": spec.comms if spec.comms is not None else [{"range": [0, nprocs, 1]}],
     }
-    return [*blocks, _block(fmt.BLOCK_TRACE_INDEX, rank, json.dumps(index).encode("utf-8"))]
+    return [*blocks, fmt.block(fmt.BLOCK_TRACE_INDEX, rank, json.dumps(index).encode("utf-8"))]
 
 
 def append_trace(path: str | Path, ranks: Mapping[int, RankEvents]) -> None:
-    """Add the ranks' traces to the log at ``path`` (a version 2 log without a trace)."""
+    """Add the ranks' traces to the log at ``path`` (a log of version 2 or later without a trace)."""
     p = Path(path)
     data = p.read_bytes()
     magic, version, header_size = fmt.FILE_HEADER.unpack_from(data, 0)
-    if magic != fmt.MAGIC or version != 2:
-        raise ParioError(f"{p}: append_trace needs a version 2 pario log")
+    if magic != fmt.MAGIC or version < 2 or version not in fmt.VERSIONS:
+        raise ParioError(f"{p}: append_trace needs a pario log of version 2 or later")
     pos, count, end_at, nprocs = header_size, 0, -1, 1
     while pos < len(data):
         kind, _, _, clen, _, _ = fmt.BLOCK_HEADER.unpack_from(data, pos)
@@ -99,5 +96,5 @@ def append_trace(path: str | Path, ranks: Mapping[int, RankEvents]) -> None:
     if end_at < 0:
         raise ParioError(f"{p}: no END block")
     extra = [b for rank in sorted(ranks) for b in rank_blocks(rank, ranks[rank], nprocs)]
-    end = _block(fmt.BLOCK_END, -1, struct.pack("<Q", count + len(extra)))
+    end = fmt.block(fmt.BLOCK_END, -1, struct.pack("<Q", count + len(extra)))
     p.write_bytes(data[:end_at] + b"".join(extra) + end)
