@@ -5,8 +5,8 @@
  *   1. every rank converts its ticks to seconds and fills its summary row;
  *   2. the files shared by several ranks are found and their records reduced
  *      to rank 0 (shared.c);
- *   3. each rank compresses its own block (zlib) and all ranks write at once
- *      with MPI_File_write_at_all at offsets from MPI_Exscan.
+ *   3. each rank compresses its own block (zlib) and rank 0 writes the log,
+ *      gathering the ranks' blocks one 4 MiB window at a time (MPI_Gatherv).
  * Other processes (non-MPI programs, ranks that never reach MPI_Finalize)
  * write a log of their own data from the exit path.
  */
