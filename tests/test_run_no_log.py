@@ -10,7 +10,9 @@ notes file is gone afterwards, and no process made a file of its own.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,25 @@ def test_mpirun_refusing_more_ranks_than_cores_is_named(pario_cmd, mpi_env, tmp_
                            str(ranks), "true"], env=env, capture_output=True, text=True, timeout=120)
     assert (f"it refuses {ranks} ranks on {os.cpu_count()} cores unless --oversubscribe is given"
             in proc.stderr), proc.stderr
+
+
+def test_a_signal_to_the_process_group_reaches_the_command_once(pario_cmd, mpi_env, tmp_path: Path):
+    """SIGTERM to the whole group (what Slurm and pario tune's timeout send) reaches the command
+    from the sender, and pario run does not send it a second one (mpirun aborts on a second
+    signal and leaves its ranks running); the notes are gone after."""
+    seen = tmp_path / "signals.txt"
+    script = tmp_path / "trap.sh"
+    script.write_text(f"trap 'echo TERM >> {seen}' TERM\necho ready >> {seen}\n"
+                      "i=0; while [ $i -lt 40 ]; do sleep 0.1; i=$((i+1)); done\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    proc = subprocess.Popen([*pario_cmd, "run", "--log", str(logs / "j.pario"), "--", "sh", str(script)],
+                            env=mpi_env, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (seen.exists() and "ready" in seen.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0  # the script traps it and ends by itself
+    assert seen.read_text().splitlines() == ["ready", "TERM"]
+    assert not [p for p in logs.iterdir() if p.name.startswith(".pario-notes-")]

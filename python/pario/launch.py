@@ -205,35 +205,63 @@ def prepare(command: list[str], log: str | None = None, extra_env: dict[str, str
                   previous=previous, flavour=flavour)
 
 
+#: How long the command has to end by itself after a signal to ``pario run`` before pario passes
+#: the signal on: a signal sent to the whole process group (Ctrl-C, Slurm, pario tune's
+#: timeout) has reached the command too, and a second one makes mpirun abort at once, leaving
+#: its ranks behind.
+SIGNAL_GRACE = 10.0
+
+
 def run(launch: Launch) -> int:
-    """Run a prepared launch; return the command's exit code.  SIGTERM and SIGHUP sent to
-    ``pario run`` are passed on to the command, which ends as it would without pario; pario
-    then cleans up after it (:func:`finish`)."""
+    """Run a prepared launch; return the command's exit code.
+
+    SIGTERM and SIGHUP sent to ``pario run`` reach the command once: sent to the process group,
+    the command has them already; sent to ``pario run`` alone, they are passed on when the
+    command is still running :data:`SIGNAL_GRACE` seconds later.  Ctrl-C likewise: the command
+    is ended (SIGTERM, then SIGKILL) only if the terminal's SIGINT has not ended it.  pario then
+    cleans up after it (:func:`finish`)."""
     try:
         proc = subprocess.Popen(launch.argv, env=launch.env)
     except OSError as exc:
         raise ParioError(f"cannot run {launch.argv[0]}: {exc.strerror}") from None
 
-    def forward(signum: int, _frame: object) -> None:
-        proc.send_signal(signum)
+    received: list[int] = []
+
+    def note(signum: int, _frame: object) -> None:
+        received.append(signum)
 
     previous = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         try:
-            previous[sig] = signal.signal(sig, forward)
+            previous[sig] = signal.signal(sig, note)
         except ValueError:  # not the main thread: leave the signals alone
             break
     try:
-        return proc.wait()
+        while True:
+            try:
+                return proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+            if received:
+                signum = received[-1]
+                received.clear()
+                if not _ended_within(proc, SIGNAL_GRACE):
+                    proc.send_signal(signum)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if proc.poll() is None:  # interrupted (Ctrl-C): end the command before cleaning up
+        if proc.poll() is None and not _ended_within(proc, SIGNAL_GRACE):  # interrupted (Ctrl-C)
             proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            if not _ended_within(proc, SIGNAL_GRACE):
                 proc.kill()
+
+
+def _ended_within(proc: subprocess.Popen, seconds: float) -> bool:
+    try:
+        proc.wait(timeout=seconds)
+        return True
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        return False
 
 
 def finish(launch: Launch) -> None:
