@@ -41,6 +41,8 @@ def probe(exe: Path, nprocs: int, shape: str, work: Path, lib: Path | None,
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir()
     env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1", **(extra or {}))
+    if os.geteuid() == 0:  # Open MPI refuses root unless told (containers, CI)
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env.pop("LD_PRELOAD", None)
     log = logdir / "job.pario"
     x = ["-x", f"LD_PRELOAD={lib}", "-x", f"PARIO_LOG={log}"] if lib else []
