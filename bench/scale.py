@@ -12,7 +12,9 @@ between the last two sizes and over all sizes.  Usage:
     .venv/bin/python bench/scale.py [--np 4,16,64] [--shapes a,b,one,many] [--reps 3]
 
 Prints a Markdown table (the one in docs/performance.md).  The runtime's phases at
-MPI_Finalize are timed with PARIO_FINALIZE_TIMES=1 (--phases).
+MPI_Finalize are timed with PARIO_FINALIZE_TIMES=1 (--phases: a third run per round, whose
+medians are printed per phase, "in all" being the runtime's whole time in MPI_Finalize on the
+slowest rank, a figure far less noisy than the difference of two runs' MPI_Finalize).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -57,6 +60,18 @@ def probe(exe: Path, nprocs: int, shape: str, work: Path, lib: Path | None,
     return fin, hwm, size, others, out.stderr
 
 
+PHASES = ("shared-file detection", "reduction", "compression", "collective write", "in all")
+
+
+def phase_times(stderr: str) -> list[float]:
+    """The seconds of each of PHASES on the slowest rank, from the PARIO_FINALIZE_TIMES line."""
+    line = next((x for x in stderr.splitlines() if "finalize phases" in x), "")
+    times = [float(m) for m in re.findall(r"([0-9.]+) s\b", line)]
+    if len(times) != len(PHASES):
+        raise SystemExit(f"no finalize phase line in the runtime's messages: {stderr[-300:]!r}")
+    return times
+
+
 def slope(xs: list[int], ys: list[float]) -> float:
     """Least-squares slope of log y on log x (nan where a value is not positive)."""
     pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys, strict=True) if y > 0]
@@ -81,7 +96,8 @@ def main() -> None:
     parser.add_argument("--shapes", default=",".join(SHAPES), help="a,b,one,many (default all)")
     parser.add_argument("--reps", type=int, default=3, help="rounds of none/pario per point (default 3)")
     parser.add_argument("--phases", action="store_true",
-                        help="also print the runtime's time per MPI_Finalize phase (PARIO_FINALIZE_TIMES)")
+                        help="also time the runtime's MPI_Finalize phases (PARIO_FINALIZE_TIMES), "
+                        "a third run per round")
     args = parser.parse_args()
     sizes = [int(x) for x in args.np.split(",")]
     shapes = [s for s in args.shapes.split(",") if s]
@@ -97,17 +113,23 @@ def main() -> None:
           "| bytes per record | files beside the log |")
     print("|---|---|---|---|---|---|---|")
     results: dict[str, list[tuple[int, float, float, int]]] = {}
+    phases: dict[tuple[str, int], list[float]] = {}
     for shape in shapes:
         for n in sizes:
-            fins, hwms, size, others = [], [], 0, 0
+            fins, hwms, size, others, timed = [], [], 0, 0, []
             for _ in range(args.reps):
                 f0, h0, _, _, _ = probe(exe, n, shape, work, None)
                 f1, h1, size, others, _ = probe(exe, n, shape, work, lib)
                 fins.append(f1 - f0)
                 hwms.append((h1 - h0) / 1024)
+                if args.phases:
+                    err = probe(exe, n, shape, work, lib, {"PARIO_FINALIZE_TIMES": "1"})[4]
+                    timed.append(phase_times(err))
             records = {"a": 21 * n, "b": n + 1, "one": n, "many": 1000 * n}[shape]
             fin, hwm = statistics.median(fins), statistics.median(hwms)
             results.setdefault(shape, []).append((n, fin, hwm, size))
+            if timed:
+                phases[shape, n] = [statistics.median(col) for col in zip(*timed, strict=True)]
             print(f"| {shape} | {n} | {fin:.4f} | {hwm:+.2f} | {size:,} | {size / records:.1f} | {others} |",
                   flush=True)
     print()
@@ -117,12 +139,18 @@ def main() -> None:
     for shape, rows in results.items():
         print(f"| {shape} | {_slopes(rows, 1)} | {_slopes(rows, 2)} | "
               f"{slope([r[0] for r in rows], [float(r[3]) for r in rows]):.2f} |")
-    if args.phases:
+    if phases:
         print()
-        for n in sizes:
-            _, _, _, _, err = probe(exe, n, "a", work, lib, {"PARIO_FINALIZE_TIMES": "1"})
-            lines = [x for x in err.splitlines() if "finalize phases" in x]
-            print(f"{n} ranks, shape a: {lines[0] if lines else '(no phase line)'}")
+        print("| shape | ranks | " + " | ".join(PHASES) + " |")
+        print("|---|---|" + "---|" * len(PHASES))
+        for (shape, n), times in phases.items():
+            print(f"| {shape} | {n} | " + " | ".join(f"{t:.4f}" for t in times) + " |")
+        print()
+        print("| shape | slope of the runtime's own time (last pair / all) |")
+        print("|---|---|")
+        for shape in shapes:
+            rows = [(n, phases[shape, n][-1], 0.0, 0) for n in sizes if (shape, n) in phases]
+            print(f"| {shape} | {_slopes(rows, 1)} |")
     shutil.rmtree(work, ignore_errors=True)
 
 

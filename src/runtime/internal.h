@@ -62,6 +62,16 @@ struct pario_buf {
 void pario_buf_put(struct pario_buf *b, const void *src, size_t n);
 void pario_put_block(struct pario_buf *out, uint32_t kind, int rank, const struct pario_buf *payload);
 
+/* heap.c: the heap of the log's writing (log.c, shared.c), counted: what the
+ * runtime holds now, and the most it held since pario_heap_reset_peak. */
+void *pario_malloc(size_t n);
+void *pario_calloc(size_t count, size_t size);
+void *pario_realloc(void *p, size_t n);
+void pario_free(void *p);
+size_t pario_heap_held(void);
+size_t pario_heap_peak(void);
+void pario_heap_reset_peak(void);
+
 /* log.c: write the log at exit (non-MPI program, or a rank that never
  * reached MPI_Finalize); never fails the program. */
 void pario_log_at_exit(void);

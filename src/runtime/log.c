@@ -7,6 +7,8 @@
  *      to rank 0 (shared.c);
  *   3. each rank compresses its own block (zlib) and rank 0 writes the log,
  *      gathering the ranks' blocks one 4 MiB window at a time (MPI_Gatherv).
+ * On a node with more ranks than cores each collective costs about one time
+ * slice per rank, so the steps share their collectives where they can.
  * Other processes (non-MPI programs, ranks that never reach MPI_Finalize)
  * write a log of their own data from the exit path.
  */
@@ -36,7 +38,7 @@ static unsigned char *buf_room(struct pario_buf *b, size_t n)
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n)
             cap *= 2;
-        unsigned char *p = realloc(b->p, cap);
+        unsigned char *p = pario_realloc(b->p, cap);
         if (!p) {
             b->oom = 1;
             return NULL;
@@ -94,9 +96,9 @@ struct block_header {
 void pario_put_block(struct pario_buf *out, uint32_t kind, int rank, const struct pario_buf *payload)
 {
     uLongf clen = compressBound(payload->len);
-    unsigned char *z = malloc(clen ? clen : 1);
+    unsigned char *z = pario_malloc(clen ? clen : 1);
     if (!z || compress2(z, &clen, payload->p ? payload->p : (const Bytef *)"", payload->len, 1) != Z_OK) {
-        free(z);
+        pario_free(z);
         out->oom = 1;
         return;
     }
@@ -104,7 +106,7 @@ void pario_put_block(struct pario_buf *out, uint32_t kind, int rank, const struc
                              .crc = (uint32_t)crc32(0L, z, (uInt)clen), .reserved = 0};
     pario_buf_put(out, &h, sizeof h);
     pario_buf_put(out, z, clen);
-    free(z);
+    pario_free(z);
 }
 
 static void put_file_header(struct pario_buf *out)
@@ -277,7 +279,7 @@ static void put_rank_records(struct pario_buf *b, int layer)
     struct rank_ctx rc = {.b = b, .n = 0, .count_only = 1, .what = SEC_RECORDS};
     walk(&rc, layer);
     if (rc.n) {
-        rc.rows = malloc(rc.n * sizeof *rc.rows);
+        rc.rows = pario_malloc(rc.n * sizeof *rc.rows);
         if (!rc.rows) {
             b->oom = 1;
             return;
@@ -289,7 +291,7 @@ static void put_rank_records(struct pario_buf *b, int layer)
     }
     put_u32(b, rc.n);
     put_columns(b, pario_layers[layer], rc.rows, rc.n);
-    free(rc.rows);
+    pario_free(rc.rows);
 }
 
 static void build_rank_payload(struct pario_buf *b, const double *row)
@@ -305,7 +307,7 @@ static void build_rank_payload(struct pario_buf *b, const double *row)
 static void build_shared_payload(struct pario_buf *b, struct pario_shared_elem *elems, const unsigned char *bitmap,
                                  size_t bm_bytes)
 {
-    struct record_row *rows = pario_nshared ? malloc((size_t)pario_nshared * sizeof *rows) : NULL;
+    struct record_row *rows = pario_nshared ? pario_malloc((size_t)pario_nshared * sizeof *rows) : NULL;
     if (pario_nshared && !rows) {
         b->oom = 1;
         return;
@@ -332,7 +334,7 @@ static void build_shared_payload(struct pario_buf *b, struct pario_shared_elem *
         put_u32(b, n);
         put_columns(b, d, rows, n);
     }
-    free(rows);
+    pario_free(rows);
     /* bitmaps in the same (layer, id) order */
     put_u32(b, (uint32_t)bm_bytes);
     for (int l = 0; l < PARIO_NLAYERS && bm_bytes; l++)
@@ -401,7 +403,7 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
     put_json_string(b, exe);
     put_text(b, ",\"argv\":");
     pario_buf_put(b, argv_json.p, argv_json.len);
-    free(argv_json.p);
+    pario_free(argv_json.p);
     snprintf(num, sizeof num, ",\"nprocs\":%d,\"complete\":%s,\"start_time\":%.6f,\"end_time\":%.6f", nprocs,
              complete ? "true" : "false", pario_core.start_epoch, end_epoch);
     put_text(b, num);
@@ -510,7 +512,7 @@ static void default_name(char *out, size_t n, const char *dir, long id)
     char exe[4096] = "";
     struct pario_buf dummy = {0};
     read_cmdline(exe, sizeof exe, &dummy);
-    free(dummy.p);
+    pario_free(dummy.p);
     const char *base = strrchr(exe, '/');
     base = base ? base + 1 : exe;
     if (!*base)
@@ -713,12 +715,12 @@ void pario_log_at_exit(void)
         else
             pario_warn("cannot write log %s (%s); wrote %s instead", path, strerror(err), alt);
     }
-    free(out.p);
-    free(tail.p);
-    free(meta.p);
-    free(shared.p);
-    free(rank.p);
-    free(end.p);
+    pario_free(out.p);
+    pario_free(tail.p);
+    pario_free(meta.p);
+    pario_free(shared.p);
+    pario_free(rank.p);
+    pario_free(end.p);
 }
 
 /* ---- MPI path ------------------------------------------------------------*/
@@ -746,12 +748,29 @@ int pario_mpi_rank(void) { return pario_core.rank; }
 /* The log, in file order: every rank's head (file header, META and SHARED on
  * rank 0, its RANK block) in rank order, then every rank's trace (its spilled
  * TRACE blocks, read back from the temporary file, then `tail`: the last
- * TRACE block, TRACE_INDEX; END on the last rank) in rank order.  Rank 0
- * writes it alone, one window of LOG_WINDOW bytes at a time: each rank sends
- * it the part of its head and of its trace that falls in the window (two
- * MPI_Gatherv), so a rank holds at most one window of its spilled trace, and
- * rank 0 also the window it writes and four ints per rank. */
+ * TRACE block and TRACE_INDEX) in rank order, then END.  Rank 0 writes it
+ * alone, one window of LOG_WINDOW bytes at a time: each rank sends it the
+ * part of its head, and of its trace, that falls in the window (MPI_Gatherv;
+ * the second only when some rank has a trace), so a rank holds at most one
+ * window of its spilled trace, and rank 0 the window it writes and 40 bytes
+ * per rank. */
 #define LOG_WINDOW ((uint64_t)4 << 20) /* MPI counts are int */
+
+/* One rank's part of the log, (rank 0) everyone's sizes, and the buffers
+ * the writing needs, allocated before it starts so that it cannot fail half
+ * way for want of memory. */
+struct log_parts {
+    const struct pario_buf *head, *tail;
+    uint64_t spill;        /* bytes of its spilled trace, before `tail` */
+    uint64_t lens[2];      /* bytes of its head, of its trace */
+    uint64_t offs[2];      /* where they start among all heads, among all traces */
+    uint64_t tot[2];       /* bytes of all heads, of all traces */
+    unsigned char *stage;  /* LOG_WINDOW bytes where the rank spilled a trace */
+    uint64_t *sizes;       /* rank 0: each rank's lens[0], lens[1], oom, trace blocks */
+    int *cnt, *dsp;        /* rank 0: a window's counts and displacements */
+    unsigned char *win;    /* rank 0: the window (at most LOG_WINDOW bytes) */
+    struct pario_buf end;  /* rank 0: the END block */
+};
 
 /* How much of [at, at+n) lies in [ws, we); *from: where that part starts within it. */
 static uint64_t overlap(uint64_t at, uint64_t n, uint64_t ws, uint64_t we, uint64_t *from)
@@ -761,87 +780,70 @@ static uint64_t overlap(uint64_t at, uint64_t n, uint64_t ws, uint64_t we, uint6
     return b > a ? b - a : 0;
 }
 
-/* Rank 0's counts and displacements in one window for part `which` (0: the
- * heads, 1: the traces), from the (head, trace) count pairs gathered in
- * `pairs`; the part starts `at` bytes into the window. */
-static void window_layout(const int *pairs, int nprocs, int which, int at, int *cnt, int *dsp)
+/* Rank 0's counts and displacements in the window [ws, we) for part `which`
+ * (0: the heads, 1: the traces), which starts `start` bytes into the log. */
+static void window_layout(struct log_parts *lp, int nprocs, int which, uint64_t start, uint64_t ws, uint64_t we)
 {
+    uint64_t at = start, from;
     for (int r = 0; r < nprocs; r++) {
-        cnt[r] = pairs[2 * r + which];
-        dsp[r] = at;
-        at += cnt[r];
+        uint64_t len = lp->sizes[4 * (size_t)r + (size_t)which];
+        lp->cnt[r] = (int)overlap(at, len, ws, we, &from);
+        lp->dsp[r] = lp->cnt[r] ? (int)(at + from - ws) : 0;
+        at += len;
     }
 }
 
-/* Write the log at `path` (through `path`.tmp, renamed when complete); 0 or
- * an errno-ish code agreed on by all ranks. */
-static int write_collective(MPI_Comm comm, const char *path, const struct pario_buf *head,
-                            const struct pario_buf *tail, int rank, int nprocs)
+/* This rank's trace bytes in [from, from + n) of its trace: from the tail, or
+ * read back into the staging buffer where they start in the spilled part;
+ * *bad set when that read fails. */
+static const unsigned char *trace_part(const struct log_parts *lp, uint64_t from, uint64_t n, int *bad)
 {
-    uint64_t spill = pario_trace_spill_bytes();
-    uint64_t lens[2] = {head->len, spill + tail->len}, offs[2] = {0, 0}, tot[2] = {0, 0};
-    NEXT(PMPI_Exscan)(lens, offs, 2, MPI_UINT64_T, MPI_SUM, comm);
-    if (rank == 0)
-        offs[0] = offs[1] = 0;
-    NEXT(PMPI_Allreduce)(lens, tot, 2, MPI_UINT64_T, MPI_SUM, comm);
-    /* The temporary name keeps a half-written log from replacing a good one. */
-    char tmp[PATH_MAX + 64];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = NULL;
+    if (from >= lp->spill)
+        return lp->tail->p + (from - lp->spill);
+    uint64_t s = lp->spill - from < n ? lp->spill - from : n;
+    if (pario_trace_read_spill(lp->stage, from, (size_t)s) != 0)
+        *bad = 1;
+    else if (n > s)
+        memcpy(lp->stage + s, lp->tail->p, (size_t)(n - s));
+    return lp->stage;
+}
+
+/* Rank 0 writes the log to `f` (opened by it on `tmp`), the others send their
+ * parts; then rank 0 renames `tmp` to `path`.  Returns 0 or an errno-ish code
+ * agreed on by all ranks. */
+static int write_windows(MPI_Comm comm, FILE *f, const char *tmp, const char *path, struct log_parts *lp, int rank,
+                         int nprocs)
+{
+    static unsigned char none[1]; /* the send buffer of a rank with nothing in the window */
     int err = 0, bad = 0;
-    unsigned char *win = NULL;
-    int *pairs = NULL;
-    if (rank == 0) {
-        win = malloc(LOG_WINDOW);
-        pairs = malloc(4 * (size_t)nprocs * sizeof *pairs);
-        if (!win || !pairs)
-            err = ENOMEM;
-        else if (!(f = fopen(tmp, "wb")))
-            err = errno ? errno : EACCES;
-    }
-    NEXT(PMPI_Bcast)(&err, 1, MPI_INT, 0, comm);
-    if (err) {
-        free(win);
-        free(pairs);
-        return err;
-    }
-    int *cnt = pairs ? pairs + 2 * (size_t)nprocs : NULL, *dsp = cnt ? cnt + nprocs : NULL;
-    uint64_t total = tot[0] + tot[1], tat = tot[0] + offs[1];
-    unsigned char *stage = spill ? malloc(LOG_WINDOW) : NULL;
-    if (spill && !stage)
-        bad = 1;
+    uint64_t total = lp->tot[0] + lp->tot[1], tat = lp->tot[0] + lp->offs[1];
     for (uint64_t ws = 0; ws < total; ws += LOG_WINDOW) {
-        uint64_t we = total - ws < LOG_WINDOW ? total : ws + LOG_WINDOW, hfrom = 0, tfrom = 0;
-        int mine[2] = {(int)overlap(offs[0], head->len, ws, we, &hfrom),
-                       (int)overlap(tat, lens[1], ws, we, &tfrom)};
-        const unsigned char *hsrc = head->p + (mine[0] ? hfrom : 0);
-        const unsigned char *tsrc = tail->p ? tail->p + (tfrom > spill ? tfrom - spill : 0) : head->p;
-        if (mine[1] && tfrom < spill) {
-            /* the spilled part through the staging buffer, then the tail's start */
-            uint64_t n = (uint64_t)mine[1], s = spill - tfrom < n ? spill - tfrom : n;
-            if (!stage || pario_trace_read_spill(stage, tfrom, (size_t)s) != 0)
-                bad = 1;
-            else if (n > s)
-                memcpy(stage + s, tail->p, (size_t)(n - s));
-            tsrc = stage ? stage : head->p;
+        uint64_t we = total - ws < LOG_WINDOW ? total : ws + LOG_WINDOW, from = 0;
+        int n = (int)overlap(lp->offs[0], lp->lens[0], ws, we, &from);
+        if (rank == 0)
+            window_layout(lp, nprocs, 0, 0, ws, we);
+        NEXT(PMPI_Gatherv)(n ? lp->head->p + from : none, n, MPI_BYTE, lp->win, lp->cnt, lp->dsp, MPI_BYTE, 0,
+                           comm);
+        if (lp->tot[1]) {
+            n = (int)overlap(tat, lp->lens[1], ws, we, &from);
+            const unsigned char *src = n ? trace_part(lp, from, (uint64_t)n, &bad) : none;
+            if (rank == 0)
+                window_layout(lp, nprocs, 1, lp->tot[0], ws, we);
+            NEXT(PMPI_Gatherv)(src, n, MPI_BYTE, lp->win, lp->cnt, lp->dsp, MPI_BYTE, 0, comm);
         }
-        NEXT(PMPI_Gather)(mine, 2, MPI_INT, pairs, 2, MPI_INT, 0, comm);
-        if (rank == 0)
-            window_layout(pairs, nprocs, 0, 0, cnt, dsp);
-        NEXT(PMPI_Gatherv)(hsrc, mine[0], MPI_BYTE, win, cnt, dsp, MPI_BYTE, 0, comm);
-        if (rank == 0)
-            window_layout(pairs, nprocs, 1, (int)((tot[0] > ws ? tot[0] : ws) - ws), cnt, dsp);
-        NEXT(PMPI_Gatherv)(tsrc, mine[1], MPI_BYTE, win, cnt, dsp, MPI_BYTE, 0, comm);
-        if (rank == 0 && fwrite(win, 1, (size_t)(we - ws), f) != we - ws)
+        if (rank == 0 && !bad && fwrite(lp->win, 1, (size_t)(we - ws), f) != we - ws)
             bad = 1;
     }
-    free(stage);
-    free(win);
-    free(pairs);
-    if (rank == 0 && fclose(f) != 0)
-        bad = 1;
-    int anybad = 0;
-    NEXT(PMPI_Reduce)(&bad, &anybad, 1, MPI_INT, MPI_MAX, 0, comm);
+    if (rank == 0) {
+        if (fwrite(lp->end.p, 1, lp->end.len, f) != lp->end.len)
+            bad = 1;
+        if (fclose(f) != 0)
+            bad = 1;
+    }
+    /* only a rank with a trace can fail on its side */
+    int anybad = bad;
+    if (lp->tot[1])
+        NEXT(PMPI_Reduce)(&bad, &anybad, 1, MPI_INT, MPI_MAX, 0, comm);
     if (rank == 0) {
         if (anybad)
             err = EIO;
@@ -854,21 +856,113 @@ static int write_collective(MPI_Comm comm, const char *path, const struct pario_
     return err;
 }
 
-/* PARIO_FINALIZE_TIMES=1: rank 0 says on stderr how long each phase took on the slowest rank
- * (bench/scale.py --phases). */
-static void finalize_times(MPI_Comm comm, int rank, double t_shared, double find, double t_compress,
-                           double t_write)
+/* What rank 0 tells every rank before the log is written. */
+struct log_plan {
+    int32_t err;      /* 0, or why no log is written at `path` */
+    int32_t pad;
+    uint64_t tot[2];  /* bytes of all heads, of all traces */
+    char path[PATH_MAX + 64];
+};
+
+/* Rank 0 opens `path`.tmp (the temporary name keeps a half-written log from
+ * replacing a good one); 0 or errno. */
+static int open_tmp(const char *path, char *tmp, size_t n, FILE **f)
+{
+    *f = NULL;
+    if ((size_t)snprintf(tmp, n, "%s.tmp", path) >= n)
+        return ENAMETOOLONG;
+    *f = fopen(tmp, "wb");
+    return *f ? 0 : errno ? errno : EACCES;
+}
+
+/* Write the log: the ranks' sizes gathered to rank 0 and their offsets
+ * scanned; rank 0 sums them, builds END, opens the file and says where and
+ * whether to write (one broadcast); then the windows.  If the log cannot be
+ * written where PARIO_LOG says, it is written to the fallback directory. */
+static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int64_t trace_blocks, int rank, int nprocs)
+{
+    /* The scan also tells every rank whether rank 0 has the memory to gather
+     * (only rank 0 adds to the third sum). */
+    int root_oom = rank == 0 && (!lp->sizes || !lp->cnt);
+    uint64_t scan_in[3] = {lp->lens[0], lp->lens[1], (uint64_t)root_oom}, scan[3] = {0, 0, 0};
+    NEXT(PMPI_Exscan)(scan_in, scan, 3, MPI_UINT64_T, MPI_SUM, comm);
+    if (rank == 0)
+        scan[0] = scan[1] = 0, scan[2] = (uint64_t)root_oom;
+    lp->offs[0] = scan[0];
+    lp->offs[1] = scan[1];
+    if (scan[2]) {
+        if (rank == 0)
+            pario_warn("out of memory while building the log; profile lost");
+        return;
+    }
+    uint64_t mine[4] = {lp->lens[0], lp->lens[1], (uint64_t)oom, (uint64_t)trace_blocks};
+    NEXT(PMPI_Gather)(mine, 4, MPI_UINT64_T, lp->sizes, 4, MPI_UINT64_T, 0, comm);
+    static struct log_plan plan; /* static: PATH_MAX bytes off the stack */
+    memset(&plan, 0, sizeof plan);
+    char tmp[2 * PATH_MAX + 136]; /* room for the fallback path below, and .tmp */
+    FILE *f = NULL;
+    if (rank == 0) {
+        uint64_t blocks = 0, anyoom = 0;
+        for (int r = 0; r < nprocs; r++) {
+            plan.tot[0] += lp->sizes[4 * (size_t)r];
+            plan.tot[1] += lp->sizes[4 * (size_t)r + 1];
+            anyoom |= lp->sizes[4 * (size_t)r + 2];
+            blocks += lp->sizes[4 * (size_t)r + 3];
+        }
+        struct pario_buf count = {0};
+        put_u64(&count, (uint64_t)nprocs + 2 + blocks);
+        pario_put_block(&lp->end, PARIO_BLOCK_END, -1, &count);
+        pario_free(count.p);
+        uint64_t total = plan.tot[0] + plan.tot[1];
+        lp->win = pario_malloc(total < LOG_WINDOW ? (size_t)total + 1 : LOG_WINDOW);
+        log_path(plan.path, sizeof plan.path, (long)getpid());
+        plan.err = anyoom || lp->end.oom || !lp->win ? ENOMEM : open_tmp(plan.path, tmp, sizeof tmp, &f);
+    }
+    NEXT(PMPI_Bcast)(&plan, (int)sizeof plan, MPI_BYTE, 0, comm);
+    lp->tot[0] = plan.tot[0];
+    lp->tot[1] = plan.tot[1];
+    int err = plan.err ? plan.err : write_windows(comm, f, tmp, plan.path, lp, rank, nprocs);
+    if (err == ENOMEM) {
+        if (rank == 0)
+            pario_warn("out of memory while building the log; profile lost");
+        return;
+    }
+    if (!err)
+        return;
+    char alt[2 * PATH_MAX + 128];
+    const char *base = strrchr(plan.path, '/');
+    snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : plan.path);
+    int err2 = rank == 0 ? open_tmp(alt, tmp, sizeof tmp, &f) : 0;
+    NEXT(PMPI_Bcast)(&err2, 1, MPI_INT, 0, comm);
+    if (!err2)
+        err2 = write_windows(comm, f, tmp, alt, lp, rank, nprocs);
+    if (rank == 0) {
+        if (err2)
+            pario_warn("cannot write log %s (%s) nor %s; profile lost", plan.path, strerror(err), alt);
+        else
+            pario_warn("cannot write log %s (%s); wrote %s instead", plan.path, strerror(err), alt);
+    }
+}
+
+/* PARIO_FINALIZE_TIMES=1: rank 0 says on stderr how long each phase took on
+ * the slowest rank, and the most heap the runtime took to write the log, on
+ * rank 0 and on any other rank (bench/scale.py --phases, tests). */
+static void finalize_times(MPI_Comm comm, int rank, double t_enter, double t_shared, double find, double t_compress,
+                           double t_write, size_t heap_at_entry)
 {
     const char *want = getenv("PARIO_FINALIZE_TIMES");
     if (!want || strcmp(want, "1") != 0)
         return;
-    double now = NEXT(PMPI_Wtime)();
-    double mine[4] = {find, t_compress - t_shared - find, t_write - t_compress, now - t_write}, worst[4];
-    NEXT(PMPI_Reduce)(mine, worst, 4, MPI_DOUBLE, MPI_MAX, 0, comm);
+    double now = NEXT(PMPI_Wtime)(), heap = (double)(pario_heap_peak() - heap_at_entry);
+    double mine[6] = {find, t_compress - t_shared - find, t_write - t_compress, now - t_write, now - t_enter,
+                      rank == 0 ? 0.0 : heap};
+    double worst[6];
+    NEXT(PMPI_Reduce)(mine, worst, 6, MPI_DOUBLE, MPI_MAX, 0, comm);
     if (rank == 0)
         pario_warn("finalize phases (slowest rank): shared-file detection %.6f s, reduction %.6f s, "
-                   "compression %.6f s, collective write %.6f s",
-                   worst[0], worst[1], worst[2], worst[3]);
+                   "compression %.6f s, collective write %.6f s, in all %.6f s; "
+                   "heap at most %.0f bytes on rank 0, %.0f on any other rank",
+                   worst[0], worst[1], worst[2], worst[3], worst[4], heap, worst[5]);
 }
 
 void pario_mpi_finalizing(void)
@@ -876,11 +970,16 @@ void pario_mpi_finalizing(void)
     uint64_t entered = pario_now();
     if (!atomic_load(&pario_enabled) || pario_core.is_fork_child || pario_core.log_written)
         return;
+    double t_enter = NEXT(PMPI_Wtime)();
+    pario_heap_reset_peak();
+    size_t heap_at_entry = pario_heap_held();
     atomic_store(&pario_enabled, 0);
     pario_core.log_written = 1;
     pario_core.mpi_finalized = 1;
     MPI_Comm comm;
     NEXT(PMPI_Comm_dup)(MPI_COMM_WORLD, &comm);
+    /* an error in the runtime's own messages is its to handle, never the job's end */
+    NEXT(PMPI_Comm_set_errhandler)(comm, MPI_ERRORS_RETURN);
     int rank = pario_core.rank, nprocs = pario_core.nprocs;
     pario_trace_mpi_finalize(entered, comm); /* the FINALIZE event, the second clock sync */
 
@@ -898,8 +997,6 @@ void pario_mpi_finalizing(void)
     double t_shared = NEXT(PMPI_Wtime)();
     struct pario_shared_reduction shared_files;
     pario_shared_reduce(comm, rank, nprocs, &shared_files);
-    int64_t overflow_total = 0, mine_over = pario_core.records_overflowed;
-    NEXT(PMPI_Reduce)(&mine_over, &overflow_total, 1, MPI_INT64_T, MPI_SUM, 0, comm);
 
     /* this rank's bytes */
     double t_compress = NEXT(PMPI_Wtime)();
@@ -909,57 +1006,39 @@ void pario_mpi_finalizing(void)
         struct pario_buf meta = {0}, shared = {0};
         char ranks[64];
         snprintf(ranks, sizeof ranks, "\"all\"");
-        build_meta(&meta, nprocs, 1, ranks, (double)time(NULL), overflow_total, mpi_init_epoch);
+        build_meta(&meta, nprocs, 1, ranks, (double)time(NULL), shared_files.records_overflowed, mpi_init_epoch);
         build_shared_payload(&shared, shared_files.result, shared_files.bitmap, shared_files.bm_bytes);
         pario_put_block(&out, PARIO_BLOCK_META, -1, &meta);
         pario_put_block(&out, PARIO_BLOCK_SHARED, -1, &shared);
-        free(meta.p);
-        free(shared.p);
+        pario_free(meta.p);
+        pario_free(shared.p);
     }
     build_rank_payload(&payload, row);
     pario_put_block(&out, PARIO_BLOCK_RANK, rank, &payload);
-    /* after every RANK block: each rank's TRACE blocks and TRACE_INDEX, then END */
+    /* after every RANK block: each rank's TRACE blocks and TRACE_INDEX; END is rank 0's */
     struct pario_buf tail = {0};
     int tblocks = 0;
     pario_trace_finish(&tail, rank, &tblocks);
-    int64_t mine_blocks = tblocks, trace_blocks = 0;
-    NEXT(PMPI_Allreduce)(&mine_blocks, &trace_blocks, 1, MPI_INT64_T, MPI_SUM, comm);
-    if (rank == nprocs - 1) {
-        struct pario_buf end = {0};
-        put_u64(&end, (uint64_t)nprocs + 2 + (uint64_t)trace_blocks);
-        pario_put_block(&tail, PARIO_BLOCK_END, -1, &end);
-        free(end.p);
-    }
-    out.oom |= tail.oom;
-
-    char path[PATH_MAX + 64];
-    long id = (long)getpid();
-    NEXT(PMPI_Bcast)(&id, 1, MPI_LONG, 0, comm);
-    if (rank == 0)
-        log_path(path, sizeof path, id);
-    NEXT(PMPI_Bcast)(path, sizeof path, MPI_CHAR, 0, comm);
-    int oom = out.oom, anyoom = 0;
-    NEXT(PMPI_Allreduce)(&oom, &anyoom, 1, MPI_INT, MPI_MAX, comm);
+    uint64_t spill = pario_trace_spill_bytes();
+    struct log_parts lp = {
+        .head = &out, .tail = &tail, .spill = spill, .lens = {out.len, spill + tail.len},
+        .stage = spill ? pario_malloc(LOG_WINDOW) : NULL,
+        .sizes = rank == 0 ? pario_malloc(4 * (size_t)nprocs * sizeof *lp.sizes) : NULL,
+        .cnt = rank == 0 ? pario_malloc(2 * (size_t)nprocs * sizeof *lp.cnt) : NULL,
+    };
+    lp.dsp = lp.cnt ? lp.cnt + nprocs : NULL;
+    int oom = out.oom || tail.oom || (spill && !lp.stage);
     double t_write = NEXT(PMPI_Wtime)();
-    int err = anyoom ? ENOMEM : write_collective(comm, path, &out, &tail, rank, nprocs);
-    finalize_times(comm, rank, t_shared, shared_files.find_seconds, t_compress, t_write);
-    if (err && !anyoom) {
-        char alt[2 * PATH_MAX + 128];
-        const char *base = strrchr(path, '/');
-        snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
-        int err2 = write_collective(comm, alt, &out, &tail, rank, nprocs);
-        if (rank == 0) {
-            if (err2)
-                pario_warn("cannot write log %s (%s) nor %s; profile lost", path, strerror(err), alt);
-            else
-                pario_warn("cannot write log %s (%s); wrote %s instead", path, strerror(err), alt);
-        }
-    } else if (err && rank == 0) {
-        pario_warn("out of memory while building the log; profile lost");
-    }
-    free(out.p);
-    free(tail.p);
-    free(payload.p);
+    write_log(comm, &lp, oom, tblocks, rank, nprocs);
+    finalize_times(comm, rank, t_enter, t_shared, shared_files.find_seconds, t_compress, t_write, heap_at_entry);
+    pario_free(lp.stage);
+    pario_free(lp.sizes);
+    pario_free(lp.cnt);
+    pario_free(lp.win);
+    pario_free(lp.end.p);
+    pario_free(out.p);
+    pario_free(tail.p);
+    pario_free(payload.p);
     pario_shared_free(&shared_files);
     NEXT(PMPI_Comm_free)(&comm);
 }

@@ -66,7 +66,7 @@ static void list_push(struct key_list *l, const struct route_key *k)
         return;
     if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 64;
-        struct route_key *p = realloc(l->k, sizeof *p * (size_t)cap);
+        struct route_key *p = pario_realloc(l->k, sizeof *p * (size_t)cap);
         if (!p) {
             l->oom = 1;
             return;
@@ -123,36 +123,56 @@ static int owner_of(const struct route_key *k, int p2)
     return (int)(h & (uint64_t)(p2 - 1));
 }
 
-/* Send `n` keys to `peer` and receive its keys (malloc'd, *got of them). */
-static int swap_keys(MPI_Comm comm, MPI_Datatype kt, int peer, const struct route_key *send, int n,
-                     struct route_key **recv, int *got)
+/* Message tags of the steps below (the communicator is the runtime's own). */
+enum { TAG_ROUTE = 1, TAG_SHARED, TAG_EXTRA_KEYS, TAG_EXTRA_SHARED };
+
+/* Receive the keys `peer` sends with `tag` (allocated, *got of them), the
+ * count read from the probed message. Short of memory, the message is still
+ * received (and dropped). */
+static int recv_keys(MPI_Comm comm, MPI_Datatype kt, int peer, int tag, struct route_key **recv, int *got)
 {
+    MPI_Status st;
     int theirs = 0;
-    *recv = NULL;
     *got = 0;
-    int rc = NEXT(PMPI_Sendrecv)(&n, 1, MPI_INT, peer, 0, &theirs, 1, MPI_INT, peer, 0, comm, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *recv = malloc(sizeof **recv * (size_t)(theirs ? theirs : 1));
-    rc = NEXT(PMPI_Sendrecv)(send, n, kt, peer, 1, *recv ? *recv : (struct route_key *)send, *recv ? theirs : 0, kt,
-                             peer, 1, comm, MPI_STATUS_IGNORE);
+    int rc = NEXT(PMPI_Probe)(peer, tag, comm, &st);
+    if (rc == MPI_SUCCESS)
+        rc = NEXT(PMPI_Get_count)(&st, kt, &theirs);
+    *recv = pario_malloc(sizeof **recv * (size_t)(theirs > 0 ? theirs : 1));
+    struct route_key dummy;
+    int rc2 = NEXT(PMPI_Recv)(*recv ? *recv : &dummy, *recv ? theirs : 0, kt, peer, tag, comm, MPI_STATUS_IGNORE);
     if (!*recv)
         return MPI_ERR_NO_MEM;
     *got = theirs;
-    return rc;
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+/* Send `n` keys to `peer` and receive its keys: one message each way. */
+static int swap_keys(MPI_Comm comm, MPI_Datatype kt, int peer, int tag, const struct route_key *send, int n,
+                     struct route_key **recv, int *got)
+{
+    MPI_Request req;
+    int rc = NEXT(PMPI_Isend)(send, n, kt, peer, tag, comm, &req);
+    if (rc != MPI_SUCCESS) {
+        *recv = NULL;
+        *got = 0;
+        return rc;
+    }
+    int rc2 = recv_keys(comm, kt, peer, tag, recv, got);
+    int rc3 = NEXT(PMPI_Wait)(&req, MPI_STATUS_IGNORE);
+    return rc2 != MPI_SUCCESS ? rc2 : rc3;
 }
 
 /* Replace `l` by its union with the keys `peer` sends while it is sent `send`. */
-static int swap_and_merge(MPI_Comm comm, MPI_Datatype kt, int peer, struct key_list *l, const struct route_key *send,
+static int swap_and_merge(MPI_Comm comm, MPI_Datatype kt, int peer, int tag, struct key_list *l, const struct route_key *send,
                           int nsend)
 {
     struct route_key *got;
     int ngot;
-    int rc = swap_keys(comm, kt, peer, send, nsend, &got, &ngot);
+    int rc = swap_keys(comm, kt, peer, tag, send, nsend, &got, &ngot);
     struct key_list merged = {0};
     merge_into(&merged, l->k, l->n, got, ngot);
-    free(got);
-    free(l->k);
+    pario_free(got);
+    pario_free(l->k);
     merged.oom |= l->oom;
     *l = merged;
     return rc;
@@ -173,9 +193,9 @@ static int swap_and_merge(MPI_Comm comm, MPI_Datatype kt, int peer, struct key_l
  *      with the same peers until every rank holds them all.
  * Memory and messages are bounded by the keys a rank holds and the shared
  * keys, not by P.  Returns 0 or an MPI error (then no key is shared, on every
- * rank).
+ * rank); *overflowed: the records all ranks could not hold, summed.
  */
-static int find_shared_keys(MPI_Comm comm, int rank, int nprocs)
+static int find_shared_keys(MPI_Comm comm, int rank, int nprocs, int64_t *overflowed)
 {
     struct key_list l = {0};
     for (int lay = 0; lay < PARIO_NLAYERS; lay++)
@@ -192,29 +212,19 @@ static int find_shared_keys(MPI_Comm comm, int rank, int nprocs)
     struct key_list shared = {0};
     if (rank >= p2) {
         /* an extra rank: its keys go to rank - p2, the shared list comes back */
-        struct route_key *got = NULL;
-        bad |= NEXT(PMPI_Send)(&l.n, 1, MPI_INT, rank - p2, 2, comm) != MPI_SUCCESS;
-        bad |= NEXT(PMPI_Send)(l.k, l.n, kt, rank - p2, 3, comm) != MPI_SUCCESS;
+        bad |= NEXT(PMPI_Send)(l.k, l.n, kt, rank - p2, TAG_EXTRA_KEYS, comm) != MPI_SUCCESS;
         int n = 0;
-        bad |= NEXT(PMPI_Recv)(&n, 1, MPI_INT, rank - p2, 4, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS;
-        got = malloc(sizeof *got * (size_t)(n ? n : 1));
-        struct route_key dummy;
-        bad |= NEXT(PMPI_Recv)(got ? got : &dummy, got ? n : 0, kt, rank - p2, 5, comm, MPI_STATUS_IGNORE) !=
-               MPI_SUCCESS;
-        bad |= !got;
-        shared = (struct key_list){.k = got, .n = got ? n : 0, .cap = n};
+        bad |= recv_keys(comm, kt, rank - p2, TAG_EXTRA_SHARED, &shared.k, &n) != MPI_SUCCESS;
+        shared.n = shared.cap = n;
     } else {
         if (rank + p2 < nprocs) {
+            struct route_key *got;
             int n = 0;
-            bad |= NEXT(PMPI_Recv)(&n, 1, MPI_INT, rank + p2, 2, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS;
-            struct route_key *got = malloc(sizeof *got * (size_t)(n ? n : 1)), dummy;
-            bad |= NEXT(PMPI_Recv)(got ? got : &dummy, got ? n : 0, kt, rank + p2, 3, comm, MPI_STATUS_IGNORE) !=
-                   MPI_SUCCESS;
-            bad |= !got;
+            bad |= recv_keys(comm, kt, rank + p2, TAG_EXTRA_KEYS, &got, &n) != MPI_SUCCESS;
             struct key_list merged = {0};
-            merge_into(&merged, l.k, l.n, got, got ? n : 0);
-            free(got);
-            free(l.k);
+            merge_into(&merged, l.k, l.n, got, n);
+            pario_free(got);
+            pario_free(l.k);
             l = merged;
         }
         for (int bit = 1; bit < p2; bit <<= 1) {
@@ -229,8 +239,8 @@ static int find_shared_keys(MPI_Comm comm, int rank, int nprocs)
             }
             l.n = keep;
             bad |= give.oom;
-            bad |= swap_and_merge(comm, kt, rank ^ bit, &l, give.k, give.n) != MPI_SUCCESS;
-            free(give.k);
+            bad |= swap_and_merge(comm, kt, rank ^ bit, TAG_ROUTE, &l, give.k, give.n) != MPI_SUCCESS;
+            pario_free(give.k);
         }
         for (int i = 0; i < l.n; i++)
             if (l.k[i].nranks >= 2)
@@ -240,29 +250,31 @@ static int find_shared_keys(MPI_Comm comm, int rank, int nprocs)
             shared = (struct key_list){.k = NULL, .n = 0, .cap = 0, .oom = mine.oom};
             struct route_key *got;
             int ngot;
-            bad |= swap_keys(comm, kt, rank ^ bit, mine.k, mine.n, &got, &ngot) != MPI_SUCCESS;
+            bad |= swap_keys(comm, kt, rank ^ bit, TAG_SHARED, mine.k, mine.n, &got, &ngot) != MPI_SUCCESS;
             merge_into(&shared, mine.k, mine.n, got, ngot);
-            free(got);
-            free(mine.k);
+            pario_free(got);
+            pario_free(mine.k);
         }
         if (rank + p2 < nprocs) {
-            bad |= NEXT(PMPI_Send)(&shared.n, 1, MPI_INT, rank + p2, 4, comm) != MPI_SUCCESS;
-            bad |= NEXT(PMPI_Send)(shared.k, shared.n, kt, rank + p2, 5, comm) != MPI_SUCCESS;
+            bad |= NEXT(PMPI_Send)(shared.k, shared.n, kt, rank + p2, TAG_EXTRA_SHARED, comm) != MPI_SUCCESS;
         }
     }
     bad |= l.oom | shared.oom;
     NEXT(PMPI_Type_free)(&kt);
-    free(l.k);
+    pario_free(l.k);
     pario_nshared = 0;
-    pario_shared_keys = malloc(sizeof *pario_shared_keys * (size_t)(shared.n ? shared.n : 1));
+    pario_shared_keys = pario_malloc(sizeof *pario_shared_keys * (size_t)(shared.n ? shared.n : 1));
     bad |= !pario_shared_keys;
-    int anybad = 0;
-    NEXT(PMPI_Allreduce)(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+    /* with the ranks' overflowed records, summed on the way: one collective less */
+    int64_t mine[2] = {bad, pario_core.records_overflowed}, sums[2] = {1, 0};
+    NEXT(PMPI_Allreduce)(mine, sums, 2, MPI_INT64_T, MPI_SUM, comm);
+    int anybad = sums[0] != 0;
+    *overflowed = sums[1];
     if (!anybad)
         for (int i = 0; i < shared.n; i++)
             pario_shared_keys[pario_nshared++] = (struct pario_shared_key){
                 .id = shared.k[i].id, .layer = shared.k[i].layer, .minrank = shared.k[i].minrank};
-    free(shared.k);
+    pario_free(shared.k);
     return anybad ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
@@ -369,7 +381,8 @@ static void fill_elem(struct pario_shared_elem *e, int layer, const struct pario
 void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_shared_reduction *out)
 {
     double t0 = NEXT(PMPI_Wtime)();
-    find_shared_keys(comm, rank, nprocs);
+    int64_t overflowed = 0;
+    find_shared_keys(comm, rank, nprocs, &overflowed);
     double found = NEXT(PMPI_Wtime)() - t0;
     int n = pario_nshared ? pario_nshared : 1;
     size_t bm_bytes = ((size_t)nprocs + 7) / 8;
@@ -377,14 +390,15 @@ void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_share
         bm_bytes = 0; /* too many shared files x ranks: keep counts only */
     size_t bm_size = (size_t)n * (bm_bytes ? bm_bytes : 1);
     *out = (struct pario_shared_reduction){
-        .result = rank == 0 ? calloc((size_t)n, sizeof *out->result) : NULL,
-        .bitmap = rank == 0 ? calloc(bm_size, 1) : NULL,
+        .result = rank == 0 ? pario_calloc((size_t)n, sizeof *out->result) : NULL,
+        .bitmap = rank == 0 ? pario_calloc(bm_size, 1) : NULL,
         .bm_bytes = bm_bytes,
         .find_seconds = found,
+        .records_overflowed = overflowed,
     };
     if (pario_nshared == 0)
         return;
-    struct mine m = {.rec = calloc((size_t)n, sizeof *m.rec)};
+    struct mine m = {.rec = pario_calloc((size_t)n, sizeof *m.rec)};
     if (m.rec)
         for (int l = 0; l < PARIO_NLAYERS; l++)
             pario_foreach_record(l, find_mine, &m);
@@ -419,14 +433,14 @@ void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_share
         }
         NEXT(PMPI_Reduce)(bits, rank == 0 ? out->bitmap + b0 : NULL, (int)bn, MPI_UNSIGNED_CHAR, MPI_BOR, 0, comm);
     }
-    free(m.rec);
+    pario_free(m.rec);
 }
 
 void pario_shared_free(struct pario_shared_reduction *r)
 {
-    free(r->result);
-    free(r->bitmap);
-    free(pario_shared_keys);
+    pario_free(r->result);
+    pario_free(r->bitmap);
+    pario_free(pario_shared_keys);
     pario_shared_keys = NULL;
     pario_nshared = 0;
 }

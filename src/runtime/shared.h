@@ -36,6 +36,7 @@ struct pario_shared_reduction {
     unsigned char *bitmap;            /* rank 0: bm_bytes per record, the ranks that touched it */
     size_t bm_bytes;                  /* 0: too many files x ranks, counts only */
     double find_seconds;              /* of which finding the shared keys (MPI_Wtime) */
+    int64_t records_overflowed;       /* records no rank had room for, summed over the ranks */
 };
 
 /* Collective over comm: find the shared keys and reduce their records to rank 0. */

@@ -740,7 +740,7 @@ void pario_trace_finish(struct pario_buf *tail, int rank, int *nblocks)
     put_str(&idx, "}");
     pario_put_block(tail, PARIO_BLOCK_TRACE_INDEX, rank, &idx);
     ++*nblocks;
-    free(idx.p);
+    pario_free(idx.p);
     if (idx.oom)
         tail->oom = 1;
 }
