@@ -7,6 +7,8 @@
  *   many   1,000 files of its own per rank
  *   mix    a, plus a file per pair of ranks and one per 3 ranks (files
  *          shared by some ranks, not all: the shared-file detection's cases)
+ *   wide   150 files shared by all ranks but rank 0 skips every third one
+ *          (more shared records than one reduction step holds)
  * Prints from every rank: "<seconds in MPI_Finalize> <VmHWM kB after it>".
  */
 #define _GNU_SOURCE
@@ -80,6 +82,12 @@ int main(int argc, char **argv)
         MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
         MPI_File_write_at_all(fh, (MPI_Offset)rank * 4096, buf, 4096, MPI_BYTE, MPI_STATUS_IGNORE);
         MPI_File_close(&fh);
+    } else if (strcmp(shape, "wide") == 0) {
+        for (int i = 0; i < 150; i++) {
+            snprintf(name, sizeof name, "wide%d", i);
+            if (rank != 0 || i % 3 != 2)
+                some_file(dir, name, rank);
+        }
     } else if (strcmp(shape, "one") == 0) {
         own_files(dir, rank, 1);
     } else if (strcmp(shape, "many") == 0) {

@@ -54,6 +54,21 @@ def test_files_shared_by_some_ranks(probe: Path, mpi_env, libpario: Path, tmp_pa
     assert len(posix) == 5 * 20 + 6  # each rank's 20 files of its own, as its own records
 
 
+def test_more_shared_files_than_one_reduction_step(probe: Path, mpi_env, libpario: Path, tmp_path: Path):
+    """150 shared files (the reduction takes 64 records a step): each has its exact ranks, bytes
+    and members; rank 0 skipped every third file."""
+    _, log, _ = _run(probe, mpi_env, tmp_path, 5, "wide", libpario)
+    profile = read_pario_log(log)
+    posix = profile.files["posix"]
+    ranks = profile.file_ranks
+    got = {Path(str(n)).name: (int(r), int(k), int(w), [int(x) for x in ranks[("posix", int(i))]])
+           for n, r, k, w, i in zip(posix["name"], posix["rank"], posix["nranks"], posix["bytes_written"],
+                                    posix["id"], strict=True)}
+    want = {f"wide{i}": (-1, 4, 400, [1, 2, 3, 4]) if i % 3 == 2 else (-1, 5, 500, [0, 1, 2, 3, 4])
+            for i in range(150)}
+    assert got == want
+
+
 def _added_kb(probe: Path, mpi_env, tmp_path: Path, nprocs: int, lib: Path) -> float:
     """Median over 2 interleaved rounds of the mean VmHWM the runtime adds to a rank."""
     added = []

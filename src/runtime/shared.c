@@ -7,8 +7,8 @@
  *     so every rank knows the same sorted shared list;
  *   - their records reduced to rank 0 with a user-defined MPI_Op (a tree,
  *     not a funnel), together with a bitmap of the ranks that touched each
- *     file (MPI_BOR), both in chunks of bounded size: rank 0 alone holds
- *     the whole result (the bitmap at most 16 MiB).
+ *     file (OR-ed), both in steps of bounded size, one MPI_Reduce each:
+ *     rank 0 alone holds the whole result (the bitmap at most 16 MiB).
  * No rank allocates anything sized by the number of ranks but rank 0's
  * bitmap.
  */
@@ -336,18 +336,31 @@ static void elem_combine(const struct pario_shared_elem *a, struct pario_shared_
     b->sum_b2 += a->sum_b2;
 }
 
-static void reduce_op(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    struct pario_shared_elem *a = in, *b = inout;
-    for (int i = 0; i < *len; i++)
-        elem_combine(&a[i], &b[i]);
-}
-
 /* Shared records reduced per step, and bitmap bytes per step: what a rank
  * other than 0 holds at once. */
 #define ELEM_CHUNK 64
 #define BITMAP_CHUNK ((size_t)64 << 10)
+
+/* One step of the reduction, one MPI_Reduce of one opaque value: up to
+ * ELEM_CHUNK records, then up to BITMAP_CHUNK bytes of the bitmap right after
+ * them (records combined, bits OR-ed).  Every rank runs the same steps, and
+ * the operator reads the step's shape from here. */
+#define STEP_BYTES (ELEM_CHUNK * sizeof(struct pario_shared_elem) + BITMAP_CHUNK)
+static int step_elems;
+static size_t step_bits;
+
+static void reduce_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    (void)len; /* always one value */
+    struct pario_shared_elem *a = in, *b = inout;
+    for (int i = 0; i < step_elems; i++)
+        elem_combine(&a[i], &b[i]);
+    const unsigned char *abits = (const unsigned char *)(a + step_elems);
+    unsigned char *bbits = (unsigned char *)(b + step_elems);
+    for (size_t i = 0; i < step_bits; i++)
+        bbits[i] |= abits[i];
+}
 
 /* This rank's records of shared files, by shared index. */
 struct mine {
@@ -402,37 +415,45 @@ void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_share
     if (m.rec)
         for (int l = 0; l < PARIO_NLAYERS; l++)
             pario_foreach_record(l, find_mine, &m);
-    static struct pario_shared_elem elems[ELEM_CHUNK]; /* static: no allocation to fail mid-collective */
-    static unsigned char bits[BITMAP_CHUNK];
-    MPI_Datatype et;
+    /* static: no allocation to fail mid-collective; `got` is touched on rank 0 alone */
+    static _Alignas(struct pario_shared_elem) unsigned char step[STEP_BYTES], got[STEP_BYTES];
     MPI_Op op;
-    NEXT(PMPI_Type_contiguous)(sizeof(struct pario_shared_elem), MPI_BYTE, &et);
-    NEXT(PMPI_Type_commit)(&et);
     NEXT(PMPI_Op_create)(reduce_op, 1, &op);
     /* A rank short of memory for m.rec sends empty records: the reduction
-     * stays collective, and the result misses that rank's share. */
-    for (int c0 = 0; c0 < pario_nshared; c0 += ELEM_CHUNK) {
-        int cn = pario_nshared - c0 < ELEM_CHUNK ? pario_nshared - c0 : ELEM_CHUNK;
-        for (int i = 0; i < cn; i++)
-            fill_elem(&elems[i], (int)pario_shared_keys[c0 + i].layer, m.rec ? m.rec[c0 + i] : NULL);
-        NEXT(PMPI_Reduce)(elems, rank == 0 ? out->result + c0 : NULL, cn, et, op, 0, comm);
+     * stays collective, and the result misses that rank's share.  The
+     * bitmap: this rank's bit in the byte rank / 8 of each shared file's
+     * bm_bytes. */
+    size_t total = (size_t)pario_nshared * bm_bytes;
+    for (size_t c0 = 0, b0 = 0; c0 < (size_t)pario_nshared || b0 < total; c0 += ELEM_CHUNK, b0 += BITMAP_CHUNK) {
+        size_t cn = c0 < (size_t)pario_nshared ? (size_t)pario_nshared - c0 : 0;
+        size_t bn = b0 < total ? total - b0 : 0;
+        step_elems = (int)(cn < ELEM_CHUNK ? cn : ELEM_CHUNK);
+        step_bits = bn < BITMAP_CHUNK ? bn : BITMAP_CHUNK;
+        struct pario_shared_elem *elems = (struct pario_shared_elem *)step;
+        unsigned char *bits = (unsigned char *)(elems + step_elems);
+        for (int i = 0; i < step_elems; i++)
+            fill_elem(&elems[i], (int)pario_shared_keys[c0 + (size_t)i].layer, m.rec ? m.rec[c0 + (size_t)i] : NULL);
+        memset(bits, 0, step_bits);
+        if (step_bits && m.rec) {
+            size_t first = b0 / bm_bytes, last = (b0 + step_bits - 1) / bm_bytes;
+            for (size_t i = first; i <= last; i++) {
+                size_t at = i * bm_bytes + (size_t)rank / 8;
+                if (m.rec[i] && at >= b0 && at < b0 + step_bits)
+                    bits[at - b0] |= (unsigned char)(1u << (rank % 8));
+            }
+        }
+        size_t elem_bytes = (size_t)step_elems * sizeof *elems;
+        MPI_Datatype st;
+        NEXT(PMPI_Type_contiguous)((int)(elem_bytes + step_bits), MPI_BYTE, &st);
+        NEXT(PMPI_Type_commit)(&st);
+        NEXT(PMPI_Reduce)(step, got, 1, st, op, 0, comm);
+        NEXT(PMPI_Type_free)(&st);
+        if (rank == 0) {
+            memcpy(out->result + c0, got, elem_bytes);
+            memcpy(out->bitmap + b0, got + elem_bytes, step_bits);
+        }
     }
     NEXT(PMPI_Op_free)(&op);
-    NEXT(PMPI_Type_free)(&et);
-    /* The bitmap, BITMAP_CHUNK bytes at a time: this rank's bit in the
-     * byte rank / 8 of each shared file's bm_bytes. */
-    size_t total = (size_t)pario_nshared * bm_bytes;
-    for (size_t b0 = 0; b0 < total; b0 += BITMAP_CHUNK) {
-        size_t bn = total - b0 < BITMAP_CHUNK ? total - b0 : BITMAP_CHUNK;
-        memset(bits, 0, bn);
-        size_t first = b0 / bm_bytes, last = (b0 + bn - 1) / bm_bytes;
-        for (size_t i = first; i <= last && m.rec; i++) {
-            size_t at = i * bm_bytes + (size_t)rank / 8;
-            if (m.rec[i] && at >= b0 && at < b0 + bn)
-                bits[at - b0] |= (unsigned char)(1u << (rank % 8));
-        }
-        NEXT(PMPI_Reduce)(bits, rank == 0 ? out->bitmap + b0 : NULL, (int)bn, MPI_UNSIGNED_CHAR, MPI_BOR, 0, comm);
-    }
     pario_free(m.rec);
 }
 
