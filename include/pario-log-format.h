@@ -16,7 +16,8 @@
 #include <stdint.h>
 
 #define PARIO_LOG_MAGIC "PARIOLOG"
-#define PARIO_LOG_VERSION 3 /* 2: TRACE and TRACE_INDEX blocks (docs/trace.md); 3: column-major records */
+#define PARIO_LOG_VERSION 4 /* 2: TRACE and TRACE_INDEX blocks (docs/trace.md); 3: column-major records;
+                              4: counter columns split into high-byte planes */
 
 /* Block kinds of the log container. */
 enum pario_block_kind {

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from pario.log import read_log
 from record_helpers import IO_KNOWN_K as K
@@ -196,7 +197,7 @@ def _log_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
 
 
 def _posix_head(payload: bytes, nfields: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """A RANK block's POSIX record count and its first two 8-byte columns (version 3: ids, ranks)."""
+    """A RANK block's POSIX record count and its first two 8-byte columns (version 3 on: ids, ranks)."""
     at = 8 * nfields
     n = int(np.frombuffer(payload, "<u4", 1, at)[0])
     words = np.frombuffer(payload, "<u8", 2 * n, at + 4)
@@ -204,15 +205,16 @@ def _posix_head(payload: bytes, nfields: int) -> tuple[int, np.ndarray, np.ndarr
 
 
 def test_records_are_column_major(known_run):
-    """A RANK block's POSIX records start with every record's id, then every record's rank
-    (format version 3, docs/log-format.md)."""
+    """A RANK block's POSIX records start with every record's id, then every record's rank,
+    then each counter's column split into byte 6, byte 7 and bytes 0-5 of its values (format
+    version 4, docs/log-format.md)."""
     import json
 
     from pario.log import _format as fmt
 
     profile, outdir, _ = known_run
     data = (outdir / "known.pario").read_bytes()
-    assert fmt.FILE_HEADER.unpack_from(data, 0)[1] == 3
+    assert fmt.FILE_HEADER.unpack_from(data, 0)[1] == 4
     blocks = _log_blocks(data)
     nfields = len(json.loads(blocks[0][2])["rank_fields"])
     posix = profile.files["posix"].to_pandas()
@@ -225,13 +227,22 @@ def test_records_are_column_major(known_run):
         assert n == len(own) > 0
         assert sorted(ids.tolist()) == sorted(own["id"].astype(np.uint64).tolist())
         assert ranks.tolist() == [rank] * n
+        # the first counter's column, decoded by hand from its byte planes
+        at = 8 * nfields + 4 + 16 * n
+        planes = np.frombuffer(payload, np.uint8, 8 * n, at)
+        value = np.zeros((n, 8), np.uint8)
+        value[:, 6], value[:, 7], value[:, :6] = planes[:n], planes[n:2 * n], planes[2 * n:].reshape(n, 6)
+        by_id = dict(zip(own["id"].astype(np.uint64).tolist(), own[posix.columns[3]].tolist(), strict=True))
+        assert value.view("<i8")[:, 0].tolist() == [by_id[i] for i in ids.tolist()]
         seen += 1
     assert seen == NP
 
 
-def test_row_major_logs_still_read(known_run, tmp_path):
-    """The same log with its records row-major and version 2 in its header (as logs written
-    before version 3) reads to the same profile."""
+@pytest.mark.parametrize("version", [2, 3])
+def test_older_logs_still_read(known_run, tmp_path, version):
+    """The same log with its records as the older versions stored them (row-major before
+    version 3, column-major without the split counter columns in version 3) and that
+    version in its header reads to the same profile."""
     import json
     import struct
 
@@ -245,26 +256,28 @@ def test_row_major_logs_still_read(known_run, tmp_path):
     dtypes = [fmt.record_dtype(len(lay["counters"]), len(lay["fcounters"])) for lay in meta["layers"]]
 
     def rows(payload: bytes, at: int) -> bytes:
-        """The payload with the record arrays from byte ``at`` on turned row-major."""
+        """The payload with the record arrays from byte ``at`` on as ``version`` stores them."""
         out = [payload[:at]]
         for dtype in dtypes:
             (n,) = struct.unpack_from("<I", payload, at)
             size = n * dtype.itemsize
-            rec = fmt.records_from_columns(payload[at + 4:at + 4 + size], dtype, n)
+            rec = fmt.records_from_columns(payload[at + 4:at + 4 + size], dtype, n, fmt.VERSION)
+            if version == 3:
+                rec = rec.view("<u8").reshape(n, dtype.itemsize // 8).T
             out.append(payload[at:at + 4] + rec.tobytes())
             at += 4 + size
         return b"".join(out) + payload[at:]
 
-    old = [fmt.FILE_HEADER.pack(fmt.MAGIC, 2, fmt.FILE_HEADER.size)]
+    old = [fmt.FILE_HEADER.pack(fmt.MAGIC, version, fmt.FILE_HEADER.size)]
     for kind, rank, payload in blocks:
         if kind == fmt.BLOCK_SHARED:
             payload = rows(payload, 0)
         elif kind == fmt.BLOCK_RANK:
             payload = rows(payload, 8 * len(meta["rank_fields"]))
         old.append(fmt.block(kind, rank, payload))
-    v2 = tmp_path / "v2.pario"
-    v2.write_bytes(b"".join(old))
-    again = read_log(v2)
+    path = tmp_path / f"v{version}.pario"
+    path.write_bytes(b"".join(old))
+    again = read_log(path)
     pd.testing.assert_frame_equal(again.ranks.to_pandas(), profile.ranks.to_pandas())
     for layer, frame in profile.files.items():
         pd.testing.assert_frame_equal(again.files[layer].to_pandas(), frame.to_pandas())

@@ -174,10 +174,26 @@ struct record_row {
     const double *fcounters;
 };
 
+/* Value i of an 8-byte column of n values at p (version 4, docs/log-format.md):
+ * byte 6 of every value, then byte 7 of every value, then bytes 0-5 of each
+ * value.  The two high bytes (a double's sign, exponent and top of mantissa; a
+ * small integer's zeros) of like values then lie side by side, while a value
+ * that recurs still recurs as 6 bytes that zlib matches. */
+static void put_split(unsigned char *p, size_t n, size_t i, const void *value)
+{
+    uint64_t x;
+    memcpy(&x, value, 8);
+    p[i] = (unsigned char)(x >> 48);
+    p[n + i] = (unsigned char)(x >> 56);
+    for (int j = 0; j < 6; j++)
+        p[2 * n + 6 * i + (size_t)j] = (unsigned char)(x >> (8 * j));
+}
+
 /* n records of a layer, column-major (docs/log-format.md): all ids, all ranks,
- * then each counter, then each float counter, 8 bytes a value.  Zeros and
- * like values of a counter then lie side by side, which zlib compresses far
- * better than whole records one after another. */
+ * then each counter, then each float counter, 8 bytes a value, the counters'
+ * columns split as put_split says.  Zeros and like values of a counter then
+ * lie side by side, which zlib compresses far better than whole records one
+ * after another. */
 static void put_columns(struct pario_buf *b, const struct pario_layer_desc *d, const struct record_row *rows,
                         size_t n)
 {
@@ -189,12 +205,12 @@ static void put_columns(struct pario_buf *b, const struct pario_layer_desc *d, c
         memcpy(p, &rows[i].id, 8);
     for (size_t i = 0; i < n; i++, p += 8)
         memcpy(p, &rows[i].rank, 8);
-    for (int k = 0; k < d->ncounters; k++)
-        for (size_t i = 0; i < n; i++, p += 8)
-            memcpy(p, &rows[i].counters[k], 8);
-    for (int k = 0; k < d->nfcounters; k++)
-        for (size_t i = 0; i < n; i++, p += 8)
-            memcpy(p, &rows[i].fcounters[k], 8);
+    for (int k = 0; k < d->ncounters; k++, p += 8 * n)
+        for (size_t i = 0; i < n; i++)
+            put_split(p, n, i, &rows[i].counters[k]);
+    for (int k = 0; k < d->nfcounters; k++, p += 8 * n)
+        for (size_t i = 0; i < n; i++)
+            put_split(p, n, i, &rows[i].fcounters[k]);
     b->len += ncols * n * 8;
 }
 

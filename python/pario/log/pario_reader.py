@@ -44,7 +44,7 @@ class _Parts:
     rank_ids: list[int] = field(default_factory=list)
     #: per layer, each RANK block's records, decoded once at the end: raw bytes (row-major,
     #: format versions 1 and 2), or the block's (columns, records) array of 8-byte words
-    #: (column-major, version 3; blocks without records left out)
+    #: (column-major, versions 3 and 4; blocks without records left out)
     records: dict[str, list[memoryview | np.ndarray]] = field(default_factory=dict)
     name_ids: list[np.ndarray] = field(default_factory=list)
     name_lens: list[np.ndarray] = field(default_factory=list)
@@ -55,8 +55,8 @@ class _Parts:
     bitmaps: dict[str, np.ndarray] = field(default_factory=dict)
     #: rank -> its TRACE blocks and TRACE_INDEX (format version 2)
     traces: dict[int, trace_reader.RankParts] = field(default_factory=dict)
-    #: record arrays stored column-major (format version 3)
-    columnar: bool = False
+    #: the log's format version (3 on: record arrays column-major, 4 on: counter columns split)
+    version: int = 0
 
 
 class _Cursor:
@@ -177,8 +177,7 @@ def _parse(data: bytes, where: str) -> Profile:
     layers: list[_LayerInfo] = []
     rank_fields: list[str] = []
     parts = _Parts()
-    parts.columnar = len(data) >= fmt.FILE_HEADER.size and \
-        fmt.FILE_HEADER.unpack_from(data, 0)[1] >= fmt.COLUMNAR_VERSION
+    parts.version = fmt.FILE_HEADER.unpack_from(data, 0)[1] if len(data) >= fmt.FILE_HEADER.size else 0
     nblocks = 0
     ended = False
     for kind, rank, payload in _blocks(data, where):
@@ -228,7 +227,8 @@ def _read_shared(cur: _Cursor, layers: list[_LayerInfo], parts: _Parts) -> None:
     for lay in layers:
         n = cur.u32()
         raw = cur.take(n * lay.dtype.itemsize)
-        parts.shared[lay.name] = (fmt.records_from_columns(raw, lay.dtype, n) if parts.columnar
+        parts.shared[lay.name] = (fmt.records_from_columns(raw, lay.dtype, n, parts.version)
+                                  if parts.version >= fmt.COLUMNAR_VERSION
                                   else np.frombuffer(raw, dtype=lay.dtype, count=n))
     bm_bytes = cur.u32()
     if bm_bytes:
@@ -244,11 +244,11 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
     parts.rank_ids.append(rank)
     for lay in layers:
         n = cur.u32()
-        if not parts.columnar:
+        if parts.version < fmt.COLUMNAR_VERSION:
             parts.records[lay.name].append(cur.take(n * lay.dtype.itemsize))
         elif n:
-            words = lay.dtype.itemsize // 8
-            parts.records[lay.name].append(cur.array(np.dtype("<u8"), words * n).reshape(words, n))
+            parts.records[lay.name].append(fmt.words_from_columns(
+                cur.take(n * lay.dtype.itemsize), lay.dtype.itemsize // 8, n, parts.version))
     # names: u32 n, u64 ids[n], u32 lens[n], bytes (columnar, see docs/log-format.md)
     n = cur.u32()
     if n:
@@ -383,7 +383,8 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
     names = _names(parts)
     for lay in layers:
         shared = parts.shared.get(lay.name, np.zeros(0, dtype=lay.dtype))
-        files[lay.name] = _layer_records(lay, shared, parts.records[lay.name], names, parts.columnar)
+        files[lay.name] = _layer_records(lay, shared, parts.records[lay.name], names,
+                                           parts.version >= fmt.COLUMNAR_VERSION)
         bitmap = parts.bitmaps.get(lay.name)
         if bitmap is not None:
             bits = np.unpackbits(bitmap, axis=1, bitorder="little")[:, :nprocs]
