@@ -323,21 +323,25 @@ def check(policy: Policy, rec: dict, keys: list) -> int:
 def table(policies: list[Policy], names: list[str], rec: dict, keys: list) -> None:
     """Per kernel and round: each policy's simulated total, the best fixed variant, every variant."""
     variants = policies[0].all_candidates()
-    print("ms of the calls, summed (auto: simulated on the recorded times; ratio to the best fixed)\n")
-    print(f"| kernel | ranks | round | {' | '.join(names)} | best fixed | {' | '.join(variants)} |")
-    print("|---|---|---|" + "---|" * (len(names) + 1 + len(variants)))
+    print("ms of the calls, summed (auto: simulated on the recorded times; auto run: the recorded auto "
+          "run's own; ratio to the best fixed)\n")
+    columns = [*names, "auto run", "best fixed", *variants]
+    print(f"| kernel | ranks | round | {' | '.join(columns)} |")
+    print("|---|---|---|" + "---|" * (len(names) + 2 + len(variants)))
     sums: dict[str, float] = defaultdict(float)
     for key in keys:
         head = f"| {key[0]} | {key[1]} | {key[2]} |"
         fixed = fixed_totals(rec[key])
         best = min(fixed, key=lambda v: fixed[v])
         if fixed[best] <= 0:
-            print(f"{head} every call direct |" + " - |" * (len(names) + len(variants)))
+            print(f"{head} every call direct |" + " - |" * (len(names) + 1 + len(variants)))
             continue
         sims = [simulate(pol, rec[key], key).ms for pol in policies]
-        for n, ms in zip(names, sims, strict=True):
+        for n, ms in zip(names, sims, strict=False):
             sums[n] += ms
         sums["best fixed"] += fixed[best]
+        ran = [c.ns for c in rec[key].get("auto", []) if c.variant != "direct" and c.span > 0]
+        sims.append(sum(ran) / 1e6 if ran else float("nan"))
         cells = " | ".join(f"{ms:.1f} ({ms / fixed[best]:.2f})" for ms in sims)
         others = " | ".join(f"{fixed[v]:.1f}" if v in fixed else "-" for v in variants)
         print(f"{head} {cells} | {best} {fixed[best]:.1f} | {others} |")
