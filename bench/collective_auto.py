@@ -16,11 +16,25 @@ bandwidth over the baseline's in the same round, its quartiles, and how many rou
 After each timed run of this checkout's auto, its pario log gives what auto
 did with the file: the variants it ran (calls, mean time of a call), the calls spent exploring
 and the variant it kept; the last round's are printed below the table.  A directory under
-/dev/ is written through a symlink (libpario records no file under /dev/).  Usage:
+/dev/ is written through a symlink (libpario records no file under /dev/).
+
+With ``--record DIR`` it records instead, for bench/auto_sim.py: each kernel runs under auto
+and under each candidate variant of auto's lists (src/collective/auto.c, both classes; not
+``--variants``), the runs of a round back to back in rotated order after one untimed pilot
+round, each with ``PARIO_COLL_CALLS`` set (src/collective/engine.c: rank 0 appends a line per
+call); every call of every timed run goes to ``DIR/calls.csv`` with the machine (hostname,
+cores), the git commit, the kernel, ranks, run, round, the call's variant, file range, cycles
+and their class, size class, aggregators, the slowest rank's time (ticks and ns) and, for
+auto's runs, its candidate and whether it explored.  auto left to choose puts more aggregators
+on a node than a fixed variant does (src/collective/domains.c): the fixed variants run with
+``cb_nodes`` set to the count auto used in its pilot run, so that their times are those auto
+would see.  Usage:
 
     .venv/bin/python bench/collective_auto.py [--baseline /path/to/old/libpario.so]
         [--kernels s3d,bt,tile-small,block] [--ranks 4] [--steps 8] [--reps 5]
         [--size 8m] [--dir /tmp] [--variants write-comm:p2p,comm:rma-lock,...] [--out FILE]
+    .venv/bin/python bench/collective_auto.py --record DIR [--kernels ...] [--ranks 4]
+        [--steps 8] [--reps 5] [--size 8m] [--dir /tmp]
 """
 
 from __future__ import annotations
@@ -28,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -35,6 +50,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from auto_sim import Policy, SimError, parse_calls, recording_rows, write_recording  # noqa: E402
 from collective import MIB, RUNTIME_EXCLUDES, csv, kernel_command, parse_size  # noqa: E402
 from pario import paths  # noqa: E402
 
@@ -60,11 +76,13 @@ def auto_summary(log: Path) -> str:
 
 
 def run_once(lib: str, coll: str, program: str, ranks: int, args: list[str], path: Path, cb: int,
-             env: dict[str, str]) -> float | None:
-    """MiB/s of one run (None on failure)."""
+             env: dict[str, str], calls: Path | None = None, hints: str = "") -> float | None:
+    """MiB/s of one run (None on failure); with calls, PARIO_COLL_CALLS appends to that file;
+    hints: more hints (",key=value...")."""
     cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), "--mca", "io", "romio321",
            "-x", f"LD_PRELOAD={lib}", "-x", f"PARIO_COLL={coll}", "-x", f"PARIO_LOG={path}.pario",
-           str(paths.program(program)), *args, "--path", str(path), "--hints", f"cb_buffer_size={cb}",
+           *(["-x", f"PARIO_COLL_CALLS={calls}"] if calls else []),
+           str(paths.program(program)), *args, "--path", str(path), "--hints", f"cb_buffer_size={cb}{hints}",
            "--delete"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     line = next((x for x in reversed(proc.stdout.splitlines()) if x.startswith("{")), None)
@@ -88,6 +106,56 @@ def paired(ratios: list[float]) -> str:
             f"faster in {sum(x > 1.0 for x in r)}/{n}")
 
 
+def git_commit() -> str:
+    """This checkout's commit, "-dirty" when tracked files differ from it; "-" outside git."""
+    root = Path(__file__).resolve().parent.parent
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        return "-"
+    dirty = subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD"]).returncode != 0
+    return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def record(args: argparse.Namespace, lib: str, env: dict[str, str]) -> int:
+    """Every call of auto's runs and of each candidate variant's, to args.record / calls.csv."""
+    try:
+        variants = Policy().all_candidates()
+    except SimError as exc:
+        print(f"collective_auto: {exc}", file=sys.stderr)
+        return 2
+    args.record.mkdir(parents=True, exist_ok=True)
+    out = args.record / "calls.csv"
+    out.unlink(missing_ok=True)
+    machine = {"machine": socket.gethostname(), "nproc": os.cpu_count() or 0, "commit": git_commit()}
+    runs = ["auto", *variants]
+    failed = 0
+    for kernel in args.kernels:
+        program, ranks, kargs = kernel_command(kernel, args.ranks, args.size)
+        kargs = [*kargs, "--steps", str(args.steps)]
+        path = args.dir / f"pario-bench-auto-{kernel}.dat"
+        calls = Path(tempfile.mkdtemp(prefix="pario-calls-")) / "calls"
+        hints = ""  # the fixed variants': auto's aggregator count, from its pilot run
+        for rnd in range(args.reps + 1):
+            for run in runs[rnd % len(runs):] + runs[:rnd % len(runs)]:
+                calls.unlink(missing_ok=True)
+                bw = run_once(lib, run, program, ranks, kargs, path, args.cb_buffer_size, env, calls,
+                              "" if run == "auto" else hints)
+                if bw is None or not calls.exists():
+                    failed += 1
+                    continue
+                if run == "auto" and not rnd:
+                    hints = f",cb_nodes={max(r['aggregators'] for r in parse_calls(calls.read_text()))}"
+                if rnd:  # round 0 is the untimed pilot
+                    meta = {**machine, "kernel": kernel, "ranks": ranks, "run": run, "round": rnd}
+                    write_recording(out, recording_rows(parse_calls(calls.read_text()), meta), append=True)
+            print(f"{kernel}: round {rnd}/{args.reps}", file=sys.stderr, flush=True)
+        calls.unlink(missing_ok=True)
+        calls.parent.rmdir()
+    print(f"{out}: {len(args.kernels)} kernels x {args.reps} rounds x {len(runs)} runs ({', '.join(runs)})"
+          + (f", {failed} runs failed" if failed else ""))
+    return 1 if failed else 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--baseline", default=None, help="libpario.so of the runtime to compare with")
@@ -100,6 +168,8 @@ def main() -> int:
     p.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     p.add_argument("--variants", type=csv, default=list(CANDIDATES))
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--record", type=Path, default=None, metavar="DIR",
+                   help="record every call of auto's and its candidates' runs to DIR/calls.csv")
     args = p.parse_args()
     if (str(args.dir.resolve()) + "/").startswith(RUNTIME_EXCLUDES):
         link = Path(tempfile.mkdtemp(prefix="pario-bench-auto-")) / "dir"
@@ -109,6 +179,8 @@ def main() -> int:
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     lib = str(paths.runtime_library())
+    if args.record:
+        return record(args, lib, env)
     runs = [*([("baseline", args.baseline, "auto")] if args.baseline else []), ("auto", lib, "auto"),
             *((v, lib, v) for v in args.variants)]
     rows = []

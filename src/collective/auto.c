@@ -25,8 +25,13 @@
 
 #include <string.h>
 
+/* Overridable at compile time (-D), for bench/auto_sim.py's variants of the policy. */
+#ifndef AUTO_EXPLORE_SHARE
 #define AUTO_EXPLORE_SHARE 0.1
+#endif
+#ifndef AUTO_RECHECK
 #define AUTO_RECHECK 16
+#endif
 
 struct cw_variant {
     int algorithm, shuffle;

@@ -125,6 +125,8 @@ struct cw_file {
     int nwriters;
     struct cw_auto autos[CW_AUTO_CLASSES];
     int64_t auto_calls;       /* calls auto served with two-phase */
+    int64_t calls_file;       /* PARIO_COLL_CALLS: the file's number in the lines, */
+    int64_t calls_served;     /* and its calls the engine served so far */
     /* split collective */
     int split_pending;
     int split_rc;

@@ -31,9 +31,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- open / set_info / close ------------------------------------------------*/
+
+/* PARIO_COLL_CALLS=PATH: rank 0 of each file's communicator appends one line
+ * per call the engine served (bench/collective_auto.py --record), the
+ * columns calls_line writes, opening PATH at its first line.  Unset, a call
+ * pays one test of calls_path. */
+static const char *calls_path;
+static int calls_fd = -1;
+static int64_t calls_files; /* files opened while the lines are on */
+static pthread_once_t calls_once = PTHREAD_ONCE_INIT;
+
+static void calls_env(void)
+{
+    const char *p = getenv("PARIO_COLL_CALLS");
+    if (p && p[0])
+        calls_path = p;
+}
 
 static struct cw_file *new_file(MPI_Comm comm, const char *path, int amode, const struct cw_hints *h)
 {
@@ -79,7 +96,11 @@ struct cw_file *cw_file_open(MPI_File fh, MPI_Comm comm, const char *path, int a
     if (h.algorithm == CW_OFF || !path)
         return NULL;
     cw_hints_stripe(&h, fh, info);
-    return new_file(comm, path, amode, &h);
+    pthread_once(&calls_once, calls_env);
+    struct cw_file *f = new_file(comm, path, amode, &h);
+    if (f && calls_path)
+        f->calls_file = calls_files++;
+    return f;
 }
 
 void cw_file_set_info(struct cw_file *f, MPI_Info info)
@@ -398,6 +419,42 @@ void cw_direct_done(struct cw_file *f, MPI_File fh, int explicit_offset, int64_t
         NEXT(PMPI_Status_set_elements_x)(status, MPI_BYTE, (MPI_Count)bytes);
 }
 
+/* One line of PARIO_COLL_CALLS for the call just served (rank 0 of the
+ * file's communicator), its columns: pid, file (the file's number in the
+ * process), call (the file's served calls before it), variant
+ * (cw_variant_code; 7x: every rank wrote its own bytes), span (the call's
+ * file range), cycles (buffer cycles at cb_buffer_size: what auto classes
+ * the call by), ncycles (the cycles it ran), aggregators, slowest_ticks (the
+ * slowest rank's time in the hooks' ticks; 0 for a direct call), auto_slot,
+ * auto_candidate, auto_explored (-1, -1, 0 when auto did not choose), and
+ * now_ticks, now_ns: the hooks' clock and CLOCK_MONOTONIC read together,
+ * which convert ticks to time. */
+static void calls_line(struct cw_file *f, const struct cw_ctx *call, uint64_t t_call)
+{
+    if (calls_fd < 0)
+        calls_fd = open(calls_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (calls_fd < 0) {
+        if (cw_hooks.warn)
+            cw_hooks.warn("PARIO_COLL_CALLS=%s: cannot open it; no lines written", calls_path);
+        calls_path = NULL;
+        return;
+    }
+    int64_t cycles = call->agg_start ? cw_count_cycles(call, f->hints.cb_buffer_size) : 0;
+    uint64_t ticks = cw_now();
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    char line[512];
+    int n = snprintf(line, sizeof line,
+                     "%ld,%lld,%lld,%d,%lld,%lld,%lld,%d,%llu,%d,%d,%d,%llu,%llu\n", (long)getpid(),
+                     (long long)f->calls_file, (long long)f->calls_served, cw_variant_code(call->algorithm, call->shuffle),
+                     (long long)call->span, (long long)cycles, (long long)call->ncycles, f->naggs,
+                     (unsigned long long)t_call, call->auto_class, call->auto_class < 0 ? -1 : call->auto_candidate,
+                     call->auto_explored, (unsigned long long)ticks,
+                     (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    if (n > 0 && n < (int)sizeof line && write(calls_fd, line, (size_t)n) != n && cw_hooks.warn)
+        cw_hooks.warn("PARIO_COLL_CALLS: a line was not written");
+}
+
 /* What every rank learns at the end of a call: the worst result and the
  * slowest rank's time (MPI_MAX of both, as int64s). */
 struct cw_call_result {
@@ -467,6 +524,9 @@ int cw_write(struct cw_file *f, MPI_File fh, int explicit_offset, MPI_Offset off
         stats->auto_kept = cw_auto_kept(f, &call);
         if (rc == MPI_SUCCESS)
             cw_direct_done(f, fh, explicit_offset, bytes, status);
+        if (calls_path && f->rank == 0)
+            calls_line(f, &call, stats->t_call);
+        f->calls_served++;
     }
     free_ctx(&call);
     return rc;
