@@ -635,10 +635,22 @@ static void log_path(char *out, size_t n, long id)
     }
 }
 
-static const char *fallback_dir(void)
+/* Where a log goes when it cannot be written at `path`: the same name in
+ * $TMPDIR, or /tmp. */
+static void fallback_path(char *alt, size_t n, const char *path)
 {
-    const char *t = getenv("TMPDIR");
-    return t && *t ? t : "/tmp";
+    const char *t = getenv("TMPDIR"), *base = strrchr(path, '/');
+    snprintf(alt, n, "%s/%s", t && *t ? t : "/tmp", base ? base + 1 : path);
+}
+
+/* Say where the log went after it could not be written at `path` (err):
+ * at `alt`, or (err2) nowhere. */
+static void warn_fallback(const char *path, int err, const char *alt, int err2)
+{
+    if (err2)
+        pario_warn("cannot write log %s (%s) nor %s; profile lost", path, strerror(err), alt);
+    else
+        pario_warn("cannot write log %s (%s); wrote %s instead", path, strerror(err), alt);
 }
 
 /* Write `head`, then the trace's spilled blocks, then `tail` to `path` with
@@ -723,13 +735,8 @@ void pario_log_at_exit(void)
     int err = out.oom ? ENOMEM : write_file(path, &out, &tail);
     if (err) {
         char alt[2 * PATH_MAX + 128];
-        const char *base = strrchr(path, '/');
-        snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : path);
-        int err2 = out.oom ? ENOMEM : write_file(alt, &out, &tail);
-        if (err2)
-            pario_warn("cannot write log %s (%s) nor %s; profile lost", path, strerror(err), alt);
-        else
-            pario_warn("cannot write log %s (%s); wrote %s instead", path, strerror(err), alt);
+        fallback_path(alt, sizeof alt, path);
+        warn_fallback(path, err, alt, out.oom ? ENOMEM : write_file(alt, &out, &tail));
     }
     pario_free(out.p);
     pario_free(tail.p);
@@ -946,18 +953,13 @@ static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int64_t trac
     if (!err)
         return;
     char alt[2 * PATH_MAX + 128];
-    const char *base = strrchr(plan.path, '/');
-    snprintf(alt, sizeof alt, "%s/%s", fallback_dir(), base ? base + 1 : plan.path);
+    fallback_path(alt, sizeof alt, plan.path);
     int err2 = rank == 0 ? open_tmp(alt, tmp, sizeof tmp, &f) : 0;
     NEXT(PMPI_Bcast)(&err2, 1, MPI_INT, 0, comm);
     if (!err2)
         err2 = write_windows(comm, f, tmp, alt, lp, rank, nprocs);
-    if (rank == 0) {
-        if (err2)
-            pario_warn("cannot write log %s (%s) nor %s; profile lost", plan.path, strerror(err), alt);
-        else
-            pario_warn("cannot write log %s (%s); wrote %s instead", plan.path, strerror(err), alt);
-    }
+    if (rank == 0)
+        warn_fallback(plan.path, err, alt, err2);
 }
 
 /* PARIO_FINALIZE_TIMES=1: rank 0 says on stderr how long each phase took on

@@ -162,19 +162,26 @@ static int swap_keys(MPI_Comm comm, MPI_Datatype kt, int peer, int tag, const st
     return rc2 != MPI_SUCCESS ? rc2 : rc3;
 }
 
-/* Replace `l` by its union with the keys `peer` sends while it is sent `send`. */
-static int swap_and_merge(MPI_Comm comm, MPI_Datatype kt, int peer, int tag, struct key_list *l, const struct route_key *send,
-                          int nsend)
+/* Replace `l` by its union with the `n` keys of `got`, which it frees. */
+static void absorb(struct key_list *l, struct route_key *got, int n)
 {
-    struct route_key *got;
-    int ngot;
-    int rc = swap_keys(comm, kt, peer, tag, send, nsend, &got, &ngot);
     struct key_list merged = {0};
-    merge_into(&merged, l->k, l->n, got, ngot);
+    merge_into(&merged, l->k, l->n, got, n);
     pario_free(got);
     pario_free(l->k);
     merged.oom |= l->oom;
     *l = merged;
+}
+
+/* Replace `l` by its union with the keys `peer` sends while it is sent `send`
+ * (which may be l's own keys). */
+static int swap_and_merge(MPI_Comm comm, MPI_Datatype kt, int peer, int tag, struct key_list *l,
+                          const struct route_key *send, int nsend)
+{
+    struct route_key *got;
+    int ngot;
+    int rc = swap_keys(comm, kt, peer, tag, send, nsend, &got, &ngot);
+    absorb(l, got, ngot);
     return rc;
 }
 
@@ -221,11 +228,7 @@ static int find_shared_keys(MPI_Comm comm, int rank, int nprocs, int64_t *overfl
             struct route_key *got;
             int n = 0;
             bad |= recv_keys(comm, kt, rank + p2, TAG_EXTRA_KEYS, &got, &n) != MPI_SUCCESS;
-            struct key_list merged = {0};
-            merge_into(&merged, l.k, l.n, got, n);
-            pario_free(got);
-            pario_free(l.k);
-            l = merged;
+            absorb(&l, got, n);
         }
         for (int bit = 1; bit < p2; bit <<= 1) {
             /* keep what stays on this side of bit `bit`, in place; send the rest */
@@ -245,16 +248,8 @@ static int find_shared_keys(MPI_Comm comm, int rank, int nprocs, int64_t *overfl
         for (int i = 0; i < l.n; i++)
             if (l.k[i].nranks >= 2)
                 list_push(&shared, &l.k[i]);
-        for (int bit = 1; bit < p2; bit <<= 1) {
-            struct key_list mine = shared;
-            shared = (struct key_list){.k = NULL, .n = 0, .cap = 0, .oom = mine.oom};
-            struct route_key *got;
-            int ngot;
-            bad |= swap_keys(comm, kt, rank ^ bit, TAG_SHARED, mine.k, mine.n, &got, &ngot) != MPI_SUCCESS;
-            merge_into(&shared, mine.k, mine.n, got, ngot);
-            pario_free(got);
-            pario_free(mine.k);
-        }
+        for (int bit = 1; bit < p2; bit <<= 1)
+            bad |= swap_and_merge(comm, kt, rank ^ bit, TAG_SHARED, &shared, shared.k, shared.n) != MPI_SUCCESS;
         if (rank + p2 < nprocs) {
             bad |= NEXT(PMPI_Send)(shared.k, shared.n, kt, rank + p2, TAG_EXTRA_SHARED, comm) != MPI_SUCCESS;
         }
