@@ -99,7 +99,9 @@ def main() -> None:
                         help="also time the runtime's MPI_Finalize phases (PARIO_FINALIZE_TIMES), "
                         "a third run per round")
     args = parser.parse_args()
-    sizes = [int(x) for x in args.np.split(",")]
+    sizes = [int(x) for x in args.np.split(",") if x.strip().isdigit()]
+    if len(sizes) != len(args.np.split(",")):
+        sizes = []  # a size that is not a number: the error below
     shapes = [s for s in args.shapes.split(",") if s]
     if not sizes or min(sizes) < 1 or any(s not in SHAPES for s in shapes) or args.reps < 1:
         parser.error("--np takes positive integers, --shapes some of a,b,one,many, --reps >= 1")
