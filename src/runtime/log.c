@@ -750,6 +750,24 @@ void pario_log_at_exit(void)
 
 static double mpi_init_epoch;
 
+/* The runtime's own communicator, dup'd at MPI_Init as Darshan does: the dup
+ * is a collective whose cost grows with the job, paid while the ranks are
+ * in step rather than at MPI_Finalize; MPI_COMM_NULL where it failed (then
+ * MPI_Finalize dups one). */
+static MPI_Comm runtime_comm = MPI_COMM_NULL;
+static double dup_seconds; /* what that dup took (PARIO_FINALIZE_TIMES) */
+
+/* A duplicate of MPI_COMM_WORLD whose errors return: an error in the
+ * runtime's own messages is its to handle, never the job's end. */
+static MPI_Comm dup_world(void)
+{
+    MPI_Comm c;
+    if (NEXT(PMPI_Comm_dup)(MPI_COMM_WORLD, &c) != MPI_SUCCESS)
+        return MPI_COMM_NULL;
+    NEXT(PMPI_Comm_set_errhandler)(c, MPI_ERRORS_RETURN);
+    return c;
+}
+
 void pario_mpi_initialized(void)
 {
     NEXT(PMPI_Comm_rank)(MPI_COMM_WORLD, &pario_core.rank);
@@ -763,7 +781,10 @@ void pario_mpi_initialized(void)
     mpi_init_epoch = (double)time(NULL);
     pario_core.mpi_initialized = 1;
     choose_step_log();
-    pario_trace_mpi_init();
+    double t0 = NEXT(PMPI_Wtime)();
+    runtime_comm = dup_world();
+    dup_seconds = NEXT(PMPI_Wtime)() - t0;
+    pario_trace_mpi_init(runtime_comm);
 }
 
 int pario_mpi_rank(void) { return pario_core.rank; }
@@ -786,10 +807,10 @@ struct log_parts {
     const struct pario_buf *head, *tail;
     uint64_t spill;        /* bytes of its spilled trace, before `tail` */
     uint64_t lens[2];      /* bytes of its head, of its trace */
-    uint64_t offs[2];      /* where they start among all heads, among all traces */
+    uint64_t offs[2];      /* where they start among all heads, among all traces (0 in one window) */
     uint64_t tot[2];       /* bytes of all heads, of all traces */
     unsigned char *stage;  /* LOG_WINDOW bytes where the rank spilled a trace */
-    uint64_t *sizes;       /* rank 0: each rank's lens[0], lens[1], oom, trace blocks */
+    uint64_t *sizes;       /* rank 0: each rank's lens[0], lens[1], oom, trace blocks; then offs[2] for oom, blocks */
     int *cnt, *dsp;        /* rank 0: a window's counts and displacements */
     unsigned char *win;    /* rank 0: the window (at most LOG_WINDOW bytes) */
     struct pario_buf end;  /* rank 0: the END block */
@@ -881,10 +902,9 @@ static int write_windows(MPI_Comm comm, FILE *f, const char *tmp, const char *pa
 
 /* What rank 0 tells every rank before the log is written. */
 struct log_plan {
-    int32_t err;      /* 0, or why no log is written at `path` */
+    int32_t err;     /* 0, or why no log is written at the path PARIO_LOG names */
     int32_t pad;
-    uint64_t tot[2];  /* bytes of all heads, of all traces */
-    char path[PATH_MAX + 64];
+    uint64_t tot[2]; /* bytes of all heads, of all traces */
 };
 
 /* Rank 0 opens `path`.tmp (the temporary name keeps a half-written log from
@@ -898,53 +918,70 @@ static int open_tmp(const char *path, char *tmp, size_t n, FILE **f)
     return *f ? 0 : errno ? errno : EACCES;
 }
 
-/* Write the log: the ranks' sizes gathered to rank 0 and their offsets
- * scanned; rank 0 sums them, builds END, opens the file and says where and
- * whether to write (one broadcast); then the windows.  If the log cannot be
- * written where PARIO_LOG says, it is written to the fallback directory. */
-static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int64_t trace_blocks, int rank, int nprocs)
+/* Rank 0: sum the gathered sizes into plan->tot, and turn each rank's oom
+ * and trace-block entries into where its head and its trace start (the
+ * offsets scattered when the log takes more than one window).  Returns
+ * whether some rank is out of memory; *blocks: the trace blocks of all. */
+static int plan_sizes(struct log_parts *lp, int nprocs, struct log_plan *plan, uint64_t *blocks)
 {
-    /* The scan also tells every rank whether rank 0 has the memory to gather
-     * (only rank 0 adds to the third sum). */
-    int root_oom = rank == 0 && (!lp->sizes || !lp->cnt);
-    uint64_t scan_in[3] = {lp->lens[0], lp->lens[1], (uint64_t)root_oom}, scan[3] = {0, 0, 0};
-    NEXT(PMPI_Exscan)(scan_in, scan, 3, MPI_UINT64_T, MPI_SUM, comm);
-    if (rank == 0)
-        scan[0] = scan[1] = 0, scan[2] = (uint64_t)root_oom;
-    lp->offs[0] = scan[0];
-    lp->offs[1] = scan[1];
-    if (scan[2]) {
+    uint64_t anyoom = 0;
+    *blocks = 0;
+    for (int r = 0; r < nprocs; r++) {
+        uint64_t *z = lp->sizes + 4 * (size_t)r;
+        anyoom |= z[2];
+        *blocks += z[3];
+        z[2] = plan->tot[0];
+        z[3] = plan->tot[1];
+        plan->tot[0] += z[0];
+        plan->tot[1] += z[1];
+    }
+    return anyoom != 0;
+}
+
+/* Write the log: the ranks' sizes gathered to rank 0, which sums them, builds
+ * END, opens the file and says whether to write and how much there is (one
+ * broadcast); where the log takes more than one window, each rank's offsets
+ * are scattered to it (in one window every rank sends all it has, and its
+ * offsets stay 0); then the windows.  root_oom: rank 0 lacks the memory to
+ * gather (every rank knows, from the shared-file detection).  If the log
+ * cannot be written where PARIO_LOG says, it is written to the fallback
+ * directory. */
+static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int root_oom, int64_t trace_blocks, int rank,
+                      int nprocs)
+{
+    if (root_oom) {
         if (rank == 0)
             pario_warn("out of memory while building the log; profile lost");
         return;
     }
     uint64_t mine[4] = {lp->lens[0], lp->lens[1], (uint64_t)oom, (uint64_t)trace_blocks};
     NEXT(PMPI_Gather)(mine, 4, MPI_UINT64_T, lp->sizes, 4, MPI_UINT64_T, 0, comm);
-    static struct log_plan plan; /* static: PATH_MAX bytes off the stack */
-    memset(&plan, 0, sizeof plan);
-    char tmp[2 * PATH_MAX + 136]; /* room for the fallback path below, and .tmp */
+    struct log_plan plan = {0};
+    static char path[PATH_MAX + 64]; /* rank 0's; static: PATH_MAX bytes off the stack */
+    char tmp[2 * PATH_MAX + 136];    /* room for the fallback path below, and .tmp */
     FILE *f = NULL;
     if (rank == 0) {
-        uint64_t blocks = 0, anyoom = 0;
-        for (int r = 0; r < nprocs; r++) {
-            plan.tot[0] += lp->sizes[4 * (size_t)r];
-            plan.tot[1] += lp->sizes[4 * (size_t)r + 1];
-            anyoom |= lp->sizes[4 * (size_t)r + 2];
-            blocks += lp->sizes[4 * (size_t)r + 3];
-        }
+        uint64_t blocks = 0;
+        int anyoom = plan_sizes(lp, nprocs, &plan, &blocks);
         struct pario_buf count = {0};
         put_u64(&count, (uint64_t)nprocs + 2 + blocks);
         pario_put_block(&lp->end, PARIO_BLOCK_END, -1, &count);
         pario_free(count.p);
         uint64_t total = plan.tot[0] + plan.tot[1];
         lp->win = pario_malloc(total < LOG_WINDOW ? (size_t)total + 1 : LOG_WINDOW);
-        log_path(plan.path, sizeof plan.path, (long)getpid());
-        plan.err = anyoom || lp->end.oom || !lp->win ? ENOMEM : open_tmp(plan.path, tmp, sizeof tmp, &f);
+        log_path(path, sizeof path, (long)getpid());
+        plan.err = anyoom || lp->end.oom || !lp->win ? ENOMEM : open_tmp(path, tmp, sizeof tmp, &f);
     }
     NEXT(PMPI_Bcast)(&plan, (int)sizeof plan, MPI_BYTE, 0, comm);
     lp->tot[0] = plan.tot[0];
     lp->tot[1] = plan.tot[1];
-    int err = plan.err ? plan.err : write_windows(comm, f, tmp, plan.path, lp, rank, nprocs);
+    if (!plan.err && plan.tot[0] + plan.tot[1] > LOG_WINDOW) {
+        uint64_t got[4];
+        NEXT(PMPI_Scatter)(lp->sizes, 4, MPI_UINT64_T, got, 4, MPI_UINT64_T, 0, comm);
+        lp->offs[0] = got[2];
+        lp->offs[1] = got[3];
+    }
+    int err = plan.err ? plan.err : write_windows(comm, f, tmp, path, lp, rank, nprocs);
     if (err == ENOMEM) {
         if (rank == 0)
             pario_warn("out of memory while building the log; profile lost");
@@ -953,17 +990,20 @@ static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int64_t trac
     if (!err)
         return;
     char alt[2 * PATH_MAX + 128];
-    fallback_path(alt, sizeof alt, plan.path);
-    int err2 = rank == 0 ? open_tmp(alt, tmp, sizeof tmp, &f) : 0;
+    int err2 = 0;
+    if (rank == 0) {
+        fallback_path(alt, sizeof alt, path);
+        err2 = open_tmp(alt, tmp, sizeof tmp, &f);
+    }
     NEXT(PMPI_Bcast)(&err2, 1, MPI_INT, 0, comm);
     if (!err2)
         err2 = write_windows(comm, f, tmp, alt, lp, rank, nprocs);
     if (rank == 0)
-        warn_fallback(plan.path, err, alt, err2);
+        warn_fallback(path, err, alt, err2);
 }
 
 /* PARIO_FINALIZE_TIMES=1: rank 0 says on stderr how long each phase took on
- * the slowest rank, and the most heap the runtime took to write the log, on
+ * the slowest rank (and the communicator's dup at MPI_Init), and the most heap the runtime took to write the log, on
  * rank 0 and on any other rank (bench/scale.py --phases, tests). */
 static void finalize_times(MPI_Comm comm, int rank, double t_enter, double t_shared, double find, double t_compress,
                            double t_write, size_t heap_at_entry)
@@ -972,15 +1012,16 @@ static void finalize_times(MPI_Comm comm, int rank, double t_enter, double t_sha
     if (!want || strcmp(want, "1") != 0)
         return;
     double now = NEXT(PMPI_Wtime)(), heap = (double)(pario_heap_peak() - heap_at_entry);
-    double mine[6] = {find, t_compress - t_shared - find, t_write - t_compress, now - t_write, now - t_enter,
-                      rank == 0 ? 0.0 : heap};
-    double worst[6];
-    NEXT(PMPI_Reduce)(mine, worst, 6, MPI_DOUBLE, MPI_MAX, 0, comm);
+    double mine[7] = {find, t_compress - t_shared - find, t_write - t_compress, now - t_write, now - t_enter,
+                      dup_seconds, rank == 0 ? 0.0 : heap};
+    double worst[7];
+    NEXT(PMPI_Reduce)(mine, worst, 7, MPI_DOUBLE, MPI_MAX, 0, comm);
     if (rank == 0)
         pario_warn("finalize phases (slowest rank): shared-file detection %.6f s, reduction %.6f s, "
                    "compression %.6f s, collective write %.6f s, in all %.6f s; "
+                   "the runtime's communicator dup at MPI_Init %.6f s; "
                    "heap at most %.0f bytes on rank 0, %.0f on any other rank",
-                   worst[0], worst[1], worst[2], worst[3], worst[4], heap, worst[5]);
+                   worst[0], worst[1], worst[2], worst[3], worst[4], worst[5], heap, worst[6]);
 }
 
 void pario_mpi_finalizing(void)
@@ -994,10 +1035,13 @@ void pario_mpi_finalizing(void)
     atomic_store(&pario_enabled, 0);
     pario_core.log_written = 1;
     pario_core.mpi_finalized = 1;
-    MPI_Comm comm;
-    NEXT(PMPI_Comm_dup)(MPI_COMM_WORLD, &comm);
-    /* an error in the runtime's own messages is its to handle, never the job's end */
-    NEXT(PMPI_Comm_set_errhandler)(comm, MPI_ERRORS_RETURN);
+    MPI_Comm comm = runtime_comm != MPI_COMM_NULL ? runtime_comm : dup_world();
+    runtime_comm = MPI_COMM_NULL;
+    if (comm == MPI_COMM_NULL) {
+        if (pario_core.rank == 0)
+            pario_warn("could not duplicate MPI_COMM_WORLD at MPI_Finalize; profile lost");
+        return;
+    }
     int rank = pario_core.rank, nprocs = pario_core.nprocs;
     pario_trace_mpi_finalize(entered, comm); /* the FINALIZE event, the second clock sync */
 
@@ -1012,9 +1056,13 @@ void pario_mpi_finalizing(void)
     fill_rank_row(row);
     row[finalized] = 1.0;
 
+    /* rank 0's room to gather the ranks' sizes, asked for before the shared-file
+     * detection, whose closing reduction tells every rank if it is missing */
+    uint64_t *sizes = rank == 0 ? pario_malloc(4 * (size_t)nprocs * sizeof *sizes) : NULL;
+    int *cnt = rank == 0 ? pario_malloc(2 * (size_t)nprocs * sizeof *cnt) : NULL;
     double t_shared = NEXT(PMPI_Wtime)();
     struct pario_shared_reduction shared_files;
-    pario_shared_reduce(comm, rank, nprocs, &shared_files);
+    pario_shared_reduce(comm, rank, nprocs, rank == 0 && (!sizes || !cnt), &shared_files);
 
     /* this rank's bytes */
     double t_compress = NEXT(PMPI_Wtime)();
@@ -1041,13 +1089,13 @@ void pario_mpi_finalizing(void)
     struct log_parts lp = {
         .head = &out, .tail = &tail, .spill = spill, .lens = {out.len, spill + tail.len},
         .stage = spill ? pario_malloc(LOG_WINDOW) : NULL,
-        .sizes = rank == 0 ? pario_malloc(4 * (size_t)nprocs * sizeof *lp.sizes) : NULL,
-        .cnt = rank == 0 ? pario_malloc(2 * (size_t)nprocs * sizeof *lp.cnt) : NULL,
+        .sizes = sizes,
+        .cnt = cnt,
     };
     lp.dsp = lp.cnt ? lp.cnt + nprocs : NULL;
     int oom = out.oom || tail.oom || (spill && !lp.stage);
     double t_write = NEXT(PMPI_Wtime)();
-    write_log(comm, &lp, oom, tblocks, rank, nprocs);
+    write_log(comm, &lp, oom, shared_files.log_oom, tblocks, rank, nprocs);
     finalize_times(comm, rank, t_enter, t_shared, shared_files.find_seconds, t_compress, t_write, heap_at_entry);
     pario_free(lp.stage);
     pario_free(lp.sizes);

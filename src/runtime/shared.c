@@ -200,9 +200,10 @@ static int swap_and_merge(MPI_Comm comm, MPI_Datatype kt, int peer, int tag, str
  *      with the same peers until every rank holds them all.
  * Memory and messages are bounded by the keys a rank holds and the shared
  * keys, not by P.  Returns 0 or an MPI error (then no key is shared, on every
- * rank); *overflowed: the records all ranks could not hold, summed.
+ * rank); *overflowed: the records all ranks could not hold, summed; *log_oom:
+ * this rank's flag in, the sum over the ranks out.
  */
-static int find_shared_keys(MPI_Comm comm, int rank, int nprocs, int64_t *overflowed)
+static int find_shared_keys(MPI_Comm comm, int rank, int nprocs, int64_t *overflowed, int64_t *log_oom)
 {
     struct key_list l = {0};
     for (int lay = 0; lay < PARIO_NLAYERS; lay++)
@@ -260,11 +261,13 @@ static int find_shared_keys(MPI_Comm comm, int rank, int nprocs, int64_t *overfl
     pario_nshared = 0;
     pario_shared_keys = pario_malloc(sizeof *pario_shared_keys * (size_t)(shared.n ? shared.n : 1));
     bad |= !pario_shared_keys;
-    /* with the ranks' overflowed records, summed on the way: one collective less */
-    int64_t mine[2] = {bad, pario_core.records_overflowed}, sums[2] = {1, 0};
-    NEXT(PMPI_Allreduce)(mine, sums, 2, MPI_INT64_T, MPI_SUM, comm);
+    /* with the ranks' overflowed records and log_oom flags, summed on the way:
+     * two collectives less */
+    int64_t mine[3] = {bad, pario_core.records_overflowed, *log_oom}, sums[3] = {1, 0, 1};
+    NEXT(PMPI_Allreduce)(mine, sums, 3, MPI_INT64_T, MPI_SUM, comm);
     int anybad = sums[0] != 0;
     *overflowed = sums[1];
+    *log_oom = sums[2];
     if (!anybad)
         for (int i = 0; i < shared.n; i++)
             pario_shared_keys[pario_nshared++] = (struct pario_shared_key){
@@ -386,11 +389,11 @@ static void fill_elem(struct pario_shared_elem *e, int layer, const struct pario
     e->sum_b2 = b * b;
 }
 
-void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_shared_reduction *out)
+void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, int log_oom, struct pario_shared_reduction *out)
 {
     double t0 = NEXT(PMPI_Wtime)();
-    int64_t overflowed = 0;
-    find_shared_keys(comm, rank, nprocs, &overflowed);
+    int64_t overflowed = 0, oom = log_oom;
+    find_shared_keys(comm, rank, nprocs, &overflowed, &oom);
     double found = NEXT(PMPI_Wtime)() - t0;
     int n = pario_nshared ? pario_nshared : 1;
     size_t bm_bytes = ((size_t)nprocs + 7) / 8;
@@ -403,6 +406,7 @@ void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_share
         .bm_bytes = bm_bytes,
         .find_seconds = found,
         .records_overflowed = overflowed,
+        .log_oom = oom != 0,
     };
     if (pario_nshared == 0)
         return;

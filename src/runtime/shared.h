@@ -37,10 +37,14 @@ struct pario_shared_reduction {
     size_t bm_bytes;                  /* 0: too many files x ranks, counts only */
     double find_seconds;              /* of which finding the shared keys (MPI_Wtime) */
     int64_t records_overflowed;       /* records no rank had room for, summed over the ranks */
+    int log_oom;                      /* some rank passed log_oom */
 };
 
-/* Collective over comm: find the shared keys and reduce their records to rank 0. */
-void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, struct pario_shared_reduction *out);
+/* Collective over comm: find the shared keys and reduce their records to rank
+ * 0.  log_oom (whether this rank lacks the memory to write the log) rides on
+ * the detection's closing MPI_Allreduce, so that every rank learns without a
+ * collective of its own whether any rank does. */
+void pario_shared_reduce(MPI_Comm comm, int rank, int nprocs, int log_oom, struct pario_shared_reduction *out);
 /* Free the reduction and the keys. */
 void pario_shared_free(struct pario_shared_reduction *r);
 

@@ -595,7 +595,7 @@ void pario_trace_share_clock(MPI_Comm comm)
     T.sync_shared = 1;
 }
 
-void pario_trace_mpi_init(void)
+void pario_trace_mpi_init(MPI_Comm comm)
 {
     if (!pario_tracing)
         return;
@@ -615,11 +615,8 @@ void pario_trace_mpi_init(void)
     comms_reset(pario_core.nprocs);
     atomic_store(&T.owner, th);
     T.mpi = 1;
-    MPI_Comm c;
-    if (NEXT(PMPI_Comm_dup)(MPI_COMM_WORLD, &c) == MPI_SUCCESS) {
-        clock_sync(c);
-        NEXT(PMPI_Comm_free)(&c);
-    }
+    if (comm != MPI_COMM_NULL)
+        clock_sync(comm);
     T.origin = pario_now();
 }
 

@@ -78,10 +78,6 @@ static inline void pario_trace_io(struct pario_thread *th, uint64_t t0, uint64_t
         pario_trace_io_event(th, t0, t1, kind, layer, r ? r->id : 0, offset, bytes, 0, -1, -1);
 }
 
-/* MPI_Init returned (called by log.c with MPI usable): the calling thread
- * becomes the traced one, events before are discarded, the clocks are
- * synchronised and the origin is taken. */
-void pario_trace_mpi_init(void);
 
 /* Log writing (log.c).  The trace's blocks are: the spilled ones (read from
  * the temporary file with pario_trace_read_spill), then `tail` (the events
@@ -96,6 +92,11 @@ int pario_trace_read_spill(void *dst, uint64_t off, size_t n);
 int pario_trace_copy_spill(FILE *out);
 
 #ifdef MPI_VERSION
+/* MPI_Init returned (called by log.c with MPI usable): the calling thread
+ * becomes the traced one, events before are discarded, the clocks are
+ * synchronised over `comm` (the runtime's communicator; MPI_COMM_NULL: not
+ * synchronised) and the origin is taken. */
+void pario_trace_mpi_init(MPI_Comm comm);
 /* MPI_Finalize entered at `now` (ticks): the FINALIZE event and the second
  * clock sync, collective over `comm` (a duplicate of MPI_COMM_WORLD). */
 void pario_trace_mpi_finalize(uint64_t now, MPI_Comm comm);
