@@ -14,9 +14,10 @@ between the last two sizes and over all sizes.  Usage:
 Prints a Markdown table (the one in docs/performance.md).  The runtime's phases at
 MPI_Finalize are timed with PARIO_FINALIZE_TIMES=1 (--phases: a third run per round, whose
 medians are printed per phase, "in all" being the runtime's whole time in MPI_Finalize on the
-slowest rank, a figure far less noisy than the difference of two runs' MPI_Finalize; and "dup at
-MPI_Init", the runtime's communicator's duplication, made at MPI_Init and so outside the
-MPI_Finalize time measured).
+slowest rank, a figure far less noisy than the difference of two runs' MPI_Finalize; and the
+duplication of the runtime's communicator, made at MPI_Init and so outside the MPI_Finalize time
+measured: on the last rank to reach it, what it costs, and on the first, which waits there for
+the other ranks to leave MPI_Init).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def probe(exe: Path, nprocs: int, shape: str, work: Path, lib: Path | None,
 
 
 PHASES = ("shared-file detection", "reduction", "compression", "collective write", "in all",
-          "dup at MPI_Init")
+          "dup at MPI_Init, last rank", "dup at MPI_Init, first rank")
 
 
 def phase_times(stderr: str) -> list[float]:
