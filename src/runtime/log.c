@@ -750,9 +750,11 @@ void pario_log_at_exit(void)
 
 static double mpi_init_epoch;
 
-/* The runtime's own communicator, dup'd at MPI_Init as Darshan does: the dup
- * is a collective whose cost grows with the job, paid while the ranks are
- * in step rather than at MPI_Finalize; MPI_COMM_NULL where it failed (then
+/* The runtime's own communicator, dup'd at MPI_Init as Darshan does.  The
+ * dup is a collective whose cost grows with the job: at MPI_Init it waits
+ * for the last rank to leave MPI_Init, a wait the job's first collective
+ * would make anyway, and MPI_Finalize is left with the log's collectives.
+ * MPI_COMM_NULL where the runtime is off, or the dup failed (then
  * MPI_Finalize dups one). */
 static MPI_Comm runtime_comm = MPI_COMM_NULL;
 static double dup_seconds; /* what that dup took (PARIO_FINALIZE_TIMES) */
@@ -781,9 +783,11 @@ void pario_mpi_initialized(void)
     mpi_init_epoch = (double)time(NULL);
     pario_core.mpi_initialized = 1;
     choose_step_log();
-    double t0 = NEXT(PMPI_Wtime)();
-    runtime_comm = dup_world();
-    dup_seconds = NEXT(PMPI_Wtime)() - t0;
+    if (atomic_load(&pario_enabled) && !pario_core.is_fork_child) { /* else no log to write */
+        double t0 = NEXT(PMPI_Wtime)();
+        runtime_comm = dup_world();
+        dup_seconds = NEXT(PMPI_Wtime)() - t0;
+    }
     pario_trace_mpi_init(runtime_comm);
 }
 
