@@ -223,6 +223,32 @@ def test_a_log_larger_than_the_write_window_keeps_every_event(tmp_path, compile_
         assert set(r.events["bytes"][writes].tolist()) == {1}
 
 
+def test_a_log_of_several_windows_falls_back_whole(tmp_path, compile_program, libpario, mpi_env) -> None:
+    """Where PARIO_LOG cannot be written, a log of three windows goes to TMPDIR with every event:
+    the ranks' offsets reach them for the second attempt too."""
+    count = 400_000
+    exe = compile_program("trace_many_writes.c")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    fallback = tmp_path / "tmp"
+    fallback.mkdir()
+    cmd = ["mpirun", "-np", "2", "-x", f"LD_PRELOAD={libpario}", "-x", f"PARIO_LOG={blocker}/many.pario",
+           "-x", "PARIO_TRACE=1", "-x", "PARIO_TRACE_BUFFER=4096", "-x", f"TMPDIR={fallback}",
+           str(exe), str(tmp_path), str(count)]
+    proc = subprocess.run(cmd, env=mpi_env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {fallback}/many.pario instead" in proc.stderr
+    log = fallback / "many.pario"
+    assert log.stat().st_size > 2 * (4 << 20)
+    trace = read_log(log).trace
+    assert trace is not None and trace.complete
+    for r in trace.ranks:
+        n = count * (r.rank + 1)
+        writes = r.events["kind"] == Kind.IO_WRITE
+        assert int(writes.sum()) == n and r.dropped == 0
+        np.testing.assert_array_equal(r.events["aux"][writes], (np.arange(n, dtype=np.int64) * 7) % 1000)
+
+
 def test_a_tiny_cap_drops_and_counts(tmp_path_factory, compile_program, run_under_pario, mpi_env) -> None:
     run = _traced(tmp_path_factory, compile_program, run_under_pario, mpi_env, "capped",
                   {"PARIO_TRACE_BUFFER": "4", "PARIO_TRACE_MAX": "1"})

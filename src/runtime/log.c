@@ -979,7 +979,8 @@ static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int root_oom
     NEXT(PMPI_Bcast)(&plan, (int)sizeof plan, MPI_BYTE, 0, comm);
     lp->tot[0] = plan.tot[0];
     lp->tot[1] = plan.tot[1];
-    if (!plan.err && plan.tot[0] + plan.tot[1] > LOG_WINDOW) {
+    /* the offsets serve the fallback directory too, where PARIO_LOG's cannot be opened */
+    if (plan.err != ENOMEM && plan.tot[0] + plan.tot[1] > LOG_WINDOW) {
         uint64_t got[4];
         NEXT(PMPI_Scatter)(lp->sizes, 4, MPI_UINT64_T, got, 4, MPI_UINT64_T, 0, comm);
         lp->offs[0] = got[2];
