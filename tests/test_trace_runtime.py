@@ -199,6 +199,19 @@ def test_a_small_buffer_spills_and_records_the_same_events(traced: TracedRun, sp
     assert spilled.profile.job.complete
 
 
+def _assert_many_writes(profile: Profile, count: int) -> None:
+    """trace_many_writes.c's trace, whole: rank r's count * (r + 1) writes of 1 byte, in order."""
+    trace = profile.trace
+    assert trace is not None and trace.complete and profile.job.complete
+    assert sorted(r.rank for r in trace.ranks) == [0, 1]
+    for r in trace.ranks:
+        n = count * (r.rank + 1)
+        writes = r.events["kind"] == Kind.IO_WRITE
+        assert int(writes.sum()) == n and r.dropped == 0
+        np.testing.assert_array_equal(r.events["aux"][writes], (np.arange(n, dtype=np.int64) * 7) % 1000)
+        assert set(r.events["bytes"][writes].tolist()) == {1}
+
+
 def test_a_log_larger_than_the_write_window_keeps_every_event(tmp_path, compile_program, run_under_pario,
                                                                 mpi_env) -> None:
     # rank 0 writes the log in 4 MiB windows gathered from every rank; 400,000 and 800,000
@@ -211,16 +224,7 @@ def test_a_log_larger_than_the_write_window_keeps_every_event(tmp_path, compile_
                            extra=["--trace"], env=mpi_env | {"PARIO_TRACE_BUFFER": "4096"})
     assert proc.returncode == 0, proc.stderr
     assert log.stat().st_size > 2 * (4 << 20)
-    profile = read_log(log)
-    trace = profile.trace
-    assert trace is not None and trace.complete and profile.job.complete
-    assert sorted(r.rank for r in trace.ranks) == [0, 1]
-    for r in trace.ranks:
-        n = count * (r.rank + 1)
-        writes = r.events["kind"] == Kind.IO_WRITE
-        assert int(writes.sum()) == n and r.dropped == 0
-        np.testing.assert_array_equal(r.events["aux"][writes], (np.arange(n, dtype=np.int64) * 7) % 1000)
-        assert set(r.events["bytes"][writes].tolist()) == {1}
+    _assert_many_writes(read_log(log), count)
 
 
 def test_a_log_of_several_windows_falls_back_whole(tmp_path, compile_program, libpario, mpi_env) -> None:
@@ -240,13 +244,7 @@ def test_a_log_of_several_windows_falls_back_whole(tmp_path, compile_program, li
     assert f"wrote {fallback}/many.pario instead" in proc.stderr
     log = fallback / "many.pario"
     assert log.stat().st_size > 2 * (4 << 20)
-    trace = read_log(log).trace
-    assert trace is not None and trace.complete
-    for r in trace.ranks:
-        n = count * (r.rank + 1)
-        writes = r.events["kind"] == Kind.IO_WRITE
-        assert int(writes.sum()) == n and r.dropped == 0
-        np.testing.assert_array_equal(r.events["aux"][writes], (np.arange(n, dtype=np.int64) * 7) % 1000)
+    _assert_many_writes(read_log(log), count)
 
 
 def test_a_tiny_cap_drops_and_counts(tmp_path_factory, compile_program, run_under_pario, mpi_env) -> None:

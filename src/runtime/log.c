@@ -1008,8 +1008,9 @@ static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int root_oom
 }
 
 /* PARIO_FINALIZE_TIMES=1: rank 0 says on stderr how long each phase took on
- * the slowest rank (and the communicator's dup at MPI_Init), and the most heap the runtime took to write the log, on
- * rank 0 and on any other rank (bench/scale.py --phases, tests). */
+ * the slowest rank (and the communicator's dup at MPI_Init), and the most
+ * heap the runtime took to write the log, on rank 0 and on any other rank
+ * (bench/scale.py --phases, tests). */
 static void finalize_times(MPI_Comm comm, int rank, double t_enter, double t_shared, double find, double t_compress,
                            double t_write, size_t heap_at_entry)
 {

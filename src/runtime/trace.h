@@ -78,7 +78,6 @@ static inline void pario_trace_io(struct pario_thread *th, uint64_t t0, uint64_t
         pario_trace_io_event(th, t0, t1, kind, layer, r ? r->id : 0, offset, bytes, 0, -1, -1);
 }
 
-
 /* Log writing (log.c).  The trace's blocks are: the spilled ones (read from
  * the temporary file with pario_trace_read_spill), then `tail` (the events
  * still in memory as TRACE blocks, and the TRACE_INDEX block), built by
