@@ -14,7 +14,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_rmaps_base_oversubscribe := 1
 
-.PHONY: all deps deps-test install demo test test-c test-py lint bench clean
+.PHONY: all deps deps-test install demo test test-c test-py lint check bench clean
 
 all: install
 
@@ -104,6 +104,13 @@ test-py: deps-test install
 	$(VENV)/bin/pytest -q -rs tests
 
 test: test-c lint test-py
+
+# The fast tier, for use while changing code (under 2 minutes here): lint and the tests not
+# marked slow (a second or more) or service (Slurm, PostgreSQL, the browser; tests/conftest.py).
+# `make test` runs everything, and is what CI runs.
+check: deps-test install
+	$(VENV)/bin/ruff check python tests bench docs
+	$(VENV)/bin/pytest -q -rs -m "not slow and not service" tests
 
 bench: install
 	$(PY) bench/overhead.py

@@ -37,6 +37,16 @@ def machine_skip_reason(reason: str) -> bool:
     return reason.startswith(tuple(MACHINE_SKIPS))
 
 
+#: Fixtures that start a service or need a second MPI: a test using one is marked ``service``.
+SERVICE_FIXTURES = frozenset({"slurm", "slurm_env", "postgres", "browser", "mpich_runtime"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVICE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.service)
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.skipped and isinstance(report.longrepr, tuple):
         reason = str(report.longrepr[2]).removeprefix("Skipped: ")

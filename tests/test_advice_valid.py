@@ -223,6 +223,7 @@ def test_one_layout_per_directory_and_file(path: Path) -> None:
     assert all(len(v) == 1 for v in values.values()), dict(values)
 
 
+@pytest.mark.slow
 def test_a_pario_log_of_a_real_run_prints_valid_commands(known_run) -> None:  # type: ignore[no-untyped-def]
     p, _, _ = known_run
     assert [e for f in printed(p) for e in finding_errors(f)] == []

@@ -37,6 +37,7 @@ def test_candidates_are_auto_c_lists(policy):
     assert (other.explore_share, other.recheck) == (0.25, 4)
 
 
+@pytest.mark.slow
 def test_replay_of_a_real_auto_run_makes_its_choices(tmp_path, run_under_pario, policy):
     """s3d, 12 checkpoints with a 16 KiB buffer (48 calls of several cycles, three sizes): auto
     explores; the simulator fed the slowest-rank times the run saw chooses the same variant,

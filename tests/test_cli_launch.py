@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from pario.log import read_log
 from record_helpers import check_io_known
 
@@ -20,6 +22,7 @@ def kernel(pario_cmd: list[str], env: dict[str, str], *args: str, cwd: Path | No
                           timeout=TIMEOUT, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_launcher_arguments_reach_the_launcher(tmp_path: Path, pario_cmd, mpi_env):
     """`pario kernel block ... -- --mca io romio321`: mpirun gets the options, the kernel does not
     (given to the kernel they are an 'unexpected argument', exit 2)."""
@@ -47,6 +50,7 @@ def test_kernel_help_runs_no_launcher(pario_cmd, mpi_env):
     assert proc.stdout.startswith("usage: pario-kernel-s3d [options]") and "--nx N" in proc.stdout
 
 
+@pytest.mark.slow
 def test_log_directory(tmp_path: Path, compile_program, pario_cmd, mpi_env):
     """`pario run --log DIR/` (or an existing DIR): the runtime names the log inside it."""
     exe = compile_program("io_known.c")
@@ -80,6 +84,7 @@ def test_make_demo_installs_no_test_services():
     assert "systemctl disable" in test and "policy-rc.d" in test
 
 
+@pytest.mark.slow
 def test_kernel_refuses_bad_hints(tmp_path: Path, pario_cmd, mpi_env):
     """A bad hint is a bad parameter of the kernel (exit 2, one line), never an MPI_ERR_INFO abort."""
     bad_file = tmp_path / "hints.txt"

@@ -18,6 +18,8 @@ from pario.analysis.engine import engine_files
 from pario.collective import VARIANTS
 from pario.log import read_log
 
+pytestmark = pytest.mark.slow
+
 NP = 4
 S3D = ["--nx", "32", "--ny", "32", "--nz", "16"]
 # auto's candidates (src/collective/auto.c): one buffer cycle, several

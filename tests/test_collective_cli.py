@@ -274,6 +274,7 @@ def clean_env(mpi_env):
     return {**env, "COLUMNS": "80"}
 
 
+@pytest.mark.slow
 def test_block_kernel_through_the_engine_and_its_report(tmp_path, pario_cmd, clean_env):
     """4 ranks, 3 segments x 4 transfers x 2 steps = 24 collective writes of 16 KiB per rank: the
     engine serves each call once (64 KiB per call: one cycle of half the 16 MiB buffer, one
@@ -310,6 +311,7 @@ def test_block_kernel_through_the_engine_and_its_report(tmp_path, pario_cmd, cle
     assert engine["write_time"] > 0 and engine["shuffle_time"] > 0 and engine["setup_time"] > 0
 
 
+@pytest.mark.slow
 def test_cb_cycles_is_silent_when_the_engine_served_the_file(tmp_path, pario_cmd, clean_env):
     """test_diagnosis's agg1 run (one 16 MiB collective write through 1 aggregator with a 1 MiB
     buffer: 16 cycles, where MPIIO-CB-CYCLES fires) under the engine: write-comm splits the buffer in
@@ -327,6 +329,7 @@ def test_cb_cycles_is_silent_when_the_engine_served_the_file(tmp_path, pario_cmd
     assert "MPIIO-CB-CYCLES" not in {f.id for f in diagnose(profile)}
 
 
+@pytest.mark.slow
 def test_atomic_mode_falls_back_and_the_report_says_why(tmp_path, pario_cmd, clean_env, compile_program):
     """tests/programs/coll_atomic.c: two collective writes in atomic mode (the MPI library's), then
     one out of it (the engine's); the file holds every rank's bytes either way."""
@@ -346,6 +349,7 @@ def test_atomic_mode_falls_back_and_the_report_says_why(tmp_path, pario_cmd, cle
     assert line.endswith(" (summed over ranks); 2 collective writes went to the MPI library: atomic mode")
 
 
+@pytest.mark.slow
 def test_default_hints_is_silent_when_the_engine_served_the_file(tmp_path, pario_cmd, clean_env):
     """test_diagnosis's 'defaults' run (OMPIO defaults, 1024 collective writes of 8 KiB per rank, where
     MPIIO-DEFAULT-HINTS fires) under the engine: those writes no longer ran on the library's defaults."""
@@ -361,6 +365,7 @@ def test_default_hints_is_silent_when_the_engine_served_the_file(tmp_path, pario
     assert "MPIIO-DEFAULT-HINTS" not in {f.id for f in diagnose(profile)}
 
 
+@pytest.mark.slow
 def test_every_algorithm_auto_picked_is_counted(tmp_path, compile_program, run_under_pario):
     """auto serves a file's two collective writes with two algorithms (direct, then none): the log
     counts the calls of each, and the report names both, not only the last."""

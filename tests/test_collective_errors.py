@@ -42,6 +42,8 @@ import pytest
 from pario.log import read_log
 from record_helpers import one_record
 
+pytestmark = pytest.mark.slow
+
 NP = 4
 NB, BLK = 8, 1000  # coll_errors.c: blocks per rank and bytes per block
 REGION = NP * NB * BLK

@@ -189,6 +189,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.mark.parametrize("kernel,nprocs,algo,shuffle,cb_nodes,io", CASES,
                          ids=[f"{k}-np{n}-{a}:{s}-cb{c}-{io}" for k, n, a, s, c, io in CASES])
+@pytest.mark.slow
 def test_engine_writes_the_bytes_romio_writes(tmp_path, reference, libpario, kernel, nprocs, algo, shuffle,
                                               cb_nodes, io):
     ref_sha, ref = reference(kernel, nprocs)
@@ -251,6 +252,7 @@ def mpich_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.slow
 def test_mpich_romio_writes_the_same_bytes(tmp_path, reference, mpich_kernels, kernel):
     mpiexec = shutil.which("mpiexec.mpich")
     assert mpiexec, "mpiexec.mpich not found"
@@ -269,6 +271,7 @@ MPICH_ENGINE = [("s3d", "write-comm-2", "rma-lock"), ("tile", "write-comm", "p2p
 
 @pytest.mark.parametrize("kernel,algo,shuffle", MPICH_ENGINE,
                          ids=[f"{k}-{a}:{s}" for k, a, s in MPICH_ENGINE])
+@pytest.mark.slow
 def test_engine_under_mpich(tmp_path, reference, mpich_kernels, mpich_runtime, pario_cmd, kernel, algo,
                             shuffle):
     """The engine built against MPICH (libpario for MPICH, through pario run and Hydra's mpiexec)

@@ -36,6 +36,8 @@ from hypothesis import strategies as st
 import coll_cases as cc
 from pario.log import read_log
 
+pytestmark = pytest.mark.slow
+
 SEED = int(os.environ.get("PARIO_COLL_CASES_SEED", "7"))
 # world size: (ROMIO-safe cases, general cases)
 BATCHES = {4: (300, 200), 9: (120, 80)}

@@ -184,6 +184,7 @@ def test_daos_records_beneath_dfs_are_counted_once(daos_log: tuple[DarshanLog, P
     assert ("daos", "<DAOS object 7.3>") in files
 
 
+@pytest.mark.slow
 def test_report_and_dump_of_the_daos_log(daos_log: tuple[DarshanLog, Path], pario_cmd: list[str],
                                          tmp_path: Path) -> None:
     path = daos_log[1]

@@ -149,6 +149,7 @@ def test_the_timeline_holds_every_call_and_says_what_the_gaps_are() -> None:
     assert any("at offset 536870912" in h for h in bars["write"]["hovertext"])
 
 
+@pytest.mark.slow
 def test_html_report_of_a_dxt_log_has_the_timelines(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     subprocess.run([sys.executable, "-m", "pario", "report", str(TREDDY), "--html", str(out)], check=True,
@@ -330,6 +331,7 @@ def test_one_rank_writing_the_header_is_silent(tmp_path: Path) -> None:
     assert evidence(f)["ranks"] == 8 and evidence(f)["shared_share"] > RuleConfig().trace_serial_max_shared
 
 
+@pytest.mark.slow
 def test_dxt_report_draws_in_a_browser(tmp_path: Path, browser, pario_cmd) -> None:  # type: ignore[no-untyped-def]
     """The page of a DXT log loads without a console error; the timeline has a row per rank and the
     heat map of I/O per file draws."""

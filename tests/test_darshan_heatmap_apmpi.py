@@ -66,6 +66,7 @@ def apmpi_records() -> list[dict]:
     return sorted(recs[1:], key=lambda r: r["rank"])
 
 
+@pytest.mark.slow
 def test_apmpi_fills_the_rank_table_with_darshan_parser_s_counters(apmpi_records: list[dict]) -> None:
     profile = read_log(APMPI_LOG)
     assert profile.job.has_mpi_time
@@ -356,6 +357,7 @@ def test_the_activity_rules_are_silent_on_the_real_logs(path: Path) -> None:
     assert a is None or a.nbins < 8  # one 0.1 s bin: when is not known
 
 
+@pytest.mark.slow
 def test_the_html_report_draws_the_heat_map(tmp_path: Path, browser) -> None:  # type: ignore[no-untyped-def]
     """In a headless browser (tests/browser.py): the activity figure of a built heat map and of the
     3.5.0 log draw, with the rest of the page, without a console error; the APMPI log's POP table

@@ -322,6 +322,7 @@ def test_crash_in_the_reader_library_is_contained(tmp_path: Path, monkeypatch: p
         read_log(log("mpi-io-test-x86_64-3.5.0"))
 
 
+@pytest.mark.slow
 def test_hang_in_the_reader_library_is_contained(monkeypatch: pytest.MonkeyPatch) -> None:
     def hang(path: str) -> None:
         time.sleep(60)
@@ -368,6 +369,7 @@ print(len(log.records["POSIX"].ids), "pycparser" in sys.modules)
 """
 
 
+@pytest.mark.slow
 def test_the_c_declarations_are_parsed_once_then_read_from_the_cache(tmp_path: Path) -> None:
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
     log = str(LOGS / "skew-app.darshan")

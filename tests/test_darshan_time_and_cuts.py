@@ -154,6 +154,7 @@ def test_the_run_time_rule(record: dict[str, Any], version: str, latest: float |
     assert says in sentence
 
 
+@pytest.mark.slow
 def test_the_report_says_where_the_run_time_comes_from(pario_cmd: list[str], tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     done = subprocess.run([*pario_cmd, "report", str(OLD_320), "--json", str(out)], capture_output=True,
@@ -302,6 +303,7 @@ def test_a_module_pario_reads_that_does_not_decompress_is_still_refused(tmp_path
         read_log(bad)
 
 
+@pytest.mark.slow
 def test_report_and_diagnose_of_a_cut_log_say_it_is_partial(pario_cmd: list[str], tmp_path: Path) -> None:
     path = cut(NEW_350, 2500, tmp_path)
     reason = "the HEATMAP region is cut short at byte 2500 (it runs to byte 2597): not read"

@@ -221,6 +221,7 @@ CASES: list[tuple[str, str, str, dict[str, object]]] = [
 @pytest.mark.parametrize(
     ("rule_id", "bad", "good", "overrides"), CASES, ids=[f"{c[0]}:{c[1]}/{c[2]}" for c in CASES]
 )
+@pytest.mark.slow
 def test_rule_fires_on_the_problem_and_not_without(runs, rule_id, bad, good, overrides):
     cfg = make_config(overrides) if overrides else RuleConfig()
     fired = [f for f in diagnose(_profile(runs, bad), cfg) if f.id == rule_id]
@@ -365,6 +366,7 @@ def test_recommendation_names_the_pario_tune_command(runs, rule_id, scenario, op
     assert auto.text.startswith("pario tune searches ")
 
 
+@pytest.mark.slow
 def test_pario_tune_command_of_a_finding_is_valid(runs, pario_cmd, mpi_env):
     """The suggested pario tune line parses and detects its space (--show-space: nothing is run)."""
     profile = _profile(runs, "kernel:agg1")
@@ -428,6 +430,7 @@ def test_incomplete_log_says_what_is_missing(runs):
 # --- across runs --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_contention_fires_when_the_per_process_rate_falls(runs):
     """1 then 8 processes on 2 cores, each making 20000 writes: each process writes far slower.
 
@@ -446,6 +449,7 @@ def test_contention_fires_when_the_per_process_rate_falls(runs):
     _check_finding(f)
 
 
+@pytest.mark.slow
 def test_contention_silent_when_the_rate_holds(runs):
     """1 then 2 processes on 2 cores, each appending to its own file: the per-process rate holds."""
     profiles = [runs.pattern("balanced", 1), runs.pattern("balanced", 2)]
@@ -455,6 +459,7 @@ def test_contention_silent_when_the_rate_holds(runs):
     assert two.write_rate / one.write_rate > RuleConfig().contention_max_rate_ratio
 
 
+@pytest.mark.slow
 def test_io_growth_fires_when_io_time_outgrows_the_data(runs):
     """The same 1.2 MiB written by 1 then 8 ranks, 20000 calls per rank either way."""
     profiles = [runs.pattern("strong", 1), runs.pattern("strong", 8)]
@@ -466,6 +471,7 @@ def test_io_growth_fires_when_io_time_outgrows_the_data(runs):
     _check_finding(found[0])
 
 
+@pytest.mark.slow
 def test_io_growth_silent_when_io_time_grows_slower_than_the_data(runs):
     """8 times the data with 8 ranks (weak 1 vs 8): each rank writes 1 GiB (64 KiB, 16384 times).
 
@@ -486,6 +492,7 @@ def test_io_growth_silent_when_io_time_grows_slower_than_the_data(runs):
 # --- the command ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_json_and_exit_codes(runs, pario_cmd, tmp_path):
     log = runs.pattern_log("tinysync")
     proc = subprocess.run([*pario_cmd, "diagnose", "--json", str(log)], capture_output=True, text=True)
@@ -539,6 +546,7 @@ def test_cli_bad_input_one_line_exit_2(pario_cmd, args):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_corrupt_log_and_bad_config(pario_cmd, tmp_path, runs):
     bad = tmp_path / "bad.pario"
     bad.write_bytes(b"PARIOLOG" + b"\x00" * 40)

@@ -124,6 +124,7 @@ def test_small_lustre_file_is_not_asked_for_more_stripes():
     assert (ev["file_size"], ev["stripe_count"], ev["ranks"]) == (64 * 1024 * 1024, 1, 4)
 
 
+@pytest.mark.slow
 def test_examples_doc_is_what_the_tool_says(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each generated block of docs/diagnosis-examples.md equals `pario diagnose --markdown` today."""
     text = (DOCS / "diagnosis-examples.md").read_text()

@@ -586,6 +586,7 @@ def test_the_profiler_s_own_log_is_not_evidence():
     )
 
 
+@pytest.mark.slow
 def test_a_large_profile_gives_the_findings_it_was_built_with():
     """200 000 POSIX records (NumPy-built, no log file): each rank writes its own files in small
     pieces, partly backwards and twice over, and every rank reads one shared input file in full.

@@ -207,6 +207,7 @@ def runnable(page: Path) -> list[Block]:
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if runnable(p)], ids=lambda p: p.name)
+@pytest.mark.slow
 def test_the_page_examples_run_as_written(page: Path, tmp_path: Path) -> None:
     env = user_env()
     work = tmp_path / "work"
@@ -267,6 +268,7 @@ def test_what_the_pages_are_given_is_known() -> None:
     assert named <= set(GIVEN), named - set(GIVEN)
 
 
+@pytest.mark.slow
 def test_the_measurement_commands_take_their_options() -> None:
     """docs/performance.md's benchmark commands: each bench/ script exists and takes every option
     the page gives it."""

@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from text_helpers import joined
+
+pytestmark = pytest.mark.slow
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "tune.md"
 

@@ -161,6 +161,7 @@ def _job_checks(profile: Profile, report: Any) -> None:
 
 # ---- PyDarshan reads back what the pario log holds ---------------------------------------------
 
+@pytest.mark.slow
 def test_block_mpiio_counters_round_trip(block_logs):
     log, exported = block_logs
     profile, report = read_log(log), _darshan(exported)
@@ -219,6 +220,7 @@ def test_stdio_posix_and_shared_records_round_trip(known_logs):
     assert int(mpiio.iloc[0]["MPIIO_INDEP_READS"]) == indep == NP * k
 
 
+@pytest.mark.slow
 def test_hdf5_records_round_trip(hdf5_logs):
     log, exported = hdf5_logs
     profile, report = read_log(log), _darshan(exported)
@@ -237,6 +239,7 @@ def test_hdf5_records_round_trip(hdf5_logs):
     assert {int(r["file_rec_id"]) for r in report.records["H5D"]} == {int(h5f["id"].iloc[0])}
 
 
+@pytest.mark.slow
 def test_pnetcdf_records_round_trip(pnetcdf_logs):
     log, exported = pnetcdf_logs
     profile, report = read_log(log), _darshan(exported)
@@ -308,6 +311,7 @@ def _file_numbers(run: dict) -> dict[tuple[str, str], tuple]:
 
 
 @pytest.mark.parametrize("logs", ["block_logs", "hdf5_logs", "pnetcdf_logs"])
+@pytest.mark.slow
 def test_report_of_export_shows_the_same_io(logs, request, pario_cmd, tmp_path):
     log, exported = request.getfixturevalue(logs)
     a, b = _report(pario_cmd, log, tmp_path), _report(pario_cmd, exported, tmp_path)
@@ -321,6 +325,7 @@ def test_report_of_export_shows_the_same_io(logs, request, pario_cmd, tmp_path):
     assert _file_numbers(b) == _file_numbers(a)
 
 
+@pytest.mark.slow
 def test_report_of_export_with_a_partly_shared_file(known_logs, pario_cmd, tmp_path):
     """io_known's pair.dat is shared by ranks 1 and 2 of 4: Darshan has no record for that, so the
     export's reduced record reads as shared by all ranks; every other number is the same."""
@@ -342,6 +347,7 @@ def _one_line_error(proc: subprocess.CompletedProcess, expected: str) -> None:
     assert proc.stderr == f"pario: error: {expected}\n"
 
 
+@pytest.mark.slow
 def test_bad_inputs(block_logs, tmp_path, pario_cmd):
     log, exported = block_logs
     out = tmp_path / "out.darshan"

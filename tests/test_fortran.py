@@ -20,6 +20,8 @@ import pytest
 from pario.log import read_log
 from pario.trace.format import Kind
 
+pytestmark = pytest.mark.slow
+
 NP = 4
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 #: binding -> (source, compiler options)

@@ -14,7 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow
 
 #: one test of each kind, as node ids relative to the clone
 KINDS = [

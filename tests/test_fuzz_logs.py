@@ -24,6 +24,8 @@ from pario.analysis import analyze
 from pario.errors import ParioError
 from pario.log import darshan_reader, read_log
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("PARIO_FUZZ_EXAMPLES", "60"))
 
 

@@ -101,6 +101,7 @@ def datasets(profile: Profile, out: Path) -> dict[str, dict[str, Any]]:
     return {name: one_record(frame, f"{out / 'known.h5'}:{name}") for name in names}
 
 
+@pytest.mark.slow
 def test_file_record(plain: H5Run) -> None:
     p, out = plain.profile, plain.out
     assert p.job.metadata["library_layers"]["hdf5"] == {"built": "1.10.8", "found": "1.10.8", "active": True,
@@ -175,6 +176,7 @@ def test_time_classes_and_layers_beneath(plain: H5Run) -> None:
     assert m["write_time"] > 0
 
 
+@pytest.mark.slow
 def test_injection(hinted: H5Run, plain: H5Run) -> None:
     p, out = hinted.profile, hinted.out
     f = one_record(p.layer("h5f"), str(out / "known.h5"))
@@ -237,6 +239,7 @@ def h5_groups_calls() -> str:
     return write + read
 
 
+@pytest.mark.slow
 def test_groups_and_attributes_are_hdf5_metadata(tmp_path: Path, compile_program,  # type: ignore[no-untyped-def]
                                                  pario_cmd: list[str], mpi_env: dict[str, str]) -> None:
     """Every group, attribute and H5Oopen/H5Oclose call of h5_groups on 3 ranks is HDF5 metadata
@@ -279,6 +282,7 @@ def test_groups_and_attributes_are_hdf5_metadata(tmp_path: Path, compile_program
         assert mine == pytest.approx(float(r["hdf5_meta"][rank_row(r, rt.rank)]), rel=1e-3)
 
 
+@pytest.mark.slow
 def test_vpic_groups_are_hdf5_time(tmp_path: Path, pario_cmd: list[str],  # type: ignore[no-untyped-def]
                                    mpi_env: dict[str, str]) -> None:
     """vpic --hdf5 --steps 2 --read on 2 ranks: a group /Timestep_<k> per step, created then

@@ -293,6 +293,7 @@ def test_tuned_hints_bring_their_mpi_component(tmp_path: Path, pario_cmd, mpi_en
 
 
 @pytest.mark.parametrize("component", ["ompio", "romio321"])
+@pytest.mark.slow
 def test_report_names_romio_hints_that_ompio_ignored(component, tmp_path, run_under_pario, mpi_env,
                                                      pario_cmd):
     """A real run with ROMIO's hints injected: under OMPIO the report says they were ignored

@@ -81,6 +81,7 @@ def _printed(stdout: str) -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.parametrize("io", ["romio321", "ompio"])
+@pytest.mark.slow
 def test_each_file_gets_its_sections_hints(io, tmp_path, compile_program, mpi_env, pario_cmd):
     exe = compile_program("hints_files.c")
     launch = ["mpirun", "-np", str(NP), "--mca", "io", io]
@@ -133,6 +134,7 @@ pario_cb_algorithm mpi
 """
 
 
+@pytest.mark.slow
 def test_hints_the_mpi_library_ignored_under_mpich(tmp_path, compile_program, mpi_env, mpich_runtime,
                                                    pario_cmd):
     mpiexec = shutil.which("mpiexec.mpich")

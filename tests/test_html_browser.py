@@ -19,6 +19,8 @@ from pario.report.html import render_html
 from test_report import synthetic
 from test_timeline import EXPECTED, HOSTILE, two_ranks
 
+pytestmark = pytest.mark.slow
+
 # names that would run script if the page put them in as HTML
 HOSTILE_FILE = '<img src=x onerror="window.pwned=1">.dat'
 HOSTILE_EXE = "/bin/<script>window.pwned=2</script>app"

@@ -14,6 +14,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from pario.analysis.times import rank_ids
 from pario.log import read_log
 from record_helpers import check_io_known, one_record
@@ -41,6 +43,7 @@ def io_known_dirs(root: Path, *names: str) -> list[Path]:
     return dirs
 
 
+@pytest.mark.slow
 def test_script_with_two_mpirun_steps(tmp_path: Path, compile_program, pario_cmd, mpi_env):
     exe = compile_program("io_known.c")
     out1, out2 = io_known_dirs(tmp_path, "one", "two")
@@ -103,6 +106,7 @@ def test_launcher_rule_silent_on_programs(tmp_path: Path, known_run, pario_cmd, 
     assert "RUN-LAUNCHER-ONLY" not in {f.id for f in diagnose(serial)}
 
 
+@pytest.mark.slow
 def test_step_that_dies_leaves_rank_logs_under_its_step_name(tmp_path: Path, compile_program, pario_cmd,
                                                             mpi_env):
     exe = compile_program("no_finalize.c")
@@ -118,6 +122,7 @@ def test_step_that_dies_leaves_rank_logs_under_its_step_name(tmp_path: Path, com
     assert int(merged.layer("posix")["bytes_written"].sum()) == 1000
 
 
+@pytest.mark.slow
 def test_pario_kernel_under_pario_run(tmp_path: Path, pario_cmd, mpi_env):
     """`pario run -- pario kernel ...`: pario's own Python process is the command, the kernel a step."""
     log = tmp_path / "k.pario"
@@ -134,6 +139,7 @@ def test_pario_kernel_under_pario_run(tmp_path: Path, pario_cmd, mpi_env):
     assert read_log(log).job.nprocs == 1
 
 
+@pytest.mark.slow
 def test_pario_env_inside_a_script(tmp_path: Path, compile_program, pario_cmd, mpi_env):
     """eval "$(pario env --log DIR/)": each MPI job writes its own automatically named log in DIR,
     and neither the shell nor mpirun writes one."""
@@ -182,6 +188,7 @@ def test_pario_env_prints_what_it_sets(pario_cmd, libpario, tmp_path: Path):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "does not exist" in bad.stderr
 
 
+@pytest.mark.slow
 def test_script_with_srun_steps(tmp_path: Path, compile_program, pario_cmd, slurm_env):
     """A job script that calls srun twice, run under `pario run`, against a real local Slurm."""
     exe = compile_program("io_known.c")
@@ -195,6 +202,7 @@ srun -n 4 --overcommit --mpi=pmix {exe} {out2} {K} {S}
     check_io_known(read_log(tmp_path / "job.step2.pario"), out2, 4, K, S)
 
 
+@pytest.mark.slow
 def test_sbatch_script_with_pario_env(tmp_path: Path, compile_program, pario_cmd, slurm_env):
     """sbatch runs a batch script that switches pario on itself: one log per job step, named
     <program>-job<id>.<step>-<date>.pario."""
@@ -243,6 +251,7 @@ def _killed_in_timeout(tmp_path: Path, compile_program, pario_cmd, mpi_env) -> t
     return proc.stderr, log, (tmp_path / "t.step1.pario.lost").read_text().strip()
 
 
+@pytest.mark.slow
 def test_step_killed_inside_a_wrapper_is_named_and_leaves_no_tmp(tmp_path: Path, compile_program, pario_cmd,
                                                                  mpi_env):
     """pario run says that the job left no log and why, turns the step's reservation
@@ -263,6 +272,7 @@ def test_step_killed_inside_a_wrapper_is_named_and_leaves_no_tmp(tmp_path: Path,
         ("nf.0", b"n" * 500), ("nf.1", b"n" * 500)]
 
 
+@pytest.mark.slow
 def test_the_wrapper_s_report_names_the_job_that_wrote_no_log(tmp_path: Path, compile_program, pario_cmd,
                                                               mpi_env):
     """The wrapper's own log (timeout) says it is only the wrapper, that its MPI job wrote no log and

@@ -43,6 +43,7 @@ MATRIX += [(k, 4, m, "romio321") for k in KERNELS for m in MODES]
 # ---- the matrix --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kernel,nprocs,mode,io", MATRIX, ids=lambda v: str(v))
+@pytest.mark.slow
 def test_kernel_writes_verifies_and_counts(kernel_runs, kernel, nprocs, mode, io):  # noqa: F811
     run = kernel_runs(kernel, nprocs, mode, io)
     res = run.result
@@ -68,6 +69,7 @@ def test_kernel_writes_verifies_and_counts(kernel_runs, kernel, nprocs, mode, io
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.slow
 def test_files_identical_across_modes_and_components(kernel_runs, kernel):  # noqa: F811
     digests = {(m, io): kernel_runs(kernel, 4, m, io).digest for m in MODES for io in ("ompio", "romio321")}
     assert len(set(digests.values())) == 1, digests
@@ -75,6 +77,7 @@ def test_files_identical_across_modes_and_components(kernel_runs, kernel):  # no
 
 # ---- parameters reported in the JSON -------------------------------------------------------
 
+@pytest.mark.slow
 def test_params_in_json(kernel_runs):  # noqa: F811
     s3d = kernel_runs("s3d", 4, "collective", "ompio").result["params"]
     assert s3d["grid"] == [12, 12, 6] and s3d["procs"] == [2, 1, 2] and s3d["local"] == [6, 12, 3]
@@ -123,6 +126,7 @@ def test_block_file_per_process(tmp_path):
         assert_file_is_pattern(f, per_file, seed=file_seed(7, rank))
 
 
+@pytest.mark.slow
 def test_block_posix_rejects_collective(tmp_path):
     proc = mpirun(kernel_exe("block"), ["--api", "posix", "--collective", "--path", str(tmp_path / "x")], 2,
                   quiet=True)
@@ -156,6 +160,7 @@ def test_bt_class_and_default_steps(tmp_path):
 
 # ---- verification failure and --read-only ----------------------------------------------------
 
+@pytest.mark.slow
 def test_verify_detects_corruption(tmp_path):
     path = tmp_path / "v.dat"
     exe = kernel_exe("vpic")
@@ -178,6 +183,7 @@ def test_verify_detects_corruption(tmp_path):
     assert one_json(bad.stdout)["verified"] is False
 
 
+@pytest.mark.slow
 def test_read_only_missing_file(tmp_path):
     proc = mpirun(kernel_exe("vpic"), ["--path", str(tmp_path / "none.dat"), "--read-only"], 2, quiet=True)
     assert proc.returncode == 2
@@ -213,6 +219,7 @@ def test_no_hints_passes_info_null(tmp_path):
     assert one_json(proc.stdout)["hints_requested"] == {}
 
 
+@pytest.mark.slow
 def test_bad_hint(tmp_path):
     proc = mpirun(kernel_exe("vpic"), ["--path", str(tmp_path / "h.dat")], 2, quiet=True,
                   env={"PARIO_KERNEL_HINTS": "cb_nodes"})
@@ -240,6 +247,7 @@ BAD = [
 
 
 @pytest.mark.parametrize("kernel,nprocs,args,message", BAD, ids=[f"{b[0]}-{b[3][:20]}" for b in BAD])
+@pytest.mark.slow
 def test_bad_parameters(tmp_path, kernel, nprocs, args, message):
     if "--path" not in args:
         args = [*args, "--path", str(tmp_path / "x.dat")]
@@ -264,6 +272,7 @@ def test_bad_parameters(tmp_path, kernel, nprocs, args, message):
 @pytest.mark.skipif(os.geteuid() != 0,
                     reason="not root: /proc is only 'writable' for root; others get exit 2")
 @pytest.mark.parametrize("extra", [[], ["--api", "posix", "--independent"], ["--layout", "fpp"]])
+@pytest.mark.slow
 def test_io_error_exit_1(extra):
     """The directory passes the checks but the open fails: one line, exit 1, no hang."""
     proc = mpirun(kernel_exe("block"), ["--path", "/proc/pario-x.dat", *extra], 2, quiet=True)
@@ -309,6 +318,7 @@ def test_cli_unknown_kernel():
     ]
 
 
+@pytest.mark.slow
 def test_cli_runs_kernel(tmp_path):
     path = tmp_path / "cli.dat"
     proc = pario_cli(["kernel", "block", "--np", "4", "--block-size", "32k", "--transfer-size", "8k",
@@ -321,6 +331,7 @@ def test_cli_runs_kernel(tmp_path):
     assert_file_is_pattern(path, 4 * 32 * 1024)
 
 
+@pytest.mark.slow
 def test_cli_passes_exit_code(tmp_path):
     proc = pario_cli(["kernel", "--np", "2", "bt", "--path", str(tmp_path / "x"), "--", "-q"])
     assert proc.returncode == 2
@@ -373,6 +384,7 @@ def test_pattern_is_offset_function():
 
 # ---- pario-demo-io ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_demo_io(tmp_path):
     exe = paths.program("pario-demo-io")
     proc = mpirun(exe, [str(tmp_path)], 4)
@@ -385,6 +397,7 @@ def test_demo_io(tmp_path):
     assert len(log) == 2100 and log.count("\n") == 100 and log.startswith("demo line 001 of 100\n")
 
 
+@pytest.mark.slow
 def test_demo_io_missing_dir(tmp_path):
     exe = paths.program("pario-demo-io")
     proc = mpirun(exe, [str(tmp_path / "missing")], 4, quiet=True)

@@ -75,6 +75,7 @@ def vpic_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path
 @pytest.mark.parametrize("name,nprocs,steps,mode,layout,chunk,align",
                          [("clean", 4, 2, "collective", "contiguous", None, 4096),
                           ("problem", 2, 1, "independent", "chunked", 64, 1)])
+@pytest.mark.slow
 def test_vpic_hdf5_json(vpic_files, name, nprocs, steps, mode, layout, chunk, align):
     path, res = vpic_files[name]
     data = 1000 * nprocs * 8 * 4 * steps
@@ -118,6 +119,7 @@ def test_h5dump_shows_the_values(vpic_files, dataset, var, step):
     assert numbers(data) == [vpic_value(0, step, var, g) for g in range(995, 1005)]
 
 
+@pytest.mark.slow
 def test_vpic_hdf5_verify_finds_other_values(vpic_files):
     path, _ = vpic_files["problem"]
     args = ["--hdf5", "--particles", "1000", "--read-only", "--verify", "--seed", "1", "--path", str(path)]
@@ -153,6 +155,7 @@ def s3d_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path,
 
 
 @pytest.mark.parametrize("method", list(S3D_METHODS))
+@pytest.mark.slow
 def test_s3d_pnetcdf_json(s3d_files, method):
     path, res = s3d_files[method]
     nx, ny, nz = GRID
@@ -186,6 +189,7 @@ def test_ncmpidump_lists_the_variables_and_dimensions(s3d_files):
 
 @pytest.mark.parametrize("method", list(S3D_METHODS))
 @pytest.mark.parametrize("array", ["u", "temperature"])
+@pytest.mark.slow
 def test_ncmpidump_shows_the_values(s3d_files, method, array):
     """Every value of the variable, both records, in file order (time, [component,] z, y, x)."""
     text = tool("ncmpidump", "-v", array, str(s3d_files[method][0]))
@@ -224,6 +228,7 @@ def test_s3d_pnetcdf_verify_finds_other_values(s3d_files):
     ("s3d", ["--small"], "--nonblocking and --small need --pnetcdf"),
     ("s3d", ["--pnetcdf", "--small", "--nonblocking"], "--nonblocking and --small exclude each other"),
 ])
+@pytest.mark.slow
 def test_bad_library_options_exit_2_with_one_line(tmp_path, kernel, args, message):
     proc = mpirun(kernel_exe(kernel), [*args, "--path", str(tmp_path / "f")], 2, quiet=True)
     assert proc.returncode == 2
@@ -231,6 +236,7 @@ def test_bad_library_options_exit_2_with_one_line(tmp_path, kernel, args, messag
     assert proc.stdout == "" and not (tmp_path / "f").exists()
 
 
+@pytest.mark.slow
 def test_vpic_many_chunks_run_with_force(tmp_path):
     """Over 65536 chunks (131072 here: 64k particles in chunks of 4, 8 datasets) only with --force."""
     args = ["--hdf5", "--particles", "64k", "--chunk", "4", "--path", str(tmp_path / "f.h5"), "--delete"]
@@ -240,6 +246,7 @@ def test_vpic_many_chunks_run_with_force(tmp_path):
     assert one_json(proc.stdout)["hdf5"]["chunk_elements"] == 4
 
 
+@pytest.mark.slow
 def test_long_runs_show_progress(tmp_path):
     """Rank 0 prints its progress on stderr (every PARIO_KERNEL_PROGRESS seconds: each unit at 0)."""
     args = ["--hdf5", "--particles", "1k", "--steps", "2", "--path", str(tmp_path / "f.h5"), "--delete"]
@@ -262,6 +269,7 @@ def test_long_runs_show_progress(tmp_path):
     ("vpic", ["--hdf5", "--particles", "2000", "--steps", "2"], False),
     ("s3d", ["--pnetcdf", "--independent", "--small", "--nx", "16", "--ny", "8", "--nz", "8"], True),
 ])
+@pytest.mark.slow
 def test_mpiio_beneath_the_library_sees_the_bytes(tmp_path, run_under_pario, kernel, args, independent):
     path, log = tmp_path / f"{kernel}.out", tmp_path / "run.pario"
     proc = run_under_pario(log, ["mpirun", "--oversubscribe", "-np", "4", str(kernel_exe(kernel)), *args,

@@ -125,6 +125,7 @@ def test_ior_logs_findings_and_report():
     assert top["time"] == pytest.approx(lib.library_time.value)
 
 
+@pytest.mark.slow
 def test_one_byte_hdf5_writes_are_flagged(pario_cmd, tmp_path):
     p = read_darshan_log(ONE_BYTE)
     lib = library_summary(p)
@@ -291,6 +292,7 @@ def _s3d(run_under_pario, tmp_path: Path, name: str, *options: str):
     return read_pario_log(log)
 
 
+@pytest.mark.slow
 def test_s3d_pnetcdf_small_independent_puts_vs_nonblocking(run_under_pario, tmp_path):
     small = _s3d(run_under_pario, tmp_path, "small", "--small", "--independent")
     v = small.files["pnetcdf_var"]
@@ -356,6 +358,7 @@ def vpic_runs(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-
     return tmp, bad, good
 
 
+@pytest.mark.slow
 def test_vpic_hdf5_counters_are_the_programs(vpic_runs):
     _, (_, bad), (_, good) = vpic_runs
     for p, coll in ((bad, 0), (good, 1)):
@@ -368,6 +371,7 @@ def test_vpic_hdf5_counters_are_the_programs(vpic_runs):
     assert set(bad.files["h5d"]["chunk_size_d1"].astype(int)) == {64}
 
 
+@pytest.mark.slow
 def test_vpic_hdf5_problem_run_fires_the_library_rules(vpic_runs):
     _, (_, bad), _ = vpic_runs
     found = {f.id: f for f in diagnose(bad)}
@@ -398,6 +402,7 @@ def test_vpic_hdf5_problem_run_fires_the_library_rules(vpic_runs):
     assert "H5D_FILL_TIME_NEVER" in (meta.recommendations[0].snippet or "")
 
 
+@pytest.mark.slow
 def test_vpic_hdf5_clean_run_fires_none(vpic_runs):
     _, _, (_, good) = vpic_runs
     found = {f.id for f in diagnose(good)}
@@ -411,6 +416,7 @@ def test_vpic_hdf5_clean_run_fires_none(vpic_runs):
     assert lib.asked_written.value == VPIC_BYTES and 1.0 <= lib.amplification.value < 1.01
 
 
+@pytest.mark.slow
 def test_vpic_hdf5_report_counts_the_library_once(vpic_runs, pario_cmd):
     """The traced problem run's report: the outermost I/O is the library's (its calls, the bytes
     asked), the HDF5 files row holds the files' own calls only (no second count of the datasets'
@@ -495,6 +501,7 @@ def vpic_align_runs(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-un
     return tmp, bad, good, meta
 
 
+@pytest.mark.slow
 def test_vpic_hdf5_no_alignment_on_a_large_file_and_the_hint_fixes_it(vpic_align_runs):
     tmp, (_, bad), (_, good), _ = vpic_align_runs
     f = next(f for f in diagnose(bad) if f.id == "LIB-HDF5-NO-ALIGNMENT")
@@ -525,6 +532,7 @@ def test_vpic_hdf5_no_alignment_on_a_large_file_and_the_hint_fixes_it(vpic_align
     assert float(good.files["h5d"]["bytes_written"].sum()) == ALIGN_BYTES
 
 
+@pytest.mark.slow
 def test_vpic_hdf5_small_writes_beneath_are_hdf5_metadata(vpic_align_runs):
     """The clean (collective, contiguous) run's application writes are 32 H5Dwrite of 1 MiB; the
     small file-system writes beneath are HDF5's metadata, written independently by the ranks:

@@ -43,6 +43,7 @@ def var(profile: Profile, nc: Path, name: str):  # type: ignore[no-untyped-def]
     return one_record(profile.layer("pnetcdf_var"), f"{nc}:{name}")
 
 
+@pytest.mark.slow
 def test_variables_have_exact_counters(known) -> None:  # type: ignore[no-untyped-def]
     profile, nc, _ = known
     ranks = range(NP)
@@ -143,6 +144,7 @@ def test_trace_has_library_events(known) -> None:  # type: ignore[no-untyped-def
         assert not (((layer == 2) | (layer == 0)) & io & (ev["file"] == file_id)).any()
 
 
+@pytest.mark.slow
 def test_injected_alignments(tmp_path, compile_program, run_under_pario):  # type: ignore[no-untyped-def]
     exe = compile_program("pnetcdf_known.c", extra=pnetcdf_flags())
     hints = tmp_path / "hints"
@@ -182,6 +184,7 @@ def test_program_without_pnetcdf_has_empty_layers(known_run) -> None:  # type: i
     assert meta["why"] == "the program made no call to the library"
 
 
+@pytest.mark.slow
 def test_other_library_version_passes_through(tmp_path, compile_program, run_under_pario,  # type: ignore[no-untyped-def]
                                                mpi_env) -> None:
     exe = compile_program("pnetcdf_known.c", extra=pnetcdf_flags())
@@ -201,6 +204,7 @@ def test_other_library_version_passes_through(tmp_path, compile_program, run_und
     assert subprocess.run(["ncmpidump", str(nc)], capture_output=True).returncode == 0
 
 
+@pytest.mark.slow
 def test_other_shapes_and_file_calls(tmp_path, compile_program, run_under_pario):  # type: ignore[no-untyped-def]
     exe = compile_program("pnetcdf_shapes.c", extra=pnetcdf_flags())
     nc, log = tmp_path / "shapes.nc", tmp_path / "shapes.pario"

@@ -17,6 +17,8 @@ import pytest
 
 from pario.log import read_log
 
+pytestmark = pytest.mark.slow
+
 NP = 4
 PROGRAM = Path(__file__).resolve().parent / "programs" / "mpi4py_pattern.py"
 BLOCK = 4096

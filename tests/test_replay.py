@@ -453,6 +453,7 @@ def traced(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: igno
     return run
 
 
+@pytest.mark.slow
 def test_traced_run_replays_with_known_serialisation(traced) -> None:  # type: ignore[no-untyped-def]
     from pario.log import read_log
     from pario.trace.format import LAYER_MASK
@@ -486,6 +487,7 @@ def test_traced_run_replays_with_known_serialisation(traced) -> None:  # type: i
 
 
 @pytest.mark.parametrize("kernel", ["block", "s3d"])
+@pytest.mark.slow
 def test_traced_kernel_measured_replay_reproduces_the_run(traced, pario_cmd, kernel: str) -> None:  # type: ignore[no-untyped-def]
     import json
     import subprocess

@@ -247,6 +247,7 @@ def test_json_dash_prints_only_json(capsys: pytest.CaptureFixture[str]) -> None:
 # several logs: scaling
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_several_logs_give_a_scaling_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     logs = [str(log("mpi-io-test-x86_64-3.5.0")), str(log("treddy")), str(log("imbalanced-io"))]
     js = tmp_path / "s.json"
@@ -347,6 +348,7 @@ def test_scaling_from_one_rank_says_rank(capsys: pytest.CaptureFixture[str]) -> 
     assert "reference run: 1 rank." in flat and "1 ranks" not in flat
 
 
+@pytest.mark.slow
 def test_report_says_where_it_wrote_its_files(tmp_path: Path, pario_cmd: list[str]) -> None:
     """--json, --csv and --html each end with a line on stderr naming the file (stdout stays the
     report); JSON on standard output names nothing."""

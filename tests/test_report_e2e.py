@@ -58,6 +58,7 @@ def io_bound_log(tmp_path_factory: pytest.TempPathFactory, runtime: list[str], m
                      "1000000")
 
 
+@pytest.mark.slow
 def test_io_bound_run_is_called_io_bound(io_bound_log: Path, capsys: pytest.CaptureFixture[str],
                                          tmp_path: Path) -> None:
     data, text = report_json(capsys, tmp_path, io_bound_log)
@@ -77,6 +78,7 @@ def test_io_bound_run_is_called_io_bound(io_bound_log: Path, capsys: pytest.Capt
     assert posix["files"] == NP
 
 
+@pytest.mark.slow
 def test_pop_decompositions_agree_on_a_real_run(io_bound_log: Path) -> None:
     pop = analyze(read_log(io_bound_log)).pop
     pe = pop.parallel_efficiency.value
@@ -89,6 +91,7 @@ def test_pop_decompositions_agree_on_a_real_run(io_bound_log: Path) -> None:
     assert pop.loss_io.value > 0.3
 
 
+@pytest.mark.slow
 def test_only_rank0_writes_gives_io_balance_one_over_p(tmp_path: Path, runtime: list[str],
                                                        mpi_env: dict[str, str],
                                                        compile_program: Callable[..., Path],
@@ -110,6 +113,7 @@ def test_only_rank0_writes_gives_io_balance_one_over_p(tmp_path: Path, runtime: 
     assert ranks["bytes_written"] == [16 << 20, 0, 0, 0]
 
 
+@pytest.mark.slow
 def test_compute_bound_run_is_called_compute_bound(tmp_path: Path, runtime: list[str],
                                                    mpi_env: dict[str, str],
                                                    compile_program: Callable[..., Path],
@@ -124,6 +128,7 @@ def test_compute_bound_run_is_called_compute_bound(tmp_path: Path, runtime: list
     assert run["mpi"]["available"] is True
 
 
+@pytest.mark.slow
 def test_scaling_table_from_real_runs(tmp_path: Path, runtime: list[str], mpi_env: dict[str, str],
                                       compile_program: Callable[..., Path],
                                       capsys: pytest.CaptureFixture[str]) -> None:

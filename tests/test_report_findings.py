@@ -27,6 +27,7 @@ def outputs(tmp_path_factory, pario_cmd):
     return out, proc.stdout
 
 
+@pytest.mark.slow
 def test_same_findings_as_diagnose(outputs):
     out, _ = outputs
     expected = [f.id for f in diagnose(read_log(IMBALANCED))]
@@ -48,6 +49,7 @@ def test_terminal_and_html_show_findings(outputs):
     assert "LUSTRE-STRIPE-COUNT" in html
 
 
+@pytest.mark.slow
 def test_no_diagnosis_option(pario_cmd, tmp_path):
     """--no-diagnosis says the diagnosis was not run; it does not say "no problems found"."""
     proc = subprocess.run([*pario_cmd, "report", str(IMBALANCED), "--no-diagnosis", "--json", "-"],

@@ -13,6 +13,8 @@ import pytest
 
 from darshan_logs import LOGS
 
+pytestmark = pytest.mark.slow
+
 #: Runs one pario command in this process, then prints the heavy modules it imported.
 PROBE = """
 import sys

@@ -55,6 +55,7 @@ def test_mpiexec_mpich_is_given_the_runtime_with_genv(mpich_runtime: Path, monke
     assert "-x" not in prepared.argv
 
 
+@pytest.mark.slow
 def test_mpich_counters_are_those_of_the_program(tmp_path: Path, pario_cmd, mpich_env, mpich_program):
     exe = mpich_program("io_known.c")
     proc = run(pario_cmd, mpich_env, tmp_path / "known.pario", str(exe), str(tmp_path), str(K), str(S))
@@ -67,6 +68,7 @@ def test_mpich_counters_are_those_of_the_program(tmp_path: Path, pario_cmd, mpic
     assert {"cb_buffer_size", "cb_nodes", "romio_cb_write", "romio_filesystem_type"} <= set(hints)
 
 
+@pytest.mark.slow
 def test_mpich_mpi_counters_and_exit_code(tmp_path: Path, pario_cmd, mpich_env, mpich_program):
     """mpi_comm exits 5 after MPI_Finalize: pario run returns 5, the MPI counters are Open MPI's."""
     proc = run(pario_cmd, mpich_env, tmp_path / "comm.pario", str(mpich_program("mpi_comm.c")), "5")

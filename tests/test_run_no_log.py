@@ -40,11 +40,13 @@ def _no_log(pario_cmd, mpi_env, tmp_path: Path, args: list[str]) -> str:
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_the_reason_is_given(case: str, pario_cmd, mpi_env, tmp_path: Path):
     args, reason = CASES[case]
     assert reason in _no_log(pario_cmd, mpi_env, tmp_path, args)
 
 
+@pytest.mark.slow
 def test_an_mpi_init_pario_did_not_see_is_named(pario_cmd, mpi_env, compile_program, tmp_path: Path):
     exe = compile_program("init_unseen.c")
     out = tmp_path / "out"
@@ -73,6 +75,7 @@ def test_notes_are_parsed(tmp_path: Path) -> None:
     assert run_notes.tally(notes).started == 9 and run_notes.tally(notes).died == 6
 
 
+@pytest.mark.slow
 def test_no_file_per_process(pario_cmd, mpi_env, tmp_path: Path):
     """4 processes see one notes file beside the log, not one each, and it is gone after."""
     log = tmp_path / "job.pario"
@@ -84,6 +87,7 @@ def test_no_file_per_process(pario_cmd, mpi_env, tmp_path: Path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"seen.{rank}" for rank in range(4)]
 
 
+@pytest.mark.slow
 def test_an_earlier_runs_log_is_not_announced(pario_cmd, mpi_env, compile_program, tmp_path: Path):
     """A run that writes no log does not announce the log an earlier run left under its name."""
     log = tmp_path / "job.pario"
@@ -118,6 +122,7 @@ def test_mpirun_refusing_more_ranks_than_cores_is_named(pario_cmd, mpi_env, tmp_
             in proc.stderr), proc.stderr
 
 
+@pytest.mark.slow
 def test_a_signal_to_the_process_group_reaches_the_command_once(pario_cmd, mpi_env, tmp_path: Path):
     """SIGTERM to the whole group (what Slurm and pario tune's timeout send) reaches the command
     from the sender, and pario run does not send it a second one (mpirun aborts on a second

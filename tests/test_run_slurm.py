@@ -46,6 +46,7 @@ def test_cluster_uses_pmix(slurm: SlurmCluster):
     assert slurm.mpi_default == "pmix", "Slurm's mpi/pmix plugin is missing (slurm-wlm-basic-plugins)"
 
 
+@pytest.mark.slow
 def test_srun_counters_are_those_of_the_program(srun_known):
     profile, out = srun_known
     check_io_known(profile, out, NP, K, S)
@@ -58,6 +59,7 @@ def test_srun_profiles_ranks_only(srun_known, slurm: SlurmCluster):
     assert not any(n.startswith(str(slurm.root)) or ".pmix" in n for n in names)
 
 
+@pytest.mark.slow
 def test_srun_exit_code_passed_through(tmp_path: Path, compile_program, pario_cmd, slurm_env):
     """Ranks that exit 5 after MPI_Finalize: `pario run` returns srun's 5, and the log is complete."""
     exe = compile_program("mpi_comm.c")

@@ -120,6 +120,7 @@ def test_no_mpi_library_files(known_run):
     assert not any(".pmix" in n or "/ompi." in n for n in names)
 
 
+@pytest.mark.slow
 def test_dev_shm_is_recorded_without_the_mpi_segments(tmp_path, compile_program, run_under_pario):
     """/dev/shm is where users put files on tmpfs: recorded, while the MPI libraries' own
     segments there (Open MPI's BTL and RMA windows, which the engine's rma-fence creates) are not."""
@@ -142,6 +143,7 @@ def test_dev_shm_is_recorded_without_the_mpi_segments(tmp_path, compile_program,
         shutil.rmtree(out, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_hints_recorded_romio(tmp_path, compile_program, run_under_pario, mpi_env):
     """ROMIO reports the hints in effect; injected hints (--hints) take effect and are recorded."""
     exe = compile_program("io_known.c")
@@ -303,6 +305,7 @@ def test_dump_text_and_json(known_run, pario_cmd):
     assert shared["bytes_written"] == NP * K * S and shared["ranks"] == list(range(NP))
 
 
+@pytest.mark.slow
 def test_mpi_layer_exact(tmp_path, compile_program, run_under_pario):
     """Calls and bytes of known communication (see tests/programs/mpi_comm.c), exit code kept."""
     exe = compile_program("mpi_comm.c")

@@ -124,6 +124,7 @@ def test_unwritable_log_directory_mpi(tmp_path, compile_program, libpario, mpi_e
     assert read_log(fallback / "job.pario").job.nprocs == 4
 
 
+@pytest.mark.slow
 def test_job_without_mpi_finalize(tmp_path, compile_program, run_under_pario, mpi_env, pario_cmd):
     """Same exit code and output as without pario; each rank's data is kept in a per-rank log."""
     exe = compile_program("no_finalize.c")
@@ -172,6 +173,7 @@ def good_log(tmp_path_factory, compile_program, pario_cmd, mpi_env) -> bytes:
 
 
 @pytest.mark.parametrize("cut", [0, 5, 16, 40, 0.5, -1])
+@pytest.mark.slow
 def test_truncated_log(tmp_path, good_log, cut):
     n = int(len(good_log) * cut) if isinstance(cut, float) else (cut if cut >= 0 else len(good_log) + cut)
     bad = tmp_path / "cut.pario"
@@ -189,6 +191,7 @@ def test_corrupt_byte_detected_by_checksum(tmp_path, good_log):
         read_log(bad)
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line(tmp_path, good_log, pario_cmd):
     bad = tmp_path / "cut.pario"
     bad.write_bytes(good_log[: len(good_log) // 2])

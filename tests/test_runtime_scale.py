@@ -38,6 +38,7 @@ def _run(probe: Path, mpi_env: dict[str, str], tmp_path: Path, nprocs: int, shap
     return [int(line.split()[1]) for line in out.stdout.splitlines()], log, out.stderr
 
 
+@pytest.mark.slow
 def test_files_shared_by_some_ranks(probe: Path, mpi_env, libpario: Path, tmp_path: Path):
     """5 ranks (not a power of two): a file for all, one per pair and one per 3 ranks."""
     _, log, _ = _run(probe, mpi_env, tmp_path, 5, "mix", libpario)
@@ -79,6 +80,7 @@ def _added_kb(probe: Path, mpi_env, tmp_path: Path, nprocs: int, lib: Path) -> f
     return statistics.median(added)
 
 
+@pytest.mark.slow
 def test_memory_per_rank_does_not_grow_with_the_ranks(probe: Path, mpi_env, libpario: Path, tmp_path: Path):
     """The peak memory the runtime adds to each rank at 64 ranks is within 0.5 MB of that at 4
     (an exchange with every peer, or buffers sized by the ranks, add about 1 MB at 16)."""
@@ -99,6 +101,7 @@ def _heap(probe: Path, mpi_env, tmp_path: Path, nprocs: int, lib: Path) -> tuple
     return int(found.group(1)), int(found.group(2)), log.stat().st_size
 
 
+@pytest.mark.slow
 def test_heap_per_rank_does_not_grow_with_the_ranks(probe: Path, mpi_env, libpario: Path, tmp_path: Path):
     """A rank other than 0 takes the same heap at 64 ranks as at 4, within 8 bytes per added rank
     (its own records and keys; four ints per rank, as an all-to-all needs, would add 960 bytes);

@@ -44,6 +44,7 @@ def block_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-
     return log
 
 
+@pytest.mark.slow
 def test_try_command_repeats_the_launch_and_its_hints_file_exists(
     block_log: Path, pario_cmd, mpi_env, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -111,6 +112,7 @@ def test_a_report_writes_nothing_unasked(block_log: Path, pario_cmd, mpi_env,  #
 
 
 @pytest.mark.parametrize("command", ["report", "diagnose"])
+@pytest.mark.slow
 def test_hints_dir_must_be_a_directory(block_log: Path, pario_cmd, mpi_env,  # type: ignore[no-untyped-def]
                                        command: str, tmp_path: Path) -> None:
     proc = subprocess.run([*pario_cmd, command, "--hints-dir", str(tmp_path / "none"), str(block_log)],
@@ -147,6 +149,7 @@ def test_no_hints_file_is_offered_without_a_value_to_try(tmp_path: Path) -> None
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_report_shows_the_hints_in_effect(block_log: Path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
     proc = subprocess.run(
         [*pario_cmd, "report", str(block_log), "--json", "-"],
@@ -190,6 +193,7 @@ def test_a_directory_is_not_a_file(tmp_path: Path, compile_program, run_under_pa
     assert int(sum(others[c].sum() for c in counters)) == 0
 
 
+@pytest.mark.slow
 def test_logs_of_different_programs_are_not_a_scaling_table(block_log: Path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
     demo = block_log.parent / "demo.pario"
     proc = subprocess.run(

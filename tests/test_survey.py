@@ -122,6 +122,7 @@ def test_logs_are_found_in_archives_folders_and_manifests(tmp_path: Path):
     assert [f.size for f in find_logs([str(ranks / "j.pario")])] == [12]
 
 
+@pytest.mark.slow
 def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pario_cmd):
     store = tmp_path / "store"
     archive = Path(shutil.copytree(archive, tmp_path / "archive"))  # this test changes a log
@@ -213,6 +214,7 @@ def test_local_cluster_survey_is_incremental(archive: Path, tmp_path: Path, pari
     assert sql(store, "SELECT count(*) FROM rows_all WHERE path LIKE '%truncated.darshan'")[0][0] == 2
 
 
+@pytest.mark.slow
 def test_window_and_limit(archive: Path, tmp_path: Path, pario_cmd):
     store = tmp_path / "store"
     proc = survey(pario_cmd, str(archive / "2026"), "--store", str(store), "--workers", "1",
@@ -257,6 +259,7 @@ darshan_reader._load_with_library = _load_or_crash
 """
 
 
+@pytest.mark.slow
 def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
     """A real distributed scheduler and two worker processes, started here as a site would; a log
     whose reading kills the worker is stored as an error row, and the other log of its batch is
@@ -296,6 +299,7 @@ def test_a_scheduler_and_two_workers(archive: Path, tmp_path: Path, pario_cmd):
         stop(procs)
 
 
+@pytest.mark.slow
 def test_slurm_jobs(archive: Path, tmp_path: Path, pario_cmd, slurm_env):
     """dask-jobqueue's SLURMCluster on the tests' one-node Slurm (256 MB declared: the job asks
     for less with an extra #SBATCH line; the worker's own limit stays 2 GB)."""
@@ -310,6 +314,7 @@ def test_slurm_jobs(archive: Path, tmp_path: Path, pario_cmd, slurm_env):
     assert {p.suffix for p in (store / "slurm").iterdir()} == {".out", ".err"}  # the job's output, kept
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line(tmp_path: Path, pario_cmd):
     store = str(tmp_path / "s")
     cases = [(["survey", str(tmp_path / "nowhere"), "--store", store], "no such file or directory"),
@@ -391,6 +396,7 @@ def test_facility_numbers_worked_out_by_hand(facility: Path):
     assert r.small_files[0]["small_share"] == pytest.approx(90 / 200)
 
 
+@pytest.mark.slow
 def test_facility_filters(facility: Path):
     def jobs(**kw) -> int:  # type: ignore[no-untyped-def]
         return facility_report(str(facility), Filters(**kw)).summary["jobs"]
@@ -403,6 +409,7 @@ def test_facility_filters(facility: Path):
         jobs(user="no-such-user-here")
 
 
+@pytest.mark.slow
 def test_report_forms(facility: Path, tmp_path: Path, pario_cmd):
     out = tmp_path / "csv"
     proc = subprocess.run([*pario_cmd, "survey", "report", str(facility), "--json", str(tmp_path / "r.json"),
@@ -421,6 +428,7 @@ def test_report_forms(facility: Path, tmp_path: Path, pario_cmd):
         "small_files", "metadata", "errors"))
 
 
+@pytest.mark.slow
 def test_report_html_in_the_browser(facility: Path, tmp_path: Path, browser, pario_cmd):
     from browser import load
 
@@ -459,6 +467,7 @@ def test_report_html_in_the_browser(facility: Path, tmp_path: Path, browser, par
         page.probe["titles"])
 
 
+@pytest.mark.slow
 def test_a_store_of_unreadable_logs_only(tmp_path: Path, pario_cmd):
     """A survey whose every log is unreadable: one line about it, and a report that shows why."""
     (tmp_path / "logs").mkdir()
@@ -475,6 +484,7 @@ def test_a_store_of_unreadable_logs_only(tmp_path: Path, pario_cmd):
     assert "No job matches. Unreadable logs" in words and "not a pario or Darshan log" in words
 
 
+@pytest.mark.slow
 def test_sql(facility: Path, pario_cmd):
     proc = subprocess.run([*pario_cmd, "survey", "sql", str(facility), "--csv",
                            "SELECT exe_name, sum(core_hours) AS ch FROM jobs GROUP BY 1 ORDER BY 2 DESC"],
@@ -561,6 +571,7 @@ def test_a_job_too_large_for_the_worker_is_an_error_row_that_says_so(tmp_path: P
     assert got == int((0.6 * 2e9 - WORKER_BASE_BYTES) // BYTES_PER_RANK)  # about 1.8 million
 
 
+@pytest.mark.slow
 def test_the_survey_cluster_raises_malloc_thresholds():
     """Workers of the cluster the survey starts run the plugin that undoes the nanny's
     MALLOC_TRIM_THRESHOLD_ (docs/performance.md, "Facility survey")."""
@@ -593,6 +604,7 @@ def outputs(store: Path, pario_cmd) -> list[str]:  # type: ignore[no-untyped-def
     return got
 
 
+@pytest.mark.slow
 def test_incremental_runs_keep_one_file_per_month(tmp_path: Path, pario_cmd):
     """Three incremental surveys of a growing archive, batches of 2 logs (one log changed in the
     last): compacted at the end of each run, every month is one file; not compacted, the same
@@ -654,6 +666,7 @@ STAGES = ("writing", "written", "swapped", "removing")
 
 
 @pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.slow
 def test_a_killed_compaction_loses_nothing_and_counts_nothing_twice(tmp_path: Path, stage: str):
     """A compaction stopped at each of its steps: the store reads the same rows, each once; the
     next compaction finishes the work (and removes what the stopped one left)."""
@@ -689,6 +702,7 @@ def test_a_killed_compaction_loses_nothing_and_counts_nothing_twice(tmp_path: Pa
     assert sql(store, "SELECT count(*), sum(nprocs) FROM jobs") == jobs
 
 
+@pytest.mark.slow
 def test_a_store_written_by_older_code_is_read_and_compacted(tmp_path: Path, pario_cmd):
     """Part files as pario wrote them before compaction existed, some from before a column was
     added (no nfiles, no PnetCDF columns): read as they are, then compacted into the store's
@@ -750,6 +764,7 @@ def same_sums(report) -> object:  # type: ignore[no-untyped-def]
     return fix(report_dict(report))
 
 
+@pytest.mark.slow
 def test_filters_skip_files_by_their_statistics(tmp_path: Path):
     """The real logs surveyed into a store of one file per month (10 months of jobs, and the
     unreadable log's): each filter reads exactly the files that hold a row it keeps, skips the

@@ -152,6 +152,7 @@ def pario_logs(tmp_path_factory, pario_cmd, mpi_env) -> list[Path]:  # type: ign
 
 
 @pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.slow
 def test_pario_logs_fit(pario_logs: list[Path], width: int) -> None:
     for log in pario_logs:
         check(_report([log], width), _report([log], 1000), width)
@@ -162,6 +163,7 @@ def test_pario_logs_fit(pario_logs: list[Path], width: int) -> None:
 
 @pytest.mark.parametrize("width", [80, 120])
 @pytest.mark.parametrize("name", DARSHAN)
+@pytest.mark.slow
 def test_darshan_logs_fit(name: str, width: int) -> None:
     path = LOGS / name
     check(_report([path], width), _report([path], 1000), width)
@@ -247,6 +249,7 @@ def vpic_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-u
     return log
 
 
+@pytest.mark.slow
 def test_datasets_table_keeps_every_column_at_80(vpic_log: Path) -> None:
     """vpic --hdf5's datasets have long names: each stays whole on its row (the file they are in
     said once below the table), and the numbers (writes included) fit."""
@@ -332,6 +335,7 @@ def survey_runs(tmp_path_factory, pario_cmd) -> tuple[Path, dict[int, tuple[Path
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.slow
 def test_survey_status_line_fits(survey_runs, width: int) -> None:  # type: ignore[no-untyped-def]
     from pario.survey.store import query
 
@@ -362,6 +366,7 @@ def test_survey_rate_only_for_long_runs() -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.slow
 def test_survey_report_fits(survey_runs, pario_cmd, width: int) -> None:  # type: ignore[no-untyped-def]
     """Every table of the facility report at the width: each row's cells there, none blank (the
     name first on the row's line, its numbers after it in order; a folded column's cells under
@@ -410,6 +415,7 @@ def test_survey_report_fits(survey_runs, pario_cmd, width: int) -> None:  # type
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.slow
 def test_survey_sql_fits(survey_runs, pario_cmd, width: int) -> None:  # type: ignore[no-untyped-def]
     """A table whose paths wrap after a '/' (at 120 columns) or go under each row (at 80: a file
     name of 72 characters does not fit beside the others), and one too wide for any table
@@ -449,6 +455,7 @@ def test_survey_sql_fits(survey_runs, pario_cmd, width: int) -> None:  # type: i
 
 # -- pario kernel -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.slow
 def test_kernel_list_and_help_fit(pario_cmd, width: int) -> None:  # type: ignore[no-untyped-def]
     from pario import kernels
 
@@ -479,6 +486,7 @@ def _block(np_: int = 2) -> list[str]:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.slow
 def test_tune_show_space_fits(tmp_path: Path, pario_cmd, mpi_env, width: int) -> None:  # type: ignore[no-untyped-def]
     args = ["tune", "--show-space", "--", *_block()]
     narrow = _cli(pario_cmd, args, width, env=mpi_env, cwd=tmp_path).stdout
@@ -517,6 +525,7 @@ def _numbers(text: str) -> str:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.slow
 def test_tune_progress_and_end_fit(tune_runs, width: int) -> None:  # type: ignore[no-untyped-def]
     progress, end, report = tune_runs[width]
     wide_progress, wide_end, wide_report = tune_runs[1000]

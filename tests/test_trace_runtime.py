@@ -128,6 +128,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 def test_events_of_a_known_program(traced: TracedRun) -> None:
     trace = traced.profile.trace
     assert trace is not None and trace.nprocs == NP and trace.complete
@@ -186,6 +187,7 @@ def test_times_are_monotone_and_match_the_profile(traced: TracedRun) -> None:
     assert max(opens) - min(opens) < 0.05
 
 
+@pytest.mark.slow
 def test_a_small_buffer_spills_and_records_the_same_events(traced: TracedRun, spilled: TracedRun) -> None:
     trace = spilled.profile.trace
     assert trace is not None and trace.complete
@@ -212,6 +214,7 @@ def _assert_many_writes(profile: Profile, count: int) -> None:
         assert set(r.events["bytes"][writes].tolist()) == {1}
 
 
+@pytest.mark.slow
 def test_a_log_larger_than_the_write_window_keeps_every_event(tmp_path, compile_program, run_under_pario,
                                                                 mpi_env) -> None:
     # rank 0 writes the log in 4 MiB windows gathered from every rank; 400,000 and 800,000
@@ -227,6 +230,7 @@ def test_a_log_larger_than_the_write_window_keeps_every_event(tmp_path, compile_
     _assert_many_writes(read_log(log), count)
 
 
+@pytest.mark.slow
 def test_a_log_of_several_windows_falls_back_whole(tmp_path, compile_program, libpario, mpi_env) -> None:
     """Where PARIO_LOG cannot be written, a log of three windows goes to TMPDIR with every event:
     the ranks' offsets reach them for the second attempt too."""
@@ -247,6 +251,7 @@ def test_a_log_of_several_windows_falls_back_whole(tmp_path, compile_program, li
     _assert_many_writes(read_log(log), count)
 
 
+@pytest.mark.slow
 def test_a_tiny_cap_drops_and_counts(tmp_path_factory, compile_program, run_under_pario, mpi_env) -> None:
     run = _traced(tmp_path_factory, compile_program, run_under_pario, mpi_env, "capped",
                   {"PARIO_TRACE_BUFFER": "4", "PARIO_TRACE_MAX": "1"})
@@ -296,6 +301,7 @@ def _one_line_error(proc: subprocess.CompletedProcess, words: str) -> None:
     assert len(lines) == 1 and words in lines[0], proc.stderr
 
 
+@pytest.mark.slow
 def test_damaged_trace_blocks_are_one_line_errors(traced: TracedRun, tmp_path, pario_cmd) -> None:
     data = traced.log.read_bytes()
     # the first TRACE block: where it starts, from the block headers
@@ -388,6 +394,7 @@ def test_inconsistent_hand_built_traces_are_refused(traced: TracedRun, tmp_path,
     _one_line_error(_cli(pario_cmd, "dump", str(old)), "unknown block kind 5")
 
 
+@pytest.mark.slow
 def test_ranks_without_mpi_finalize_keep_their_traces(tmp_path, compile_program, run_under_pario) -> None:
     exe = compile_program("no_finalize.c")
     log = tmp_path / "nf.pario"

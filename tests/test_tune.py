@@ -126,6 +126,7 @@ def dims(space) -> list[tuple]:  # type: ignore[no-untyped-def]
     return [(d.name, d.kind, d.choices, d.when) for d in space.dimensions]
 
 
+@pytest.mark.slow
 def test_space_of_open_mpi_with_romio_and_ompio():
     space = build_space(OMPI4, "write-bw")
     assert dims(space) == [
@@ -217,6 +218,7 @@ def test_space_file_errors_are_one_line(tmp_path: Path, text: str, message: str)
     assert str(err.value).startswith(f"{spec}: ")
 
 
+@pytest.mark.slow
 def test_show_space(tmp_path: Path, pario_cmd, mpi_env):
     # wide enough that no line wraps (test_terminal_width checks it at 80 and 120 columns)
     proc = tune(pario_cmd, {**mpi_env, "COLUMNS": "300"}, tmp_path, "--show-space", "--", *kernel(4))
@@ -254,6 +256,7 @@ def block_log(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-
     return read_log(log), out
 
 
+@pytest.mark.slow
 def test_write_bw_is_the_kernels_bytes_over_the_slowest_rank(block_log):
     profile, out = block_log
     m = measure(profile, "write-bw")
@@ -297,6 +300,7 @@ def random_study(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyp
     return cwd, proc, json.loads((cwd / "out.json").read_text())
 
 
+@pytest.mark.slow
 def test_study_json_and_storage_agree(random_study):
     cwd, proc, data = random_study
     assert data["study"] == "rs" and data["objective"] == "write-bw" and data["strategy"] == "random"
@@ -315,6 +319,7 @@ def test_study_json_and_storage_agree(random_study):
     assert f"study rs: 4 trial(s) in the budget, 0 failed, {len(rows)} in all" in proc.stdout
 
 
+@pytest.mark.slow
 def test_study_values_are_those_of_each_trials_log(random_study):
     cwd, _, _ = random_study
     trials = trials_of(sqlite_url(cwd), "rs")
@@ -325,6 +330,7 @@ def test_study_values_are_those_of_each_trials_log(random_study):
             f"trial-{t.number:04d}"
 
 
+@pytest.mark.slow
 def test_study_hints_files_are_the_configs_hints(random_study):
     cwd, _, _ = random_study
     for t in trials_of(sqlite_url(cwd), "rs"):
@@ -336,6 +342,7 @@ def test_study_hints_files_are_the_configs_hints(random_study):
             assert not path.exists(), t.number
 
 
+@pytest.mark.slow
 def test_study_romio_trial_has_its_hints_in_effect(random_study):
     """The proof that a configuration is applied: under romio321 ROMIO reports the injected hints."""
     cwd, _, _ = random_study
@@ -395,6 +402,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_killed_study_resumes(tmp_path: Path, pario_cmd, mpi_env):
     args = ["--budget", "6", "--strategy", "random", "--seed", "5", "--study", "p", "--no-verify", "--",
             *kernel(2)]
@@ -437,6 +445,7 @@ def test_killed_study_resumes(tmp_path: Path, pario_cmd, mpi_env):
     check_values_from_logs(after)
 
 
+@pytest.mark.slow
 def test_journal_storage(tmp_path: Path, pario_cmd, mpi_env):
     journal = tmp_path / "studies.journal"
     proc = tune(pario_cmd, mpi_env, tmp_path, "--budget", "2", "--strategy", "random", "--seed", "1",
@@ -451,6 +460,7 @@ def test_journal_storage(tmp_path: Path, pario_cmd, mpi_env):
     assert not (tmp_path / ".pario" / "tune.db").exists()
 
 
+@pytest.mark.slow
 def test_postgres_storage_with_two_jobs(tmp_path: Path, pario_cmd, mpi_env, postgres):
     proc = tune(pario_cmd, mpi_env, tmp_path, "--budget", "4", "--jobs", "2", "--strategy", "random",
                 "--seed", "2", "--study", "pg", "--storage", postgres.url, "--no-verify", "--", *kernel(2))
@@ -472,6 +482,7 @@ def test_postgres_storage_with_two_jobs(tmp_path: Path, pario_cmd, mpi_env, post
 
 # ---- 5. failures ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_failing_and_hanging_trials(tmp_path: Path, pario_cmd, mpi_env):
     """tune_flaky.sh fails under romio321 and hangs with cb_nodes 2: those trials fail, the study goes on."""
     spec = tmp_path / "space.toml"
@@ -520,6 +531,7 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+@pytest.mark.slow
 def test_program_without_files_fails_every_trial(tmp_path: Path, pario_cmd, mpi_env, compile_program):
     exe = compile_program("mpi_comm.c")
     proc = tune(pario_cmd, mpi_env, tmp_path, "--budget", "2", "--seed", "1", "--study", "n", "--",
@@ -548,6 +560,7 @@ def test_program_without_files_fails_every_trial(tmp_path: Path, pario_cmd, mpi_
     (["--", "./no-such-program"], "pario: error: command not found: ./no-such-program"),
     (["--files", "", "--"], "pario: error: --files: an empty glob"),
 ])
+@pytest.mark.slow
 def test_bad_options(tmp_path: Path, pario_cmd, mpi_env, args: list[str], message: str):
     if args and args[-1] == "--":
         args = [*args, *kernel(2)]
@@ -562,6 +575,7 @@ def test_bad_options(tmp_path: Path, pario_cmd, mpi_env, args: list[str], messag
 
 # ---- 7. pract --------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_pract_study(tmp_path: Path, pario_cmd, mpi_env):
     proc = tune(pario_cmd, mpi_env, tmp_path, "--budget", "8", "--strategy", "pract", "--seed", "4",
                 "--study", "pr", "--no-verify", "--", *kernel(2))
@@ -598,6 +612,7 @@ def test_best_keeps_only_the_settings_that_matter():
     assert both.relevant(config)["cb_nodes"] == "2"
 
 
+@pytest.mark.slow
 def test_a_command_that_starts_its_mpi_jobs_itself_is_tuned(tmp_path: Path, pario_cmd, mpi_env):
     """`pario tune -- pario kernel block --np 2`: the command's own process (pario kernel) holds no
     I/O, the MPI job it starts does; each trial is measured on that job's log (trial.step1.pario),
@@ -617,6 +632,7 @@ def test_a_command_that_starts_its_mpi_jobs_itself_is_tuned(tmp_path: Path, pari
         assert t.value == m.value and m.bytes == 2 * SEGMENTS * BLOCK
 
 
+@pytest.mark.slow
 def test_trials_at_once_write_into_their_own_trial_dir(tmp_path: Path, pario_cmd, mpi_env):
     """--jobs 2 with the data file at '{trial_dir}/b.dat': each run writes its own file, in its own
     directory, and its log measures that file."""
@@ -636,6 +652,7 @@ def test_trials_at_once_write_into_their_own_trial_dir(tmp_path: Path, pario_cmd
         assert [str(n) for n in read_log(Path(run["log"])).layer("mpiio")["name"]] == [str(data)]
 
 
+@pytest.mark.slow
 def test_a_shared_absolute_path_with_jobs_is_warned_about(tmp_path: Path, pario_cmd, mpi_env):
     shared = tmp_path / "shared.dat"
     done = tune(pario_cmd, mpi_env, tmp_path, "--jobs", "2", "--show-space", "--", "mpirun", "-np", "2",
@@ -650,6 +667,7 @@ def test_a_shared_absolute_path_with_jobs_is_warned_about(tmp_path: Path, pario_
     assert "warning" not in alone.stderr
 
 
+@pytest.mark.slow
 def test_a_resumed_study_does_not_count_the_default_that_failed_before(tmp_path: Path, pario_cmd, mpi_env):
     """The command fails (a missing input) and the study stops after its default; the input is
     fixed and the study resumed with the same budget: the earlier failed default does not take a

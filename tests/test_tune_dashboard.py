@@ -16,6 +16,8 @@ import pytest
 
 from local_services import free_port
 
+pytestmark = pytest.mark.slow
+
 BLOCK = ["--block-size", "8k", "--transfer-size", "8k", "--segments", "64"]
 
 

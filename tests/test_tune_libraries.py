@@ -168,6 +168,7 @@ def show_space(pario_cmd, env, cwd: Path, command: list[str]) -> list[str]:  # t
     return proc.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_show_space_finds_the_libraries_in_the_program(tmp_path: Path, pario_cmd, mpi_env):
     lines = show_space(pario_cmd, mpi_env, tmp_path, mpirun("vpic", VPIC))
     library = next(ln for ln in lines if ln.startswith("I/O libraries: "))
@@ -213,6 +214,7 @@ def expected_hdf5(config: dict[str, str]) -> tuple[int, ...]:
             int(config["hdf5.coll_metadata_write"] == "true"))
 
 
+@pytest.mark.slow
 def test_hdf5_study_applies_the_properties(tmp_path: Path, pario_cmd, mpi_env):
     h5 = tmp_path / "vpic.h5"
     trials, data = study(pario_cmd, mpi_env, tmp_path, "h5", ["cb_nodes", *HDF5_DIMS], 3,
@@ -250,6 +252,7 @@ def test_hdf5_study_applies_the_properties(tmp_path: Path, pario_cmd, mpi_env):
     assert len(datasets) == 8 and slowest.max() <= m.seconds <= slowest.sum() + float(f["meta_time"]) + 1e-9
 
 
+@pytest.mark.slow
 def test_pnetcdf_study_applies_the_hints_and_pnetcdf_hints_works_without_pario(tmp_path: Path, pario_cmd,
                                                                                mpi_env):
     nc = tmp_path / "s3d.nc"
@@ -279,6 +282,7 @@ def test_pnetcdf_study_applies_the_hints_and_pnetcdf_hints_works_without_pario(t
     assert (hints["nc_var_align_size"], hints["nc_header_align_size"]) == ("1048576", "65536")
 
 
+@pytest.mark.slow
 def test_a_bad_library_value_fails_its_trial_not_the_study(tmp_path: Path, pario_cmd, mpi_env):
     """hdf5.alignment must be positive: pario run refuses 0 before launch, in one line."""
     spec = tmp_path / "bad.toml"

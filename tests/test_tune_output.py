@@ -73,6 +73,7 @@ def test_no_hints_file_is_offered_inside_the_noise(tmp_path: Path):
     assert not any(line.startswith("hints file:") for line in text)
 
 
+@pytest.mark.slow
 def test_mann_whitney_and_speedup_by_hand():
     # 3 against 3, completely separated: U = 9, exact one-sided p = 1 / C(6,3) = 0.05
     assert mann_whitney_p("write-bw", [3.0, 3.1, 2.9], [1.0, 1.1, 0.9]) == pytest.approx(0.05)
@@ -111,6 +112,7 @@ def test_no_plain_lines_when_the_best_needs_the_engine(tmp_path: Path):
     assert not any("ROMIO_HINTS" in line for line in text)
 
 
+@pytest.mark.slow
 def test_files_in_dev_shm_are_measured(tmp_path: Path, run_under_pario, pario_cmd):
     """/dev/shm holds real files (the runtime records them): the default objective measures them,
     while the rest of /dev is never the program's data."""

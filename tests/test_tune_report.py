@@ -75,6 +75,7 @@ def _by_hand(trials: list) -> tuple[list[float], list[float]]:
     return samples[default_key], best
 
 
+@pytest.mark.slow
 def test_terminal_report_has_every_trial_with_its_stored_value(study, pario_cmd, mpi_env):
     url, cwd, trials = study
     proc = _pario(pario_cmd, mpi_env, cwd, "tune", "report", STUDY, "--storage", url)
@@ -95,6 +96,7 @@ def test_terminal_report_has_every_trial_with_its_stored_value(study, pario_cmd,
     assert "Prediction error" not in text  # only for pract studies
 
 
+@pytest.mark.slow
 def test_json_speedup_is_best_median_over_default_median(study, pario_cmd, mpi_env):
     url, cwd, trials = study
     out = cwd / "report.json"
@@ -117,6 +119,7 @@ def test_json_speedup_is_best_median_over_default_median(study, pario_cmd, mpi_e
     assert _json(url, STUDY) == data
 
 
+@pytest.mark.slow
 def test_html_holds_the_plots_data_and_the_trials(study, pario_cmd, mpi_env):
     url, cwd, trials = study
     page = cwd / "report.html"
@@ -149,6 +152,7 @@ def test_html_holds_the_plots_data_and_the_trials(study, pario_cmd, mpi_env):
     assert "<p>Parameter importances (" not in html
 
 
+@pytest.mark.slow
 def test_missing_study_and_bad_storage_are_one_line(study, pario_cmd, mpi_env):
     url, cwd, _ = study
     proc = _pario(pario_cmd, mpi_env, cwd, "tune", "report", "nosuch", "--storage", url)
@@ -184,6 +188,7 @@ def test_best_so_far_and_error_tail():
     assert tail.startswith("timeout: …") and tail.endswith("x" * 59) and len(tail) == len("timeout: ") + 60
 
 
+@pytest.mark.slow
 def test_pract_study_reports_its_held_out_error(study, pario_cmd, mpi_env):
     """A pract study (the real study's trials copied, each with a prediction stored as pract stores it):
     the report gives the MdAPE of the predictions against the measured medians, computed here."""
@@ -210,6 +215,7 @@ def test_pract_study_reports_its_held_out_error(study, pario_cmd, mpi_env):
     assert data["mdape"] == pytest.approx(mdape) and data["strategy"] == "pract"
 
 
+@pytest.mark.slow
 def test_html_in_a_browser_draws_both_plots(study, pario_cmd, mpi_env, browser):
     """The tune report in headless chromium: no console error, the convergence plot and the importances
     drawn, every trial in the table."""

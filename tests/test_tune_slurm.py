@@ -7,11 +7,14 @@ import subprocess
 from pathlib import Path
 
 import optuna
+import pytest
 from optuna.trial import TrialState
 
 from kernel_helpers import kernel_exe
 from pario.log import read_log
 from pario.tune.objective import measure
+
+pytestmark = pytest.mark.slow
 
 NP = 2
 KERNEL_ARGS = ["--block-size", "8k", "--transfer-size", "8k", "--segments", "256"]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import optuna
+import pytest
 from optuna.storages import RDBStorage
 
 # One worker: 3 trials of a trivial objective whose value tells the worker and the parameter apart.
@@ -22,6 +23,7 @@ optuna.load_study(study_name=name, storage=url).optimize(objective, n_trials=3)
 """
 
 
+@pytest.mark.slow
 def test_two_worker_processes_share_a_study(postgres) -> None:
     storage = RDBStorage(postgres.url)
     assert storage.engine.dialect.name == "postgresql"

@@ -8,7 +8,10 @@ import subprocess
 from pathlib import Path
 
 import optuna
+import pytest
 from optuna.trial import TrialState
+
+pytestmark = pytest.mark.slow
 
 BLOCK = ["--block-size", "8k", "--transfer-size", "8k", "--segments", "128"]
 
