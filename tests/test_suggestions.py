@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_helpers import small_independent_writes
+from kernel_helpers import kernel_exe
 from pario import paths
 from pario.analysis.files import file_table
 from pario.log import read_log
@@ -20,8 +20,11 @@ LAUNCH = ["mpirun", "--oversubscribe", "-np", "2", "--mca", "io", "romio321"]
 
 
 def _block(out: Path) -> list[str]:
-    """4 KiB independent writes of a shared file: IFACE-INDEPENDENT-SHARED suggests romio_cb_write."""
-    return [*LAUNCH, *small_independent_writes(out / "shared.dat")]
+    """8 KiB interleaved collective writes of a shared file with the application's own
+    romio_cb_write=disable: MPIIO-CB-DISABLED suggests romio_cb_write enable, a hint that acts on
+    these collective calls under ROMIO."""
+    return [*LAUNCH, str(kernel_exe("block")), "--block-size", "64k", "--transfer-size", "8k", "--segments",
+            "8", "--collective", "--hints", "romio_cb_write=disable", "-o", str(out / "shared.dat")]
 
 
 def _joined(text: str) -> str:
@@ -58,16 +61,16 @@ def test_try_command_repeats_the_launch_and_its_hints_file_exists(
     )
     assert proc.returncode == 0, proc.stderr
     findings = {f["id"]: f for f in json.loads(proc.stdout)["logs"][0]["findings"]}
-    finding = findings["IFACE-INDEPENDENT-SHARED"]
-    hints_file = tmp_path / "block.pario.IFACE-INDEPENDENT-SHARED.hints"
+    finding = findings["MPIIO-CB-DISABLED"]
+    hints_file = tmp_path / "block.pario.MPIIO-CB-DISABLED.hints"
     tune = [r for r in finding["recommendations"] if r["kind"] == "tune"]
     assert [r["snippet"] for r in tune] == [
         f"pario run --hints {hints_file} -- " + " ".join(_block(block_log.parent))
     ]
     assert f"pario wrote {hints_file} with romio_cb_write enable" in tune[0]["text"]
     assert hints_file.read_text() == (
-        "# pario: hints suggested by IFACE-INDEPENDENT-SHARED (Independent MPI-IO on a shared file where "
-        "collective I/O would merge requests)\n"
+        "# pario: hints suggested by MPIIO-CB-DISABLED (Collective buffering disabled on a non-contiguous "
+        "pattern)\n"
         f"# for the run logged in {block_log}\n"
         "romio_cb_write enable\n"
     )
@@ -106,7 +109,7 @@ def test_a_report_writes_nothing_unasked(block_log: Path, pario_cmd, mpi_env,  #
     assert proc.returncode == 0, proc.stderr
     assert sorted(block_log.parent.iterdir()) == before
     text = _joined(proc.stdout)
-    name = "block.pario.IFACE-INDEPENDENT-SHARED.hints"
+    name = "block.pario.MPIIO-CB-DISABLED.hints"
     assert (f"a hints file {name} holding romio_cb_write enable (--hints-dir DIR writes it): "
             f"pario run --hints {name} --") in text
 
@@ -130,9 +133,10 @@ def test_hints_dir_must_be_a_directory(block_log: Path, pario_cmd, mpi_env,  # t
 
 
 def test_no_hints_file_is_offered_without_a_value_to_try(tmp_path: Path) -> None:
-    """TIME-IO-BOUND on a Darshan log suggests a trial but no hint value, and the log holds no hints
+    """TIME-IO-BOUND on a Darshan log suggests a trial but no hint value, and Darshan records no hints
     in effect: a file would hold only comments and change nothing, so none is offered or written;
-    the trial becomes what to try by hand."""
+    the trial becomes what to try by hand, and says Darshan does not record hints (not that the MPI
+    library reported none)."""
     from pario.analysis.diagnosis import diagnose
     from pario.analysis.diagnosis.suggest import name_suggested_hints
 
@@ -143,8 +147,8 @@ def test_no_hints_file_is_offered_without_a_value_to_try(tmp_path: Path) -> None
     assert [r.kind for r in recs if "hints" in r.text and "pario run --hints" in r.text] == ["investigate"]
     (by_hand,) = [r for r in recs if "by hand" in r.text]
     assert by_hand.snippet == "" and by_hand.text.endswith(
-        "run this command again with pario run --hints FILE (the MPI library reported no hints in effect in "
-        "this run; docs/tune.md lists the ones pario knows).")
+        "run this command again with pario run --hints FILE (a Darshan log does not record the hints in "
+        "effect; docs/tune.md lists the ones pario knows).")
     assert not any("HINTS_FILE" in r.snippet or r.kind == "tune" for r in recs)
     assert list(tmp_path.iterdir()) == []
 

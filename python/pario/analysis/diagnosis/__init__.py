@@ -30,6 +30,7 @@ from pario.analysis.diagnosis import requests as _requests  # noqa: F401
 from pario.analysis.diagnosis import scaling as _scaling  # noqa: F401
 from pario.analysis.diagnosis import time as _time  # noqa: F401
 from pario.analysis.diagnosis import trace_access as _trace_access  # noqa: F401
+from pario.analysis.diagnosis.advice_fit import fitted
 from pario.analysis.diagnosis.config import RuleConfig, load_config, make_config
 from pario.analysis.diagnosis.facts import Facts, facts_of
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject, finding_dict
@@ -40,6 +41,7 @@ from pario.analysis.diagnosis.render import (
     findings_renderable,
     log_summary,
 )
+from pario.analysis.diagnosis.run_description import describe
 from pario.analysis.times import RankTimes
 from pario.model import Profile
 
@@ -85,12 +87,13 @@ def _run_rules(facts: Facts | Sequence[Facts], cfg: RuleConfig, across: bool, lo
     out: list[Finding] = []
     disabled = set(cfg.disabled_rules)
     rules = [r for r in RULES.values() if r.across_runs == across and r.id not in disabled]
+    desc = describe(facts) if isinstance(facts, Facts) else None
     # the rules that read the others' findings last (Facts.findings_made)
     for r in sorted(rules, key=lambda r: r.after_others):
         if r.after_others and isinstance(facts, Facts):
             facts.keep_findings(tuple(out))
         for f in r.func(facts, cfg):
-            out.append(_with_log(f, log))
+            out.append(_with_log(f if desc is None else fitted(f, desc), log))
     return ordered(out)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pario.analysis.diagnosis._fmt as fmt
@@ -43,17 +42,18 @@ def _aggr_recs(component: str, n: int, layout: Layout | None) -> list[Recommenda
     if component != "ompio":
         return [romio]
     ompio = Recommendation(
-        "environment",
-        f"Use {n} aggregators{per}: Open MPI's OMPIO takes the count from an MCA parameter (its "
-        "default chooses automatically, here one):",
-        f"mpirun --mca io_ompio_num_aggregators {n} ...",
+        "hint",
+        f"Use {n} aggregators{per}: Open MPI's OMPIO takes cb_nodes from the hints (measured: cb_nodes N "
+        "puts the file-system I/O of a collective write on N ranks; its own default chooses automatically, "
+        "here one):",
+        f"cb_nodes {n}",
     )
-    return [
-        ompio,
-        replace(
-            romio, text="Or run with ROMIO (mpirun --mca io romio321), where hints set it: " + romio.text
-        ),
-    ]
+    every_file = Recommendation(
+        "environment",
+        "Or for every file of the run, OMPIO's MCA parameter (an option of mpirun):",
+        f"--mca io_ompio_num_aggregators {n}",
+    )
+    return [ompio, every_file]
 
 
 def _lost(hit: SingleAggregator | AggregatorsStripes | CbDisabled | IndependentOverhead) -> float:

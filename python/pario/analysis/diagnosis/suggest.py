@@ -65,11 +65,14 @@ def _summary(hints: Mapping[str, str]) -> str:
     return ", ".join(f"{k} {v}" for k, v in hints.items())
 
 
-def by_hand(r: Recommendation, in_effect: Mapping[str, str]) -> Recommendation:
-    """A trial with no value to suggest, as words: what to try by hand, from the run's own hints."""
+def by_hand(r: Recommendation, in_effect: Mapping[str, str], recorded: bool = True) -> Recommendation:
+    """A trial with no value to suggest, as words: what to try by hand, from the run's own hints
+    (``recorded``: whether the log records hints at all; Darshan logs never do)."""
     if in_effect:
         shown = ", ".join(f"{k} {v}" for k, v in sorted(in_effect.items()))
         own = f"the hints in effect in this run were {shown}"
+    elif not recorded:
+        own = "a Darshan log does not record the hints in effect; docs/tune.md lists the ones pario knows"
     else:
         own = ("the MPI library reported no hints in effect in this run; docs/tune.md lists the ones pario "
                "knows")
@@ -93,8 +96,9 @@ def name_suggested_hints(findings: Sequence[Finding], profile: Profile,
             continue
         hints = suggested_hints(f)
         if not hints:  # nothing to put in a file: say what to try
+            recorded = profile.job.source != "darshan"
             out.append(replace(f, recommendations=tuple(
-                by_hand(r, in_effect) if r.kind == "tune" and HINTS_FILE in r.snippet else r
+                by_hand(r, in_effect, recorded) if r.kind == "tune" and HINTS_FILE in r.snippet else r
                 for r in f.recommendations)))
             continue
         name = hints_file_name(f.log or profile.job.path, f.id)

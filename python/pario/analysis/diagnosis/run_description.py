@@ -1,0 +1,151 @@
+"""One description of the run that every piece of advice is checked against.
+
+:func:`describe` reads it once per run from the rules' :class:`Facts`: the MPI library, per
+MPI-IO file its component (ROMIO or OMPIO) and access mode (independent or collective calls
+per direction, whether a file view was set, how many ranks shared it), the I/O libraries that
+opened it (HDF5, PnetCDF), whether the log records the hints in effect (pario logs do, Darshan
+logs never), and the recorded command.  :mod:`.advice_fit` uses it to drop recommendations
+that cannot act in this run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pario.analysis.diagnosis.columns import mpiio_files
+from pario.analysis.diagnosis.facts import Facts
+from pario.analysis.diagnosis.file_facts import io_component
+from pario.model import LAYER_TABLE
+from pario.table import Table, as_table
+
+#: which I/O library each library layer belongs to
+_LIBRARY_OF = {x.name: x.library for x in LAYER_TABLE if x.library}
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    """How the run accessed one file through MPI-IO."""
+
+    fid: int
+    name: str
+    #: "romio", "ompio" or "" (unknown)
+    component: str
+    independent: dict[str, float]  # by direction ("read", "write"): independent calls
+    collective: dict[str, float]  # collective (and split collective) calls
+    other: dict[str, float]  # non-blocking and shared-pointer calls
+    #: MPI_File_set_view calls (0: the default view, every access contiguous in the file)
+    views: float
+    noncontig: bool
+    ranks: int
+    #: the I/O libraries with records of this file ("hdf5", "pnetcdf")
+    libraries: frozenset[str]
+
+    def calls(self, kind: str) -> float:
+        return self.independent[kind] + self.collective[kind] + self.other[kind]
+
+    def collective_share(self, kind: str) -> float | None:
+        """The share of this direction's calls that were collective (None: no calls)."""
+        n = self.calls(kind)
+        return self.collective[kind] / n if n > 0 else None
+
+
+@dataclass(frozen=True)
+class RunDescription:
+    source: str  # "pario" or "darshan"
+    mpi_library: str
+    #: whether the log records the MPI-IO hints in effect (Darshan logs never do)
+    hints_recorded: bool
+    #: the I/O libraries with records in the run
+    libraries: frozenset[str]
+    files: dict[int, FileAccess]
+    #: the command the log records ("" when none)
+    command: str
+    #: whether the log would hold HDF5 records had the program used HDF5 (pario's runtime
+    #: records HDF5 whenever the program calls it; a Darshan log only with its H5F module)
+    records_hdf5: bool = True
+
+    def components(self, fids: list[int]) -> set[str]:
+        """The MPI-IO components of these files (of every MPI-IO file when ``fids`` is empty)."""
+        chosen = [self.files[f] for f in fids if f in self.files] if fids else list(self.files.values())
+        return {a.component for a in chosen}
+
+
+def _libraries_by_file(facts: Facts) -> dict[int, set[str]]:
+    out: dict[int, set[str]] = {}
+    for layer, library in _LIBRARY_OF.items():
+        records = _library_records(facts, layer)
+        if not len(records):
+            continue
+        for name in set(np.asarray(records["name"]).tolist()):
+            # a dataset's or variable's record is named FILE:/DATASET or FILE:VARIABLE
+            out.setdefault(hash_of_file(facts, str(name)), set()).add(library)
+    return out
+
+
+def hash_of_file(facts: Facts, name: str) -> int:
+    """The file id of the MPI-IO record whose path is ``name`` or prefixes it before a ':' (-1: none)."""
+    index = facts.cached("run description: mpiio ids by name", lambda: _mpiio_ids_by_name(facts))
+    if name in index:
+        return index[name]
+    head = name.rsplit(":", 1)[0] if ":" in name else name
+    return index.get(head, -1)
+
+
+def _mpiio_ids_by_name(facts: Facts) -> dict[str, int]:
+    files = mpiio_files(facts)
+    if not len(files):
+        return {}
+    return {str(n): int(i) for n, i in zip(files["name"], files["id"], strict=True)}
+
+
+def _present_libraries(facts: Facts) -> frozenset[str]:
+    return frozenset(lib for layer, lib in _LIBRARY_OF.items() if len(_library_records(facts, layer)))
+
+
+def _library_records(facts: Facts, layer: str) -> Table:
+    """An I/O library layer's records (``Facts.files`` holds only the storage layers)."""
+    return as_table(facts.profile.layer(layer))
+
+
+def describe(facts: Facts) -> RunDescription:
+    """The run's description (computed once per Facts)."""
+    return facts.cached("run description", lambda: _describe(facts))
+
+
+def _describe(facts: Facts) -> RunDescription:
+    job = facts.profile.job
+    libs = _libraries_by_file(facts)
+    files: dict[int, FileAccess] = {}
+    table = mpiio_files(facts)
+    for r in table.rows() if len(table) else ():
+        fid = int(r["id"])
+        files[fid] = FileAccess(
+            fid=fid,
+            name=str(r["name"]),
+            component=io_component(facts, fid),
+            independent={k: float(r[f"indep_{k}s"]) for k in ("read", "write")},
+            collective={k: float(r[f"coll_{k}s"]) for k in ("read", "write")},
+            other={k: float(r[f"other_{k}s"]) for k in ("read", "write")},
+            views=float(r["views"]),
+            noncontig=bool(r["noncontig"]),
+            ranks=int(r["ranks"]),
+            libraries=frozenset(libs.get(fid, ())),
+        )
+    return RunDescription(
+        source=job.source,
+        mpi_library=job.mpi_library,
+        hints_recorded=job.source == "pario",
+        libraries=_present_libraries(facts),
+        files=files,
+        command=" ".join(job.argv),
+        records_hdf5=job.source == "pario" or _darshan_has_hdf5_module(facts),
+    )
+
+
+def _darshan_has_hdf5_module(facts: Facts) -> bool:
+    """Whether the Darshan log was written by a runtime with its HDF5 module."""
+    meta = facts.profile.job.metadata
+    modules = [*(meta.get("modules") or []), *(meta.get("modules_not_analysed") or [])]
+    return any(str(m).upper().startswith("H5") for m in modules) or "hdf5" in _present_libraries(facts)
