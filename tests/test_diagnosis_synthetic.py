@@ -717,3 +717,16 @@ def test_a_merged_finding_counts_every_file_whatever_top_subjects() -> None:
     for top in (0, 1, 5):
         (f,) = merged(fs, make_config({"top_subjects": top}), 100.0)
         assert f.subjects_total == 3 and f.time_lost == 6.0
+
+
+@pytest.mark.parametrize(("runtime", "expected"), [(0.052, Severity.INFO), (0.5, Severity.WARNING),
+                                                   (100.0, Severity.CRITICAL)])
+def test_severity_weighs_seconds_as_well_as_shares(runtime: float, expected: Severity) -> None:
+    """90% of the run in I/O: critical on a 100 s run, a warning on 0.5 s, information on 52 ms
+    (severity_critical_seconds 1 s, severity_warning_seconds 0.1 s)."""
+    n = 4
+    posix = [{"id": 1, "rank": r, "name": f"/scratch/out.{r}", "writes": 100, "bytes_written": 100 * MiB,
+              "write_time": 0.9 * runtime} for r in range(n)]
+    p = profile(n, runtime, io={"posix_write": [0.9 * runtime] * n}, posix=posix)
+    f = one(p, "TIME-IO-BOUND")
+    assert f.time_share == pytest.approx(0.9, abs=0.02) and f.severity == expected

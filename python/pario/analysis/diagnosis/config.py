@@ -69,6 +69,11 @@ class RuleConfig:
         0.25, "share", "a finding whose time lost is at least this share of the run time is critical"
     )
     severity_warning_share: float = _f(0.05, "share", "... at least this share is a warning (below: info)")
+    severity_critical_seconds: float = _f(
+        1.0, "s", "... and critical only when it is also at least this many seconds (a share of a short run "
+        "is not worth a user's hour)"
+    )
+    severity_warning_seconds: float = _f(0.1, "s", "... a warning only when it is at least this many seconds")
     min_time_lost_share: float = _f(
         0.01,
         "share",

@@ -67,13 +67,17 @@ def rule(
     return deco
 
 
-def severity_for(share: float | None, cfg: RuleConfig, floor: Severity = Severity.INFO) -> Severity:
-    """Severity from the time lost as a share of the run (never below ``floor``)."""
+def severity_for(share: float | None, cfg: RuleConfig, floor: Severity = Severity.INFO,
+                 seconds: float | None = None) -> Severity:
+    """Severity from the time lost as a share of the run and in seconds (never below ``floor``):
+    critical from ``severity_critical_share`` and ``severity_critical_seconds`` on, a warning from
+    ``severity_warning_share`` and ``severity_warning_seconds``; ``seconds`` None: the share alone."""
     sev = Severity.INFO
+    secs = float("inf") if seconds is None else seconds
     if share is not None:
-        if share >= cfg.severity_critical_share:
+        if share >= cfg.severity_critical_share and secs >= cfg.severity_critical_seconds:
             sev = Severity.CRITICAL
-        elif share >= cfg.severity_warning_share:
+        elif share >= cfg.severity_warning_share and secs >= cfg.severity_warning_seconds:
             sev = Severity.WARNING
     return max(sev, floor)
 
@@ -97,7 +101,7 @@ def finding(
     """A Finding of a registered rule; severity from ``time_lost / runtime`` unless given."""
     r = RULES[rule_id]
     share = (time_lost / runtime) if (time_lost is not None and runtime > 0) else None
-    sev = severity if severity is not None else severity_for(share, cfg, floor)
+    sev = severity if severity is not None else severity_for(share, cfg, floor, time_lost)
     return Finding(
         id=rule_id,
         title=r.title,
@@ -140,7 +144,7 @@ def merged(findings: Sequence[Finding], cfg: RuleConfig, runtime: float) -> list
             subjects_total=sum(f.subjects_total for f in fs),
             time_lost=lost,
             time_share=share,
-            severity=max(severity_for(share, cfg), max(f.severity for f in fs)),
+            severity=max(severity_for(share, cfg, seconds=lost), max(f.severity for f in fs)),
             time_basis=f"{top.time_basis}, summed over the {len(fs)} files",
         )
     ]
