@@ -18,7 +18,7 @@ LEVELS: tuple[tuple[str, ...], ...] = (
     ("log",),
     ("analysis", "launch", "kernels"),
     ("report", "survey"),
-    ("tune",),
+    ("tune", "verify"),
     ("commands",),
     ("cli", "__main__", "advice_check"),
 )

@@ -16,8 +16,8 @@ from pario import __version__
 from pario.errors import ParioError
 
 #: The subcommands, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("run", "env", "dump", "report", "diagnose", "replay", "tune", "kernel",
-                               "path", "survey", "export")
+COMMANDS: tuple[str, ...] = ("run", "env", "dump", "report", "diagnose", "verify", "replay", "tune",
+                               "kernel", "path", "survey", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:

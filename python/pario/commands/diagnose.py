@@ -49,12 +49,14 @@ def _run(args: argparse.Namespace) -> int:
     )
     from pario.analysis.diagnosis.suggest import hints_directory, name_suggested_hints
     from pario.log import read_log
+    from pario.verify.results import annotate
 
     hints_dir = hints_directory(args.hints_dir)
     cfg = load_config(args.config)
     minimum = Severity.parse(args.min_severity)
     profiles = [read_log(path) for path in args.logs]
-    runs = [(p, name_suggested_hints(diagnose(p, cfg), p, hints_dir)) for p in profiles]
+    runs = [(p, annotate(name_suggested_hints(diagnose(p, cfg), p, hints_dir), path))
+            for p, path in zip(profiles, args.logs, strict=True)]
     across = diagnose_runs(profiles, cfg) if len(profiles) > 1 else []
     if args.json:
         json.dump(diagnosis_dict(runs, across, min_severity=minimum), sys.stdout, indent=2, allow_nan=False)

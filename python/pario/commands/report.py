@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -43,6 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     from pario.analysis.diagnosis.suggest import hints_directory
     from pario.log import read_log
     from pario.report import build, name_hint_files
+    from pario.verify.results import annotate
 
     hints_dir = hints_directory(args.hints_dir)
     profiles = [read_log(path) for path in args.logs]
@@ -53,6 +55,8 @@ def _run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     runs, scaling = build(profiles, scaling=args.scaling, diagnosis=not args.no_diagnosis, config=config)
     runs = name_hint_files(runs, profiles, hints_dir)
+    runs = [dataclasses.replace(r, findings=tuple(annotate(r.findings, path)))
+            for r, path in zip(runs, args.logs, strict=True)]
     top = max(args.top, 20)
     written: list[str] = []  # what was written where, said last (on stderr: stdout is the report)
     if args.json:

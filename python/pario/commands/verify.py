@@ -1,0 +1,116 @@
+"""``pario verify LOG [options] [-- COMMAND]``: each finding's suggested hints measured against the
+unchanged run."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+from pario.commands import positive_int
+from pario.errors import ParioError
+
+_EPILOG = """\
+examples:
+  pario verify app.pario
+  pario verify --rounds 7 app.pario
+  pario verify app.darshan -- mpirun -np 16 ./app input.nml
+
+Each finding of LOG that suggests hints gets a hints file; the recorded
+command (a pario log holds it; for a Darshan log give it after --) is run
+once unchanged (not counted, so that every measured run overwrites the files
+the program writes), then in ROUNDS rounds unchanged and with each hints
+file, the order turned every round. Per change: the time the finding put at
+stake, the median paired change of the run's I/O time with its range, and a
+verdict (helps, no effect, harms, failed). Two or more helpful changes are
+measured again combined. The helpful change that saved the most (the
+combination when it helps) is written to DIR/verified.hints. Runs and results
+are kept in DIR (default LOG.verify); started again, a verify resumes there.
+pario report LOG and pario diagnose LOG show the verdicts beside the findings."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "verify",
+        help="run the program with each finding's suggested hints and say whether they help",
+        description=textwrap.fill(
+            "Prove the advice of a diagnosis by running it: measure each finding's suggested hints "
+            "against the unchanged run, in paired interleaved rounds, and say whether they help.", 79),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    p.add_argument("log", metavar="LOG", help="the pario log (or Darshan log) whose findings to verify")
+    p.add_argument("--rounds", type=positive_int, default=5, metavar="N",
+                   help="paired rounds (default 5; at least 3 give a verdict)")
+    p.add_argument("--dir", metavar="DIR", help="where the runs and results go (default LOG.verify)")
+    p.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
+                   help="seconds before a run is killed and counted failed (default 600)")
+    p.add_argument("--min-change", type=_share, default=0.05, metavar="SHARE",
+                   help="the smallest change of the I/O time called a gain or a loss (default 0.05)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command (a Darshan log needs it)")
+    p.set_defaults(func=_run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not x > 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return x
+
+
+def _share(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= x < 1:
+        raise argparse.ArgumentTypeError("must be at least 0 and below 1")
+    return x
+
+
+def recorded_command(log: str, given: list[str]) -> list[str]:
+    """The command to rerun: the one given after --, else the one the pario log recorded."""
+    from pario.log import read_log
+
+    profile = read_log(log)
+    if given:
+        return given
+    launch = profile.job.metadata.get("launch")
+    if isinstance(launch, list) and launch and all(isinstance(a, str) for a in launch):
+        return list(launch)
+    if profile.job.source == "darshan":
+        raise ParioError(f"{log} is a Darshan log, which does not record the command: give it after --, "
+                         f"e.g. pario verify {shlex.quote(log)} -- mpirun -np {profile.job.nprocs} ./app")
+    raise ParioError(f"{log} does not record its command (an older pario log): give it after --")
+
+
+def _run(args: argparse.Namespace) -> int:
+    import shutil
+
+    from pario.verify.measure import verify
+    from pario.verify.results import default_directory
+
+    given = list(args.command)
+    if given and given[0] == "--":
+        given = given[1:]
+    command = recorded_command(args.log, given)
+    if shutil.which(command[0]) is None:
+        raise ParioError(f"command not found: {command[0]}")
+    directory = Path(args.dir) if args.dir else default_directory(args.log)
+    result = verify(Path(args.log), command, directory, rounds=args.rounds, timeout=args.timeout,
+                    min_change=args.min_change,
+                    progress=lambda line: print(f"pario verify: {line}", file=sys.stderr, flush=True))
+    if not result.outcomes:
+        print(f"pario verify: no finding of {args.log} suggests hints to verify (code changes and "
+              "advice without a setting cannot be run)")
+        return 0
+    from pario.verify.render import render
+
+    render(result)
+    return 0
