@@ -378,3 +378,35 @@ def test_the_html_report_draws_the_heat_map(tmp_path: Path, browser) -> None:  #
     assert page.probe == ["I/O activity over time (POSIX; bins of 1 s)",
                           "I/O activity over time (POSIX, STDIO; bins of 100 ms)"]
     assert "MPI time M_p from Darshan's APMPI module" in page.text
+
+
+def test_mpi_inside_mpiio_is_counted_once() -> None:
+    """APMPI times the MPI calls a library makes inside MPI-IO calls, which the MPI-IO records time
+    too: where MPI + I/O exceeds a rank's run, the excess comes off MPI (each class in proportion).
+    Rank 0: 6 s MPI (4 collective, 2 point-to-point) + 7 s I/O in a 10 s run: 3 s counted twice,
+    so MPI becomes 3 s (2 + 1).  Rank 1: 2 s + 5 s fits: unchanged."""
+    from pario.log.apmpi import exclusive
+
+    columns = {"mpi_coll": np.array([4.0, 1.0]), "mpi_p2p": np.array([2.0, 1.0]),
+               "mpi_other": np.array([0.0, 0.0]), "mpi_coll_calls": np.array([10.0, 10.0])}
+    out, overlap = exclusive(columns, np.array([7.0, 5.0]), np.array([10.0, 10.0]))
+    assert out["mpi_coll"].tolist() == [2.0, 1.0] and out["mpi_p2p"].tolist() == [1.0, 1.0]
+    assert out["mpi_coll_calls"].tolist() == [10.0, 10.0]
+    assert overlap.removed.tolist() == [3.0, 0.0]
+    assert overlap.text.startswith(" On 1 of 2 ranks APMPI's MPI time and the I/O time together exceeded")
+    # I/O alone longer than the run: all of the MPI time goes, never more
+    out, overlap = exclusive(columns, np.array([11.0, 0.0]), np.array([10.0, 10.0]))
+    assert overlap.removed.tolist() == [6.0, 0.0] and out["mpi_coll"][0] == 0.0
+
+
+@pytest.mark.parametrize("path", sorted(LOGS.parent.glob("darshan-*/*.darshan")), ids=lambda p: p.name)
+def test_time_classes_stay_within_the_run(path: Path) -> None:
+    """Per rank, computation + MPI + I/O is the run time at most (+ rounding), on every log of
+    tests/data, the APMPI log included."""
+    from pario.analysis.times import rank_times
+
+    t = rank_times(read_log(path))
+    io = t.io_read + t.io_write + t.io_meta
+    mpi = t.mpi if t.mpi is not None else np.zeros_like(io)
+    wall = t.wall if t.wall_per_rank else np.full_like(io, t.runtime)
+    assert (io + mpi <= wall * (1 + 1e-9) + 1e-9).all()

@@ -145,3 +145,42 @@ def coverage(t: ApmpiTime) -> str:
         text += (" Its sync mode was off: the wait for the other ranks inside a collective is part of "
                  "the collective's time, not measured apart.")
     return text
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """MPI time that APMPI and the I/O records both counted, taken off the MPI classes."""
+
+    #: per rank, seconds taken off the MPI time
+    removed: np.ndarray
+
+    @property
+    def text(self) -> str:
+        """The sentence the log's mpi_time_source gains ('' when nothing was removed)."""
+        hit = self.removed > 0
+        if not hit.any():
+            return ""
+        return (f" On {int(hit.sum()):,} of {len(hit):,} ranks APMPI's MPI time and the I/O time together "
+                "exceeded the run: MPI calls made inside MPI-IO calls (the MPI library's two-phase exchange, "
+                "through the calls APMPI wraps) were counted as MPI and again as I/O. The excess, "
+                f"{units.seconds(float(self.removed.sum()))} in all and at most "
+                f"{units.seconds(float(self.removed.max()))} on one rank, was taken off the MPI time (each "
+                "class in proportion) and left in I/O, the outer call, so that each rank's computation, MPI "
+                "and I/O add up to its run time at most; this is the least overlap the run shows, the MPI "
+                "time inside MPI-IO can be more.")
+
+
+def exclusive(columns: dict[str, np.ndarray], io: np.ndarray, wall: np.ndarray) -> tuple[
+        dict[str, np.ndarray], Overlap]:
+    """The MPI columns with the time they share with I/O removed per rank: where MPI + I/O exceeds
+    the rank's wall time, the excess (at most the MPI time) comes off the three time classes in
+    proportion; calls and bytes stay."""
+    times = ("mpi_coll", "mpi_p2p", "mpi_other")
+    mpi = sum((columns[c] for c in times), np.zeros(len(wall)))
+    io = np.where(np.isnan(io), 0.0, io)
+    removed = np.clip(mpi + io - wall, 0.0, mpi)
+    keep = np.where(mpi > 0, (mpi - removed) / np.where(mpi > 0, mpi, 1.0), 1.0)
+    out = dict(columns)
+    for c in times:
+        out[c] = columns[c] * keep
+    return out, Overlap(removed)

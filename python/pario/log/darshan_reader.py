@@ -78,7 +78,7 @@ import numpy as np
 from pario import units
 from pario.errors import LogFormatError, TooManyRanks
 from pario.log import darshan_lib
-from pario.log.apmpi import ApmpiTime, apmpi_time, coverage
+from pario.log.apmpi import ApmpiTime, apmpi_time, coverage, exclusive
 from pario.log.dxt import dxt_trace
 from pario.log.heatmap import build_heatmap
 from pario.model import (
@@ -696,8 +696,12 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     per_layer, combined = io.time_layers()
     mpi = apmpi_time(raw.apmpi, nprocs) if raw.apmpi is not None else None
     table = _rank_table(per_layer, nprocs, runtime)
+    overlap = ""
     if mpi is not None and not mpi.reason:  # MPI time per rank (docs/metrics.md, "MPI time from APMPI")
-        table = table.assign(**mpi.columns)
+        io_time = np.asarray(add_derived_rank_columns(table)["io"], dtype=np.float64)
+        columns, shared = exclusive(mpi.columns, io_time, np.asarray(table["wall"], dtype=np.float64))
+        table = table.assign(**columns)
+        overlap = shared.text
     ranks = add_derived_rank_columns(table)
 
     start = float(job.get("start_time_sec", 0)) + float(job.get("start_time_nsec", 0)) * 1e-9
@@ -737,7 +741,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
         "modules_not_analysed": other,
         "runtime_source": runtime_source,
         # where M_p comes from (APMPI), or why it is not used; "" without APMPI
-        "mpi_time_source": coverage(mpi) if mpi is not None else "",
+        "mpi_time_source": coverage(mpi) + overlap if mpi is not None else "",
         "lustre_striping": _lustre_striping(raw.lustre),
     }
     profile = Profile(
