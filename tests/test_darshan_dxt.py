@@ -26,6 +26,7 @@ import pytest
 from darshan_recipes import dxt_segments, job, log, module
 from pario.analysis.diagnosis import RULES, RuleConfig, diagnose, make_config
 from pario.log import darshan_lib, read_log
+from pario.log.darshan_reader import check_darshan_log
 from pario.log.darshan_writer import write_darshan_log
 from pario.report.file_activity import binned_bytes, file_activity
 from pario.report.timeline import DXT_GAP_LABEL, timeline, timeline_figure
@@ -40,8 +41,11 @@ TREDDY = next(LOGS.glob("treddy_mpi-io-test_*.darshan"))
 HDF5_1BYTE = LOGS / "hdf5_diagonal_write_1_byte_dxt.darshan"
 HDF5_HALF = LOGS / "hdf5_diagonal_write_half_ranks_dxt.darshan"
 NONMPI = LOGS / "nonmpi_dxt_anonymized.darshan"
+#: the logs with DXT modules PyDarshan reads (dxt-format-dev-3.5.0-60's it refuses: pario decodes
+#: them itself, compared with darshan-dxt-parser below)
 DXT_LOGS = [p for p in sorted(DATA.glob("darshan-*/*.darshan"))
-            if set(darshan_lib.read_log(str(p), ()).modules) & set(darshan_lib.DXT_MODULES)]
+            if set(darshan_lib.read_log(str(p), ()).modules) & set(darshan_lib.DXT_MODULES)
+            and not check_darshan_log(p).own_dxt]
 MODULE_OF_LAYER = {0: "DXT_POSIX", 2: "DXT_MPIIO"}
 FIELDS = ("rank", "file", "write", "offset", "length", "start", "end")
 
@@ -348,3 +352,40 @@ def test_dxt_report_draws_in_a_browser(tmp_path: Path, browser, pario_cmd) -> No
     assert page.figures >= 3 and page.drawn == page.figures
     assert page.probe == [32, True]
     assert "no read or write traced" in page.text and "I/O over time" in page.text
+
+
+def test_dxt_segments_with_the_thread_id_equal_darshan_dxt_parser() -> None:
+    """Darshan's development line writes DXT_POSIX version 2 and DXT_MPIIO version 3, whose segments
+    are 40 bytes (the thread id added).  Taken as 32 bytes they read as damaged; read at their
+    size, every segment equals darshan-dxt-parser's own output (offsets, lengths, and times to
+    its 4 decimals), and the log is complete."""
+    from pario.analysis.diagnosis import diagnose
+
+    log = LOGS / "dxt-format-dev-3.5.0-60.darshan"
+    expected = []
+    names = {}
+    for line in (LOGS / "dxt-format-dev-3.5.0-60.dxt-parser.txt").read_text().splitlines():
+        if line.startswith("# DXT, file_id:"):
+            fid, name = line.split("file_id: ", 1)[1].split(", file_name: ")
+            names[int(fid)] = name
+        elif line.startswith((" X_POSIX", " X_MPIIO")):
+            mod, rank, kind, _, offset, length, start, end, _thread = line.split()
+            expected.append((mod, int(rank), kind, int(offset), int(length), start, end))
+    header = check_darshan_log(log)
+    assert not header.dropped_modules
+    got = []
+    for which, segs in header.own_dxt.values():
+        mod = "X_POSIX" if which == "DXT_POSIX" else "X_MPIIO"
+        first = 0
+        for rank, nw, nr in zip(segs.ranks, segs.write_counts, segs.read_counts, strict=True):
+            for i, s in enumerate(segs.segments[first:first + nw + nr]):
+                got.append((mod, int(rank), "write" if i < nw else "read", int(s["offset"]),
+                            int(s["length"]), f"{s['start']:.4f}", f"{s['end']:.4f}"))
+            first += nw + nr
+    assert len(expected) == 41 and got == expected  # 25 POSIX segments, 16 MPI-IO
+    assert header.own_dxt_names == names
+    profile = read_log(log)
+    assert profile.job.complete and "DATA-INCOMPLETE" not in {f.id for f in diagnose(profile)}
+    # outermost calls: 16 MPI-IO (the POSIX calls inside them apart), 8 POSIX to the ranks' own files,
+    # 1 to Open MPI's shared-memory file
+    assert profile.trace is not None and sum(len(r.events) for r in profile.trace.ranks) == 25

@@ -104,14 +104,21 @@ def test_darshan_3_4_0_whole_seconds_give_the_3_5_0_verdicts() -> None:
     # the 3.5.0 log also names its HEATMAP module, which the built log does not carry
     assert verdicts == {(f.id, f.severity.label) for f in diagnose(precise)
                         if f.id != "DATA-MODULES-NOT-ANALYSED"}
-    assert ("TIME-IO-BOUND", "critical") in verdicts
+    # 72.6% of a 50 ms run in I/O: a share that large, but 20 ms to gain (severity_warning_seconds 0.1 s)
+    assert ("TIME-IO-BOUND", "info") in verdicts
 
 
 @pytest.mark.parametrize("path", ALL_LOGS + sorted(BUILT.glob("*.darshan")), ids=lambda p: p.name[:40])
 def test_every_log_gets_the_run_time_the_rule_gives(path: Path) -> None:
     profile = read_log(path)
-    assert profile.job.runtime == pydarshan_runtime(path)
     source = str(profile.job.metadata["runtime_source"])
+    if path.name == "dxt-format-dev-3.5.0-60.darshan":
+        # its ranks spend longer in I/O than the job's times allow: T is the longest I/O time
+        assert pydarshan_runtime(path) == 0.004100322723388672 < profile.job.runtime == 0.004317283630371094
+        assert source.endswith("A rank spent 4.32 ms in I/O, longer than that: T is taken as that time, so "
+                               "that no rank's I/O outlasts the run.")
+        return
+    assert profile.job.runtime == pydarshan_runtime(path)
     if darshan_reader.whole_seconds(darshan_lib.read_log(str(path)).job, profile.job.metadata[
             "darshan_log_version"]):  # type: ignore[arg-type]
         assert "whole seconds" in source

@@ -387,7 +387,7 @@ def test_survey_report_fits(survey_runs, pario_cmd, width: int) -> None:  # type
         assert any(re.match(pattern + r"( |$)", line) for line in lines), (cells, narrow)
 
     r = facility_report(str(store))
-    assert r.summary["jobs"] == 13 and len(r.errors) == 1
+    assert r.summary["jobs"] == 14 and len(r.errors) == 1
     for a in r.applications:
         row(a["exe_name"], f"{a['jobs']:,}", f"{a['users']:,}", _num(a["core_hours"]),
             _num(a["io_core_hours"]), _pct(a["io_share"]))
@@ -430,7 +430,7 @@ def test_survey_sql_fits(survey_runs, pario_cmd, width: int) -> None:  # type: i
     check(narrow, _cli(pario_cmd, ["survey", "sql", store, q], 1000).stdout, width)
     lines = narrow.splitlines()
     assert lines[0].split() == ["exe_name", "nprocs", "path"][:2 if width < 103 else 3]
-    assert lines[-1] == "13 rows"
+    assert lines[-1] == "14 rows"
     for exe, nprocs, path in query(store, q)[1]:
         assert any(re.match(rf"{re.escape(exe)} +{nprocs}( +/|$)", line) for line in lines), (exe, narrow)
         assert path in unwrapped(narrow)

@@ -143,6 +143,11 @@ class DarshanHeader:
     #: header slots of modules pario does not read whose region is cut short or does not inflate
     #: -> why (a sentence); the library reads the log without them
     dropped_modules: dict[int, str] = field(default_factory=dict)
+    #: DXT modules whose segments are newer than libdarshan-util's (40 bytes, with the thread id):
+    #: header slot -> (module, segments) decoded here; the library reads the log without them
+    own_dxt: dict[int, tuple[str, darshan_lib.DxtSegments]] = field(default_factory=dict)
+    #: record id -> name, for the records of ``own_dxt``
+    own_dxt_names: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -216,11 +221,13 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
         raise _fail(where, "the job region has no valid extent")
     job = _inflate_all(data[header_size:job_end], compression, where, "job data", keep=True)
     nprocs = _check_job(job, order, wide, where)
+    names = b""
     if name_map[1]:
         names = _inflate_all(data[name_map[0]:name_map[0] + name_map[1]], compression, where,
                              "name records", keep=True)
         _check_name_records(names, version, order, where)
     module_versions: dict[int, int] = {}
+    own_dxt: dict[int, tuple[str, darshan_lib.DxtSegments]] = {}
     for idx, (off, length) in regions.items():
         if idx < 0:
             continue
@@ -238,13 +245,19 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
             # a module pario does not read: the rest of the log is still worth reading
             dropped[idx] = f"the {name} region (bytes {off} to {off + length}) {exc.how}: not read"
             continue
-        if name in darshan_lib.DXT_MODULES and (why := _dxt_damage(blob, order)):
-            # a trace is an extra: the log's counters are still worth reading without it
-            dropped[idx] = f"the {name} region (bytes {off} to {off + length}) {why}: not read"
+        if name in darshan_lib.DXT_MODULES:
+            segment = dxt_segment_size(name, vers[idx])
+            if why := _dxt_damage(blob, order, segment):
+                # a trace is an extra: the log's counters are still worth reading without it
+                dropped[idx] = f"the {name} region (bytes {off} to {off + length}) {why}: not read"
+            elif segment != _DXT_SEGMENT_SIZE:
+                own_dxt[idx] = (name, decode_dxt(blob, order, segment))
     unknown = tuple(i for i in module_versions if i >= len(KNOWN_MODULES))
+    wanted = {int(i) for _, segs in own_dxt.values() for i in segs.ids.tolist()}
     return DarshanHeader(version, order, compression, int(partial), nprocs,
                          {k: v for k, v in regions.items() if k >= 0}, module_versions, unknown,
-                         dict(sorted(dropped.items())))
+                         dict(sorted(dropped.items())), own_dxt,
+                         _name_records(names, order, wanted) if wanted else {})
 
 
 def module_name(version: str, slot: int) -> str:
@@ -409,12 +422,66 @@ def _check_name_records(buf: bytes, version: str, order: str, where: str) -> Non
 
 
 #: ``struct dxt_file_record``: base record (id, rank), shared_record, hostname[64], write_count,
-#: read_count; then write_count + read_count ``segment_info`` (offset, length, start, end).
+#: read_count; then write_count + read_count ``segment_info`` (offset, length, start, end, and
+#: from DXT_POSIX version 2 and DXT_MPIIO version 3 on the thread id).
 _DXT_RECORD = struct.Struct("Qqq64sqq")
+#: the segment libdarshan-util reads (PyDarshan 3.5.0: without the thread id)
 _DXT_SEGMENT_SIZE = 32
+#: the first module version whose segments carry the thread id (Darshan's development line after 3.5.0)
+_DXT_THREAD_ID_SINCE = {"DXT_POSIX": 2, "DXT_MPIIO": 3}
 
 
-def _dxt_damage(blob: bytes, order: str) -> str:
+def dxt_segment_size(module: str, version: int) -> int:
+    """Bytes of one segment of a DXT module of this version: 40 with the thread id, else 32."""
+    return 40 if version >= _DXT_THREAD_ID_SINCE.get(module, 1 << 30) else _DXT_SEGMENT_SIZE
+
+
+def decode_dxt(blob: bytes, order: str, segment: int) -> darshan_lib.DxtSegments:
+    """A DXT region's records and segments (a region :func:`_dxt_damage` found whole), decoded here
+    for the versions libdarshan-util does not read."""
+    head = struct.Struct(order + _DXT_RECORD.format)
+    fields = [("offset", order + "i8"), ("length", order + "i8"), ("start", order + "f8"),
+              ("end", order + "f8")] + ([("thread", order + "u8")] if segment == 40 else [])
+    dtype = np.dtype(fields)
+    ids, ranks, hosts, writes, reads, parts = [], [], [], [], [], []
+    pos = 0
+    while pos < len(blob):
+        rid, rank, _, host, nw, nr = head.unpack_from(blob, pos)
+        pos += head.size
+        seg = np.frombuffer(blob, dtype=dtype, count=nw + nr, offset=pos)
+        pos += (nw + nr) * segment
+        ids.append(rid)
+        ranks.append(rank)
+        hosts.append(host.split(b"\0", 1)[0].decode("utf-8", errors="replace"))
+        writes.append(nw)
+        reads.append(nr)
+        out = np.empty(len(seg), dtype=darshan_lib.SEGMENT_DTYPE)
+        for name in ("offset", "length", "start", "end"):
+            out[name] = seg[name]
+        parts.append(out)
+    segments = np.concatenate(parts) if parts else np.empty(0, dtype=darshan_lib.SEGMENT_DTYPE)
+    return darshan_lib.DxtSegments(np.array(ids, dtype=np.uint64), np.array(ranks, dtype=np.int64),
+                                   tuple(hosts), np.array(writes, dtype=np.int64),
+                                   np.array(reads, dtype=np.int64), segments)
+
+
+def _name_records(buf: bytes, order: str, wanted: set[int]) -> dict[int, str]:
+    """The names of the records ``wanted`` (``uint64 id`` + NUL-terminated name, back to back; a
+    later record of an id gives its name)."""
+    out: dict[int, str] = {}
+    pos, n = 0, len(buf)
+    while n - pos >= 9:
+        (rid,) = struct.unpack_from(order + "Q", buf, pos)
+        end = buf.find(b"\0", pos + 8)
+        if end < 0:
+            break
+        if rid in wanted and end > pos + 8:
+            out[rid] = buf[pos + 8:end].decode("utf-8", errors="replace")
+        pos = end + 1
+    return out
+
+
+def _dxt_damage(blob: bytes, order: str, segment: int = _DXT_SEGMENT_SIZE) -> str:
     """Why a DXT region's records cannot be read as libdarshan-util reads them ('' if they can):
     every record whole, its counts not negative, its segments inside the region."""
     head = struct.Struct(order + _DXT_RECORD.format)
@@ -425,7 +492,7 @@ def _dxt_damage(blob: bytes, order: str) -> str:
         *_, writes, reads = head.unpack_from(blob, pos)
         if writes < 0 or reads < 0:
             return f"holds a record with {writes} writes and {reads} reads"
-        pos += head.size + (writes + reads) * _DXT_SEGMENT_SIZE
+        pos += head.size + (writes + reads) * segment
         if pos > n:
             return f"holds a record whose {writes + reads} segments run past its end"
     return ""
@@ -638,10 +705,22 @@ def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = No
         timeout = DEFAULT_TIMEOUT + TIMEOUT_PER_MIB * p.stat().st_size / 2**20
     with _readable_by_library(p, header) as readable:
         raw = _run_guarded(str(readable), timeout) if isolated else _load_in_process(str(readable))
+    _add_own_dxt(raw, header)
     try:
         return _build_profile(raw, header, str(p))
     except (KeyError, ValueError, TypeError, IndexError) as exc:
         raise _fail(str(p), f"unexpected content: {type(exc).__name__}: {exc}") from None
+
+
+def _add_own_dxt(raw: _RawDarshan, header: DarshanHeader) -> None:
+    """The DXT modules decoded here (:func:`decode_dxt`), their named records only, as the
+    library's are; listed among the log's modules with their version."""
+    for idx, (module, segments) in header.own_dxt.items():
+        named = np.array([int(i) in header.own_dxt_names for i in segments.ids.tolist()], dtype=bool)
+        raw.dxt[module] = segments.take(named)
+        raw.dxt_names.update((int(i), header.own_dxt_names[int(i)]) for i in segments.ids[named].tolist())
+        raw.modules[module] = {"len": header.regions[idx][1], "ver": header.module_versions[idx], "idx": idx,
+                               "partial_flag": 0}
 
 
 @contextlib.contextmanager
@@ -649,7 +728,7 @@ def _readable_by_library(path: Path, header: DarshanHeader) -> Iterator[Path]:
     """The log as libdarshan-util can open it: if some module ids are unknown to it (a newer
     Darshan's modules) or some modules pario does not read are damaged (cut short, not
     inflating), a temporary copy whose header leaves them out; else the log itself."""
-    left_out = sorted({*header.unknown_modules, *header.dropped_modules})
+    left_out = sorted({*header.unknown_modules, *header.dropped_modules, *header.own_dxt})
     if not left_out:
         yield path
         return
@@ -695,6 +774,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     io = ProfileIO(files, nprocs, {})  # kept with the profile: the analysis needs it again
     per_layer, combined = io.time_layers()
     mpi = apmpi_time(raw.apmpi, nprocs) if raw.apmpi is not None else None
+    runtime, runtime_source = _at_least_the_io(per_layer, nprocs, runtime, runtime_source)
     table = _rank_table(per_layer, nprocs, runtime)
     overlap = ""
     if mpi is not None and not mpi.reason:  # MPI time per rank (docs/metrics.md, "MPI time from APMPI")
@@ -828,6 +908,18 @@ def job_runtime(job: dict[str, Any], version: str, latest: float | None) -> tupl
     if runtime == high:
         return runtime, f"{said}: {times}, and {stamp} is later than that allows ({tools})."
     return runtime, f"{said}: {times}; {stamp} is earlier, so T is the shortest of these ({tools})."
+
+
+def _at_least_the_io(per_layer: Any, nprocs: int, runtime: float, source: str) -> tuple[float, str]:
+    """T, raised to the longest per-rank I/O time where the job's own times make it shorter (a
+    rank cannot spend longer in I/O than the run lasts; Darshan's development line after 3.5.0
+    writes such logs), and the sentence saying so."""
+    io = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))["io"]
+    longest = float(np.nanmax(np.asarray(io, dtype=np.float64), initial=0.0))
+    if longest <= runtime:
+        return runtime, source
+    return longest, (f"{source} A rank spent {units.seconds(longest)} in I/O, longer than that: T is taken "
+                     "as that time, so that no rank's I/O outlasts the run.")
 
 
 def _exact_seconds(x: float) -> str:
