@@ -212,6 +212,7 @@ CASES: list[tuple[str, str, str, dict[str, object]]] = [
     ("MPIIO-SINGLE-AGGREGATOR", "kernel:agg1", "kernel:agg4", {}),
     ("MPIIO-CB-CYCLES", "kernel:agg1", "kernel:agg4", {}),
     ("MPIIO-CB-DISABLED", "kernel:cb-disabled", "kernel:cb-enabled", {}),
+    ("MPIIO-COLLECTIVE-RMW", "kernel:cb-enabled", "kernel:cb-disabled", {}),
     ("MPIIO-DEFAULT-HINTS", "kernel:defaults", "kernel:agg4", {}),
     ("DATA-INCOMPLETE", "overflow:", "pattern:shared", {}),
     ("DATA-NO-IO", "noio:", "pattern:shared", {}),
@@ -339,6 +340,19 @@ def test_cb_cycles_counts_the_cycles_and_points_at_the_engine(runs):
     launch = profile.job.metadata["launch"]
     assert engine.snippet == "pario run --collective write-comm -- " + shlex.join(launch)
     assert not [r for r in f.recommendations if r.kind == "future"]
+
+
+def test_collective_rmw_counts_the_reads_and_the_bytes_beneath(runs):
+    """ROMIO with collective buffering forced on, 8 KiB pieces interleaved over 4 ranks, one
+    collective call per piece: each call's span holds the other ranks' gaps, which the aggregator
+    reads and writes back.  MPI-IO was given 4 x 8 x 64 KiB = 2 MiB; more reached the disk, after
+    reads of a file the program never read."""
+    profile = _profile(runs, "kernel:cb-enabled")
+    (f,) = [f for f in diagnose(profile) if f.id == "MPIIO-COLLECTIVE-RMW"]
+    ev = evidence(f)
+    assert ev["asked"] == 4 * 8 * 64 * 1024 and ev["written"] >= 1.25 * ev["asked"]
+    assert ev["reads"] > 0 and ev["component"] == "romio"
+    assert [r.snippet for r in f.recommendations if r.kind == "hint"] == ["romio_cb_write disable"]
 
 
 #: Rules whose fix is a setting, on real runs: (rule, scenario, the pario tune options expected).

@@ -167,3 +167,12 @@ def test_zero_thresholds_find_only_what_is_there(path: Path) -> None:
             assert ev["misaligned"] >= 1
         if f.id == "IO-RANDOM-ACCESS":
             assert ev["backward"] >= 1
+
+
+def test_ranks_that_write_a_file_each_are_not_told_to_write_a_file_each() -> None:
+    """hdf5_diagonal_write_1_byte: 10 ranks write their own file each, one after the other (DXT).
+    TRACE-SERIALISED-IO names the order, not the files, as what to change."""
+    f = next(f for f in findings("hdf5_diagonal_write_1_byte_dxt.darshan") if f.id == "TRACE-SERIALISED-IO")
+    (code,) = [r for r in f.recommendations if r.kind == "code"]
+    assert code.text.startswith("The ranks already write one file each, and still take turns")
+    assert "its own file" not in code.text

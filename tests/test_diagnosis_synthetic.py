@@ -730,3 +730,21 @@ def test_severity_weighs_seconds_as_well_as_shares(runtime: float, expected: Sev
     p = profile(n, runtime, io={"posix_write": [0.9 * runtime] * n}, posix=posix)
     f = one(p, "TIME-IO-BOUND")
     assert f.time_share == pytest.approx(0.9, abs=0.02) and f.severity == expected
+
+
+def test_a_sparse_file_is_sized_by_the_bytes_written() -> None:
+    """A netCDF-4 run: 8 ranks write 160 MiB in 256-byte pieces at offsets up to 40 GiB of a file
+    on one OST.  What loads the OSTs is the 160 MiB, below lustre_large_file_bytes (1 GiB): no
+    stripe count is asked for, where the extent alone (40 GiB) asked for more stripes."""
+    n = 8
+    recs = [{"id": 7, "rank": r, "name": "/lus/scratch/run/out.nc", "writes": 81920,
+             "bytes_written": 20 * MiB, "write_time": 2.0, "max_byte_written": 40 * GiB - 1}
+            for r in range(n)]
+    p = profile(n, 20.0, io={"posix_write": [2.0] * n}, posix=recs, striping={7: (MiB, 1)})
+    assert _layout(p, 7).file_size == 160 * MiB
+    assert "LUSTRE-STRIPE-COUNT" in RULES and "LUSTRE-STRIPE-COUNT" not in ids(p)
+    # written whole, the same file is 40 GiB and asks for more stripes
+    for r in recs:
+        r["bytes_written"] = 5 * GiB
+    p = profile(n, 20.0, io={"posix_write": [2.0] * n}, posix=recs, striping={7: (MiB, 1)})
+    assert _layout(p, 7).file_size == 40 * GiB and "LUSTRE-STRIPE-COUNT" in ids(p)

@@ -140,8 +140,8 @@ def test_one_definition_of_io_bound_with_the_largest_class_named() -> None:
     s = time_shares(rank_times(p))
     assert [s.compute.value, s.mpi.value, s.io.value, s.idle.value] == pytest.approx([0.55, 0.1, 0.25, 0.1])
     assert (s.bound, s.io_bound) == ("compute", True)
-    assert s.verdict == ("This run is I/O-bound: 25.0% of the run time is in I/O, and its I/O efficiency is "
-                         "0.69, below POP's 0.8; computation takes the largest share (55.0%).")
+    assert s.verdict == ("I/O holds this run back: 25.0% of the run time is in I/O, and its I/O efficiency "
+                         "is 0.69, below POP's 0.8 (computation takes the largest share, 55.0%).")
     # the same run judged with TIME-IO-BOUND's thresholds raised: compute-bound, I/O named
     s = time_shares(rank_times(p), min_share=0.3)
     assert s.io_bound is False

@@ -766,7 +766,7 @@ def same_sums(report) -> object:  # type: ignore[no-untyped-def]
 
 @pytest.mark.slow
 def test_filters_skip_files_by_their_statistics(tmp_path: Path):
-    """The real logs surveyed into a store of one file per month (10 months of jobs, and the
+    """The real logs surveyed into a store of one file per month (11 months of jobs, and the
     unreadable log's): each filter reads exactly the files that hold a row it keeps, skips the
     others, and the report is the same as when every file is read; so it stays after a log
     changes into one of another month and user (its old row is then left out by its new one,
@@ -783,33 +783,33 @@ def test_filters_skip_files_by_their_statistics(tmp_path: Path):
     store = tmp_path / "store"
     utc = dt.timezone.utc
     cases = {  # filters -> (files read, files skipped), whose rows Python checks one by one
-        "user 1000": (Filters(user="1000"), lambda r: r["uid"] == 1000, (4, 7)),
+        "user 1000": (Filters(user="1000"), lambda r: r["uid"] == 1000, (4, 8)),
         "since 2022": (Filters(since=dt.date(2022, 1, 1)),
                        lambda r: r["start"] is not None and r["start"] >= dt.datetime(2022, 1, 1, tzinfo=utc),
-                       (4, 7)),
+                       (5, 7)),
         "until 2020": (Filters(until=dt.date(2020, 12, 31)),
                        lambda r: r["start"] is not None and r["start"] < dt.datetime(2021, 1, 1, tzinfo=utc),
-                       (2, 9)),
+                       (2, 10)),
         "exe mpi-io-test*": (Filters(exe="mpi-io-test*"),
-                             lambda r: (r["exe_name"] or "").startswith("mpi-io-test"), (5, 6)),
+                             lambda r: (r["exe_name"] or "").startswith("mpi-io-test"), (5, 7)),
         "user and since": (Filters(user="1000", since=dt.date(2022, 1, 1)),
-                           lambda r: r["uid"] == 1000 and r["start"].year >= 2022, (2, 9)),
+                           lambda r: r["uid"] == 1000 and r["start"].year >= 2022, (2, 10)),
     }
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
         plan = SurveyPlan(paths=(str(tmp_path / "archive"),), store=str(store),
                           cluster=ClusterSpec(scheduler=cluster.scheduler_address))
         assert run_survey(plan, progress=False).read == len(SHARED) + 1
-        assert len(data_files(store)) == 11 and all(len(n) == 1 for n in data_files(store).values())
+        assert len(data_files(store)) == 12 and all(len(n) == 1 for n in data_files(store).values())
         jobs = {}
         for name, (filters, keep, counts) in cases.items():
             got = facility_report(str(store), filters)
             assert (got.files_read, got.files_skipped) == counts, name
             assert got.files_read == len(matching_files(store, keep)), name
             every = facility_report(str(store), filters, skip=False)
-            assert (every.files_read, every.files_skipped) == (11, 0)
+            assert (every.files_read, every.files_skipped) == (12, 0)
             assert same_sums(got) == same_sums(every), name
             jobs[name] = got.summary["jobs"]
-        assert jobs == {"user 1000": 5, "since 2022": 6, "until 2020": 3, "exe mpi-io-test*": 5,
+        assert jobs == {"user 1000": 5, "since 2022": 7, "until 2020": 3, "exe mpi-io-test*": 5,
                         "user and since": 3}
 
         # empty_log.darshan (2023-02, uid 1000) becomes a job of 2025-11 and uid 30146
@@ -820,5 +820,5 @@ def test_filters_skip_files_by_their_statistics(tmp_path: Path):
     assert (got.files_read, got.files_skipped) == counts  # the old row's file is read, the new one's not
     assert got.summary["jobs"] == 4 and same_sums(got) == same_sums(every)
     since = facility_report(str(store), cases["since 2022"][0])
-    assert since.summary["jobs"] == 6 and same_sums(since) == same_sums(
+    assert since.summary["jobs"] == 7 and same_sums(since) == same_sums(
         facility_report(str(store), cases["since 2022"][0], skip=False))

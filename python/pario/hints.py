@@ -91,6 +91,7 @@ KNOWN_HINTS: dict[str, str] = {
     "romio_ds_read": SWITCH,
     "romio_ds_write": SWITCH,
     "romio_no_indep_rw": TRUE_FALSE,
+    "romio_lustre_ds_in_coll": SWITCH,  # ROMIO's Lustre driver: read-modify-write in collective writes
     "pario_cb_algorithm": COLL_ALGORITHM,
     "pario_cb_shuffle": COLL_SHUFFLE,
     # HDF5 properties pario sets itself (src/runtime/hdf5.c, docs/libraries.md): on a copy of

@@ -25,8 +25,8 @@ the program writes), then in ROUNDS rounds unchanged and with each hints
 file, the order turned every round. Per change: the time the finding put at
 stake, the median paired change of the run's I/O time with its range, and a
 verdict (helps, no effect, harms, failed). Two or more helpful changes are
-measured again combined. The helpful change that saved the most (the
-combination when it helps) is written to DIR/verified.hints. Runs and results
+measured again combined. The helpful change that saved the largest share
+(the combination only when it beats each alone) goes to DIR/verified.hints. Runs and results
 are kept in DIR (default LOG.verify); started again, a verify resumes there.
 pario report LOG and pario diagnose LOG show the verdicts beside the findings."""
 

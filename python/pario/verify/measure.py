@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pario.errors import ParioError
 from pario.tune.runner import pario_run_argv, run_local
-from pario.verify.plan import BASELINE, COMBINED, Change, changes_of, combined
+from pario.verify.plan import BASELINE, Change, changes_of, combined
 from pario.verify.verdict import HELPS, Verdict, judge
 
 STATE = "verify.json"
@@ -178,9 +178,7 @@ def verify(log: Path, command: Sequence[str], directory: Path, *, rounds: int = 
 
 
 def _best(outcomes: Sequence[Outcome]) -> Change | None:
-    """The helpful change that saved the most (the combination when it helps)."""
+    """The helpful change that saved the largest share of its own unchanged runs' I/O time (the
+    combination only when it saved more than every change alone)."""
     helps = [o for o in outcomes if o.verdict.verdict == HELPS]
-    both = [o for o in helps if o.change.name == COMBINED]
-    if both:
-        return both[0].change
-    return min(helps, key=lambda o: o.verdict.change).change if helps else None
+    return min(helps, key=lambda o: o.verdict.share).change if helps else None

@@ -27,6 +27,7 @@ from pario.analysis.diagnosis import libraries as _libraries  # noqa: F401
 from pario.analysis.diagnosis import load as _load  # noqa: F401
 from pario.analysis.diagnosis import mpiio as _mpiio  # noqa: F401
 from pario.analysis.diagnosis import requests as _requests  # noqa: F401
+from pario.analysis.diagnosis import rmw as _rmw  # noqa: F401
 from pario.analysis.diagnosis import scaling as _scaling  # noqa: F401
 from pario.analysis.diagnosis import time as _time  # noqa: F401
 from pario.analysis.diagnosis import trace_access as _trace_access  # noqa: F401

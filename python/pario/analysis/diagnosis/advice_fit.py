@@ -33,6 +33,12 @@ _SWITCH_TO_ROMIO = re.compile(r"--mca io romio|OMPI_MCA_io=romio")
 _HDF5_CALL = re.compile(r"\bH5[A-Z][A-Za-z_]*\(")
 
 
+#: said where a command to run is rebuilt from a log that does not record the launch command
+REBUILT = ("This finding's pario commands are rebuilt from the log as mpirun -np N and the program's "
+           "command line: the log does not record how the run was launched, so add your launcher's own "
+           "options (--oversubscribe, -x VAR, --mca ..., or srun's) before running them.")
+
+
 def concerned(f: Finding, desc: RunDescription) -> list[FileAccess]:
     """The MPI-IO files a finding is about: its file subjects that the description knows."""
     ids = [int(s.id, 16) for s in f.subjects if s.kind == "file" and s.id]
@@ -178,6 +184,9 @@ def fitted(f: Finding, desc: RunDescription) -> Finding:
         notes += why
         if kept is not None and kept not in recs:
             recs.append(kept)
+    if not desc.launch_recorded and any(r.kind in ("tune", "autotune") and "mpirun -np" in r.snippet
+                                        for r in recs):
+        notes.append(REBUILT)
     if not notes and recs == list(f.recommendations):
         return f
     if any(r.kind == "hint" for r in f.recommendations) and not any(r.kind == "hint" for r in recs):

@@ -22,6 +22,18 @@ HINTS_FILE = "HINTS_FILE"
 UNKNOWN_PROGRAM = "${APP:?set APP to your program and its arguments}"
 
 
+def anonymised(source: str, argv: list[str]) -> bool:
+    """Whether a Darshan log's command is anonymised: Darshan then keeps only a number for it.  A
+    relative path (``./src/ior -a HDF5``) or a bare name (``python run.py``) is the command as given."""
+    return source == "darshan" and len(argv) == 1 and argv[0].isdigit()
+
+
+def recorded(facts: Facts) -> bool:
+    """Whether the log holds the command given to ``pario run`` (launcher options included)."""
+    launch = facts.profile.job.metadata.get("launch")
+    return isinstance(launch, list) and bool(launch) and all(isinstance(a, str) for a in launch)
+
+
 def tune_command(facts: Facts) -> str:
     """A trial of this run's own command with a hints file (:func:`run_command`).
 
@@ -44,7 +56,7 @@ def launch_text(facts: Facts) -> str:
     if isinstance(launch, list) and launch and all(isinstance(a, str) for a in launch):
         return shlex.join(launch)
     argv = [a for a in job.argv if a]
-    if not argv or job.source == "darshan" and not argv[0].startswith("/"):
+    if not argv or anonymised(job.source, argv):
         app = UNKNOWN_PROGRAM
     else:
         app = shlex.join(argv)

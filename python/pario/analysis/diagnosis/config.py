@@ -268,6 +268,13 @@ class RuleConfig:
         "would help",
     )
     romio_cb_buffer_default_bytes: int = _f(16 * MiB, "B", "ROMIO's default cb_buffer_size")
+    rmw_min_reads: float = _f(
+        16, "count", "collective writes whose aggregators make at least this many reads of a file MPI-IO "
+        "never read are read-modify-write"
+    )
+    rmw_min_amplification: float = _f(
+        1.25, "", "... or that write at least this many times the bytes MPI-IO was given"
+    )
     ompio_buffer_default_bytes: int = _f(32 * MiB, "B", "OMPIO's default bytes per aggregator per cycle")
     mpiio_overhead_min_share: float = _f(
         0.5, "share", "share of independent MPI-IO time spent outside the POSIX calls beneath it"

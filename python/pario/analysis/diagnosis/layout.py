@@ -117,12 +117,22 @@ def aggregators_for(stripe_count: int, in_use: float | None, per_ost_max: float)
     return max(1, min(int(per_ost_max), k)) * max(stripe_count, 1)
 
 
+#: The directory of a file whose path is anonymised: a shell word that stands for it and says what
+#: to fill in, so that the line stays valid as printed.
+UNKNOWN_DIRECTORY = "${DIR:?set DIR to the directory of the file}"
+
+
 def directory_of(name: str) -> str:
     """The directory to stripe for file ``name`` (new files inherit its layout), shell-quoted; a
     name without a directory is relative to where the program ran: "."."""
     if "/" not in name:
         return "."
-    return shlex.quote(name.rsplit("/", 1)[0] or "/")
+    head, base = name.rsplit("/", 1)
+    if base.isdigit() and len(base) >= 8:
+        # an anonymised Darshan path (the mount point, then a hash of the rest): its directory is
+        # not known, and the mount point is not the directory to stripe
+        return UNKNOWN_DIRECTORY
+    return shlex.quote(head or "/")
 
 
 @dataclass(frozen=True)

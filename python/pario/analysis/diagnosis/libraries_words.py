@@ -172,10 +172,11 @@ def independent_transfers(hit: IndependentTransfers, facts: Facts, cfg: RuleConf
                 "ncmpi_put_vara_double_all(ncid, varid, start, count, buf);",
             )
         )
+    # pario tune leaves hdf5.transfer out of its default space (forcing collective transfers can
+    # deadlock a program whose transfers are not made by every rank): the trial above tries it
     recs.append(
-        autotune(
-            facts, "the collective transfer with the MPI-IO hints", [s.name.split(":")[0] for s in subjects]
-        )
+        autotune(facts, "the MPI-IO hints for these files (hdf5.transfer only with a --space file that "
+                 "adds it)", [s.name.split(":")[0] for s in subjects])
     )
     evidence = [
         Metric("objects", "datasets/variables with independent transfers only", len(subjects), "count")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.analysis.diagnosis.columns import mpiio_files
+from pario.analysis.diagnosis.commands import recorded
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.file_facts import io_component
 from pario.model import LAYER_TABLE
@@ -65,6 +66,8 @@ class RunDescription:
     #: whether the log would hold HDF5 records had the program used HDF5 (pario's runtime
     #: records HDF5 whenever the program calls it; a Darshan log only with its H5F module)
     records_hdf5: bool = True
+    #: whether the log holds the command given to pario run, launcher options included
+    launch_recorded: bool = True
 
     def components(self, fids: list[int]) -> set[str]:
         """The MPI-IO components of these files (of every MPI-IO file when ``fids`` is empty)."""
@@ -141,6 +144,7 @@ def _describe(facts: Facts) -> RunDescription:
         files=files,
         command=" ".join(job.argv),
         records_hdf5=job.source == "pario" or _darshan_has_hdf5_module(facts),
+        launch_recorded=recorded(facts),
     )
 
 

@@ -121,6 +121,8 @@ class Serialised(Hit):
     #: its wait for its turn; None when the calls are not made inside outer calls
     wait: float | None = None
     wait_rank: int = -1
+    #: every file is accessed by one rank only (a file per rank): the turns are not about sharing a file
+    own_files: bool = False
 
 
 @rule("TRACE-SERIALISED-IO", title="Ranks take turns doing I/O", family=FAMILY,
@@ -145,13 +147,15 @@ def serialised_io(facts: Facts, cfg: RuleConfig) -> Iterator[Serialised]:
         names = [trace.files.get(int(f), f"record {int(f):#x}") for f in fids.tolist()]
         order = sorted(range(len(fids)), key=lambda i: (-int(counts[i]), names[i]))  # most calls first
         wait, wait_rank = _wait_in_outer(trace, sel)
+        pairs = np.unique(np.stack([sel.file.astype(np.uint64), sel.rank.astype(np.uint64)]), axis=1)
+        own = len(np.unique(pairs[0])) == pairs.shape[1]  # one rank per file
         yield Serialised(
             time_lost=wait, severity=None if wait is not None else Severity.INFO,
             direction=direction, ranks=len(ranks), calls=len(sel), nbytes=int(sel.nbytes.sum()),
             files=tuple(names[i] for i in order), file_calls=tuple(int(counts[i]) for i in order),
             first=float(sel.start.min()), last=float(sel.end.max()), busy=busy, shared=shared,
             longest_rank=float(per_rank.max()), mean_call=float(np.mean(sel.end - sel.start)),
-            wait=wait, wait_rank=wait_rank)
+            wait=wait, wait_rank=wait_rank, own_files=own)
 
 
 def _wait_in_outer(trace: Trace, inner: Calls) -> tuple[float | None, int]:

@@ -79,6 +79,13 @@ def serialised(hit: Serialised, facts: Facts, cfg: RuleConfig) -> Words:
              f"({call}), so that the aggregators move large pieces in parallel."),
             f"MPI_File_set_view(fh, disp, etype, filetype, \"native\", info);\n{call}(fh, 0, buf, count, "
             "MPI_BYTE, MPI_STATUS_IGNORE);"))
+    elif hit.own_files:
+        recs.append(Recommendation(
+            "code",
+            (f"The ranks already {d} one file each, and still take turns: what orders them is not a shared "
+             f"file. Let each rank {d} as soon as its data is ready: take the {d}s out of any rank-ordered "
+             "loop or barrier, and check the directory's metadata load (creating files in one directory "
+             "at once serialises on some file systems).")))
     else:
         recs.append(Recommendation(
             "code",
