@@ -99,17 +99,19 @@ test-c: deps-test
 
 lint: install
 	$(VENV)/bin/ruff check python tests bench docs
+	$(VENV)/bin/mypy
 
 test-py: deps-test install
 	$(VENV)/bin/pytest -q -rs tests
 
 test: test-c lint test-py
 
-# The fast tier, for use while changing code (under 2 minutes here): lint and the tests not
+# The fast tier, for use while changing code (under 2 minutes here): ruff, mypy and the tests not
 # marked slow (a second or more) or service (Slurm, PostgreSQL, the browser; tests/conftest.py).
 # `make test` runs everything, and is what CI runs.
 check: deps-test install
 	$(VENV)/bin/ruff check python tests bench docs
+	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -q -rs -m "not slow and not service" tests
 
 bench: install

@@ -43,7 +43,9 @@ def needed_libraries(path: Path) -> list[str] | None:
             elf = ELFFile(fh)
             for section in elf.iter_sections():
                 if isinstance(section, DynamicSection):
-                    return [tag.needed for tag in section.iter_tags() if tag.entry.d_tag == "DT_NEEDED"]
+                    # pyelftools sets ``needed`` on DT_NEEDED tags only, which its types do not say
+                    return [tag.needed for tag in section.iter_tags()  # type: ignore[attr-defined]  # set on DT_NEEDED tags only
+                            if tag.entry.d_tag == "DT_NEEDED"]
     except (OSError, ELFError, ValueError):
         return None
     return None

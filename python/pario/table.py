@@ -183,7 +183,7 @@ class Table:
         return self._derive({k: v for k, v in self._cols.items() if k not in gone})
 
     # -- rows --------------------------------------------------------------------
-    def row(self, i: int) -> dict[str, Any]:
+    def row(self, i: int | np.integer[Any]) -> dict[str, Any]:
         """Row ``i`` as a dict of NumPy scalars (objects as they are)."""
         lazy = self._lazy or {}
         return {k: v[lazy[k][i]] if k in lazy else v[i] for k, v in self._cols.items()}
@@ -294,7 +294,7 @@ def _missing(values: np.ndarray) -> np.ndarray:
     if values.dtype.kind == "f":
         return np.isnan(values)
     if values.dtype == object:
-        return np.equal(values, None) | np.not_equal(values, values)
+        return np.asarray([v is None for v in values], dtype=bool) | np.not_equal(values, values)
     return np.zeros(len(values), dtype=bool)
 
 

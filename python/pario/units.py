@@ -76,7 +76,7 @@ def rate(x: float | None) -> str:
 
 
 def count(x: float | None) -> str:
-    return f"{int(round(x)):,}" if _ok(x) else "-"  # type: ignore[arg-type]
+    return f"{int(round(x)):,}" if _ok(x) else "-"  # type: ignore[arg-type]  # _ok says it is a number
 
 
 def plural(n: int, word: str) -> str:
@@ -104,4 +104,4 @@ def percent(x: float | None) -> str:
 
 def times(x: float | None) -> str:
     """A ratio: '3.2×'."""
-    return f"{plain(x)}×" if _ok(x) else "-"  # type: ignore[arg-type]
+    return f"{plain(x)}×" if _ok(x) else "-"  # type: ignore[arg-type]  # _ok says it is a number

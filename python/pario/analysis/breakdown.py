@@ -98,7 +98,7 @@ def _verdict(io_bound: bool, io: float, ioe: float | None, max_efficiency: float
         if ioe is not None:
             text += f", and its I/O efficiency is {ioe:.2f}, below POP's {max_efficiency:g}"
         if bound in others:
-            text += f" ({_what(bound)} takes the largest share, {others[bound].value:.1%})"  # type: ignore[index]
+            text += f" ({_what(bound)} takes the largest share, {others[bound].value:.1%})"
         return text + "."
     if no_mpi:
         return (f"This run is not I/O-bound: {io:.1%} of the run time is in I/O ({no_mpi}, so computation "

@@ -53,7 +53,7 @@ class SkippedModule:
 def skipped_modules(job: Job) -> tuple[SkippedModule, ...]:
     """The modules of ``job``'s log that pario does not analyse, in the reader's order."""
     names = job.metadata.get("modules_not_analysed") or []
-    return tuple(SkippedModule(str(m), *_contents(str(m))) for m in names)  # type: ignore[union-attr]
+    return tuple(SkippedModule(str(m), *_contents(str(m))) for m in names)
 
 
 def _contents(name: str) -> tuple[str, str]:

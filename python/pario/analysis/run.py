@@ -182,10 +182,10 @@ def _notes(profile: Profile, rt: RankTimes) -> tuple[str, ...]:
                      f"time T = {rt.runtime:g} s.")
         if job.metadata.get("runtime_source"):  # where T comes from (docs/metrics.md, "Darshan logs")
             notes.append(str(job.metadata["runtime_source"]))
-        skipped = [str(m) for m in job.metadata.get("modules_not_analysed") or []]  # type: ignore[union-attr]
+        skipped = [str(m) for m in job.metadata.get("modules_not_analysed") or []]
         higher = [m for m in skipped if m.startswith(("H5", "PNETCDF", "ADIOS"))]
         libs = [m for m in ("H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR")
-                if (job.metadata.get("modules") or {}).get(m)]  # type: ignore[union-attr]
+                if (job.metadata.get("modules") or {}).get(m)]
         if libs:
             notes.append("HDF5/PnetCDF (" + ", ".join(libs) + "): time in a library call is the library's "
                          "(Darshan's dataset and variable times plus the files' own metadata time); the "

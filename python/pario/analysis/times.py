@@ -99,7 +99,7 @@ def rank_times(profile: Profile) -> RankTimes:
               "mpi_note": note}
     if job.has_rank_times:
         return RankTimes(io_read=_array(ranks, "io_read"), io_write=_array(ranks, "io_write"),
-                         io_meta=_array(ranks, "io_meta"), **common)  # type: ignore[arg-type]
+                         io_meta=_array(ranks, "io_meta"), **common)  # type: ignore[arg-type]  # common holds the shared fields
     # the profile's own layer order: the order of the sums
     combined = profile.per_rank_io().time_outermost()
     table = combined.table
@@ -107,7 +107,7 @@ def rank_times(profile: Profile) -> RankTimes:
     exact_max = {k: combined.exact_max[c] for k, c in KIND_TIME.items()}
     return RankTimes(io_read=at_ranks(table["read_time"], ids), io_write=at_ranks(table["write_time"], ids),
                      io_meta=at_ranks(table["meta_time"], ids), io_exact_ranks=exact_ranks,
-                     io_exact_max=exact_max, **common)  # type: ignore[arg-type]
+                     io_exact_max=exact_max, **common)  # type: ignore[arg-type]  # common holds the shared fields
 
 
 def _source_name(source: str) -> str:

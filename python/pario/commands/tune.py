@@ -179,7 +179,7 @@ class _progress:
         self.objective = objective
         self.bar = None
 
-    def __enter__(self):  # type: ignore[no-untyped-def]
+    def __enter__(self):
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -192,7 +192,7 @@ class _progress:
             self.task = self.bar.add_task("tuning", total=self.budget, best="")
         return self.update
 
-    def update(self, state) -> None:  # type: ignore[no-untyped-def]
+    def update(self, state) -> None:
         from pario.textfit import Wrapped, terminal_width, wrap_words
         from pario.tune.objective import show_value
 
@@ -211,12 +211,12 @@ class _progress:
         self.bar.update(self.task, completed=min(state.done, self.budget), best=best, description=phase)
         self.bar.console.print(Wrapped(f"  {state.last}  {state.last_config}", indent=4))
 
-    def __exit__(self, *exc) -> None:  # type: ignore[no-untyped-def]
+    def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
 
 
-def _finish(study, summary, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+def _finish(study, summary, args: argparse.Namespace) -> int:
     from pario.tune import output
     from pario.tune.results import dumps
 

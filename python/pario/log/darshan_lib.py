@@ -389,7 +389,8 @@ def _record_dtype(dl: _Library, struct: str) -> np.dtype:
     DFS and DAOS the pool and container UUIDs [and the object id]) at the C offsets, so that all
     records are decoded by one ``frombuffer``."""
     ctype = dl.ffi.typeof(struct)
-    names, formats, offsets = ["id", "rank"], [np.dtype("=u8"), np.dtype("=i8")], [0, 8]
+    names, offsets = ["id", "rank"], [0, 8]
+    formats: list[np.dtype[Any]] = [np.dtype("=u8"), np.dtype("=i8")]
     kinds = {"file_rec_id": "=u8", "counters": "=i8", "fcounters": "=f8", "pool_uuid": "u1",
              "cont_uuid": "u1", "oid_hi": "=u8", "oid_lo": "=u8"}
     for name, field in ctype.fields:
@@ -420,8 +421,9 @@ def _records(dl: _Library, handle: Any, mod: str, idx: int) -> Records:
     names, fnames = counter_names(mod), counter_names(mod, floating=True)
     if rec["counters"].shape[1:] != (len(names),) or rec["fcounters"].shape[1:] != (len(fnames),):
         raise RuntimeError(f"{mod}: the library's counter names do not match its record layout")
-    file_ids = rec["file_rec_id"].copy() if "file_rec_id" in rec.dtype.names else None
-    oids = np.stack([rec["oid_hi"], rec["oid_lo"]], axis=1) if "oid_hi" in rec.dtype.names else None
+    fields = rec.dtype.names or ()
+    file_ids = rec["file_rec_id"].copy() if "file_rec_id" in fields else None
+    oids = np.stack([rec["oid_hi"], rec["oid_lo"]], axis=1) if "oid_hi" in fields else None
     return Records(ids=rec["id"].copy(), ranks=rec["rank"].copy(), counters=rec["counters"].copy(),
                    fcounters=rec["fcounters"].copy(), counter_names=names, fcounter_names=fnames,
                    file_rec_ids=file_ids, oids=oids)

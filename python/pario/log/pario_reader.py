@@ -14,7 +14,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -329,7 +329,8 @@ def _layer_records(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview 
                           length=words.shape[1])
     else:
         # the shared records first, then every rank's: one join, one copy
-        rec = np.frombuffer(b"".join([shared.tobytes(), *chunks]), dtype=lay.dtype)
+        # memoryviews and arrays are buffers, which join reads without a copy of each
+        rec = np.frombuffer(b"".join([shared.tobytes(), *cast("list[bytes]", chunks)]), dtype=lay.dtype)
         ids, ranks = rec["id"], np.array(rec["rank"])
         counters = _columns(rec["c"], counter_names)
         fcounters = _columns(rec["f"], fcounter_names)

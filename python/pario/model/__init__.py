@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -128,7 +128,7 @@ class Job:
     #: shared files; analyses must say "unavailable" rather than guess.
     has_mpi_time: bool = True
     has_rank_times: bool = True
-    metadata: dict[str, object] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)  # JSON-like values, by key
 
 
 @dataclass(frozen=True)
@@ -264,7 +264,7 @@ class MountTable:
 
     def __init__(self, mounts: object) -> None:
         entries: list[tuple[str, str]] = []
-        for m in mounts or []:  # type: ignore[attr-defined]
+        for m in mounts or []:  # type: ignore[attr-defined]  # metadata values are JSON-like: a list here
             try:
                 entries.append((str(m[0]), str(m[1])))
             except (IndexError, TypeError):

@@ -22,6 +22,7 @@ happens for files every rank opened).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +86,7 @@ def float_values(column: Any, na_value: float) -> np.ndarray:
             v[nan] = na_value
         return v
     # objects: None (or NaN) where a value is missing
-    missing = np.equal(v, None) | np.not_equal(v, v)
+    missing = np.asarray([x is None for x in v], dtype=bool) | np.not_equal(v, v)
     return np.where(missing, na_value, v).astype(np.float64)
 
 
@@ -113,7 +114,7 @@ def rank_io(records: Records, nprocs: int, members: Mapping[int, np.ndarray] | N
             out[c] += np.bincount(own_rank, weights=vals[c] if own.all() else vals[c][own],
                                   minlength=nprocs)[:nprocs]
 
-    totals = {"time": sum(vals[c] for c in TIME_COLS), "bytes": sum(vals[c] for c in BYTE_COLS)}
+    totals = {"time": _added([vals[c] for c in TIME_COLS]), "bytes": _added([vals[c] for c in BYTE_COLS])}
     allvals = {**vals, **totals} if len(records) else {q: np.zeros(0) for q in QUANTITIES}
     contributors = {q: int(np.count_nonzero(allvals[q] > 0.0)) for q in QUANTITIES}
     exact_ranks = {q: True for q in QUANTITIES}
@@ -176,7 +177,7 @@ def _spread_shared(records: Records, shared: np.ndarray, vals: dict[str, np.ndar
     exact: dict[str, np.ndarray] = {}
     max_ok: dict[str, np.ndarray] = {}
     for group, total_name, prefix in ((TIME_COLS, "time", "time"), (BYTE_COLS, "bytes", "bytes")):
-        total = sum(vals[c] for c in group)
+        total = _added([vals[c] for c in group])
         fast, slow, v_fast, v_slow = _extremes(records, shared, prefix)
         valid = _valid_extremes(fast, slow, v_fast, v_slow, total, n, nprocs, member_lists, known)
         single = n == 1
@@ -230,10 +231,15 @@ def _valid_extremes(fast: np.ndarray, slow: np.ndarray, v_fast: np.ndarray, v_sl
     ok &= (n <= 2) | ((rest >= v_fast - tol) & (rest <= v_slow + tol))
     # a record with its members listed: its fastest and slowest rank must be among them
     for i in np.flatnonzero(ok & known):
-        m = member_lists[i]
-        if not (np.isin(fast[i], m) and np.isin(slow[i], m)):
+        m = member_lists[int(i)]
+        if m is None or not (np.isin(fast[i], m) and np.isin(slow[i], m)):
             ok[i] = False
     return ok
+
+
+def _added(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The arrays added in order (as ``sum`` adds them, typed as an array)."""
+    return functools.reduce(np.add, arrays)
 
 
 def _add_rest(target: np.ndarray, amount: np.ndarray, known: np.ndarray,
@@ -244,7 +250,7 @@ def _add_rest(target: np.ndarray, amount: np.ndarray, known: np.ndarray,
         target += amount[everyone].sum()
     idx = np.flatnonzero(known & (amount != 0.0))
     if len(idx):
-        lists = [member_lists[i] for i in idx]
+        lists = [member_lists[int(i)] for i in idx]
         ranks = np.concatenate([m for m in lists if m is not None]) if lists else np.zeros(0, np.int64)
         weights = np.repeat(amount[idx], [len(m) if m is not None else 0 for m in lists])
         if len(ranks):

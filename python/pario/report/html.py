@@ -83,7 +83,7 @@ def rank_figure(run: RunAnalysis) -> dict[str, Any]:
         title, xtitle = "Time per rank", "rank"
     else:
         starts = np.arange(0, n, group)
-        x = [f"{ranks['rank'][s]}–{ranks['rank'][min(s + group, n) - 1]}" for s in starts]
+        x = [f"{ranks['rank'][s]}–{ranks['rank'][min(int(s) + group, n) - 1]}" for s in starts]
         values = {p: np.add.reduceat(np.nan_to_num(np.asarray(ranks[p], dtype=np.float64)), starts)
                   / np.diff(np.append(starts, n)) for p in parts}
         title = f"Time per rank (mean over groups of {group} consecutive ranks)"

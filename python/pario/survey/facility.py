@@ -68,7 +68,8 @@ def _uid(user: str) -> int:
 
 def where_clause(f: Filters) -> tuple[str, list[Any]]:
     """SQL conditions on the jobs view, and their parameters."""
-    cond, params = ["TRUE"], []
+    cond: list[str] = ["TRUE"]
+    params: list[object] = []
     if f.user:
         cond.append("uid = ?")
         params.append(_uid(f.user))

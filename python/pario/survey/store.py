@@ -274,11 +274,13 @@ def select_files(store: str, conditions: Sequence[Condition]) -> Selection:
             return Selection(files=files, skipped=[])
         resurveyed.update(got)
     sel = Selection(files=[], skipped=[], resurveyed=sorted(resurveyed))
-    starts = [r for cond in conditions for r in cond if len(cond) == 1 and r.column == "start"]
+    # a start's bounds are microseconds (integers)
+    starts = [(r.low if isinstance(r.low, int) else None, r.high if isinstance(r.high, int) else None)
+              for cond in conditions for r in cond if len(cond) == 1 and r.column == "start"]
     for f in files:
         span = _month_span(f.parent)
-        if span and any((r.low is not None and span[1] <= r.low) or (r.high is not None and span[0] >= r.high)
-                        for r in starts):
+        if span and any((low is not None and span[1] <= low) or (high is not None and span[0] >= high)
+                        for low, high in starts):
             sel.skipped.append(f)
             continue
         meta = metas[f]

@@ -196,7 +196,7 @@ def _u8(a: np.ndarray) -> np.ndarray:
 
 
 @cache
-def _engine() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+def _engine() -> ctypes._CFuncPtr:  # type: ignore[name-defined]  # ctypes' function pointer type is private
     lib_path = PACKAGE_DIR / "lib" / "libpario_replay.so"
     if not lib_path.is_file():
         raise ParioError(f"libpario_replay.so is not installed at {lib_path}; "

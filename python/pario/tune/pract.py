@@ -90,7 +90,7 @@ def features_of(rows: Sequence[Mapping[str, float]], columns: Sequence[str] | No
     return Features(names, values)
 
 
-def _matrix(x: Features, label: np.ndarray | None = None):  # type: ignore[no-untyped-def]
+def _matrix(x: Features, label: np.ndarray | None = None):
     """XGBoost's DMatrix of the features (names without the characters XGBoost refuses)."""
     import xgboost
 
@@ -98,17 +98,17 @@ def _matrix(x: Features, label: np.ndarray | None = None):  # type: ignore[no-un
     return xgboost.DMatrix(x.values, label=label, missing=np.nan, feature_names=names)
 
 
-def fit(x: Features, y: np.ndarray, seed: int = 0):  # type: ignore[no-untyped-def]
+def fit(x: Features, y: np.ndarray, seed: int = 0):
     import xgboost
 
     return xgboost.train({**XGB_PARAMS, "seed": seed}, _matrix(x, y), num_boost_round=XGB_ROUNDS)
 
 
-def predict(model, x: Features) -> np.ndarray:  # type: ignore[no-untyped-def]
+def predict(model, x: Features) -> np.ndarray:
     return np.asarray(model.predict(_matrix(x)), dtype=np.float64)
 
 
-def training_rows(storage, objective: str) -> tuple[list[dict[str, float]], np.ndarray]:  # type: ignore[no-untyped-def]
+def training_rows(storage, objective: str) -> tuple[list[dict[str, float]], np.ndarray]:
     """Every finished trial with a value of every pario study of this objective in the storage."""
     import optuna
     from optuna.trial import TrialState
@@ -205,7 +205,7 @@ def _workload_of(study: Study) -> dict[str, float] | None:
     return None
 
 
-def held_out_error(study) -> float | None:  # type: ignore[no-untyped-def]
+def held_out_error(study) -> float | None:
     """MdAPE of the predictions stored with trials, against what they then measured."""
     from optuna.trial import TrialState
 

@@ -55,7 +55,7 @@ class Report:
 
 # ---- what is computed ----------------------------------------------------------------------
 
-def importances(study) -> Importances:  # type: ignore[no-untyped-def]
+def importances(study) -> Importances:
     """PED-ANOVA importances over the study's finished default and search trials."""
     import optuna
     from optuna.trial import TrialState
@@ -219,7 +219,7 @@ def convergence_figure(rep: Report) -> dict[str, Any]:
     for role in dict.fromkeys(r.role for r in done):
         mine = [r for r in done if r.role == role]
         traces.append({"type": "scatter", "mode": "markers", "name": f"{role} trials",
-                       "x": [r.number for r in mine], "y": [r.value / div for r in mine],  # type: ignore[operator]
+                       "x": [r.number for r in mine], "y": [r.value / div for r in mine],  # type: ignore[operator]  # value is set on every trial kept here
                        "text": [settings_text(rep.space, r) for r in mine],
                        "hovertemplate": "trial %{x}: %{y:.4g} " + unit + "<br>%{text}<extra></extra>"})
     path = best_so_far(s.objective, done)

@@ -91,7 +91,7 @@ def mann_whitney_p(objective: str, best: Sequence[float], default: Sequence[floa
     return float(mannwhitneyu(list(best), list(default), alternative=alternative, method="exact").pvalue)
 
 
-def _rows(study) -> list[TrialRow]:  # type: ignore[no-untyped-def]
+def _rows(study) -> list[TrialRow]:
     rows = []
     for t in study.get_trials(deepcopy=False):
         runs = t.user_attrs.get("runs", [])
@@ -106,7 +106,7 @@ def _rows(study) -> list[TrialRow]:  # type: ignore[no-untyped-def]
     return rows
 
 
-def summarise(study) -> Summary:  # type: ignore[no-untyped-def]
+def summarise(study) -> Summary:
     """The summary of a stored study (``study``: an Optuna study made by pario tune)."""
     from optuna.trial import TrialState
 

@@ -479,7 +479,7 @@ def _load_toml(path: Path) -> dict:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef]  # Python 3.10's tomllib
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

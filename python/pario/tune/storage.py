@@ -35,7 +35,7 @@ def quiet_optuna() -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
-def open_storage(url: str | None):  # type: ignore[no-untyped-def]
+def open_storage(url: str | None):
     """An Optuna storage for ``url`` (None: the default SQLite file, created with its directory)."""
     import optuna
     from sqlalchemy.exc import ArgumentError, DBAPIError

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from pario.errors import ParioError
 from pario.job_logs import step_logs
@@ -53,6 +54,7 @@ from pario.tune.space import (
     config_key,
     enumerate_configs,
     random_config,
+    read_stripe,
 )
 
 ROLES_IN_BUDGET = ("default", "search")
@@ -155,7 +157,7 @@ def space_from_json(data: Mapping) -> Space:
 
 # ---- trials ------------------------------------------------------------------------------
 
-def suggest(trial, space: Space) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def suggest(trial, space: Space) -> dict[str, str]:
     """Ask Optuna's trial for every dimension that applies, in order (define-by-run)."""
     config: dict[str, str] = {}
     for d in space.dimensions:
@@ -169,14 +171,14 @@ def params_of(space: Space, config: Mapping[str, str]) -> dict[str, str]:
     return {d.name: config[d.name] for d in space.dimensions if d.active(config)}
 
 
-def in_budget(t) -> bool:  # type: ignore[no-untyped-def]
+def in_budget(t) -> bool:
     """Does the trial count against the budget?  Default and search trials, but not those failed
     by an interruption (their configuration runs again)."""
     return (t.user_attrs.get("role") in ROLES_IN_BUDGET
             and not str(t.user_attrs.get("error", "")).startswith("interrupted"))
 
 
-def budget_count(trials) -> int:  # type: ignore[no-untyped-def]
+def budget_count(trials) -> int:
     """How many of ``trials`` count against the budget (:func:`in_budget`): a failed default that
     a later default trial replaces (the study resumed after the command was fixed) does not, as
     the search never ran after it."""
@@ -188,7 +190,7 @@ def budget_count(trials) -> int:  # type: ignore[no-untyped-def]
         t.user_attrs.get("role") == "default" and t.state == TrialState.FAIL and t.number < last))
 
 
-def pooled_samples(trials) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+def pooled_samples(trials) -> dict[str, list[float]]:
     """Every run's value of every configuration, over all its finished trials (in trial order)."""
     out: dict[str, list[float]] = {}
     for t in trials:
@@ -221,7 +223,7 @@ class TrialOutcome:
         return float(statistics.median(self.values))
 
 
-def _ignored_hints(profile, injected: Mapping[str, str], glob: str | None) -> list[list]:  # type: ignore[no-untyped-def]
+def _ignored_hints(profile, injected: Mapping[str, str], glob: str | None) -> list[list]:
     """Hints injected but not in effect in the files measured: [file, key, asked, in effect or None].
 
     The log's per-file record of what was injected is the truth; ``injected`` (the trial's
@@ -254,7 +256,7 @@ class Runner:
         self.directory = Path(space.detected.directory)
         self.stripes = any(d.kind == "stripe" for d in space.dimensions)
         # the output directory's own striping, set again for dimensions at default and at the end
-        self.original_stripe = cfg.read_stripe(self.directory) if self.stripes else None
+        self.original_stripe = read_stripe(self.directory) if self.stripes else None
 
     def _stripe_command(self, a: cfg.Applied) -> list[str] | None:
         return cfg.stripe_command(self.directory, a.stripe, self.original_stripe) if self.stripes else None
@@ -365,7 +367,7 @@ class Progress:
 class Study:
     """An Optuna study with pario's settings, space and trials."""
 
-    def __init__(self, optuna_study, settings: Settings, space: Space, directory: Path) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, optuna_study, settings: Settings, space: Space, directory: Path) -> None:
         self.study = optuna_study
         self.s = settings
         self.space = space
@@ -412,10 +414,10 @@ class Study:
         return next(iter(self.top(1)), None)
 
     # -- running --
-    def _record(self, trial, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
+    def _record(self, trial, outcome: TrialOutcome) -> None:
         from optuna.trial import TrialState
 
-        attrs = {"config": outcome.config, "role": outcome.role, "values": outcome.values,
+        attrs: dict[str, Any] = {"config": outcome.config, "role": outcome.role, "values": outcome.values,
                  "runs": outcome.runs, "workload": outcome.workload, "ignored_hints": outcome.ignored}
         if outcome.predicted is not None:
             attrs["predicted"] = outcome.predicted
@@ -453,7 +455,7 @@ class Study:
             n += 1
         return n
 
-    def ask(self, config: Mapping[str, str] | None, role: str):  # type: ignore[no-untyped-def]
+    def ask(self, config: Mapping[str, str] | None, role: str):
         """A new Optuna trial of ``config`` (None: the sampler's choice), marked as this process's,
         with its role and configuration stored at once (other workers count it)."""
         import optuna
@@ -570,7 +572,7 @@ class Study:
         if self.s.verify and not default_failed:
             self.verify(runner, progress, state, started)
 
-    def _report(self, state: Progress, progress, number: int, outcome: TrialOutcome) -> None:  # type: ignore[no-untyped-def]
+    def _report(self, state: Progress, progress, number: int, outcome: TrialOutcome) -> None:
         state.done = self.budget_used()
         finished = self.outcomes()
         samples = pooled_samples(finished)
@@ -610,7 +612,7 @@ class Study:
             trial.set_user_attr("error", "interrupted: pario tune was stopped (Ctrl-C)")
             self.study.tell(trial, state=TrialState.FAIL)
 
-    def verify(self, runner: Runner, progress, state: Progress, started: float) -> None:  # type: ignore[no-untyped-def]
+    def verify(self, runner: Runner, progress, state: Progress, started: float) -> None:
         """Run the VERIFY_TOP best configurations and the default until each has VERIFY_SAMPLES samples.
 
         With single runs the best sample is often a lucky one (the winner's curse); the best is
@@ -664,7 +666,7 @@ def grid_proposer(seed: int | None) -> Callable[[Study, int], list]:
     return propose
 
 
-def make_sampler(strategy: str, seed: int | None, budget: int):  # type: ignore[no-untyped-def]
+def make_sampler(strategy: str, seed: int | None, budget: int):
     import optuna
 
     if strategy == "exact":
@@ -692,7 +694,7 @@ def settings_json(s: Settings) -> dict:
 ATTRS_WAIT = 10.0  # seconds another worker may take between creating a study and describing it
 
 
-def _stored_settings(study) -> dict | None:  # type: ignore[no-untyped-def]
+def _stored_settings(study) -> dict | None:
     """The study's pario attributes, waiting a little for a worker that is creating it."""
     deadline = time.monotonic() + ATTRS_WAIT
     while True:
@@ -704,7 +706,7 @@ def _stored_settings(study) -> dict | None:  # type: ignore[no-untyped-def]
         time.sleep(0.2)
 
 
-def open_study(storage, name: str, settings: Settings, space: Space) -> Study:  # type: ignore[no-untyped-def]
+def open_study(storage, name: str, settings: Settings, space: Space) -> Study:
     """Create the study ``name``, or resume it when it exists with the same command and objective."""
     import optuna
     from optuna.exceptions import DuplicatedStudyError
@@ -717,7 +719,8 @@ def open_study(storage, name: str, settings: Settings, space: Space) -> Study:  
     if existing is None:
         try:
             created = optuna.create_study(study_name=name, storage=storage, sampler=sampler,
-                                          direction=direction(settings.objective))
+                                          direction="maximize" if direction(settings.objective) == "maximize"
+                                          else "minimize")
         except DuplicatedStudyError:  # another worker created it a moment ago
             existing = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
         else:
@@ -738,7 +741,7 @@ def open_study(storage, name: str, settings: Settings, space: Space) -> Study:  
     return Study(existing, settings, space, settings.out_root / name)
 
 
-def load_study(storage, name: str):  # type: ignore[no-untyped-def]
+def load_study(storage, name: str):
     """A stored study for reporting (ParioError if it is missing or not pario's)."""
     import optuna
 

@@ -392,7 +392,7 @@ def _parse(text: str, p: Path) -> dict[str, Any]:
             import tomllib
         except ModuleNotFoundError:  # Python 3.10
             try:
-                import tomli as tomllib  # type: ignore[no-redef]
+                import tomli as tomllib  # type: ignore[no-redef]  # Python 3.10's tomllib
             except ModuleNotFoundError:
                 raise ParioError(
                     f"--config {p}: reading TOML needs Python 3.11 or the tomli package; write the file as "

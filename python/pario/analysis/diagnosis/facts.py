@@ -82,7 +82,7 @@ class Facts:
     def findings_made(self) -> tuple[Any, ...] | None:
         """The findings the other rules made, for a rule registered ``after_others`` (None until the
         diagnosis has run them: :meth:`keep_findings`)."""
-        return self._memo.get(_FINDINGS_MADE)  # type: ignore[no-any-return]
+        return self._memo.get(_FINDINGS_MADE)
 
     def keep_findings(self, findings: tuple[Any, ...]) -> None:
         self._memo[_FINDINGS_MADE] = findings
@@ -90,7 +90,7 @@ class Facts:
     def cached(self, key: Any, make: Callable[[], T]) -> T:
         """``make()``, computed once per Facts (arrays come back read-only: share, do not modify)."""
         try:
-            return self._memo[key]  # type: ignore[no-any-return]
+            return self._memo[key]
         except KeyError:
             value = make()
             if isinstance(value, np.ndarray):

@@ -324,7 +324,7 @@ def _metadata_calls(facts: Facts) -> tuple[dict[str, float], Table]:
         counts["stats"] += float(counter(records, "stats").sum())
         counts["seeks"] += float(counter(records, "seeks").sum())
         counts["closes/flushes/syncs"] += float(
-            sum(counter(records, c) for c in ("flushes", "fsyncs", "syncs", "fdsyncs")).sum()
+            np.sum([counter(records, c) for c in ("flushes", "fsyncs", "syncs", "fdsyncs")])
         )
         rows.append(
             {

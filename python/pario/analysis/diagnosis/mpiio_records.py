@@ -23,10 +23,12 @@ from pario.analysis.diagnosis.layout import Layout, aggregators_for
 from pario.table import Table, as_table
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     import pandas as pd
 
     #: Records as ``Facts.layer`` gives them (Tables; a DataFrame built by hand works too).
-    Records = Table | pd.DataFrame
+    Records: TypeAlias = Table | pd.DataFrame
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject
 from pario.analysis.diagnosis.hits import Detector, Explainer, H, Hit, Words
 
 RunRule = Callable[[Any, RuleConfig], Iterable[Finding]]
+#: what @rule decorates: a rule yielding findings, or a detector yielding hits (with ``words``)
+Decorated = TypeVar("Decorated", bound=Callable[[Any, RuleConfig], Iterable[Any]])
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ RULES: dict[str, Rule] = {}
 def rule(
     rule_id: str, *, title: str, family: str, config: Sequence[str] = (), across_runs: bool = False,
     words: Callable[[Any, Any, RuleConfig], Any] | None = None, after_others: bool = False,
-) -> Callable[[RunRule], RunRule]:
+) -> Callable[[Decorated], Decorated]:
     """Register a rule under ``rule_id`` (ids are stable: never reuse or rename one).
 
     With ``words``, the decorated function is a detector that yields hits, and ``words`` explains
@@ -55,12 +57,10 @@ def rule(
     if unknown:
         raise ValueError(f"rule {rule_id}: unknown config keys {unknown}")
 
-    def deco(func: RunRule) -> RunRule:
+    def deco(func: Decorated) -> Decorated:
         if rule_id in RULES:
             raise ValueError(f"rule id {rule_id} registered twice")
-        run = func
-        if words is not None:
-            run = explained(rule_id, func, words)
+        run: RunRule = func if words is None else explained(rule_id, func, words)
         RULES[rule_id] = Rule(rule_id, title, family, tuple(config), run, across_runs, after_others)
         return func
 

@@ -151,5 +151,10 @@ def _describe(facts: Facts) -> RunDescription:
 def _darshan_has_hdf5_module(facts: Facts) -> bool:
     """Whether the Darshan log was written by a runtime with its HDF5 module."""
     meta = facts.profile.job.metadata
-    modules = [*(meta.get("modules") or []), *(meta.get("modules_not_analysed") or [])]
+    modules = [*_listed(meta.get("modules")), *_listed(meta.get("modules_not_analysed"))]
     return any(str(m).upper().startswith("H5") for m in modules) or "hdf5" in _present_libraries(facts)
+
+
+def _listed(value: object) -> list[str]:
+    """The names a metadata entry lists (a dict's keys, a list's items; none for anything else)."""
+    return [str(v) for v in value] if isinstance(value, (dict, list, tuple)) else []

@@ -56,7 +56,7 @@ def run_io(facts: Facts) -> RunIO:
             t = rank_io(records, n, facts.members(layer)).table
             written += np.asarray(t["bytes_written"], dtype=np.float64)
             moved += np.asarray(t["bytes"], dtype=np.float64)
-    t = facts.times
+    times = facts.times
     return RunIO(
         facts.label,
         n,
@@ -64,9 +64,9 @@ def run_io(facts: Facts) -> RunIO:
         int(np.count_nonzero(written > 0)),
         float(written.sum()),
         float(moved.sum()),
-        float(t.io_write.sum()),
-        float(t.io_write.max(initial=0.0)),
-        float(t.io.max(initial=0.0)),
+        float(times.io_write.sum()),
+        float(times.io_write.max(initial=0.0)),
+        float(times.io.max(initial=0.0)),
         facts.profile.job.exe,
     )
 

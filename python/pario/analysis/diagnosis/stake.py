@@ -118,7 +118,7 @@ def _stake(
     for kind, column in TIME_COLS.items():
         t = cols.get(column, np.zeros(count))
         w = weights.get(kind, 0.0)
-        scaled = t * (np.asarray(w, dtype=np.float64) if not np.isscalar(w) else float(w))
+        scaled = t * np.asarray(w, dtype=np.float64)
         if extremes:
             old_total += t
             new_total += scaled
@@ -156,6 +156,7 @@ def _per_rank_records(rec: dict[str, np.ndarray], count: int, nprocs: int) -> Ta
     own_rank = rank if everyone else rank[own]
     out: dict[str, np.ndarray] = {}
     for c, v in rec.items():
+        mine: np.ndarray
         if c == "rank":
             mine = np.arange(nprocs, dtype=np.float64)
         elif c in _RANK_SUMMED:

@@ -15,6 +15,7 @@ written only into a directory the user names (``pario report/diagnose --hints-di
 from __future__ import annotations
 
 import shlex
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -42,7 +43,7 @@ def suggested_hints(f: Finding) -> dict[str, str]:
 def hints_in_effect(profile: Profile) -> dict[str, str]:
     """The hint set reported after open on most MPI-IO files, plus the injected hints."""
     sets = [tuple(sorted(h.items())) for h in profile.hints.values() if h]
-    common = dict(max(sets, key=sets.count)) if sets else {}
+    common = dict(Counter(sets).most_common(1)[0][0]) if sets else {}  # the first among equals
     common.update(injected_hints(profile))
     return common
 
