@@ -364,3 +364,13 @@ def test_report_says_where_it_wrote_its_files(tmp_path: Path, pario_cmd: list[st
     to_stdout = subprocess.run([*pario_cmd, "report", str(log), "--json", "-"], cwd=tmp_path,
                                capture_output=True, text=True, timeout=120)
     assert to_stdout.stderr == "" and json.loads(to_stdout.stdout)["runs"]
+
+
+@pytest.mark.parametrize(("argv", "usage"), [(["report", "x.pario", "--bogus"], "usage: pario report "),
+                                              (["diagnose", "--bogus", "x.pario"], "usage: pario diagnose "),
+                                              (["--bogus"], "usage: pario [-h]")])
+def test_an_unknown_option_gets_its_own_command_s_usage(pario_cmd, argv: list[str], usage: str) -> None:  # type: ignore[no-untyped-def]
+    """`pario report app.pario --bogus` printed the top-level usage; it is the report's now."""
+    proc = subprocess.run([*pario_cmd, *argv], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.startswith(usage), proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].endswith("error: unrecognized arguments: --bogus")

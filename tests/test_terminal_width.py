@@ -55,7 +55,10 @@ def _report(paths: list[Path], width: int, scaling: str = "auto") -> str:
 
 
 def _words(text: str) -> list[str]:
-    return [w.strip(BOX) for line in text.splitlines() for w in line.split() if w.strip(BOX)]
+    """The words of the text, a shell line's continuation backslash (alone, or ending a path cut
+    after a '/') left out."""
+    words = [w.strip(BOX) for line in text.splitlines() for w in line.split() if w.strip(BOX)]
+    return [w.removesuffix("\\") for w in words if w != "\\"]
 
 
 def broken_words(narrow: str, wide: str) -> list[str]:
@@ -540,7 +543,11 @@ def test_tune_progress_and_end_fit(tune_runs, width: int) -> None:  # type: igno
     statement = (r"pario tune: tuning \d/2: trial \d \((default|search|remeasure)\): \S+ \S+; "
                  r"best \S+ \S+ \(trial \d\) \S")
     assert len(said) >= 2 and all(re.match(statement, s) for s in said), said
-    assert [s.split("):", 1)[0] for s in said] == [s.split("):", 1)[0] for s in statements(wide_progress)]
+    # the two runs measure alike up to where noise asks one of them for a remeasure
+    wide = [s.split("):", 1)[0] for s in statements(wide_progress)]
+    narrow = [s.split("):", 1)[0] for s in said]
+    common = min(len(wide), len(narrow))
+    assert common >= 2 and narrow[:common] == wide[:common]
     # the settings of each trial, whole (the study is seeded: the same at every width)
     assert [s.split(") ", 2)[-1] for s in said] == [s.split(") ", 2)[-1] for s in statements(wide_progress)]
 

@@ -33,12 +33,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_parser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name`` (the top-level one without a subcommand)."""
+    for action in parser._actions:  # argparse keeps its subcommands' parsers only there
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     from pario.commands.kernel import protect_separator
     from pario.commands.survey import joined_command
 
     parser = build_parser()
-    args = parser.parse_args(joined_command(protect_separator(list(sys.argv[1:] if argv is None else argv))))
+    words = joined_command(protect_separator(list(sys.argv[1:] if argv is None else argv)))
+    args, extra = parser.parse_known_args(words)
+    if extra:  # said by the subcommand's own parser, with its own usage line
+        _command_parser(parser, getattr(args, "command", None)).error(
+            f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

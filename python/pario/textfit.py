@@ -108,6 +108,64 @@ class Wrapped:
                 yield Text(line, style=self.style, no_wrap=True, overflow="ignore")
 
 
+def shell_tokens(line: str) -> list[str]:
+    """A shell command's words as written (quotes and ``${...}`` kept whole, nothing re-quoted)."""
+    words: list[str] = []
+    word, quote, depth = "", "", 0
+    for i, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "{" and i > 0 and line[i - 1] == "$":
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+        elif ch == " " and not depth:
+            if word:
+                words.append(word)
+            word = ""
+            continue
+        word += ch
+    return [*words, word] if word else words
+
+
+def command_lines(line: str, width: int, indent: int = 4) -> list[str]:
+    """A shell command in lines of at most ``width`` columns, each but the last ending with a
+    backslash: it pastes into a shell as one command.  Between words the next line is indented; a
+    word too long for a line is cut after a '/' and goes on at the start of the next line (a
+    backslash and a newline inside a word join its pieces, where an indent would split them)."""
+    out: list[str] = []
+    current = ""
+    for word in shell_tokens(line):
+        if current.strip() and len(current) + 1 + len(word) + 2 > width:
+            out.append(current + " \\")
+            current = " " * indent
+        current = f"{current} {word}" if current.strip() else current + word
+        while len(current) > width and (cut := current.rfind("/", 0, width - 1)) > len(current) - len(word):
+            out.append(current[:cut + 1] + "\\")
+            current = current[cut + 1:]
+    return [*out, current] if current else out
+
+
+class ShellCommand:
+    """A shell command laid out by :func:`command_lines` at the width it is given (a Rich renderable)."""
+
+    def __init__(self, command: str, style: str = "", margin: int = 0) -> None:
+        self.command = command
+        self.style = style
+        self.margin = margin
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        longest = max((len(w) for w in shell_tokens(self.command)), default=0)
+        return Measurement(self.margin + 4 + longest + 2, self.margin + len(self.command))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        pad = " " * self.margin
+        for line in command_lines(self.command, max(options.max_width - self.margin, 20)):
+            yield Text(pad + line, style=self.style, no_wrap=True, overflow="fold")
+
+
 class Fit:
     """The first layout whose natural width fits (the last one otherwise)."""
 

@@ -20,9 +20,11 @@ import pario.analysis.diagnosis._fmt as fmt
 from pario.analysis.diagnosis.findings import Finding, Severity, Subject, finding_dict, time_lost_text
 from pario.model import Profile
 from pario.names import common_directory, relative
-from pario.textfit import Fit, Wrapped
+from pario.textfit import Fit, ShellCommand, Wrapped
 
 SCHEMA_VERSION = 1
+#: the kinds of recommendation whose snippet lines are shell commands
+SHELL_KINDS = frozenset({"tune", "autotune", "striping", "environment"})
 STYLE = {Severity.CRITICAL: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 KIND_LABEL = {
     "hint": "MPI-IO hints",
@@ -125,7 +127,10 @@ def finding_renderable(f: Finding) -> RenderableType:
         for r in f.recommendations:
             parts.append(Wrapped(f"• {KIND_LABEL.get(r.kind, r.kind)}: {r.text}", indent=2))
             for ln in r.snippet.splitlines():
-                parts.append(Wrapped("    " + ln, style="green", indent=6))
+                if r.kind in SHELL_KINDS:  # continued with a backslash, so that it pastes whole
+                    parts.append(ShellCommand(ln, style="green", margin=4))
+                else:
+                    parts.append(Wrapped("    " + ln, style="green", indent=6))
     lost = time_lost_text(f)
     if lost:
         parts += [Text(""), Wrapped(f"Time lost {lost}; {f.time_basis}", style="dim")]

@@ -1,0 +1,84 @@
+"""Every command a finding prints pastes whole from the terminal: wider than the panel, it goes on
+with a backslash at the end of each line, never wrapped in the middle of a command (issue: the
+demo's "pario run --hints ... -- mpirun" and "--oversubscribe -np 4 ./app" pasted as two commands).
+
+The terminal text is read back as a user copies it: the panel's borders dropped, the lines joined
+where one ends with a backslash; each pario command must then parse as pario parses it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from darshan_logs import LOGS
+from pario.advice_check import pario_line_errors
+from pario.textfit import command_lines, shell_tokens
+
+IOR_HDF5 = next(LOGS.glob("shane_ior-HDF5_*.darshan"))
+
+
+def test_a_long_command_goes_on_with_backslashes() -> None:
+    cmd = ("pario run --hints app.pario.MPIIO-SINGLE-AGGREGATOR.hints -- mpirun --oversubscribe -np 4 "
+           "./app --in 'a b.nml' ${APP:?set APP to your program and its arguments}")
+    lines = command_lines(cmd, 40)
+    assert all(line.endswith(" \\") for line in lines[:-1]) and len(lines) > 2
+    # only a line of one word too long for the width is longer
+    assert all(len(line) <= 40 for line in lines if len(shell_tokens(line.removesuffix(" \\"))) > 1)
+    joined = " ".join(line.removesuffix(" \\").strip() for line in lines)
+    assert shell_tokens(joined) == shell_tokens(cmd)
+    assert "'a b.nml'" in shell_tokens(cmd) and shell_tokens(cmd)[-1].startswith("${APP:?")
+
+
+def _commands(text: str) -> list[str]:
+    """The pario commands of the terminal text, borders dropped and continued lines joined as a
+    shell joins them: a backslash after a space ends a word, one inside a word (a path cut after a
+    '/') joins its pieces."""
+    rows = [re.sub(r"^[│|]\s?", "", line).rstrip().removesuffix("│").rstrip() for line in text.splitlines()]
+    out, current, glue = [], "", None
+    for row in rows:
+        if glue is not None:
+            current += glue + row.strip()
+        elif row.strip().startswith("pario "):
+            current = row.strip()
+        else:
+            continue
+        if current.endswith("\\"):
+            glue = " " if current.endswith(" \\") else ""
+            current = current[:-1].rstrip() if glue else current[:-1]
+        else:
+            out.append(current)
+            current, glue = "", None
+    return out
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_every_printed_pario_command_parses_as_pasted(pario_cmd, mpi_env, width: int) -> None:  # type: ignore[no-untyped-def]
+    proc = subprocess.run([*pario_cmd, "diagnose", str(IOR_HDF5)], env={**mpi_env, "COLUMNS": str(width)},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    commands = _commands(proc.stdout)
+    assert len(commands) >= 3, proc.stdout
+    for cmd in commands:
+        assert pario_line_errors(cmd) == [], cmd
+        assert cmd.endswith("mpirun -np 4 ./src/ior -a HDF5"), cmd
+
+
+def test_a_long_program_path_pastes_whole(tmp_path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+    """A pario log's own command, with the kernel's long path, printed at 80 columns: each command
+    read back holds the path whole (cut after a '/' with a backslash, joined again)."""
+    from kernel_helpers import kernel_exe
+
+    exe = str(kernel_exe("block"))
+    log = tmp_path / "block.pario"
+    command = ["mpirun", "-np", "2", exe, "--transfer-size", "4k", "--block-size", "256k", "--independent",
+               "-o", str(tmp_path / "shared.dat")]
+    run = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", *command], env=mpi_env,
+                         capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    proc = subprocess.run([*pario_cmd, "diagnose", str(log)], env={**mpi_env, "COLUMNS": "80"},
+                          capture_output=True, text=True, timeout=120)
+    commands = _commands(proc.stdout)
+    assert commands and all(f" -- mpirun -np 2 {exe} --transfer-size 4k" in c for c in commands), proc.stdout
+    assert all(pario_line_errors(c) == [] for c in commands)
