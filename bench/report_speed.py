@@ -86,13 +86,13 @@ t0 = time.perf_counter()
 import numpy
 t1 = time.perf_counter()
 from pario.log import read_log
-from pario.report import build, write_hint_files
+from pario.report import build, name_hint_files
 from pario.report.terminal import render
 t2 = time.perf_counter()
 profile = read_log(sys.argv[1])
 t3 = time.perf_counter()
 runs, scaling = build([profile])
-runs = write_hint_files(runs, [profile])
+runs = name_hint_files(runs, [profile])
 t4 = time.perf_counter()
 with open("/dev/null", "w") as sink:
     render(runs, scaling, file=sink, width=100, color=False)

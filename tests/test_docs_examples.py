@@ -51,6 +51,9 @@ NOT_RUN = {
     ("README.md", "make demo"):
         "`make test` is the run this test is part of; `make demo` builds a virtual environment of its "
         "own and installs packages",
+    ("performance.md", "python3 -m venv /tmp/drishti-venv && /tmp/drishti-venv/bin/pip install drishti-io"):
+        "it installs Drishti from PyPI and runs 24 diagnoses; tests/test_bench_scripts.py runs the "
+        "script's --help",
 }
 
 #: what a page's example may be given, and how the test provides it in the example's directory
