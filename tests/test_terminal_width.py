@@ -527,6 +527,10 @@ def _numbers(text: str) -> str:
     return re.sub(r"\d+(\.\d+)?", "N", text)
 
 
+#: the roles of a trial: each width's tune run is its own, and noise asks one for a remeasure, not another
+ROLES = " default search remeasure"
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.slow
 def test_tune_progress_and_end_fit(tune_runs, width: int) -> None:  # type: ignore[no-untyped-def]
@@ -538,7 +542,7 @@ def test_tune_progress_and_end_fit(tune_runs, width: int) -> None:  # type: igno
 
     lines = [line for line in progress.splitlines() if line.startswith(("pario tune: ", "    "))]
     fits("\n".join(lines), width)
-    assert broken_words(_numbers(progress), _numbers(wide_progress)) == []
+    assert broken_words(_numbers(progress), _numbers(wide_progress) + ROLES) == []
     said = statements(progress)
     statement = (r"pario tune: tuning \d/2: trial \d \((default|search|remeasure)\): \S+ \S+; "
                  r"best \S+ \S+ \(trial \d\) \S")
@@ -549,7 +553,8 @@ def test_tune_progress_and_end_fit(tune_runs, width: int) -> None:  # type: igno
     common = min(len(wide), len(narrow))
     assert common >= 2 and narrow[:common] == wide[:common]
     # the settings of each trial, whole (the study is seeded: the same at every width)
-    assert [s.split(") ", 2)[-1] for s in said] == [s.split(") ", 2)[-1] for s in statements(wide_progress)]
+    settings = [s.split(") ", 2)[-1] for s in statements(wide_progress)]
+    assert [s.split(") ", 2)[-1] for s in said][:common] == settings[:common]
 
     fits(end, width)
     assert broken_words(_numbers(end), _numbers(wide_end)) == []
