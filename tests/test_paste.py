@@ -32,14 +32,17 @@ def test_a_long_command_goes_on_with_backslashes() -> None:
 
 
 def _commands(text: str) -> list[str]:
-    """The pario commands of the terminal text, borders dropped and continued lines joined as a
-    shell joins them: a backslash after a space ends a word, one inside a word (a path cut after a
-    '/') joins its pieces."""
-    rows = [re.sub(r"^[│|]\s?", "", line).rstrip().removesuffix("│").rstrip() for line in text.splitlines()]
+    """The pario commands of the terminal text as a user copies them, the panel's border and the
+    one space of its padding dropped, continued lines joined as a shell joins them: a backslash
+    after a space ends a word, one inside a word (a path cut after a '/') joins its pieces with
+    the next line as it is, leading blanks included."""
+    rows = [re.sub(r"^[│|] ?", "", line).rstrip().removesuffix("│").rstrip() for line in text.splitlines()]
     out, current, glue = [], "", None
     for row in rows:
-        if glue is not None:
-            current += glue + row.strip()
+        if glue == " ":
+            current += " " + row.strip()
+        elif glue == "":
+            current += row
         elif row.strip().startswith("pario "):
             current = row.strip()
         else:

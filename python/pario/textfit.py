@@ -162,8 +162,10 @@ class ShellCommand:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         pad = " " * self.margin
+        inside_word = False  # a line that goes on with a word cut on the line before starts at 0
         for line in command_lines(self.command, max(options.max_width - self.margin, 20)):
-            yield Text(pad + line, style=self.style, no_wrap=True, overflow="fold")
+            yield Text(("" if inside_word else pad) + line, style=self.style, no_wrap=True, overflow="fold")
+            inside_word = line.endswith("\\") and not line.endswith(" \\")
 
 
 class Fit:
