@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from pario.commands import positive_int
+from pario.commands import positive_int, positive_seconds
 from pario.errors import ParioError
 
 _EPILOG = """\
@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="local: run here (default); slurm: each run is an sbatch job")
     p.add_argument("--sbatch-args", metavar="ARGS", default="",
                    help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
-    p.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
+    p.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
                    help="seconds before a run is killed and counted failed (default 600)")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the strategy")
     p.add_argument("--no-verify", action="store_true", help="skip the final re-measurement of the best and "
@@ -85,16 +85,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    ".pario/tune/<study>/)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
     p.set_defaults(func=_run)
-
-
-def _seconds(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not x > 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return x
 
 
 def _report_parser() -> argparse.ArgumentParser:

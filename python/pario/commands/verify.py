@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from pario.commands import positive_int
+from pario.commands import positive_int, positive_seconds
 from pario.errors import ParioError
 
 _EPILOG = """\
@@ -46,22 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=positive_int, default=5, metavar="N",
                    help="paired rounds (default 5; at least 3 give a verdict)")
     p.add_argument("--dir", metavar="DIR", help="where the runs and results go (default LOG.verify)")
-    p.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
+    p.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
                    help="seconds before a run is killed and counted failed (default 600)")
     p.add_argument("--min-change", type=_share, default=0.05, metavar="SHARE",
                    help="the smallest change of the I/O time called a gain or a loss (default 0.05)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command (a Darshan log needs it)")
     p.set_defaults(func=_run)
-
-
-def _seconds(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not x > 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return x
 
 
 def _share(text: str) -> float:
