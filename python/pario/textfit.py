@@ -131,18 +131,27 @@ def shell_tokens(line: str) -> list[str]:
 
 
 def command_lines(line: str, width: int, indent: int = 4) -> list[str]:
-    """A shell command in lines of at most ``width`` columns, each but the last ending with a
-    backslash: it pastes into a shell as one command.  Between words the next line is indented; a
-    word too long for a line is cut after a '/' and goes on at the start of the next line (a
-    backslash and a newline inside a word join its pieces, where an indent would split them)."""
+    """A shell command in lines of at most ``width`` columns (:func:`words_lines` of its words,
+    a word too long for a line cut after a '/')."""
+    return words_lines(shell_tokens(line), width, indent, cut_words=True)
+
+
+def words_lines(words: list[str], width: int, indent: int = 4, cut_words: bool = False) -> list[str]:
+    """A shell command's words (as the shell reads them: quoted where they need it) in lines of at
+    most ``width`` columns where the words allow, each but the last ending with a backslash: it
+    pastes into a shell as one command.  Between words the next line is indented; with
+    ``cut_words`` a word too long for a line is cut after a '/' and goes on at the start of the
+    next line (a backslash and a newline inside a word join its pieces, where an indent would split
+    them)."""
     out: list[str] = []
     current = ""
-    for word in shell_tokens(line):
+    for word in words:
         if current.strip() and len(current) + 1 + len(word) + 2 > width:
             out.append(current + " \\")
             current = " " * indent
         current = f"{current} {word}" if current.strip() else current + word
-        while len(current) > width and (cut := current.rfind("/", 0, width - 1)) > len(current) - len(word):
+        while cut_words and len(current) > width and \
+                (cut := current.rfind("/", 0, width - 1)) > len(current) - len(word):
             out.append(current[:cut + 1] + "\\")
             current = current[cut + 1:]
     return [*out, current] if current else out

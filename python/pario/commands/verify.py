@@ -8,9 +8,13 @@ import shlex
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pario.commands import positive_int, positive_seconds
 from pario.errors import ParioError
+
+if TYPE_CHECKING:
+    from pario.model import Profile
 
 _EPILOG = """\
 examples:
@@ -64,16 +68,15 @@ def _share(text: str) -> float:
     return x
 
 
-def recorded_command(log: str, given: list[str]) -> list[str]:
+def recorded_command(profile: Profile, log: str, given: list[str]) -> list[str]:
     """The command to rerun: the one given after --, else the one the pario log recorded."""
-    from pario.log import read_log
+    from pario.analysis.diagnosis.commands import launch_of
 
-    profile = read_log(log)
     if given:
         return given
-    launch = profile.job.metadata.get("launch")
-    if isinstance(launch, list) and launch and all(isinstance(a, str) for a in launch):
-        return list(launch)
+    launch = launch_of(profile.job)
+    if launch is not None:
+        return launch
     if profile.job.source == "darshan":
         raise ParioError(f"{log} is a Darshan log, which does not record the command: give it after --, "
                          f"e.g. pario verify {shlex.quote(log)} -- mpirun -np {profile.job.nprocs} ./app")
@@ -83,17 +86,19 @@ def recorded_command(log: str, given: list[str]) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     import shutil
 
+    from pario.log import read_log
     from pario.verify.measure import verify
     from pario.verify.results import default_directory
 
     given = list(args.command)
     if given and given[0] == "--":
         given = given[1:]
-    command = recorded_command(args.log, given)
+    profile = read_log(args.log)
+    command = recorded_command(profile, args.log, given)
     if shutil.which(command[0]) is None:
         raise ParioError(f"command not found: {command[0]}")
     directory = Path(args.dir) if args.dir else default_directory(args.log)
-    result = verify(Path(args.log), command, directory, rounds=args.rounds, timeout=args.timeout,
+    result = verify(profile, command, directory, rounds=args.rounds, timeout=args.timeout,
                     min_change=args.min_change,
                     progress=lambda line: print(f"pario verify: {line}", file=sys.stderr, flush=True))
     if not result.outcomes:

@@ -774,11 +774,14 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     io = ProfileIO(files, nprocs, {})  # kept with the profile: the analysis needs it again
     per_layer, combined = io.time_layers()
     mpi = apmpi_time(raw.apmpi, nprocs) if raw.apmpi is not None else None
-    runtime, runtime_source = _at_least_the_io(per_layer, nprocs, runtime, runtime_source)
     table = _rank_table(per_layer, nprocs, runtime)
+    io_time = np.asarray(add_derived_rank_columns(table)["io"], dtype=np.float64)
+    longer, runtime_source = _at_least_the_io(io_time, runtime, runtime_source)
+    if longer > runtime:
+        runtime = longer
+        table = table.assign(wall=constant_column(nprocs, runtime))
     overlap = ""
     if mpi is not None and not mpi.reason:  # MPI time per rank (docs/metrics.md, "MPI time from APMPI")
-        io_time = np.asarray(add_derived_rank_columns(table)["io"], dtype=np.float64)
         columns, shared = exclusive(mpi.columns, io_time, np.asarray(table["wall"], dtype=np.float64))
         table = table.assign(**columns)
         overlap = shared.text
@@ -910,12 +913,11 @@ def job_runtime(job: dict[str, Any], version: str, latest: float | None) -> tupl
     return runtime, f"{said}: {times}; {stamp} is earlier, so T is the shortest of these ({tools})."
 
 
-def _at_least_the_io(per_layer: Any, nprocs: int, runtime: float, source: str) -> tuple[float, str]:
-    """T, raised to the longest per-rank I/O time where the job's own times make it shorter (a
-    rank cannot spend longer in I/O than the run lasts; Darshan's development line after 3.5.0
+def _at_least_the_io(io: np.ndarray, runtime: float, source: str) -> tuple[float, str]:
+    """T, raised to the longest per-rank I/O time ``io`` where the job's own times make it shorter
+    (a rank cannot spend longer in I/O than the run lasts; Darshan's development line after 3.5.0
     writes such logs), and the sentence saying so."""
-    io = add_derived_rank_columns(_rank_table(per_layer, nprocs, runtime))["io"]
-    longest = float(np.nanmax(np.asarray(io, dtype=np.float64), initial=0.0))
+    longest = float(np.nanmax(io, initial=0.0))
     if longest <= runtime:
         return runtime, source
     return longest, (f"{source} A rank spent {units.seconds(longest)} in I/O, longer than that: T is taken "

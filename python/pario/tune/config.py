@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pario.hints import TUNED_WITH
+from pario.textfit import words_lines
 from pario.tune.space import DEFAULT, HDF5_ALIGN_THRESHOLD, HINT_KINDS, Space, library_kind
 
 
@@ -160,15 +161,7 @@ def _mca_exports(a: Applied) -> list[str]:
 def shell_lines(words: list[str], width: int = 76) -> list[str]:
     """One shell command as lines of at most ``width`` columns where the words allow, continued
     with a trailing backslash, so that it pastes into a terminal or a job script as it is."""
-    lines: list[str] = []
-    line = ""
-    for word in (shlex.quote(w) for w in words):
-        if line and len(line) + 1 + len(word) + 2 > width:
-            lines.append(line + " \\")
-            line = "    " + word
-        else:
-            line = f"{line} {word}" if line else word
-    return [*lines, line] if line else lines
+    return words_lines([shlex.quote(w) for w in words], width)
 
 
 def job_script_lines(a: Applied, hints_file: Path, command: list[str], directory: Path,

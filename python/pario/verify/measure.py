@@ -17,11 +17,15 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pario.errors import ParioError
 from pario.tune.runner import pario_run_argv, run_local
 from pario.verify.plan import BASELINE, Change, changes_of, combined
 from pario.verify.verdict import HELPS, Verdict, judge
+
+if TYPE_CHECKING:
+    from pario.model import Profile
 
 STATE = "verify.json"
 VERIFIED = "verified.hints"
@@ -137,14 +141,14 @@ def _rounds(directory: Path, log: str, command: Sequence[str], all_changes: list
             progress(f"round {r + 1}/{rounds}: {name}: {said}")
 
 
-def verify(log: Path, command: Sequence[str], directory: Path, *, rounds: int = 5,
+def verify(profile: Profile, command: Sequence[str], directory: Path, *, rounds: int = 5,
            timeout: float | None = None, min_change: float = 0.05,
            progress: Callable[[str], None] = lambda _: None) -> VerifyResult:
-    """Measure every change the findings of ``log`` suggest against the unchanged ``command``."""
+    """Measure every change the findings of ``profile`` suggest against the unchanged ``command``."""
     from pario.analysis.diagnosis import diagnose
-    from pario.log import read_log
 
-    changes = changes_of(diagnose(read_log(log)))
+    log = profile.job.path
+    changes = changes_of(diagnose(profile))
     if not changes:
         return VerifyResult(directory, list(command), [])
     directory.mkdir(parents=True, exist_ok=True)
@@ -159,16 +163,16 @@ def verify(log: Path, command: Sequence[str], directory: Path, *, rounds: int = 
                              f"its output is in {directory / 'runs'}")
         samples.append(s)
         progress(f"warm-up (not counted): I/O {s.io:.3f} s, run {s.wall:.3f} s")
-    _rounds(directory, str(log), command, changes, changes, BASELINE, rounds, timeout, samples, progress)
+    _rounds(directory, log, command, changes, changes, BASELINE, rounds, timeout, samples, progress)
     outcomes = [_judge(samples, BASELINE, c, rounds, min_change) for c in changes]
     helpful = [o.change for o in outcomes if o.verdict.verdict == HELPS]
     both = combined(helpful)
     if both is not None:
         (directory / "hints" / f"{both.name}.hints").write_text(both.hints_file())
-        _rounds(directory, str(log), command, changes, [both], f"{BASELINE}-2", rounds, timeout, samples,
+        _rounds(directory, log, command, changes, [both], f"{BASELINE}-2", rounds, timeout, samples,
                 progress)
         outcomes.append(_judge(samples, f"{BASELINE}-2", both, rounds, min_change))
-    _save(directory, str(log), command, changes, samples, outcomes)
+    _save(directory, log, command, changes, samples, outcomes)
     best = _best(outcomes)
     verified = None
     if best is not None:

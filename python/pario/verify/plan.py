@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pario.analysis.diagnosis import Finding
@@ -56,8 +56,3 @@ def combined(helpful: Sequence[Change]) -> Change | None:
         for k, v in c.hints:
             merged.setdefault(k, v)
     return Change(COMBINED, tuple(i for c in helpful for i in c.findings), tuple(merged.items()), None)
-
-
-def hints_text(hints: Mapping[str, str] | Sequence[tuple[str, str]]) -> str:
-    items = hints.items() if isinstance(hints, Mapping) else hints
-    return ", ".join(f"{k} {v}" for k, v in items)

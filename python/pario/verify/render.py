@@ -6,18 +6,14 @@ import shlex
 
 from pario.units import seconds
 from pario.verify.measure import VerifyResult
-from pario.verify.verdict import Verdict
-
-
-def _signed(x: float) -> str:
-    return ("+" if x > 0 else "-" if x < 0 else "") + seconds(abs(x))
+from pario.verify.verdict import Verdict, signed_seconds
 
 
 def measured_text(v: Verdict) -> str:
     """'-0.42 s (-31%), -0.50 s to -0.35 s' or '' without pairs."""
     if v.rounds == 0 or v.base_median != v.base_median:
         return ""
-    return f"{_signed(v.change)} ({v.share:+.0%}), {_signed(v.low)} to {_signed(v.high)}"
+    return f"{signed_seconds(v.change)} ({v.share:+.0%}), {signed_seconds(v.low)} to {signed_seconds(v.high)}"
 
 
 def render(result: VerifyResult) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from pario.analysis.diagnosis import Finding
 from pario.units import seconds as fmt_seconds
+from pario.verify.verdict import signed_seconds
 
 STATE = "verify.json"
 
@@ -31,12 +32,9 @@ def verdict_note(v: dict[str, Any], hints: dict[str, str]) -> str:
     if io["verdict"] in ("failed", "too few rounds") or io["base_median"] != io["base_median"]:
         return head + "."
     share = io["change"] / io["base_median"] if io["base_median"] > 0 else 0.0
-    return (f"{head}: I/O time {_signed(io['change'])} ({share:+.0%}; from {_signed(io['low'])} to "
-            f"{_signed(io['high'])} across the rounds), against {fmt_seconds(io['base_median'])} unchanged.")
-
-
-def _signed(seconds: float) -> str:
-    return ("+" if seconds > 0 else "-" if seconds < 0 else "") + fmt_seconds(abs(seconds))
+    low, high = signed_seconds(io["low"]), signed_seconds(io["high"])
+    return (f"{head}: I/O time {signed_seconds(io['change'])} ({share:+.0%}; from {low} to {high} across "
+            f"the rounds), against {fmt_seconds(io['base_median'])} unchanged.")
 
 
 def annotate(findings: Sequence[Finding], log: str | Path) -> list[Finding]:

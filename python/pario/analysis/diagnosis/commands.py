@@ -13,6 +13,7 @@ from pario.analysis.diagnosis.columns import counter
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.file_facts import uint64_ids
 from pario.analysis.diagnosis.findings import Recommendation
+from pario.model import Job
 
 #: Where the name of the suggested hints file goes in a "tune" command, until
 #: :func:`pario.analysis.diagnosis.suggest.name_suggested_hints` names (and, when asked, writes) it.
@@ -28,10 +29,18 @@ def anonymised(source: str, argv: list[str]) -> bool:
     return source == "darshan" and len(argv) == 1 and argv[0].isdigit()
 
 
+def launch_of(job: Job) -> list[str] | None:
+    """The command given to ``pario run`` (launcher options included), as the log holds it
+    (``job.metadata['launch']``); None where the log does not (older pario logs, Darshan logs)."""
+    launch = job.metadata.get("launch")
+    if isinstance(launch, list) and launch and all(isinstance(a, str) for a in launch):
+        return list(launch)
+    return None
+
+
 def recorded(facts: Facts) -> bool:
     """Whether the log holds the command given to ``pario run`` (launcher options included)."""
-    launch = facts.profile.job.metadata.get("launch")
-    return isinstance(launch, list) and bool(launch) and all(isinstance(a, str) for a in launch)
+    return launch_of(facts.profile.job) is not None
 
 
 def tune_command(facts: Facts) -> str:
@@ -52,8 +61,8 @@ def launch_text(facts: Facts) -> str:
     even that is unknown.
     """
     job = facts.profile.job
-    launch = job.metadata.get("launch")
-    if isinstance(launch, list) and launch and all(isinstance(a, str) for a in launch):
+    launch = launch_of(job)
+    if launch is not None:
         return shlex.join(launch)
     argv = [a for a in job.argv if a]
     if not argv or anonymised(job.source, argv):

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
-
 from pario.analysis.diagnosis import rmw_words as words
 from pario.analysis.diagnosis.columns import counter, mpiio_files
 from pario.analysis.diagnosis.config import RuleConfig
@@ -49,7 +47,8 @@ class CollectiveRmw(Hit):
 
 def _file(facts: Facts, cfg: RuleConfig, r: dict) -> RmwFile | None:
     fid = int(r["id"])
-    if float(r["coll_writes"]) <= 0 or float(r["bytes_read"]) > 0 or float(r["bytes_written"]) <= 0:
+    calls = float(r["coll_writes"])
+    if calls <= 0 or float(r["bytes_read"]) > 0 or float(r["bytes_written"]) <= 0:
         return None
     posix = of_file(facts, "posix", fid)
     if not len(posix):
@@ -63,7 +62,6 @@ def _file(facts: Facts, cfg: RuleConfig, r: dict) -> RmwFile | None:
     st = stake(facts, "posix", posix, {"read": 1.0, "write": extra})
     if st.max < cfg.min_time_lost_share * facts.runtime:
         return None
-    calls = float(r["coll_writes"])
     read_bytes = float(counter(posix, "bytes_read").sum())
     return RmwFile(fid, str(r["name"]), calls, asked, written, reads, read_bytes,
                    float(counter(posix, "read_time").sum()), st.max, io_component(facts, fid),
@@ -87,4 +85,4 @@ def collective_rmw(facts: Facts, cfg: RuleConfig) -> Iterator[CollectiveRmw]:
     if not found:
         return
     found.sort(key=lambda f: f.at_stake, reverse=True)
-    yield CollectiveRmw(time_lost=float(np.max([f.at_stake for f in found])), files=tuple(found))
+    yield CollectiveRmw(time_lost=found[0].at_stake, files=tuple(found))

@@ -19,7 +19,7 @@ from pario.analysis.diagnosis.commands import recorded
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.file_facts import io_component
 from pario.model import LAYER_TABLE
-from pario.table import Table, as_table
+from pario.table import as_table
 
 #: which I/O library each library layer belongs to
 _LIBRARY_OF = {x.name: x.library for x in LAYER_TABLE if x.library}
@@ -69,26 +69,25 @@ class RunDescription:
     #: whether the log holds the command given to pario run, launcher options included
     launch_recorded: bool = True
 
-    def components(self, fids: list[int]) -> set[str]:
-        """The MPI-IO components of these files (of every MPI-IO file when ``fids`` is empty)."""
-        chosen = [self.files[f] for f in fids if f in self.files] if fids else list(self.files.values())
-        return {a.component for a in chosen}
 
-
-def _libraries_by_file(facts: Facts) -> dict[int, set[str]]:
-    out: dict[int, set[str]] = {}
+def _libraries(facts: Facts) -> tuple[frozenset[str], dict[int, set[str]]]:
+    """The I/O libraries with records in the run, and by MPI-IO file id those with records of it
+    (``Facts.files`` holds only the storage layers: these come from the profile's layers)."""
+    present: set[str] = set()
+    by_file: dict[int, set[str]] = {}
     for layer, library in _LIBRARY_OF.items():
-        records = _library_records(facts, layer)
+        records = as_table(facts.profile.layer(layer))
         if not len(records):
             continue
+        present.add(library)
         for name in set(np.asarray(records["name"]).tolist()):
             # a dataset's or variable's record is named FILE:/DATASET or FILE:VARIABLE
-            out.setdefault(hash_of_file(facts, str(name)), set()).add(library)
-    return out
+            by_file.setdefault(_file_id_of(facts, str(name)), set()).add(library)
+    return frozenset(present), by_file
 
 
-def hash_of_file(facts: Facts, name: str) -> int:
-    """The file id of the MPI-IO record whose path is ``name`` or prefixes it before a ':' (-1: none)."""
+def _file_id_of(facts: Facts, name: str) -> int:
+    """The id of the MPI-IO file whose path is ``name`` or prefixes it before a ':' (-1: none)."""
     index = facts.cached("run description: mpiio ids by name", lambda: _mpiio_ids_by_name(facts))
     if name in index:
         return index[name]
@@ -103,15 +102,6 @@ def _mpiio_ids_by_name(facts: Facts) -> dict[str, int]:
     return {str(n): int(i) for n, i in zip(files["name"], files["id"], strict=True)}
 
 
-def _present_libraries(facts: Facts) -> frozenset[str]:
-    return frozenset(lib for layer, lib in _LIBRARY_OF.items() if len(_library_records(facts, layer)))
-
-
-def _library_records(facts: Facts, layer: str) -> Table:
-    """An I/O library layer's records (``Facts.files`` holds only the storage layers)."""
-    return as_table(facts.profile.layer(layer))
-
-
 def describe(facts: Facts) -> RunDescription:
     """The run's description (computed once per Facts)."""
     return facts.cached("run description", lambda: _describe(facts))
@@ -119,7 +109,7 @@ def describe(facts: Facts) -> RunDescription:
 
 def _describe(facts: Facts) -> RunDescription:
     job = facts.profile.job
-    libs = _libraries_by_file(facts)
+    present, libs = _libraries(facts)
     files: dict[int, FileAccess] = {}
     table = mpiio_files(facts)
     for r in table.rows() if len(table) else ():
@@ -140,10 +130,10 @@ def _describe(facts: Facts) -> RunDescription:
         source=job.source,
         mpi_library=job.mpi_library,
         hints_recorded=job.source == "pario",
-        libraries=_present_libraries(facts),
+        libraries=present,
         files=files,
         command=" ".join(job.argv),
-        records_hdf5=job.source == "pario" or _darshan_has_hdf5_module(facts),
+        records_hdf5=job.source == "pario" or "hdf5" in present or _darshan_has_hdf5_module(facts),
         launch_recorded=recorded(facts),
     )
 
@@ -152,7 +142,7 @@ def _darshan_has_hdf5_module(facts: Facts) -> bool:
     """Whether the Darshan log was written by a runtime with its HDF5 module."""
     meta = facts.profile.job.metadata
     modules = [*_listed(meta.get("modules")), *_listed(meta.get("modules_not_analysed"))]
-    return any(str(m).upper().startswith("H5") for m in modules) or "hdf5" in _present_libraries(facts)
+    return any(str(m).upper().startswith("H5") for m in modules)
 
 
 def _listed(value: object) -> list[str]:
