@@ -15,6 +15,7 @@ import pytest
 from darshan_logs import LOGS
 from pario.advice_check import pario_line_errors
 from pario.textfit import command_lines, shell_tokens
+from text_helpers import joined
 
 IOR_HDF5 = next(LOGS.glob("shane_ior-HDF5_*.darshan"))
 
@@ -32,28 +33,11 @@ def test_a_long_command_goes_on_with_backslashes() -> None:
 
 
 def _commands(text: str) -> list[str]:
-    """The pario commands of the terminal text as a user copies them, the panel's border and the
-    one space of its padding dropped, continued lines joined as a shell joins them: a backslash
-    after a space ends a word, one inside a word (a path cut after a '/') joins its pieces with
-    the next line as it is, leading blanks included."""
+    """The pario commands of the terminal text as a user copies them: the panel's border and the
+    one space of its padding dropped, the rest kept, and continued lines joined as a shell joins
+    them (text_helpers.joined)."""
     rows = [re.sub(r"^[│|] ?", "", line).rstrip().removesuffix("│").rstrip() for line in text.splitlines()]
-    out, current, glue = [], "", None
-    for row in rows:
-        if glue == " ":
-            current += " " + row.strip()
-        elif glue == "":
-            current += row
-        elif row.strip().startswith("pario "):
-            current = row.strip()
-        else:
-            continue
-        if current.endswith("\\"):
-            glue = " " if current.endswith(" \\") else ""
-            current = current[:-1].rstrip() if glue else current[:-1]
-        else:
-            out.append(current)
-            current, glue = "", None
-    return out
+    return [row.strip() for row in joined(rows) if row.strip().startswith("pario ")]
 
 
 @pytest.mark.parametrize("width", [80, 120])
