@@ -56,7 +56,7 @@ def test_interleaved_small_writes_are_strided(tmp_path: Path) -> None:
     assert f is not None
     ev = {m.name: m.value for m in f.evidence}
     assert ev == {"requests": NPROCS * PIECES, "mean_request": 4096.0, "stride": 12288, "sequential": 0,
-                  "strided": NPROCS * (PIECES - 1), "backward": 0, "irregular": 0,
+                  "strided": NPROCS * (PIECES - 1), "repeated": 0, "backward": 0, "irregular": 0,
                   "time_at_stake": pytest.approx(PIECES * CALL)}
     assert f.statement.startswith(f"In {FILE}, each rank's writes of 4 KiB skip 12 KiB after each other "
                                   "(100.0% of them): a strided pattern.")
@@ -81,6 +81,20 @@ def test_shuffled_small_reads_are_random(tmp_path: Path) -> None:
     assert ev["backward"] + ev["irregular"] >= 0.5 * len(gaps)
     assert "a random pattern" in f.statement and f"{back} backwards" in f.statement
     assert any("Sort each rank's reads by offset" in r.text for r in f.recommendations)
+
+
+def test_rereads_of_one_offset_are_repeated_not_random(tmp_path: Path) -> None:
+    """Each rank reads 1 byte at offset 0, 128 times (a program polling a flag): the same bytes again,
+    not a random order, and the fix is to read once, not to sort the reads."""
+    f = _pattern(_log(tmp_path, "poll.darshan", _calls([[0] * PIECES] * NPROCS, 1, False)))
+    assert f is not None
+    ev = {m.name: m.value for m in f.evidence}
+    assert (ev["repeated"], ev["backward"], ev["irregular"]) == (NPROCS * (PIECES - 1), 0, 0)
+    assert ("each rank reads the same 1 B again and again, mostly at offset 0 (100.0% of its reads"
+            in f.statement)
+    assert f.subjects[0].metrics[0].value == "repeated"
+    assert [r.text.split(";")[0] for r in f.recommendations if r.kind == "code"] == [
+        "Read these bytes once and keep them in memory"]
 
 
 @pytest.mark.parametrize(("size", "stride"), [(4 * KIB, 0), (1024 * KIB, 3)], ids=["sequential", "large"])

@@ -306,18 +306,21 @@ def _merge(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 #: How each request of a rank moves from the end of its previous one on the same file.
 SEQUENTIAL, STRIDED, BACKWARD, IRREGULAR = words.SEQUENTIAL, words.STRIDED, words.BACKWARD, words.IRREGULAR
+#: ... or starts where the previous one started: the same bytes again
+REPEATED = words.REPEATED
 
 
 @dataclass(frozen=True)
 class PatternFile:
     name: str
-    pattern: str  # STRIDED, or BACKWARD / IRREGULAR (random)
+    pattern: str  # STRIDED, REPEATED, or BACKWARD / IRREGULAR (random)
     calls: int  # requests in this direction
     steps: dict[str, int]  # requests after the first of each rank, by how they move
     request: float  # mean request size (bytes)
     stride: int  # the gap most strided steps skip (bytes; 0 when not strided)
     ranks: int
     time: float  # time in these calls, all ranks
+    offset: int = -1  # the offset most repeated requests start at (REPEATED)
 
 
 @dataclass(frozen=True)
@@ -361,13 +364,15 @@ def _file_pattern(trace: Trace, c: Calls, fid: int, cfg: RuleConfig) -> PatternF
     (few requests, large ones, or mostly sequential)."""
     if len(c) < cfg.trace_pattern_min_calls or float(c.nbytes.mean()) > cfg.small_request_bytes:
         return None
-    steps, stride = _steps(c)
+    steps, stride, offset = _steps(c)
     moved = sum(steps.values())
     if not moved:
         return None
     random = steps[BACKWARD] + steps[IRREGULAR]
     if steps[STRIDED] >= cfg.trace_pattern_min_share * moved:
         pattern = STRIDED
+    elif steps[REPEATED] >= cfg.trace_pattern_min_share * moved and steps[REPEATED] >= random:
+        pattern = REPEATED
     elif random >= cfg.trace_pattern_min_share * moved:
         pattern = BACKWARD if steps[BACKWARD] >= steps[IRREGULAR] else IRREGULAR
     else:
@@ -376,18 +381,20 @@ def _file_pattern(trace: Trace, c: Calls, fid: int, cfg: RuleConfig) -> PatternF
     kept_stride = stride if pattern == STRIDED else 0
     ranks = len(np.unique(c.rank))
     return PatternFile(name, pattern, len(c), steps, float(c.nbytes.mean()), kept_stride, ranks,
-                       float((c.end - c.start).sum()))
+                       float((c.end - c.start).sum()), offset if pattern == REPEATED else -1)
 
 
-def _steps(c: Calls) -> tuple[dict[str, int], int]:
-    """How each rank's requests (in the order they started) move from the end of the previous one:
-    onto it (sequential), forward by the rank's most common gap (strided), backwards, or forward
-    by another gap (irregular); and the most common strided gap over all ranks."""
+def _steps(c: Calls) -> tuple[dict[str, int], int, int]:
+    """How each rank's requests (in the order they started) move from the previous one: onto its
+    end (sequential), back to its start (repeated: the same bytes again), forward by the rank's
+    most common gap (strided), backwards, or forward by another gap (irregular); the most common
+    strided gap over all ranks, and the offset most repeated requests start at (-1: none)."""
     order = np.lexsort((c.start, c.rank))
     rank, lo = c.rank[order], c.offset[order]
     hi = lo + c.nbytes[order]
     same = rank[1:] == rank[:-1]
     gap = (lo[1:] - hi[:-1])[same]
+    again = (lo[1:] == lo[:-1])[same]
     step_rank = rank[1:][same]
     strided = np.zeros(len(gap), dtype=bool)
     forward = gap > 0
@@ -400,8 +407,15 @@ def _steps(c: Calls) -> tuple[dict[str, int], int]:
             strided[mine[gap[mine] == common]] = True
             gaps[int(common)] = gaps.get(int(common), 0) + int(counts.max())
     out = {SEQUENTIAL: int(np.count_nonzero(gap == 0)), STRIDED: int(np.count_nonzero(strided)),
-           BACKWARD: int(np.count_nonzero(gap < 0)), IRREGULAR: int(np.count_nonzero(forward & ~strided))}
-    return out, max(gaps, key=lambda g: gaps[g]) if gaps else 0
+           REPEATED: int(np.count_nonzero(again & (gap < 0))),
+           BACKWARD: int(np.count_nonzero((gap < 0) & ~again)),
+           IRREGULAR: int(np.count_nonzero(forward & ~strided))}
+    starts = lo[1:][same][again & (gap < 0)]
+    offset = -1
+    if len(starts):
+        values, counts = np.unique(starts, return_counts=True)
+        offset = int(values[np.argmax(counts)])
+    return out, max(gaps, key=lambda g: gaps[g]) if gaps else 0, offset
 
 
 # ---------------------------------------------------------------------------
@@ -430,7 +444,7 @@ class PhaseStragglers(Hit):
 
 @rule("TRACE-PHASE-STRAGGLERS", title="A few ranks finish an I/O phase long after the others",
       family=FAMILY, config=("straggler_min_ratio", "straggler_max_share", "min_time_lost_share"),
-      words=words.phase_stragglers)
+      words=words.phase_stragglers, time_class="wait")
 def phase_stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[PhaseStragglers]:
     """Within one I/O phase of the trace (calls between idle gaps), a few ranks end their I/O much
     later than the median rank: the others wait for them at the next synchronisation."""

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 #: The names of trace_access's step kinds (the module imports this one: not from there).
 SEQUENTIAL, STRIDED, BACKWARD, IRREGULAR = "sequential", "strided", "backward", "irregular"
+REPEATED = "repeated"
 
 
 def serialised(hit: Serialised, facts: Facts, cfg: RuleConfig) -> Words:
@@ -144,6 +145,10 @@ def access_pattern(hit: AccessPattern, facts: Facts, cfg: RuleConfig) -> Words:
     if top.pattern == STRIDED:
         how = (f"each rank's {d}s of {size} skip {fmt.nbytes(top.stride)} after each other "
                f"({fmt.pct(top.steps[STRIDED] / moved)} of them): a strided pattern")
+    elif top.pattern == REPEATED:
+        how = (f"each rank {d}s the same {size} again and again, mostly at offset {top.offset} "
+               f"({fmt.pct(top.steps[REPEATED] / moved)} of its {d}s start where the previous one started): "
+               "a repeated pattern")
     else:
         back, other = top.steps[BACKWARD], top.steps[IRREGULAR]
         how = (f"each rank's {d}s of {size} jump about the file ({fmt.pct((back + other) / moved)} of them: "
@@ -163,6 +168,7 @@ def access_pattern(hit: AccessPattern, facts: Facts, cfg: RuleConfig) -> Words:
         Metric("mean_request", f"mean {d} ({top.name})", top.request, "B"),
         Metric("sequential", "requests that continue the previous one", top.steps[SEQUENTIAL], "count"),
         Metric("strided", "requests after the rank's usual gap", top.steps[STRIDED], "count"),
+        Metric("repeated", "requests at the previous one's offset", top.steps[REPEATED], "count"),
         Metric("backward", "requests before the previous one", top.steps[BACKWARD], "count"),
         Metric("irregular", "requests after another gap", top.steps[IRREGULAR], "count"),
         Metric("time_at_stake", f"slowest rank's time in these {d}s", hit.time_lost, "s"),
@@ -170,7 +176,7 @@ def access_pattern(hit: AccessPattern, facts: Facts, cfg: RuleConfig) -> Words:
     if top.pattern == STRIDED:
         evidence.insert(2, Metric("stride", "gap skipped between a rank's requests", top.stride, "B"))
     subjects = [Subject("file", f.name, (
-        Metric("pattern", "pattern", "strided" if f.pattern == STRIDED else "random", "text"),
+        Metric("pattern", "pattern", f.pattern if f.pattern in (STRIDED, REPEATED) else "random", "text"),
         Metric("requests", f"{d}s", f.calls, "count"),
         Metric("mean_request", "mean request", f.request, "B"),
         Metric("ranks", "ranks", f.ranks, "count"))) for f in hit.files]
@@ -182,6 +188,12 @@ def access_pattern(hit: AccessPattern, facts: Facts, cfg: RuleConfig) -> Words:
         text = (f"Read the region in one call and pick the pieces ({every} apart) in memory." if d == "read"
                 else f"Assemble the region in memory (the pieces, {every} apart, and what lies between them) "
                      "and write it in one call.")
+        recs.append(Recommendation("code", text))
+    elif top.pattern == REPEATED:
+        text = ("Read these bytes once and keep them in memory; where the program polls the file for a "
+                "change, wait for a message (MPI) or sleep between reads instead." if d == "read"
+                else "Keep the value in memory and write it once (at the end, or at each checkpoint), "
+                     "instead of overwriting the same bytes at every step.")
         recs.append(Recommendation("code", text))
     else:
         then = "read the region once and pick the pieces" if d == "read" else "assemble them, then write"
