@@ -292,6 +292,25 @@ def test_tuned_hints_bring_their_mpi_component(tmp_path: Path, pario_cmd, mpi_en
             "OMPI_MCA_io=ompio: they may do nothing") in other.stderr
 
 
+def test_tuned_hints_bring_the_collective_engine(tmp_path: Path, pario_cmd, mpi_env) -> None:
+    """A best configuration that ran under pario's collective-write engine: its hints file names the
+    engine setting and pario run --hints uses it; a damaged setting is one line before launch."""
+    from pario.tune import config as cfg
+
+    hints = tmp_path / "best.hints"
+    hints.write_text(cfg.hints_text({"cb_nodes": "2"}, None, {"PARIO_COLL": "write-comm:p2p"}))
+    command = [*pario_cmd, "run", "--log", str(tmp_path / "x.pario"), "--hints", str(hints), "--",
+               "mpirun", "-np", "2", "printenv", "PARIO_COLL"]
+    proc = subprocess.run(command, env=mpi_env, capture_output=True, text=True, timeout=120)
+    assert proc.stdout == "write-comm:p2p\n" * 2, proc.stderr
+    assert f"pario: PARIO_COLL=write-comm:p2p: the hints of {hints} were tuned with it" in proc.stderr
+    hints.write_text(hints.read_text().replace("write-comm:p2p", "write-comm:bogus"))
+    bad = subprocess.run(command, env=mpi_env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.count("\n") == 1
+    assert "PARIO_COLL write-comm:bogus: unknown shuffle 'bogus'" in bad.stderr
+
+
 @pytest.mark.parametrize("component", ["ompio", "romio321"])
 @pytest.mark.slow
 def test_report_names_romio_hints_that_ompio_ignored(component, tmp_path, run_under_pario, mpi_env,

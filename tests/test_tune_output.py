@@ -183,3 +183,38 @@ def test_a_failure_in_one_line_names_where_the_messages_are() -> None:
     assert _first_and_last(error) == (
         "exit code 1; rank 0: no input deck: in.nml; pario: no log was written to /w/trial.pario: the "
         "command failed (exit code 1); all its messages: /w/run-1/stderr.txt")
+
+
+@pytest.mark.parametrize(("verdict", "why"), [
+    ("within-noise", "the best may be the default's noise"),
+    ("default-best", "the default is as good as anything measured: keep it"),
+])
+def test_a_hints_file_only_for_a_significant_win(tmp_path: Path, verdict: str, why: str):
+    """No best.hints on a verdict within noise (or when the default is best), and none left over from
+    an earlier run of the study that did write one."""
+    space = build_space(DET)
+    best = space.normalise({"cb_nodes": "4"})
+    rows = [TrialRow(3, "search", "complete", best, 3.0, [3.0], "", [])]
+    written = output.best_files(_summary(best, rows), space, tmp_path, None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.hints", "best.romio-hints"]
+    summary = _summary(best, rows, verdict)
+    assert output.best_files(summary, space, tmp_path, None) == {} and not list(tmp_path.iterdir())
+    text = prose(output.lines(summary, space, {}, ["./app"]))
+    assert f"no hints file written: {why}" in text and "hints file:" not in text
+    assert written  # the better verdict wrote them
+
+
+def test_the_hints_file_carries_the_engine_the_best_ran_with(tmp_path: Path):
+    """A best that ran under pario's collective-write engine: best.hints says so, and pario run
+    --hints applies it (pario.hints.tuned_environment), as the job-script line does."""
+    from pario.hints import tuned_environment
+
+    space = build_space(DET)
+    best = space.normalise({"cb_nodes": "4", "pario.collective": "write-comm", "pario.shuffle": "p2p"})
+    summary = _summary(best, [TrialRow(3, "search", "complete", best, 3.0, [3.0], "", [])])
+    written = output.best_files(summary, space, tmp_path, None)
+    assert written["hints"].read_text().splitlines() == [
+        "# written by pario tune", "# pario: tuned with PARIO_COLL=write-comm:p2p", "cb_nodes 4"]
+    assert tuned_environment(written["hints"]) == {"PARIO_COLL": "write-comm:p2p"}
+    flat = joined(output.lines(summary, space, written, ["./app"]))
+    assert f"  pario run --hints {written['hints']} --collective write-comm:p2p -- ./app" in flat

@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pario.collective import ALGORITHM_VALUES, ALGORITHMS, OFF, SHUFFLE_VALUES, SHUFFLES
+from pario.collective import ALGORITHM_VALUES, ALGORITHMS, OFF, SHUFFLE_VALUES, SHUFFLES, check_setting
 from pario.errors import ParioError
 
 MAX_KEY = 35
@@ -306,14 +306,17 @@ TUNED_WITH = "# pario: tuned with "
 
 
 def tuned_environment(path: Path) -> dict[str, str]:
-    """The ``NAME=VALUE`` settings of the hints file's ``# pario: tuned with`` lines (the MPI-IO
-    component: ``OMPI_MCA_io``), which the hints need to take effect."""
+    """The ``NAME=VALUE`` settings of the hints file's ``# pario: tuned with`` lines, which the
+    hints need to take effect: the MPI-IO component (``OMPI_MCA_io``) and pario's collective-write
+    engine (``PARIO_COLL``, checked as ``pario run --collective`` checks it)."""
     out: dict[str, str] = {}
     for line in path.read_text(errors="replace").splitlines():
         if line.startswith(TUNED_WITH):
             name, _, value = line[len(TUNED_WITH):].strip().partition("=")
             if name.startswith("OMPI_MCA_") and value:
                 out[name] = value
+            elif name == "PARIO_COLL" and value:
+                out[name] = check_setting(value, f"{path}: PARIO_COLL")
     return out
 
 

@@ -53,17 +53,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
-def _apply_tuned_environment(hints_file: Path) -> None:
-    """Run with the MPI settings the hints were tuned with (``# pario: tuned with OMPI_MCA_io=...``
-    in a file written by pario tune), or say that this run differs from them."""
+def _apply_tuned_environment(hints_file: Path, extra: dict[str, str]) -> None:
+    """Run with the settings the hints were tuned with (``# pario: tuned with OMPI_MCA_io=...`` or
+    ``PARIO_COLL=...`` in a file written by pario tune), or say that this run differs from them.
+    ``extra``: the environment pario run sets for the job (``PARIO_COLL`` of --collective)."""
     import os
 
     from pario.hints import tuned_environment
 
     for name, value in tuned_environment(hints_file).items():
-        now = os.environ.get(name)
+        now = extra.get(name, os.environ.get(name))
         if now is None:
-            os.environ[name] = value  # mpirun reads it and passes it on to the ranks
+            if name == "PARIO_COLL":
+                extra[name] = value  # as --collective sets it
+            else:
+                os.environ[name] = value  # mpirun reads it and passes it on to the ranks
             print(f"pario: {name}={value}: the hints of {hints_file} were tuned with it", file=sys.stderr)
         elif now != value:
             print(f"pario: warning: the hints of {hints_file} were tuned with {name}={value}, but this run "
@@ -89,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
 
         # a bad file is refused (one error naming file:line) before anything is launched
         extra["PARIO_HINTS"] = checked_file(args.hints)
-        _apply_tuned_environment(Path(extra["PARIO_HINTS"]))
+        _apply_tuned_environment(Path(extra["PARIO_HINTS"]), extra)
     prepared = launch.prepare(command, log=args.log, extra_env=extra, notes=True)
     from pario import mpi_match, static_libs
 

@@ -63,11 +63,15 @@ def applied(space: Space, config: Mapping[str, str]) -> Applied:
     return Applied(hints, mca, collective, stripe)
 
 
+#: The first line of a hints file pario tune writes.
+WRITTEN_BY = "# written by pario tune"
+
+
 def hints_text(hints: Mapping[str, str], files: str | None, env: Mapping[str, str] | None = None) -> str:
     """A PARIO_HINTS file: the hints for every file, or under a ``[files]`` section.  ``env``: the
     MPI library's settings the hints were tuned with (``OMPI_MCA_io``...), as ``# pario: tuned
     with NAME=VALUE`` lines that ``pario run --hints`` applies (pario.hints.tuned_environment)."""
-    lines = ["# written by pario tune"]
+    lines = [WRITTEN_BY]
     lines += [f"{TUNED_WITH}{k}={v}" for k, v in (env or {}).items()]
     if files:
         lines.append(f"[{files}]")

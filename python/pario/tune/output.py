@@ -41,20 +41,32 @@ def best_applied(summary: Summary, space: Space) -> cfg.Applied:
     return replace(a, hints={k: v for k, v in a.hints.items() if k not in drop})
 
 
+#: The files a study writes for its best configuration.
+BEST_FILES = {"hints": "best.hints", "romio_hints": "best.romio-hints"}
+
+
 def best_files(summary: Summary, space: Space, directory: Path, files: str | None) -> dict[str, Path]:
-    """Write the best configuration's hints files into ``directory``; their paths by kind."""
+    """Write the best configuration's hints files into ``directory`` when it is better than the
+    default (a significant win); their paths by kind.  Otherwise none, and the files an earlier
+    run of the study wrote there are removed, so that none outlives the verdict."""
     directory.mkdir(parents=True, exist_ok=True)
-    out: dict[str, Path] = {}
-    if summary.best is None:
-        return out
+    paths = {kind: directory / name for kind, name in BEST_FILES.items()}
+    if summary.best is None or summary.verdict != "better":
+        hints = paths["hints"]
+        if hints.is_file() and hints.read_text(errors="replace").startswith(cfg.WRITTEN_BY):
+            for path in paths.values():
+                path.unlink(missing_ok=True)
+        return {}
     a = best_applied(summary, space)
-    hints = directory / "best.hints"
-    hints.write_text(cfg.hints_text(a.hints, files, a.env()))
-    out["hints"] = hints
-    romio = directory / "best.romio-hints"
-    romio.write_text(cfg.romio_hints_text(a.hints))
-    out["romio_hints"] = romio
-    return out
+    paths["hints"].write_text(cfg.hints_text(a.hints, files, tuned_environment(a)))
+    paths["romio_hints"].write_text(cfg.romio_hints_text(a.hints))
+    return paths
+
+
+def tuned_environment(a: cfg.Applied) -> dict[str, str]:
+    """What the hints need beside them to be the configuration measured: the MPI library's
+    settings and pario's collective-write engine (``pario run --hints`` applies both)."""
+    return {**a.env(), **({"PARIO_COLL": a.collective} if a.collective else {})}
 
 
 def _first_and_last(error: str) -> str:
@@ -73,6 +85,14 @@ VERDICTS = {
     "within-noise": "not distinguishable from the default: the difference is inside the noise{p_text}",
     "default-best": "the default configuration was the best measured",
     "no-result": "no configuration ran successfully",
+}
+
+
+#: Why no hints file is written, by verdict (a file only for a significant win)
+NO_FILE = {
+    "within-noise": ("the best may be the default's noise; measure more runs of each (a larger "
+                     "--repeat, or --budget) to tell"),
+    "default-best": "the default is as good as anything measured: keep it",
 }
 
 
@@ -116,6 +136,8 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out.append(f"prediction error of the model on the trials it chose (MdAPE): "
                    f"{100 * summary.prediction_mdape:.1f}%")
     out += [f"note: {n}" for n in summary.notes]
+    if summary.best and summary.verdict in NO_FILE:
+        out.append(f"no hints file written: {NO_FILE[summary.verdict]}")
     if summary.best and summary.verdict == "better" and written:
         a = best_applied(summary, space)
         for k, (asked, got) in untested_hints(summary).items():
