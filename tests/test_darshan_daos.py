@@ -166,9 +166,9 @@ def test_daos_records_beneath_dfs_are_counted_once(daos_log: tuple[DarshanLog, P
     assert overall.read.ops.value == 64 + 2 + 64 + 4
     share = IOR_DAOS_IO_TIME / 4 / 60.5
     assert run.shares.io.value == pytest.approx(share, rel=1e-12)
-    assert run.shares.verdict == (
+    assert run.shares.verdict.startswith(
         f"This run is not I/O-bound: {share:.1%} of the run time is in I/O (Darshan logs record no MPI time, "
-        "so computation and MPI cannot be told apart).")
+        "so computation and MPI cannot be told apart). Faster I/O saves the run at most ")
     layers = {lay.layer: lay for lay in run.io.layers}
     assert [lay.label for lay in run.io.layers] == ["POSIX", "STDIO", "DFS", "DAOS"]
     dfs, daos = layers["dfs"], layers["daos"]

@@ -31,7 +31,9 @@ from pario.analysis.diagnosis import (
     make_config,
 )
 from pario.analysis.diagnosis.config import field_info
+from pario.analysis.diagnosis.hits import Hit, Words
 from pario.analysis.diagnosis.layout import Layout, layout_of
+from pario.analysis.diagnosis.registry import explained
 from pario.errors import ParioError
 from pario.model import IO_TIME_COLUMNS, MPI_TIME_COLUMNS, Job, Profile, add_derived_rank_columns
 from rule_helpers import evidence, silent_until
@@ -47,6 +49,7 @@ def profile(
     *,
     source: str = "pario",
     io: dict[str, Sequence[float]] | None = None,
+    mpi: dict[str, Sequence[float]] | None = None,
     posix: Sequence[dict] = (),
     mpiio: Sequence[dict] = (),
     stdio: Sequence[dict] = (),
@@ -54,13 +57,15 @@ def profile(
     hints: dict[int, dict[str, str]] | None = None,
     metadata: dict | None = None,
 ) -> Profile:
-    """A profile with per-rank I/O time columns ``io`` and file records given as dicts."""
+    """A profile with per-rank I/O time columns ``io``, MPI time columns ``mpi`` (0 where not given
+    in a pario profile) and file records given as dicts."""
     ranks = pd.DataFrame(index=pd.RangeIndex(nprocs, name="rank"))
     ranks["wall"] = float(runtime)
     for c in IO_TIME_COLUMNS:
         ranks[c] = np.asarray(io[c], dtype=float) if io and c in io else 0.0
     for c in MPI_TIME_COLUMNS:
-        ranks[c] = 0.0 if source == "pario" else np.nan
+        given = mpi and c in mpi
+        ranks[c] = np.asarray(mpi[c], dtype=float) if mpi and given else 0.0 if source == "pario" else np.nan
     ranks = add_derived_rank_columns(ranks)
 
     def frame(records: Sequence[dict]) -> pd.DataFrame:
@@ -91,7 +96,7 @@ def profile(
         end_time=runtime,
         runtime=runtime,
         argv=("/apps/sim", "-i", "in.nml"),
-        has_mpi_time=source == "pario",
+        has_mpi_time=source == "pario" or bool(mpi),
         metadata=meta,
     )
     return Profile(
@@ -419,6 +424,99 @@ def test_few_ranks_without_mpi_time_says_so():
     f = one(profile(n, 100.0, source="darshan", io={"posix_write": io}, posix=rec), "LOAD-FEW-RANKS")
     assert any("no MPI time" in note for note in f.notes)
     assert "idle_mpi" not in {m.name for m in f.evidence}
+
+
+def _own_records(n: int, name: str = "/scratch/ior/testFile", **extra_of_rank: dict) -> list[dict]:
+    """Rank r's record of one file: 100 writes of 1 MiB in 1 s, one open; ``extra_of_rank["r<k>"]``
+    adds counters to rank k's."""
+    return [
+        {"id": 7, "rank": r, "name": name, "opens": 1, "writes": 100, "bytes_written": 100 * MiB,
+         "write_time": 1.0, **extra_of_rank.get(f"r{r}", {})}
+        for r in range(n)
+    ]
+
+
+def test_imbalance_of_equal_work_under_half_a_second_is_noise():
+    """Every rank makes the same calls and moves the same bytes; rank 3 takes 0.3 s longer (0.225 s
+    lost, 11% of a 2 s run): scheduling noise, neither imbalance nor a straggler."""
+    p = profile(4, 2.0, io={"posix_write": [0.1, 0.1, 0.1, 0.4]}, posix=_own_records(4))
+    assert not ids(p) & {"LOAD-IMBALANCE", "LOAD-STRAGGLERS"}
+    # the same times where rank 3 writes twice the data: the program's imbalance
+    uneven = _own_records(4, r3={"writes": 200, "bytes_written": 200 * MiB})
+    assert "LOAD-STRAGGLERS" in ids(profile(4, 2.0, io={"posix_write": [0.1, 0.1, 0.1, 0.4]}, posix=uneven))
+
+
+def test_imbalance_of_equal_work_blames_the_system():
+    """8 ranks of equal work, half take 3 s, half 1 s in a 20 s run: 1 s lost, reported, with the
+    rerun-and-check advice instead of 'give every rank an equal share'."""
+    p = profile(8, 20.0, io={"posix_write": [1.0] * 4 + [3.0] * 4}, posix=_own_records(8))
+    f = one(p, "LOAD-IMBALANCE")
+    assert evidence(f)["time_lost"] == pytest.approx(1.0)
+    assert [r.kind for r in f.recommendations][:1] == ["investigate"]
+    assert any("the difference is the system's" in n for n in f.notes)
+
+
+def test_imbalance_names_the_call_only_the_slowest_rank_makes():
+    """Rank 0 deletes the shared file (POSIX unlink, 2 s of metadata) while the others wait."""
+    records = _own_records(4, r0={"unlinks": 1, "meta_time": 2.0})
+    p = profile(4, 20.0, io={"posix_write": [1.0] * 4, "posix_meta": [2.0, 1.0, 0.5, 0.0]}, posix=records)
+    f = one(p, "LOAD-IMBALANCE")
+    assert ("Rank 0 makes calls the others do not, or fewer of: 1 POSIX unlink (the other ranks 0 on "
+            "average) on /scratch/ior/testFile.") in f.statement
+    code = [r.text for r in f.recommendations if r.kind == "code"]
+    assert code and code[0].startswith("Rank 0 alone makes 1 POSIX unlink while the other ranks wait")
+
+
+def test_no_io_finding_saves_more_than_the_slowest_rank_s_io_time():
+    """An I/O finding whose estimate (12 s) exceeds the slowest rank's I/O time (3 s) is cut to it and
+    says so; a finding about computation or waits outside I/O calls is not."""
+    facts = facts_of(profile(2, 20.0, io={"posix_write": [1.0, 3.0]}), RuleConfig())
+
+    def detect(_facts, _cfg):  # type: ignore[no-untyped-def]
+        yield Hit(time_lost=12.0)
+
+    def words(_hit, _facts, _cfg):  # type: ignore[no-untyped-def]
+        return Words("statement", [], [])
+
+    (io,) = explained("TIME-IO-BOUND", detect, words)(facts, RuleConfig())
+    assert io.time_lost == 3.0 and io.notes == (
+        "The estimate, 12 s, is cut to 3 s: faster I/O cannot save more than the slowest rank's I/O time.",)
+    (wait,) = explained("LOAD-IO-STAGGERED", detect, words, "wait")(facts, RuleConfig())
+    assert wait.time_lost == 12.0 and not wait.notes
+
+
+# --- computation load balance --------------------------------------------------------------
+
+
+def test_compute_imbalance_is_found_from_the_mpi_wait():
+    """4 ranks in a 10 s run; rank 0 waits 0.5 s in collectives, the others 2.5 s: rank 0 computes
+    9.5 s, the average rank 8 s, so the run loses 1.5 s to the imbalance (POP's LB = 8 / 9.5)."""
+    p = profile(4, 10.0, mpi={"mpi_coll": [0.5, 2.5, 2.5, 2.5]})
+    f = one(p, "LOAD-COMPUTE-IMBALANCE")
+    ev = evidence(f)
+    assert ev["time_lost"] == pytest.approx(1.5) and ev["load_balance"] == pytest.approx(8 / 9.5)
+    assert ev["max_compute"] == pytest.approx(9.5) and ev["mean_compute"] == pytest.approx(8.0)
+    assert ev["others_mpi"] == pytest.approx(2.5)
+    assert f.subjects[0].name == "rank 0" and f.severity == Severity.WARNING
+    assert "rank 0 computes 9.5 s" in f.statement and "2.5 s on average in MPI" in f.statement
+    # without a trace, the finding says how to record one, with the run's own command
+    trace = [r.snippet for r in f.recommendations if r.kind == "investigate"]
+    assert trace == ["pario run --trace --log traced.pario -- mpirun -np 4 /apps/sim -i in.nml"]
+
+
+@pytest.mark.parametrize(
+    "coll",
+    [[2.5, 2.5, 2.5, 2.5], [2.2, 2.5, 2.5, 2.5]],  # balanced; 0.225 s lost, under 5% of the 10 s run
+    ids=["balanced", "under-threshold"],
+)
+def test_compute_imbalance_silent_when_balanced(coll):
+    assert "LOAD-COMPUTE-IMBALANCE" not in ids(profile(4, 10.0, mpi={"mpi_coll": coll}))
+
+
+def test_compute_imbalance_needs_mpi_time():
+    """A Darshan log without APMPI records no MPI time: computation cannot be told from waiting."""
+    p = profile(4, 10.0, source="darshan", io={"posix_write": [0.1, 3.0, 3.0, 3.0]})
+    assert "LOAD-COMPUTE-IMBALANCE" not in ids(p)
 
 
 # --- thresholds -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pario.analysis.scaling import infer_mode
 from pario.analysis.times import RankTimes
 from pario.model import Job, Profile, add_derived_rank_columns
 from pario.model.rankio import combine, outermost_records, rank_io
+from pario.units import seconds
 
 
 def job(nprocs: int, runtime: float, **kw: object) -> Job:
@@ -127,9 +128,26 @@ def test_verdict_without_mpi_time(io: float, bound: str | None, io_bound: bool) 
     assert (shares.bound, shares.io_bound) == (bound, io_bound)
     assert shares.compute_and_mpi.value == pytest.approx(1 - io / 10)
     if io_bound:
-        assert shares.verdict == f"This run is I/O-bound: {io / 10:.1%} of the run time is in I/O."
+        assert shares.verdict == (
+            f"This run is I/O-bound: {io / 10:.1%} of the run time is in I/O. Faster I/O saves the run at "
+            f"most {seconds(io)} ({io / 10:.1%}), the slowest rank's I/O time; each finding below bounds "
+            "its own part of it.")
     else:
         assert shares.verdict.startswith("This run is not I/O-bound: 15.0% of the run time is in I/O (")
+
+
+def test_the_verdict_bounds_what_faster_io_saves_once() -> None:
+    """2 ranks in I/O for 7 s and 6 s of a 10 s run: the mean (6.5 s, POP's avg(IO)) is what I/O
+    costs the average rank; the run cannot end more than 7 s earlier, the slowest rank's I/O time."""
+    p = profile({"wall": [10.0, 10.0], "posix_write": [7.0, 6.0], "mpi_coll": [1.0, 1.0]})
+    rt = rank_times(p)
+    assert rt.io_at_stake == 7.0
+    assert time_shares(rt).verdict.endswith(
+        "Faster I/O saves the run at most 7 s (70.0%), the slowest rank's I/O time; each finding below "
+        "bounds its own part of it.")
+    # under 5% of the run in I/O, no bound is given
+    quiet = profile({"wall": [10.0], "posix_write": [0.4], "mpi_coll": [1.0]})
+    assert "Faster I/O" not in time_shares(rank_times(quiet)).verdict
 
 
 def test_one_definition_of_io_bound_with_the_largest_class_named() -> None:
@@ -140,13 +158,15 @@ def test_one_definition_of_io_bound_with_the_largest_class_named() -> None:
     s = time_shares(rank_times(p))
     assert [s.compute.value, s.mpi.value, s.io.value, s.idle.value] == pytest.approx([0.55, 0.1, 0.25, 0.1])
     assert (s.bound, s.io_bound) == ("compute", True)
+    bound = " Faster I/O saves the run at most 3 s (30.0%), the slowest rank's I/O time; each finding below "
+    bound += "bounds its own part of it."
     assert s.verdict == ("I/O holds this run back: 25.0% of the run time is in I/O, and its I/O efficiency "
-                         "is 0.69, below POP's 0.8 (computation takes the largest share, 55.0%).")
+                         "is 0.69, below POP's 0.8 (computation takes the largest share, 55.0%)." + bound)
     # the same run judged with TIME-IO-BOUND's thresholds raised: compute-bound, I/O named
     s = time_shares(rank_times(p), min_share=0.3)
     assert s.io_bound is False
     assert s.verdict == ("This run is compute-bound: 55.0% of the time is spent in computation; I/O takes "
-                         "25.0%, with an I/O efficiency of 0.69.")
+                         "25.0%, with an I/O efficiency of 0.69." + bound)
 
 
 # ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from pario.trace.compute import compute_phases
 from pario.trace.format import (
     ANY,
     EVENT_DTYPE,
@@ -191,6 +192,24 @@ def test_collective_after_imbalanced_work_is_serialisation() -> None:
     assert m.serialisation_efficiency.value == pytest.approx(4.0 / 6.0)
     assert m.transfer_efficiency.value == pytest.approx(1.0)
     assert m.replay_error.value == pytest.approx(0.0, abs=1e-9)
+
+
+def test_compute_phases_find_imbalance_the_totals_hide() -> None:
+    """The run above: both ranks compute 4 s (LB = 1), but rank 0 computes 3 s where rank 1 computes
+    1 s before the allreduce, and the other way round before the barrier: 1 s lost in each phase."""
+    trace = job(
+        [ev(Kind.ALLREDUCE, 3.0, 3.0, bytes=8), ev(Kind.BARRIER, 4.0, 6.0)],
+        [ev(Kind.ALLREDUCE, 1.0, 3.0, bytes=8), ev(Kind.BARRIER, 6.0, 6.0)],
+    )
+    phases = compute_phases(trace)
+    assert phases is not None and phases.count == 3 and phases.lost == pytest.approx(2.0)
+    first, second = phases.top  # the last phase (after the barrier) computes nothing on either rank
+    assert (first.index, first.closing, first.slowest) == (0, "MPI_Allreduce", 0)
+    assert (first.max_compute, first.mean_compute, first.start, first.end) == pytest.approx((3, 2, 0, 3))
+    assert (second.index, second.closing, second.slowest) == (1, "MPI_Barrier", 1)
+    assert (second.max_compute, second.lost, second.start, second.end) == pytest.approx((3, 1, 3, 6))
+    # ranks that made different numbers of collectives on MPI_COMM_WORLD: no phases
+    assert compute_phases(job([ev(Kind.BARRIER, 1.0, 1.0)], [ev(Kind.SEND, 1.0, 1.0, peer=0)])) is None
 
 
 def test_rooted_and_prefix_collectives() -> None:

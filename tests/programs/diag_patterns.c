@@ -25,6 +25,9 @@
  *              cache, no fsync), then removes it: the data grows with the rank count, the work per
  *              rank does not, and all ranks' pages fit in the CPU caches, so a rank's I/O time grows
  *              by the oversubscription (P / cores), not by memory bandwidth
+ *   computeimb every rank appends 2000 x 64 B to DIR/computeimb.<r>, then, in the phase before
+ *              the 2nd MPI_Barrier, computes for 0.2 s, and in the phase before the 3rd, for 0.2 s
+ *              (rank P-1: 1.2 s): computation imbalanced in that phase only, I/O balanced
  *
  * Every rank exits 0; MPI_Barrier separates the phases.
  */
@@ -195,6 +198,14 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 1);
         close(fd);
         compute(0.5);
+    } else if (!strcmp(mode, "computeimb")) {
+        int fd = open_w(dir, "computeimb", rank);
+        many_writes(fd, 2000);
+        close(fd);
+        MPI_Barrier(MPI_COMM_WORLD);
+        compute(0.2);
+        MPI_Barrier(MPI_COMM_WORLD);
+        compute(rank == n - 1 ? 1.2 : 0.2);
     } else if (!strcmp(mode, "strong")) {
         int fd = open_w(dir, "strong", rank);
         size_t size = 64 / (size_t)n > 0 ? 64 / (size_t)n : 1;

@@ -9,6 +9,7 @@ import numpy as np
 from pario.analysis.pop import pop_metrics
 from pario.analysis.times import RankTimes
 from pario.table import Table
+from pario.units import seconds
 from pario.values import Value, ratio
 
 COMPUTE, MPI, IO = "compute", "MPI", "I/O"
@@ -80,7 +81,21 @@ def time_shares(rt: RankTimes, unseen_io: str = "", *, min_share: float = IO_BOU
         return TimeShares(compute, mpi, io, non_io, idle, bound, None, verdict)
     verdict = _verdict(io_bound, io.value, ioe, max_efficiency, bound, {COMPUTE: compute, MPI: mpi},
                        rt.no_mpi_reason if rt.mpi is None else "")
+    if io_bound or io.value >= AT_STAKE_MIN_SHARE:
+        verdict += " " + at_stake_sentence(rt)
     return TimeShares(compute, mpi, io, non_io, idle, bound, io_bound, verdict)
+
+
+#: The I/O share from which the verdict says what faster I/O can save at most.
+AT_STAKE_MIN_SHARE = 0.05
+
+
+def at_stake_sentence(rt: RankTimes) -> str:
+    """The one bound of a report on what faster I/O saves (:attr:`RankTimes.io_at_stake`)."""
+    bound, T = rt.io_at_stake, float(rt.runtime)
+    about = "" if rt.exact_max("io") else "about "
+    return (f"Faster I/O saves the run at most {about}{seconds(bound)} ({bound / T:.1%}), the slowest rank's "
+            "I/O time; each finding below bounds its own part of it.")
 
 
 def _io_efficiency(rt: RankTimes) -> float | None:

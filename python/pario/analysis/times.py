@@ -63,6 +63,13 @@ class RankTimes:
         return True if self.io_exact_ranks is None else self.io_exact_ranks.get(kind, True)
 
     @property
+    def io_at_stake(self) -> float:
+        """What faster I/O can save the run at most: the slowest rank's I/O time (one bound for a
+        whole report; ranks that wait for each other's I/O outside I/O calls, in MPI, can lose more:
+        LOAD-IO-STAGGERED says so)."""
+        return float(self.io.max()) if self.nranks else 0.0
+
+    @property
     def io_note(self) -> str:
         return SHARED_NOTE
 

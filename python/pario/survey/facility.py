@@ -8,6 +8,7 @@ import pwd
 from dataclasses import dataclass, field
 from typing import Any
 
+from pario.analysis.diagnosis import RULES
 from pario.errors import ParioError
 from pario.survey.store import Condition, Range, Selection, has_rows, select_files, selected_rows
 
@@ -161,8 +162,17 @@ def open_report(store: str, filters: Filters, *, skip: bool = True) -> tuple[Any
     try:
         selected_rows(con, "sel_rows", jobs, f"status = 'ok' AND {where}", params)
         con.execute("CREATE TEMP VIEW sel AS SELECT * EXCLUDE (status, error) FROM sel_rows")
-        con.execute("""CREATE TEMP VIEW sel_findings AS SELECT path, job_id, uid, exe, exe_name, start,
-                       nprocs, core_hours, unnest(findings, recursive := true) FROM sel""")
+        # a finding's core-hours in a job: its time lost on every rank, at most what the job spent
+        # in I/O for a finding about time in I/O calls (the job's core-hours for the others: waits
+        # outside I/O calls, computation): never more than the total it is part of
+        compute = ", ".join(f"'{r.id}'" for r in RULES.values() if r.time_class != "io") or "''"
+        con.execute(f"""CREATE TEMP VIEW sel_findings AS SELECT *,
+                       CASE WHEN time_lost_s IS NOT NULL THEN
+                            least(time_lost_s * nprocs / 3600,
+                                  CASE WHEN id IN ({compute}) THEN core_hours
+                                       ELSE coalesce(io_core_hours, core_hours) END) END AS core_hours_lost
+                       FROM (SELECT path, job_id, uid, exe, exe_name, start, nprocs, core_hours,
+                                    io_core_hours, unnest(findings, recursive := true) FROM sel)""")
         con.execute("""CREATE TEMP VIEW sel_filesystems AS SELECT path, job_id, uid, exe_name, start,
                        nprocs, unnest(filesystems, recursive := true) FROM sel""")
         selected_rows(con, "error_rows", errors, "status = 'error'", [])
@@ -193,7 +203,7 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10,
             WITH a AS (SELECT exe_name, count(*) AS jobs, sum(core_hours) AS core_hours,
                               sum(io_core_hours) AS io_core_hours, count(DISTINCT uid) AS users
                        FROM sel GROUP BY exe_name),
-                 f AS (SELECT exe_name, id, sum(time_lost_s * nprocs) / 3600 AS core_hours_lost
+                 f AS (SELECT exe_name, id, sum(core_hours_lost) AS core_hours_lost
                        FROM sel_findings GROUP BY exe_name, id),
                  t AS (SELECT exe_name, string_agg(id, ', ' ORDER BY core_hours_lost DESC, id) AS top_findings
                        FROM (SELECT *, row_number() OVER (PARTITION BY exe_name
@@ -213,7 +223,7 @@ def facility_report(store: str, filters: Filters = Filters(), *, top: int = 10,
                  a AS (SELECT id, arg_max(severity, CASE severity WHEN 'critical' THEN 3
                                   WHEN 'warning' THEN 2 WHEN 'info' THEN 1 ELSE 0 END) AS severity,
                               coalesce(sum(time_lost_s), 0) AS time_lost_s,
-                              coalesce(sum(time_lost_s * nprocs) / 3600, 0) AS core_hours_lost
+                              coalesce(sum(core_hours_lost), 0) AS core_hours_lost
                        FROM sel_findings GROUP BY id)
             SELECT a.id, a.severity, j.jobs, a.time_lost_s, a.core_hours_lost FROM a JOIN j USING (id)""")
         finding_rows = "SELECT * FROM finding_totals"

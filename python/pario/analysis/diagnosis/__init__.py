@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 # Rule families, imported explicitly (no globbing) so that they register.
 from pario.analysis.diagnosis import activity as _activity  # noqa: F401
+from pario.analysis.diagnosis import compute_load as _compute_load  # noqa: F401
 from pario.analysis.diagnosis import data as _data  # noqa: F401
 from pario.analysis.diagnosis import interfaces as _interfaces  # noqa: F401
 from pario.analysis.diagnosis import launcher as _launcher  # noqa: F401

@@ -129,7 +129,7 @@ def io_bursts(facts: Facts, cfg: RuleConfig) -> Iterator[Bursts]:
 @rule("LOAD-IO-STAGGERED", title="Ranks do their I/O one after another", family="load",
       config=("activity_min_bins", "activity_min_bin_share", "stagger_max_ranks_share", "stagger_min_ratio",
               "load_min_lost_share"),
-      words=words.staggered)
+      words=words.staggered, time_class="wait")
 def io_staggered(facts: Facts, cfg: RuleConfig) -> Iterator[Staggered]:
     """The ranks doing I/O take turns: few are in I/O at once, and the I/O phase lasts several times
     one rank's own I/O, each rank idle in I/O while the others do theirs.  A run with a trace is

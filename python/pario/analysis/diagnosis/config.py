@@ -122,6 +122,19 @@ class RuleConfig:
         "time lost (max - mean, max - median, or the I/O phase - a rank's own I/O) is at least this share "
         "of the run time",
     )
+    load_even_work_min_seconds: float = _f(
+        0.5,
+        "s",
+        "where every rank makes the same calls and moves the same bytes, I/O imbalance is reported only "
+        "from this many seconds lost: below, it is the system's noise (scheduling, caches), not the "
+        "program's",
+    )
+    compute_min_lost_seconds: float = _f(
+        0.1,
+        "s",
+        "computation imbalance is reported only from this many seconds lost (and load_min_lost_share of "
+        "the run): below, it is scheduling noise",
+    )
     straggler_min_ratio: float = _f(
         2.0, "x", "a rank whose I/O time is at least this multiple of the median rank's is a straggler"
     )

@@ -25,6 +25,8 @@ from pario.analysis.diagnosis.file_facts import Participation, hint, participati
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.registry import rule
+from pario.analysis.io import OPS
+from pario.model.layers import LAYERS
 from pario.model.rankio import float_values, rank_io
 from pario.table import Table, as_table
 
@@ -141,6 +143,87 @@ def slow_files(facts: Facts, rank: int, excess: list[FileExcess], lost: float,
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class ExtraCall:
+    """A call a rank makes clearly more often than the other ranks on average."""
+
+    layer: str
+    kind: str  # "read", "write" or "meta"
+    call: str  # the counter: "unlinks", "writes"...
+    mine: int
+    others: float  # the other ranks' mean count
+    name: str  # the file that holds most of the rank's calls
+
+
+def _own_calls(facts: Facts, outermost: bool) -> dict[tuple[str, str, str], np.ndarray] | None:
+    """Per-rank counts of every call counter, from the records of one rank each: (layer, kind,
+    counter) -> counts by rank.  None where a record shared by several ranks holds calls (their
+    split over the ranks is unknown).  ``outermost``: only the calls the program asked for (the
+    POSIX calls beneath MPI-IO are an aggregator's, not the program's); else every layer's."""
+    tables = facts.outermost() if outermost else {k: v for k, v in facts.files.items() if k in LAYERS}
+    n = facts.nprocs
+    out: dict[tuple[str, str, str], np.ndarray] = {}
+    for layer, records in tables.items():
+        if not len(records):
+            continue
+        rank = np.asarray(records["rank"], dtype=np.int64)
+        own = (rank >= 0) & (rank < n)
+        for kind, calls in OPS.get(layer, {}).items():
+            for call in calls:
+                values = counter(records, call)
+                if not values.any():
+                    continue
+                if (values[~own] > 0).any():
+                    return None
+                out[(layer, kind, call)] = np.bincount(rank[own], weights=values[own], minlength=n)[:n]
+    return out
+
+
+def even_work(facts: Facts) -> bool | None:
+    """Whether every rank moves the same bytes in the same calls (counts within 10% or one call,
+    bytes within 10%), at the layers the program called; None where the records cannot tell
+    (records shared by several ranks, no I/O)."""
+    calls = facts.cached(("own_calls", True), lambda: _own_calls(facts, True))
+    if not calls or facts.nprocs < 2:
+        return None
+
+    def spread(v: np.ndarray) -> float:
+        return float(v.max() - v.min())
+
+    if any(spread(v) >= max(1.0, 0.1 * float(v.max())) for v in calls.values()):
+        return False
+    moved = facts.cached("outermost_bytes_per_rank", lambda: _outermost_bytes(facts))
+    return spread(moved) <= 0.1 * float(moved.max())
+
+
+def extra_calls(facts: Facts, rank: int, driver: str, limit: int = 3) -> tuple[ExtraCall, ...]:
+    """The calls ``rank`` makes at least twice (and one more than) the other ranks' mean, those of
+    kind ``driver`` first; reads and writes beneath MPI-IO (an aggregator's) left out."""
+    calls = facts.cached(("own_calls", False), lambda: _own_calls(facts, False))
+    n = facts.nprocs
+    if not calls or n < 2 or not 0 <= rank < n:
+        return ()
+    outer = facts.cached(("own_calls", True), lambda: _own_calls(facts, True)) or {}
+    found = []
+    for (layer, kind, call), v in calls.items():
+        if kind != "meta" and (layer, kind, call) not in outer:
+            continue
+        mine = float(v[rank])
+        others = (float(v.sum()) - mine) / (n - 1)
+        if mine >= others + 1 and mine >= 2 * others:
+            busiest = _busiest_file(facts, layer, call, rank)
+            found.append(ExtraCall(layer, kind, call, int(mine), others, busiest))
+    found.sort(key=lambda c: (c.kind != driver, -(c.mine - c.others)))
+    return tuple(found[:limit])
+
+
+def _busiest_file(facts: Facts, layer: str, call: str, rank: int) -> str:
+    records = facts.layer(layer)
+    mine = np.asarray(records["rank"], dtype=np.int64) == rank
+    values = np.where(mine, counter(records, call), 0.0)
+    return str(records["name"][int(np.argmax(values))]) if values.any() else ""
+
+
 def _stragglers(io: np.ndarray, cfg: RuleConfig) -> tuple[list[int], float]:
     """Ranks at or above straggler_min_ratio x the median rank (if few enough), and the median."""
     n = len(io)
@@ -154,6 +237,12 @@ def _stragglers(io: np.ndarray, cfg: RuleConfig) -> tuple[list[int], float]:
     if not len(idx) or len(idx) > limit:
         return [], med
     return [int(i) for i in idx[np.argsort(-io[idx])]], med
+
+
+def _driver(facts: Facts) -> str:
+    """The most imbalanced kind of I/O time (max - mean): "read", "write" or "meta"."""
+    kinds = {k: facts.times.io_of(k) for k in ("read", "write", "meta")}
+    return max(kinds, key=lambda k: float(kinds[k].max() - kinds[k].mean()))
 
 
 def _straggler_fires(facts: Facts, cfg: RuleConfig) -> bool:
@@ -179,8 +268,8 @@ def _mpi_wait(ranks: Table, columns: list[str], which: list[int]) -> np.ndarray:
     return np.where(found, per_row[order][at] if len(order) else np.nan, np.nan)
 
 
-def _idle_mpi(facts: Facts, idle: list[int]) -> float | None:
-    """The idle ranks' mean time in MPI collectives and messages (None: the log has no MPI time)."""
+def idle_mpi(facts: Facts, idle: list[int]) -> float | None:
+    """The mean time of ranks ``idle`` in MPI collectives and messages (None: the log has no MPI time)."""
     ranks = as_table(facts.profile.ranks)
     waits = [c for c in ("mpi_coll", "mpi_p2p") if c in ranks]
     if not (facts.profile.job.has_mpi_time and waits and idle):
@@ -257,13 +346,15 @@ class Imbalance(Hit):
     driver: str = ""  # the most imbalanced kind: "read", "write" or "meta"
     files: tuple[SlowFile, ...] = ()  # why the slowest rank is slow
     approx: bool = False  # the slowest rank's time is estimated
+    even: bool = False  # every rank makes the same calls and moves the same bytes
+    calls: tuple[ExtraCall, ...] = ()  # the calls the slowest rank makes more than the others
 
 
 @rule(
     "LOAD-IMBALANCE",
     title="I/O time imbalanced across ranks",
     family=FAMILY,
-    config=("load_min_lost_share",),
+    config=("load_min_lost_share", "load_even_work_min_seconds"),
     words=words.imbalance,
 )
 def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Imbalance]:
@@ -276,17 +367,19 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Imbalance]:
     lost = mx - mean
     if lost < cfg.load_min_lost_share * facts.runtime:
         return
+    even = even_work(facts)
+    if even and lost < cfg.load_even_work_min_seconds:
+        return  # the same work on every rank: a difference this small is the system's noise
     if _straggler_fires(facts, cfg) or _few_fires(facts, cfg):
         return  # LOAD-STRAGGLERS or LOAD-FEW-RANKS explains it better
     slowest = int(np.argmax(io))
-    kinds = {k: facts.times.io_of(k) for k in ("read", "write", "meta")}
+    driver = _driver(facts)
     yield Imbalance(
         time_lost=lost, max_io=mx, mean_io=mean, median_io=float(np.median(io)), min_io=float(io.min()),
         z=_z_of_max(io), slowest=slowest, ranks_total=n,
         ranks=tuple(int(r) for r in np.argsort(-io, kind="stable")[: max(cfg.top_subjects, 1)]),
-        driver=max(kinds, key=lambda k: float(kinds[k].max() - kinds[k].mean())),
-        files=slow_files(facts, slowest, rank_file_excess(facts, slowest), lost, cfg),
-        approx=not facts.times.exact_max("io"),
+        driver=driver, files=slow_files(facts, slowest, rank_file_excess(facts, slowest), lost, cfg),
+        approx=not facts.times.exact_max("io"), even=bool(even), calls=extra_calls(facts, slowest, driver),
     )
 
 
@@ -299,13 +392,16 @@ class Stragglers(Hit):
     top_files: tuple[FileExcess, ...] = ()  # the slowest rank's top files (up to 3)
     files: tuple[SlowFile, ...] = ()  # why it is slow
     approx: bool = False  # per-rank times are partly estimated
+    calls: tuple[ExtraCall, ...] = ()  # the calls the slowest straggler makes more than the others
 
 
 @rule(
     "LOAD-STRAGGLERS",
     title="A few ranks take much longer in I/O (stragglers)",
     family=FAMILY,
-    config=("straggler_min_ratio", "straggler_max_share", "load_min_lost_share"),
+    config=(
+        "straggler_min_ratio", "straggler_max_share", "load_min_lost_share", "load_even_work_min_seconds"
+    ),
     words=words.stragglers,
 )
 def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Stragglers]:
@@ -318,11 +414,13 @@ def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Stragglers]:
     lost = mx - med
     if lost < cfg.load_min_lost_share * facts.runtime or _few_fires(facts, cfg):
         return
+    if lost < cfg.load_even_work_min_seconds and even_work(facts):
+        return  # the same work on every rank: a difference this small is the system's noise
     excess = rank_file_excess(facts, strag[0])
     yield Stragglers(
         time_lost=lost, ranks=tuple(strag), max_io=mx, median_io=med, z=_z_of_max(io),
         top_files=tuple(excess[:3]), files=slow_files(facts, strag[0], excess, lost, cfg),
-        approx=not facts.times.exact_ranks("io"),
+        approx=not facts.times.exact_ranks("io"), calls=extra_calls(facts, strag[0], _driver(facts)),
     )
 
 
@@ -370,5 +468,5 @@ def few_ranks(facts: Facts, cfg: RuleConfig) -> Iterator[FewRanks]:
         doers=tuple(Doer(r, float(c.per_rank_bytes[r]), float(io[r])) for r in c.doers),
         bytes_written=float(sum(counter(f, "bytes_written").sum() for f in facts.outermost().values())),
         share=float(c.per_rank_bytes[c.doers].sum() / c.total), idle=len(idle),
-        idle_mpi=_idle_mpi(facts, idle), max_io=mx, mean_io=mean,
+        idle_mpi=idle_mpi(facts, idle), max_io=mx, mean_io=mean,
     )

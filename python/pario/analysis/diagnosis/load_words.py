@@ -14,7 +14,29 @@ from pario.analysis.diagnosis.hits import Words
 
 if TYPE_CHECKING:
     from pario.analysis.diagnosis.facts import Facts
-    from pario.analysis.diagnosis.load import FewRanks, Imbalance, SlowFile, Stragglers
+    from pario.analysis.diagnosis.load import ExtraCall, FewRanks, Imbalance, SlowFile, Stragglers
+
+#: words of the call counters' prefixes
+_CALL_WORDS = {"indep": "independent", "coll": "collective", "nb": "nonblocking", "obj": "object"}
+
+
+def call_words(c: ExtraCall) -> str:
+    """'1 POSIX unlink' / '40 MPI-IO independent writes'."""
+    layer = "MPI-IO" if c.layer == "mpiio" else c.layer.upper()
+    words = [_CALL_WORDS.get(w, w) for w in c.call.split("_")]
+    name = " ".join(words)
+    if c.mine == 1 and name.endswith("s"):
+        name = name[:-1]
+    return f"{fmt.count(c.mine)} {layer} {name}"
+
+
+def _calls_text(rank: int, calls: Sequence[ExtraCall]) -> str:
+    parts = [
+        f"{call_words(c)} (the other ranks {fmt.plain(c.others, 3)} on average)"
+        + (f" on {c.name}" if c.name else "")
+        for c in calls
+    ]
+    return f" Rank {rank} makes calls the others do not, or fewer of: " + "; ".join(parts) + "."
 
 
 def cause_notes(rank: int, files: Sequence[SlowFile]) -> tuple[list[str], list[str], list[Recommendation]]:
@@ -89,6 +111,43 @@ def _rank_subjects(facts: Facts, order: Sequence[int]) -> list[Subject]:
     ]
 
 
+def _work_recs(rank: int, calls: Sequence[ExtraCall], even: bool, lost: float) -> list[Recommendation]:
+    """What to change in the work of the ranks: the calls only ``rank`` makes, else equal shares
+    (or, where the work is already equal, where to look)."""
+    if calls:
+        return [
+            Recommendation(
+                "code",
+                (
+                    f"Rank {rank} alone makes {', '.join(call_words(c) for c in calls)} while the other "
+                    "ranks wait for it: do these calls outside the phase the others wait in (before or "
+                    "after the timed I/O, or overlapped with computation), or share them out over the "
+                    f"ranks; that saves up to {fmt.seconds(lost)}, the time the others wait."
+                ),
+            )
+        ]
+    if even:
+        return [
+            Recommendation(
+                "investigate",
+                (
+                    "Rerun and see whether the same ranks are slow again: if they are, check their nodes "
+                    "and the storage targets of their files (lfs getstripe, OST load); if not, the "
+                    "difference is noise."
+                ),
+            )
+        ]
+    return [
+        Recommendation(
+            "code",
+            (
+                "Give every rank an equal share of the data to move; where one rank writes extra "
+                "(headers, metadata, logs), make it collective or move it off the critical path."
+            ),
+        )
+    ]
+
+
 def imbalance(hit: Imbalance, facts: Facts, cfg: RuleConfig) -> Words:
     T = facts.runtime
     mean, mx, slowest, approx, z = hit.mean_io, hit.max_io, hit.slowest, hit.approx, hit.z
@@ -106,7 +165,13 @@ def imbalance(hit: Imbalance, facts: Facts, cfg: RuleConfig) -> Words:
         f"{fmt.seconds(mx)} in I/O, the average rank {fmt.seconds(mean)}; the run loses {fmt.seconds(lost)} "
         f"({fmt.pct(lost / T)} of it) waiting for the slowest rank."
         + (f" Rank {slowest} is slower mainly on " + "; ".join(causes) + "." if causes else "")
+        + (_calls_text(slowest, hit.calls) if hit.calls else "")
     )
+    if hit.even:
+        notes.append(
+            "Every rank makes the same calls and moves the same bytes: the difference is the system's "
+            "(contention on shared storage, a slow node, scheduling), not the program's."
+        )
     evidence = [
         Metric("load_balance", "I/O load balance mean/max", lb, "", approximate=approx),
         Metric("max_io", "slowest rank's I/O time", mx, "s", approximate=approx),
@@ -124,16 +189,7 @@ def imbalance(hit: Imbalance, facts: Facts, cfg: RuleConfig) -> Words:
         Metric("time_lost", "time lost: max - mean", lost, "s", approximate=approx),
         Metric("driver", "most imbalanced kind", hit.driver, "text"),
     ]
-    recs = list(cause_recs)
-    recs.append(
-        Recommendation(
-            "code",
-            (
-                "Give every rank an equal share of the data to move; where one rank writes extra (headers, "
-                "metadata, logs), make it collective or move it off the critical path."
-            ),
-        )
-    )
+    recs = [*cause_recs, *_work_recs(slowest, hit.calls, hit.even, lost)]
     recs.append(
         Recommendation(
             "tune",
@@ -169,6 +225,7 @@ def stragglers(hit: Stragglers, facts: Facts, cfg: RuleConfig) -> Words:
         f"I/O time ({fmt.seconds(mx)} against {fmt.seconds(med)}); the other ranks wait {fmt.seconds(lost)} "
         f"for {'it' if len(strag) == 1 else 'them'} ({fmt.pct(lost / T)} of the run)."
         + (f" Rank {worst} is slower mainly on " + "; ".join(causes) + "." if causes else "")
+        + (_calls_text(worst, hit.calls) if hit.calls else "")
     )
     evidence = [
         Metric("stragglers", "stragglers", len(strag), "count"),
@@ -178,7 +235,7 @@ def stragglers(hit: Stragglers, facts: Facts, cfg: RuleConfig) -> Words:
         Metric("z_max", "slowest rank's z-score", z if math.isfinite(z) else None, "", approximate=approx),
         Metric("time_lost", "time lost: max - median", lost, "s", approximate=approx),
     ]
-    recs = list(cause_recs)
+    recs = [*cause_recs, *(_work_recs(worst, hit.calls, False, lost) if hit.calls else [])]
     recs.append(
         Recommendation(
             "investigate",

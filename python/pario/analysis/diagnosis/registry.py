@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject
 from pario.analysis.diagnosis.hits import Detector, Explainer, H, Hit, Words
+from pario.units import seconds as _seconds
 
 RunRule = Callable[[Any, RuleConfig], Iterable[Finding]]
 #: what @rule decorates: a rule yielding findings, or a detector yielding hits (with ``words``)
@@ -33,6 +34,9 @@ class Rule:
     across_runs: bool = False
     #: runs after the other rules of the run, and may read their findings (Facts.findings_made)
     after_others: bool = False
+    #: what the time a finding loses is: "io" (time in I/O calls), "wait" (ranks waiting for each
+    #: other's I/O outside I/O calls) or "compute"
+    time_class: str = "io"
 
     @property
     def summary(self) -> str:
@@ -47,6 +51,7 @@ RULES: dict[str, Rule] = {}
 def rule(
     rule_id: str, *, title: str, family: str, config: Sequence[str] = (), across_runs: bool = False,
     words: Callable[[Any, Any, RuleConfig], Any] | None = None, after_others: bool = False,
+    time_class: str = "io",
 ) -> Callable[[Decorated], Decorated]:
     """Register a rule under ``rule_id`` (ids are stable: never reuse or rename one).
 
@@ -60,8 +65,10 @@ def rule(
     def deco(func: Decorated) -> Decorated:
         if rule_id in RULES:
             raise ValueError(f"rule id {rule_id} registered twice")
-        run: RunRule = func if words is None else explained(rule_id, func, words)
-        RULES[rule_id] = Rule(rule_id, title, family, tuple(config), run, across_runs, after_others)
+        run: RunRule = func if words is None else explained(rule_id, func, words, time_class)
+        RULES[rule_id] = Rule(
+            rule_id, title, family, tuple(config), run, across_runs, after_others, time_class
+        )
         return func
 
     return deco
@@ -172,13 +179,25 @@ def build(rule_id: str, hit: Hit, words: Words, cfg: RuleConfig, runtime: float)
 RuleFunction = Callable[[Any, RuleConfig], Iterator[Finding]]
 
 
-def explained(rule_id: str, detect: Detector[H], words: Explainer[H]) -> RuleFunction:
-    """A rule function (as the registry runs them) made of a detector and its words."""
+def explained(rule_id: str, detect: Detector[H], words: Explainer[H], time_class: str = "io") -> RuleFunction:
+    """A rule function (as the registry runs them) made of a detector and its words.
+
+    A single run's I/O finding (``time_class`` "io") loses at most what faster I/O can save the
+    run, the slowest rank's I/O time (:attr:`pario.analysis.times.RankTimes.io_at_stake`): a larger
+    estimate is cut to it, and the finding says so."""
 
     def run(facts: Any, cfg: RuleConfig) -> Iterator[Finding]:
         for hit in detect(facts, cfg):
             runtime = hit.runtime if hit.runtime is not None else facts.runtime
-            yield build(rule_id, hit, words(hit, facts, cfg), cfg, runtime)
+            said = words(hit, facts, cfg)
+            times = getattr(facts, "times", None)
+            bound = times.io_at_stake if time_class == "io" and times is not None else None
+            if bound is not None and hit.time_lost is not None and hit.time_lost > bound > 0:
+                note = (f"The estimate, {_seconds(hit.time_lost)}, is cut to {_seconds(bound)}: faster I/O "
+                        "cannot save more than the slowest rank's I/O time.")
+                hit = replace(hit, time_lost=bound)
+                said = replace(said, notes=(*said.notes, note))
+            yield build(rule_id, hit, said, cfg, runtime)
 
     run.__doc__ = detect.__doc__
     run.__name__ = getattr(detect, "__name__", rule_id)

@@ -24,7 +24,7 @@ from pario.textfit import Fit, ShellCommand, Wrapped
 
 SCHEMA_VERSION = 1
 #: the kinds of recommendation whose snippet lines are shell commands
-SHELL_KINDS = frozenset({"tune", "autotune", "striping", "environment"})
+SHELL_KINDS = frozenset({"tune", "autotune", "striping", "environment", "investigate"})
 STYLE = {Severity.CRITICAL: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 KIND_LABEL = {
     "hint": "MPI-IO hints",

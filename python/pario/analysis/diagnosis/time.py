@@ -92,8 +92,8 @@ def _outer_bytes(facts: Facts) -> tuple[float, float]:
 
 
 def other_findings(facts: Facts, cfg: RuleConfig) -> list[str]:
-    """The ids of the findings the other rules make on this run (data caveats and launcher logs
-    aside: they do not say where I/O time goes).
+    """The ids of the findings the other rules make on this run (data caveats, launcher logs and
+    computation aside: they do not say where I/O time goes).
 
     The diagnosis runs this rule after the others and hands it their findings
     (``Facts.findings_made``); called on its own, it asks the other rules, pure functions of
@@ -105,7 +105,9 @@ def other_findings(facts: Facts, cfg: RuleConfig) -> list[str]:
     if made is None:  # called on its own, not by the diagnosis: ask the other rules
         made = tuple(f for r in RULES.values() if not (r.across_runs or r.id in skip)
                      for f in r.func(facts, cfg))
-    found = [f for f in made if f.id not in skip and families.get(f.id) not in ("data", "run")]
+    compute = {r.id for r in RULES.values() if r.time_class == "compute"}
+    found = [f for f in made
+             if f.id not in skip | compute and families.get(f.id) not in ("data", "run")]
     # in the order the diagnosis lists them: the costliest first
     found.sort(key=lambda f: (f.time_lost is None, -(f.time_lost or 0.0), f.id))
     return list(dict.fromkeys(f.id for f in found))

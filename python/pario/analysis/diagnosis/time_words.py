@@ -65,8 +65,8 @@ def io_bound(hit: IOBound, facts: Facts, cfg: RuleConfig) -> Words:
         evidence,
         _recs(hit, facts),
         notes=notes,
-        time_basis="exact: the mean per-rank I/O time (POP's avg(IO)); the run cannot save more "
-        "than this by making I/O faster",
+        time_basis="exact: the mean per-rank I/O time (POP's avg(IO)), what I/O costs the average rank; "
+        f"faster I/O saves the run at most the slowest rank's I/O time, {fmt.seconds(io_max)}",
     )
 
 
