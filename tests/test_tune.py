@@ -633,6 +633,31 @@ def test_a_command_that_starts_its_mpi_jobs_itself_is_tuned(tmp_path: Path, pari
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("before", ["absent", "there"])
+def test_every_run_finds_the_files_as_the_first_run_did(tmp_path: Path, pario_cmd, mpi_env, before: str):
+    """The program's output file, absent before the study, is removed before each run (every run
+    creates it, as the default's did, instead of overwriting it in the page cache); a file that was
+    there before is overwritten by every run and never removed.  A wrapper notes what each run
+    found."""
+    data, states = tmp_path / "b.dat", tmp_path / "states"  # in the working directory
+    if before == "there":
+        data.write_bytes(b"x" * 100)
+    script = tmp_path / "job.sh"
+    script.write_text(f"""#!/bin/sh
+if [ -e {data} ]; then echo there >> {states}; else echo absent >> {states}; fi
+exec mpirun --oversubscribe -np 2 {kernel_exe("block")} {" ".join(KERNEL_ARGS)} --path {data}
+""")
+    script.chmod(0o755)
+    args = ["--budget", "3", "--strategy", "random", "--seed", "1", "--study", "f", "--no-verify", "--",
+            str(script)]
+    done = tune(pario_cmd, mpi_env, tmp_path, *args)
+    assert done.returncode == 0, done.stderr
+    found = states.read_text().split()
+    assert len(found) >= 3 and set(found) == {before}  # the budget's 3 runs and any re-measurement
+    assert data.is_file()  # the last run's file stays
+
+
+@pytest.mark.slow
 def test_trials_at_once_write_into_their_own_trial_dir(tmp_path: Path, pario_cmd, mpi_env):
     """--jobs 2 with the data file at '{trial_dir}/b.dat': each run writes its own file, in its own
     directory, and its log measures that file."""

@@ -11,6 +11,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import optuna
 import pytest
 from optuna.trial import TrialState
 
@@ -20,8 +21,9 @@ from pario.log import read_log
 from pario.tune import config as cfg
 from pario.tune import output
 from pario.tune.objective import measure
-from pario.tune.results import Sampled, Summary, TrialRow
+from pario.tune.results import Sampled, Summary, TrialRow, summarise
 from pario.tune.space import Detected, apply_space_file, build_space
+from pario.tune.study import space_from_json
 from record_helpers import one_record
 from test_tune import hints_file_entries, sqlite_url, trials_of, tune
 
@@ -228,14 +230,19 @@ def test_hdf5_study_applies_the_properties(tmp_path: Path, pario_cmd, mpi_env):
             assert got == expected_hdf5(config), (t.number, config)
     # the JSON's configurations name the HDF5 dimensions
     assert all(set(HDF5_DIMS) <= set(row["config"]) for row in data["trials"])
-    # best.hints carries the best's properties, and pario run --hints applies them
+    # 3 single runs declare no winner, so no best.hints; the hints file a win would get carries the
+    # best's properties, and pario run --hints applies them
     best = data["best"]["config"]
-    hints = hints_file_entries(tmp_path / ".pario" / "tune" / "h5" / "best.hints")
+    assert data["verdict"] != "better" and not (tmp_path / ".pario" / "tune" / "h5" / "best.hints").exists()
+    stored = optuna.load_study(study_name="h5", storage=sqlite_url(tmp_path))
+    won = replace(summarise(stored), verdict="better")
+    space = space_from_json(stored.user_attrs["pario_space"])
+    written = output.best_files(won, space, tmp_path / "won", None)
+    hints = hints_file_entries(written["hints"])
     assert {k: v for k, v in hints.items() if k != "hdf5.alignment_threshold"} == \
         {k: v for k, v in best.items() if v != "default"}
     log = tmp_path / "again.pario"
-    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--hints",
-                           str(tmp_path / ".pario" / "tune" / "h5" / "best.hints"), "--",
+    proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--hints", str(written["hints"]), "--",
                            *mpirun("vpic", [*VPIC, "--path", str(h5)])],
                           env=mpi_env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -36,6 +36,7 @@ from typing import Any
 from pario.errors import ParioError
 from pario.job_logs import step_logs
 from pario.tune import config as cfg
+from pario.tune import file_state
 from pario.tune.objective import (
     MAXIMISE,
     NoObjective,
@@ -257,6 +258,9 @@ class Runner:
         self.stripes = any(d.kind == "stripe" for d in space.dimensions)
         # the output directory's own striping, set again for dimensions at default and at the end
         self.original_stripe = read_stripe(self.directory) if self.stripes else None
+        # runs one after another start with the files as the first found them (file_state.py)
+        self.files = (file_state.before_first_run(study_dir, settings.command, settings.workdir)
+                      if settings.jobs == 1 else None)
 
     def _stripe_command(self, a: cfg.Applied) -> list[str] | None:
         return cfg.stripe_command(self.directory, a.stripe, self.original_stripe) if self.stripes else None
@@ -304,6 +308,8 @@ class Runner:
                     runs.append({"status": "failed", "error": error})
                     break
             rdir.mkdir(parents=True, exist_ok=True)
+            if self.files is not None:
+                file_state.clear(self.files)
             argv = pario_run_argv(log, cfg.pario_run_args(a, hints_file), in_trial_dir(self.s.command, rdir))
             if self.s.launcher == "slurm":
                 res = run_slurm(argv, env, self.s.workdir, rdir, log, self.s.timeout, self.s.sbatch_args,
@@ -311,6 +317,8 @@ class Runner:
             else:
                 res = run_local(argv, env, self.s.workdir, rdir, log, self.s.timeout)
             entry = self._read(res, log, read_log)
+            if self.files is not None and file_state.note_written(self.files, entry["written"], self.dir):
+                file_state.save(self.files, self.dir)
             runs.append(entry["run"])
             if entry["run"]["status"] != "ok":
                 break
@@ -331,10 +339,12 @@ class Runner:
         if res.status != "ok":
             messages = log.parent / "stderr.txt"
             run["error"] = res.stderr_tail + (f"\n{MESSAGES_IN}{messages}" if messages.is_file() else "")
-            return {"run": run}
+            return {"run": run, "written": []}
+        written: list[str] = []
         try:
             profile = read_log(log)
             steps = [read_log(p) for p in step_logs(log)] if self.s.objective != "wall-time" else []
+            written = sorted({w for p in (profile, *steps) for w in file_state.written_files(p)})
             if steps:  # the command started its MPI jobs itself: their logs hold the I/O
                 m = measure_steps(steps, self.s.objective, self.s.files)
                 profile = steps[0]
@@ -344,9 +354,9 @@ class Runner:
         except (NoObjective, ParioError) as exc:
             run["status"] = "failed"
             run["error"] = f"{exc}"
-            return {"run": run}
+            return {"run": run, "written": written}
         run.update(value=m.value, bytes=m.bytes, time=m.seconds)
-        return {"run": run, "value": m.value, "profile": profile,
+        return {"run": run, "value": m.value, "profile": profile, "written": written,
                 "workload": workload_features(profile, self.s.files)}
 
 
