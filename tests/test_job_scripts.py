@@ -174,6 +174,30 @@ mpirun -np 4 {exe} {out2} {K} {S}
     assert read_log(tmp_path / "run.step1.pario").trace.nprocs == 3  # type: ignore[union-attr]
 
 
+def test_pario_run_of_a_script_that_sets_its_own_log_says_where_the_logs_went(
+        tmp_path: Path, compile_program, pario_cmd, mpi_env):
+    """pario run --log jobrun.pario -- ./job.sh, where job.sh runs pario env --log itself: the MPI
+    jobs write envlogs/run.step1.pario and .step2, and pario run names them instead of saying that
+    no process called MPI_Init."""
+    exe = compile_program("io_known.c")
+    (tmp_path / "envlogs").mkdir()
+    out1, out2 = io_known_dirs(tmp_path, "one", "two")
+    env = f"{' '.join(pario_cmd)} env --log {tmp_path}/envlogs/run.pario"
+    job = script(tmp_path / "job.sh", f"""eval "$({env})"
+mpirun -np 2 {exe} {out1} {K} {S}
+mpirun -np 2 {exe} {out2} {K} {S}
+""")
+    proc = run_script(pario_cmd, mpi_env, tmp_path / "jobrun.pario", job)
+    assert proc.returncode == 0, proc.stderr
+    steps = [tmp_path / "envlogs" / f"run.step{i}.pario" for i in (1, 2)]
+    assert all(p.is_file() for p in steps)
+    said = proc.stderr[proc.stderr.index(f"pario: no log was written to {tmp_path / 'jobrun.pario'}"):]
+    assert said.splitlines()[0].endswith("the command's MPI jobs wrote their logs where their own "
+                                         "PARIO_LOG said (a pario env inside the command):")
+    assert said.splitlines()[1:3] == [f"pario:   {p}" for p in steps]
+    assert "MPI_Init" not in proc.stderr
+
+
 def test_pario_env_prints_what_it_sets(pario_cmd, libpario, tmp_path: Path):
     proc = subprocess.run([*pario_cmd, "env", "--log", f"{tmp_path}/"], capture_output=True, text=True,
                           timeout=60)

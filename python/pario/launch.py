@@ -348,8 +348,13 @@ def summary(launch: Launch, since: float, exit_code: int = 0) -> list[str]:
     if not steps:
         if own:
             return [f"log written to {own}"]
-        why = run_notes.no_log_reason(launch.notes, exit_code) + _refusal(launch, exit_code)
         stale = f"; {launch.log} is an earlier run's, left as it was" if launch.log.is_file() else ""
+        elsewhere = [p for p in run_notes.written(launch.notes) if Path(p) != launch.log]
+        if elsewhere:
+            jobs = "MPI job wrote its log" if len(elsewhere) == 1 else "MPI jobs wrote their logs"
+            return [f"no log was written to {launch.log}: the command's {jobs} where their own PARIO_LOG "
+                    f"said (a pario env inside the command){stale}:", *[f"  {p}" for p in elsewhere]]
+        why = run_notes.no_log_reason(launch.notes, exit_code) + _refusal(launch, exit_code)
         return [f"no log was written to {launch.log}: {why}{stale}"]
     lines = [f"log of the command itself: {own}"] if own else []
     lost = sum(1 for p in step_paths if lost_reason(p) is not None)

@@ -2,10 +2,11 @@
 
 ``pario run`` names a file beside the log in ``PARIO_RUN_NOTES``; the runtime appends one line
 to it per event (src/runtime/notes.c): ``started N 1`` from the launcher's rank 0 (N: the
-launcher's process count) or ``started 1 0`` from a process no launcher names, and ``exited WHY
-MPI_USED MPI_INIT_SEEN LIBRARY`` from each process that leaves without a log.  No process creates
-a file of its own; a job whose ranks write the log adds one line.  When no log appears,
-:func:`no_log_reason` turns the lines into one sentence.
+launcher's process count) or ``started 1 0`` from a process no launcher names, ``exited WHY
+MPI_USED MPI_INIT_SEEN LIBRARY`` from each process that leaves without a log, and ``wrote PATH``
+from the process that wrote a log.  No process creates a file of its own.  When no log appears
+where ``pario run`` looks, :func:`no_log_reason` turns the lines into one sentence, and
+:func:`written` says where the jobs wrote theirs (a job script that sets its own PARIO_LOG).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Note:
     mpi_library: str
     processes: int = 1
     launcher: bool = False
+    wrote: str = ""  # the log a ``wrote`` line names
 
 
 def create(where: Path) -> Path:
@@ -48,6 +50,9 @@ def parse(line: str) -> Note | None:
     if words[0] == "started" and len(words) == 3 and words[1].isdigit():
         return Note(exited=False, mpi_used=False, mpi_library="", processes=int(words[1]),
                     launcher=words[2] == "1")
+    if words[0] == "wrote" and len(words) >= 2:
+        return Note(exited=False, mpi_used=False, mpi_library="", processes=0,
+                    wrote=line.split(" ", 1)[1].strip())
     if words[0] == "exited" and len(words) >= 4:
         library = words[4].strip() if len(words) > 4 else ""
         return Note(exited=True, mpi_used=words[2] == "1", mpi_library=library)
@@ -86,6 +91,11 @@ def tally(notes: Path | None) -> Tally:
     launched = max((n.processes for n in said if not n.exited and n.launcher), default=0)
     alone = sum(n.processes for n in said if not n.exited and not n.launcher)
     return Tally(started=launched + alone, exits=[n for n in said if n.exited])
+
+
+def written(notes: Path | None) -> list[str]:
+    """The logs the processes wrote, as the notes name them, in order, each once."""
+    return list(dict.fromkeys(n.wrote for n in read(notes) if n.wrote))
 
 
 def _count(n: int, what: str) -> str:

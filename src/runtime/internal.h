@@ -82,5 +82,6 @@ void pario_read_hints_file(const char *path);
 /* notes.c: why a process wrote no log, for `pario run` (PARIO_RUN_NOTES) */
 void pario_note_started(void);
 void pario_note_no_log(const char *why);
+void pario_note_wrote(const char *path);
 
 #endif

@@ -672,6 +672,8 @@ static int write_file(const char *path, const struct pario_buf *head, const stru
         err = errno;
     if (err)
         unlink(tmp);
+    else
+        pario_note_wrote(path);
     return err;
 }
 
@@ -899,6 +901,8 @@ static int write_windows(MPI_Comm comm, FILE *f, const char *tmp, const char *pa
             err = errno;
         if (err)
             unlink(tmp);
+        else
+            pario_note_wrote(path);
     }
     NEXT(PMPI_Bcast)(&err, 1, MPI_INT, 0, comm);
     return err;

@@ -8,8 +8,11 @@
  *       the launcher's process count ("launcher" 1); a process no launcher
  *       names (launcher 0) writes "started 1 0";
  *   "exited <why> <mpi_used> <mpi_init_seen> <library>": by a process that
- *       leaves without writing a log, saying why.
- * So a job whose ranks all write the log adds one line, and no process
+ *       leaves without writing a log, saying why;
+ *   "wrote <path>": by the process that wrote a log (rank 0 of a job), so
+ *       that a log written where the job's own PARIO_LOG said (a job script
+ *       that runs pario env itself) is found too.
+ * So a job whose ranks all write the log adds two lines, and no process
  * creates a file of its own.  When a job leaves no log, `pario run` reads
  * them (python/pario/run_notes.py): no line means the runtime never reached
  * the program's processes; processes started but fewer exit lines mean
@@ -24,6 +27,7 @@
 #include "internal.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,4 +92,11 @@ void pario_note_no_log(const char *why)
     if (used && pario_launcher_rank() == 0)
         pario_warn("this program started MPI through an entry point pario does not intercept (its MPI_Init "
                    "was not seen), so no log is written; MPI library: %s", version);
+}
+
+void pario_note_wrote(const char *path)
+{
+    char text[PATH_MAX + 16];
+    if (snprintf(text, sizeof text, "wrote %s\n", path) < (int)sizeof text)
+        write_note(text);
 }
