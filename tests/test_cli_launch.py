@@ -103,3 +103,23 @@ def test_kernel_refuses_bad_hints(tmp_path: Path, pario_cmd, mpi_env):
         lines = [line for line in proc.stderr.splitlines() if line.startswith("pario-kernel-block:")]
         assert len(lines) == 1 and message in lines[0], proc.stderr
         assert "MPI_ERR" not in proc.stderr
+
+
+def test_kernel_says_how_to_run_more_ranks_than_cores(tmp_path: Path, pario_cmd, mpi_env):
+    """More ranks than cores without --oversubscribe: Open MPI's mpirun refuses, and pario kernel
+    adds the line that runs it, as pario run explains the same refusal."""
+    import os
+    import shlex
+
+    np = (os.cpu_count() or 1) + 2
+    env = {k: v for k, v in mpi_env.items() if k != "OMPI_MCA_rmaps_base_oversubscribe"}
+    args = ["block", "--path", str(tmp_path / "b.dat"), *BLOCK, "--np", str(np)]
+    proc = kernel(pario_cmd, env, *args)
+    assert proc.returncode != 0
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"pario: Open MPI's mpirun refuses {np} ranks on {os.cpu_count()} cores unless "
+                           "--oversubscribe is given: pario kernel block ")
+    again = shlex.split(line.split(" is given: ", 1)[1])
+    assert again[again.index("--") + 1] == "--oversubscribe"
+    rerun = kernel(pario_cmd, env, *again[2:])
+    assert rerun.returncode == 0, rerun.stderr

@@ -127,4 +127,26 @@ def _run(args: argparse.Namespace) -> int:
         raise ParioError(f"kernel {args.name}: {why}")
     sys.stdout.flush()
     res = kernels.run(args.name, kernel_args, np=np, launcher=launcher, launcher_args=launcher_args)
+    if res.returncode != 0:
+        refused = _too_many_ranks(launcher, np, launcher_args)
+        if refused:
+            again = ["pario", "kernel", args.name, *kernel_args, "--np", str(np), "--", "--oversubscribe",
+                     *launcher_args]
+            print(f"pario: {refused}: {shlex.join(again)}", file=sys.stderr)
     return res.returncode
+
+
+def _too_many_ranks(launcher: str, np: int, launcher_args: list[str]) -> str:
+    """Why Open MPI's mpirun refused the job, where it refuses it for sure: more ranks than cores
+    without --oversubscribe ("" otherwise)."""
+    import os
+
+    from pario.launch import MPIRUN_NAMES, mpirun_flavour
+
+    cores = os.cpu_count() or 1
+    if (os.path.basename(launcher) not in MPIRUN_NAMES or np <= cores or "--oversubscribe" in launcher_args
+            or os.environ.get("OMPI_MCA_rmaps_base_oversubscribe") in ("1", "true")
+            or mpirun_flavour(launcher) != "openmpi"):
+        return ""
+    return f"Open MPI's mpirun refuses {np} ranks on {cores} cores unless --oversubscribe is given"
+
