@@ -114,6 +114,24 @@ def test_daos_log_reads_with_exact_posix_and_stdio(daos_log: tuple[DarshanLog, P
                                "DAOS": {"records": 4, "version": 1, "partial": False}}
 
 
+def test_a_dfs_file_without_a_name_is_named_by_its_record(tmp_path: Path) -> None:
+    """The root's DFS record keeps only its empty name record (DFS never named it): the tables and
+    findings call it by its module and record id, never by a blank name."""
+    import dataclasses
+
+    built = ior_daos_log("<")
+    keep = [i for i, n in enumerate(built.names) if n != (ID_ROOT, "/")]
+    writers = built.name_writers or [0] * len(built.names)
+    nameless = dataclasses.replace(built, names=[built.names[i] for i in keep],
+                                   name_writers=[writers[i] for i in keep])
+    profile = read_log(nameless.write(tmp_path / "nameless.darshan"))
+    dfs = by_name(profile.layer("dfs"))
+    assert sorted(dfs) == ["/testFile", f"<DFS record {ID_ROOT:016x}>"]
+    assert "" not in profile.layer("daos")["name"].tolist()
+    text = json.dumps([dataclasses.asdict(f) for f in diagnose(profile)])
+    assert '""' not in text.replace('"snippet": ""', "")
+
+
 def test_daos_log_reads_dfs_and_daos_layers(daos_log: tuple[DarshanLog, Path]) -> None:
     """The DFS and DAOS records as built, under the model's names; the DAOS objects no module
     names are named by their object id (read in the log's byte order)."""
@@ -278,7 +296,9 @@ def test_names_the_library_reads_are_accepted(tmp_path: Path, names: list[tuple[
     # PyDarshan gives the records that have a name record; so does pario
     assert len(report.records["POSIX"]) == len(posix) == (1 if 11 in expected else 0)
     assert list(posix.get("bytes_written", [])) == [4096] * len(posix)
-    assert posix["name"].tolist() == [expected[11] for _ in range(len(posix))]
+    # an empty name is the record's id in the tables (never a blank name)
+    want = expected.get(11) or darshan_reader.unnamed_record("POSIX", 11)
+    assert posix["name"].tolist() == [want for _ in range(len(posix))]
 
 
 @pytest.mark.parametrize("raw", [

@@ -515,7 +515,7 @@ def _load_with_library(path: str) -> _RawDarshan:
                       modules={name: dict(info) for name, info in log.modules.items()})
     names = _name_lookup(log.names)
     for mod, records in log.records.items():
-        raw.records[mod] = _module_records(records, names)
+        raw.records[mod] = _module_records(records, names, mod)
     for mod, segments in log.dxt.items():  # as PyDarshan, only the records with a name
         found, _ = _names_of(segments.ids, names)
         raw.dxt[mod] = segments.take(found)
@@ -549,14 +549,16 @@ def _names_of(ids: np.ndarray, names: tuple[np.ndarray, np.ndarray]) -> tuple[np
     return found, out
 
 
-def _module_records(records: darshan_lib.Records, names: tuple[np.ndarray, np.ndarray]) -> Table:
+def _module_records(records: darshan_lib.Records, names: tuple[np.ndarray, np.ndarray],
+                    module: str = "") -> Table:
     """A module's named records: rank, id, name, then the counters and fcounters under Darshan's
     names; without any, only rank, id and name (PyDarshan made no counter columns then).  A DAOS
-    object's empty name becomes its object id (:func:`daos_object_name`)."""
+    object's empty name becomes its object id (:func:`daos_object_name`), any other record's
+    empty name its record id (:func:`unnamed_record`): never a blank name in a table or a finding."""
     found, name = _names_of(records.ids, names)
-    if records.oids is not None:
-        for i in np.flatnonzero(found & (name == "")).tolist():
-            name[i] = daos_object_name(int(records.oids[i, 0]), int(records.oids[i, 1]))
+    for i in np.flatnonzero(found & (name == "")).tolist():
+        name[i] = (daos_object_name(int(records.oids[i, 0]), int(records.oids[i, 1]))
+                   if records.oids is not None else unnamed_record(module, int(records.ids[i])))
     if not found.any():
         return Table({"rank": np.zeros(0, dtype=np.int64), "id": np.zeros(0, dtype=np.uint64),
                       "name": np.zeros(0, dtype=object)})
@@ -578,6 +580,12 @@ def daos_object_name(hi: int, lo: int) -> str:
     """The name of a DAOS object that no module named (Darshan registers DAOS objects without a
     name): its object id as DAOS's tools print it, ``<DAOS object HI.LO>``."""
     return f"<DAOS object {hi}.{lo}>"
+
+
+def unnamed_record(module: str, rec_id: int) -> str:
+    """The name of a record whose name record is empty (a DFS file Darshan registered without its
+    path): its module and record id, ``<DFS record 0123456789abcdef>``."""
+    return f"<{module or 'unnamed'} record {rec_id:016x}>"
 
 
 def _lustre_components(comps: darshan_lib.LustreComponents,
