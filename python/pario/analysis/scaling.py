@@ -19,6 +19,7 @@ rank for weak) wins.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,8 +74,23 @@ def mixed_executables(runs: Sequence[RunAnalysis]) -> str:
     exes = sorted({r.job.exe for r in runs if r.job.exe})
     if len(exes) < 2:
         return ""
-    names = ", ".join(e.rsplit("/", 1)[-1] for e in exes)
-    return f"These logs come from {len(exes)} different executables ({names})."
+    return f"These logs come from {len(exes)} different executables ({', '.join(told_apart(exes))})."
+
+
+def told_apart(paths: Sequence[str]) -> list[str]:
+    """Names for distinct executables that say what differs: their file names where those differ
+    (``ior``, ``mpi-io-test``), else their paths below the directories they share
+    (``3.2.0/mpi-io-test``, ``3.5.0/mpi-io-test``), else the paths whole."""
+    names = [p.rsplit("/", 1)[-1] for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    absolute = [os.path.normpath(p) for p in paths]
+    try:
+        shared = os.path.commonpath(absolute)
+    except ValueError:  # absolute and relative paths together
+        return list(paths)
+    below = [os.path.relpath(p, shared) if shared not in ("", "/", ".") else p for p in absolute]
+    return below if len(set(below)) == len(below) and "." not in below else list(paths)
 
 
 def infer_mode(runs: Sequence[RunAnalysis]) -> tuple[str, str]:

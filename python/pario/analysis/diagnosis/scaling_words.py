@@ -9,6 +9,7 @@ import pario.analysis.diagnosis._fmt as fmt
 from pario.analysis.diagnosis.config import RuleConfig
 from pario.analysis.diagnosis.findings import Metric, Recommendation, Subject
 from pario.analysis.diagnosis.hits import Words
+from pario.analysis.scaling import told_apart
 
 if TYPE_CHECKING:
     from pario.analysis.diagnosis.facts import Facts
@@ -16,10 +17,10 @@ if TYPE_CHECKING:
 
 
 def _notes(runs: Sequence[RunIO]) -> list[str]:
-    exes = {r.exe.rsplit("/", 1)[-1] for r in runs if r.exe}
+    exes = sorted({r.exe for r in runs if r.exe})
     if len(exes) > 1:
         return [
-            "The logs come from different executables (" + ", ".join(sorted(exes)) + "): the comparison "
+            "The logs come from different executables (" + ", ".join(told_apart(exes)) + "): the comparison "
             "assumes they are runs of one application."
         ]
     return []
