@@ -44,6 +44,35 @@ def test_report_of_a_darshan_log_loads_and_draws(log: str, tmp_path: Path, brows
     assert page.probe == [0, 0]
 
 
+def test_byte_axes_in_binary_units_and_file_labels_whole(tmp_path: Path, browser):
+    """treddy_mpi-io-test (2 GiB written to one file): the bytes chart's axis is in GiB, as the
+    tables are (Plotly's own format wrote "2B", billions), and every file label is drawn whole,
+    its number included, inside the figure (a fixed margin cut the start of long labels)."""
+    from pario.report.html import file_figures
+
+    treddy = LOGS / "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+    run = analyze(read_log(str(treddy)))
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html([run]))
+    probe = ("Array.from(document.querySelectorAll('.js-plotly-plot'))"
+             ".filter(f => /per file/.test(f._fullLayout.title.text))"
+             ".map(f => [f._fullLayout.title.text, f._fullLayout.xaxis.title.text,"
+             " Array.from(f.querySelectorAll('.xtick text')).map(t => t.textContent),"
+             " Array.from(f.querySelectorAll('.ytick text')).map(t => t.textContent),"
+             " Math.min(...Array.from(f.querySelectorAll('.ytick text'))"
+             "   .map(t => t.getBoundingClientRect().left - f.getBoundingClientRect().left))])")
+    page = load(browser, page_file, probe)
+    assert page.errors == [] and page.drawn == page.figures
+    charts = {title: rest for title, *rest in page.probe}
+    axis, xticks, _, _ = charts["Bytes per file"]
+    assert axis == "bytes (GiB)" and xticks and not any(t.endswith("B") for t in xticks)
+    assert max(float(t) for t in xticks) <= 4  # 2 GiB read and 2 written, in GiB
+    labels = sorted(file_figures(run, 10)[0]["data"][0]["y"])
+    assert labels[0].startswith("1. ") and len(charts) == 2
+    for _, _, yticks, left in charts.values():
+        assert sorted(yticks) == labels and left >= 0
+
+
 def test_hostile_names_stay_text(tmp_path: Path, browser):
     profile = synthetic(name=HOSTILE_FILE, exe=HOSTILE_EXE)
     page_file = tmp_path / "hostile.html"

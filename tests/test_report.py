@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 import shutil
@@ -131,6 +132,62 @@ def test_files_are_named_below_the_directory_they_share() -> None:
     assert f"in {deep}/" in files
     first_cells = [line.split()[0] for line in files.splitlines() if line.strip()]
     assert [c for c in first_cells if c.endswith(".dat")] == ["a.dat", "b.dat"]
+
+
+def test_the_mpi_library_s_own_files_are_one_line_not_rows() -> None:
+    """treddy_mpi-io-test: 32 ranks, one data file, and 33 files of Open MPI itself (its lock tests
+    of NFS and its shared-memory segments): the Files table lists the application's 2 files; one
+    line counts the others, the HTML says the same, and the JSON counts them apart."""
+    from darshan_logs import LOGS
+
+    treddy = "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+    run = analyze(read_log(str(LOGS / treddy)))
+    text = render_to_string([run], width=120)
+    files = text[text.index("Files"):text.index("Diagnosis")]
+    rows = files[:files.index("Not listed")]
+    assert "Top 2 of 2 files" in rows and ".locktest." not in rows and ".sm" not in rows
+    line = "Not listed: 33 files of the MPI library itself (Open MPI's lock tests and shared-memory segments"
+    assert line in " ".join(files.split())
+    assert line in html.unescape(render_html([run]))
+    data = json.loads(to_json([run], None))["runs"][0]["files"]
+    assert (data["count"], data["mpi_library_files"]) == (2, 33)
+    assert [f["name"] for f in data["top"]] == ["/yellow/users/treddy/mpi_io_rough_work/test.out", "<STDOUT>"]
+
+
+def test_pop_of_a_log_without_mpi_time_says_why_once() -> None:
+    """imbalanced-io.darshan (no APMPI): no dozen rows of "unavailable", one sentence with the
+    reasons and the one term it gives, avg(IO)/T; a run with MPI time keeps the whole table."""
+    from darshan_logs import LOGS
+
+    run = analyze(read_log(str(LOGS / "imbalanced-io.darshan")))
+    text = render_to_string([run], width=120)
+    pop = " ".join(text[text.index("POP metrics"):text.index("Files")].split())
+    assert pop.startswith("POP metrics POP's efficiencies cannot be computed for this log: Darshan logs "
+                          "record no MPI time: computation and MPI cannot be separated; needs a replay")
+    assert "unavailable" not in pop and "Parallel efficiency" not in pop
+    assert "Lost to I/O: avg(IO)/T 77.8%" in pop
+    page = html.unescape(render_html([run]))
+    assert ("POP's efficiencies cannot be computed for this log: Darshan logs record no MPI time" in page
+            and "Parallel efficiency" not in page)
+    whole = render_to_string([analyze(synthetic())], width=120)
+    assert "Parallel efficiency" in whole and "Load balance" in whole
+    assert "Parallel efficiency" in render_html([analyze(synthetic())])
+
+
+def test_runs_of_executables_of_one_name_are_told_apart_by_path() -> None:
+    """Three mpi-io-test logs from three machines: the warning names them by what differs (their
+    paths), not three times "mpi-io-test"."""
+    from darshan_logs import LOGS
+    from pario.analysis.scaling import mixed_executables, told_apart
+
+    names = ["mpi-io-test-x86_64-3.2.0.darshan", "mpi-io-test-x86_64-3.5.0.darshan",
+             "mpi-io-test-apmpi-apxc.darshan"]
+    runs = [analyze(read_log(str(LOGS / n))) for n in names]
+    assert mixed_executables(runs) == (
+        "These logs come from 3 different executables (/global/cscratch1/sd/ssnyder/tmp/mpi-io-test, "
+        "/home/wkliao/Darshan/TEST/mpi-io-test, /tmp/test/mpi-io-test).")
+    assert told_apart(["/a/x/app", "/a/y/app"]) == ["x/app", "y/app"]
+    assert told_apart(["./src/ior", "mpi-io-test"]) == ["ior", "mpi-io-test"]
 
 
 # ---------------------------------------------------------------------------

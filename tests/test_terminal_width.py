@@ -34,6 +34,7 @@ DARSHAN = [
     "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan",
     "shane_ior-HDF5_id438090-438090_11-9-41522-17417065676046418211_1.darshan",
     "shane_ior-PNETCDF_id438100-438100_11-9-41525-10280033558448664385_1.darshan",
+    "hdf5_diagonal_write_1_byte_dxt.darshan",  # the I/O libraries table: 8 columns
 ]
 SCIENTIFIC = re.compile(r"\d(\.\d+)?e[+-]?\d+\b")
 BOX = "│╭╮╰╯─┃━┏┓┗┛╶╴ ;,:()"
@@ -87,8 +88,10 @@ def check(narrow: str, wide: str, width: int) -> None:
     lines = narrow.splitlines()
     assert max(len(line) for line in lines) <= width
     assert [line for line in lines if SCIENTIFIC.search(line)] == []
-    # "(continued)": a table split in two where it does not fit, a word of the narrow text only
-    assert broken_words(narrow.replace(" (continued)", ""), wide) == []
+    # "(continued)": a table split in two where it does not fit, and the note of the columns a
+    # table leaves out: words of the narrow text only
+    narrow = re.sub(r"\(left out at \d+ columns: [^)]*\)", "", narrow.replace(" (continued)", ""))
+    assert broken_words(narrow, wide) == []
 
 
 def fits(text: str, width: int) -> None:
@@ -176,6 +179,23 @@ def test_darshan_logs_fit(name: str, width: int) -> None:
         _text(findings_renderable(findings, title="x"), 1000),
         width,
     )
+
+
+def test_a_table_too_wide_leaves_out_columns_and_says_so() -> None:
+    """A table whose values cannot all fit drops its last columns whole (never cuts "23.9 ms" to
+    "23.9 m", which reads as minutes) and names them; at a width where they fit, nothing is left out."""
+    from pario.textfit import FittingTable
+
+    table = FittingTable(box=None, pad_edge=False)
+    for name in ("file", "time", "beneath", "overhead"):
+        table.add_column(name, no_wrap=name != "file")
+    table.add_row("test_0.h5", "26.4 ms", "2.42 ms", "23.9 ms")
+    narrow = _text(table, 30)
+    rows = narrow.split("(left out")[0]
+    assert "23.9" not in rows and "overhea" not in rows
+    assert one_line(narrow).endswith("(left out at 30 columns: overhead; a wider terminal shows it)")
+    assert "2.42 ms" in narrow
+    assert "left out" not in _text(table, 40) and "23.9 ms" in _text(table, 40)
 
 
 def test_skew_app_numbers_are_plain() -> None:
@@ -405,8 +425,12 @@ def test_survey_report_fits(survey_runs, pario_cmd, width: int) -> None:  # type
         row(x["exe_name"], f"{x['jobs']:,}", f"{x['files']:,}", f"{x['max_files']:,}",
             f"{x['small_requests']:,}", _pct(x["small_share"]))
     for x in r.metadata:
-        row(x["exe_name"], f"{x['jobs']:,}", f"{x['meta_ops']:,}", _num(x["meta_core_hours"], 3),
+        row(x["exe_name"], f"{x['jobs']:,}", f"{x['meta_ops']:,}", _num(x["meta_core_hours"]),
             _pct(x["meta_share_of_io"]))
+        # the same number format as every other table: one decimal, or two digits when smaller
+        hours = _num(x["meta_core_hours"])
+        assert (len(hours.partition(".")[2]) == 1 if x["meta_core_hours"] >= 0.05
+                else float(hours) == float(f"{x['meta_core_hours']:.2g}") and "e" not in hours)
     # the unreadable log: its path in the first column, broken only after a '/', why beside it
     (error,) = r.errors
     assert error["path"] == str(survey_runs[0] / "corrupt.darshan")

@@ -10,6 +10,7 @@ line, shortened in the middle where it must be.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import sys
@@ -18,6 +19,7 @@ from typing import TextIO
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 
 #: The width of output that goes to no terminal (a file, a pipe) and names no COLUMNS.
@@ -175,6 +177,49 @@ class ShellCommand:
         for line in command_lines(self.command, max(options.max_width - self.margin, 20)):
             yield Text(("" if inside_word else pad) + line, style=self.style, no_wrap=True, overflow="fold")
             inside_word = line.endswith("\\") and not line.endswith(" \\")
+
+
+class FittingTable(Table):
+    """A table that, where even its narrowest layout is wider than the terminal, leaves out its last
+    columns (never the first) and says which, instead of cutting the values of its columns
+    (a "23.9 ms" cut to "23.9 m" reads as minutes)."""
+
+    def _narrowest(self, console: Console, options: ConsoleOptions) -> int:
+        """The width the table needs at least: each column as wide as its widest value where it
+        cannot wrap, its longest word where it can (a path: its longest part between '/'), with
+        the padding and rules between columns."""
+        wide = options.update(width=10**6)
+
+        def need(cell: RenderableType, no_wrap: bool) -> int:
+            if isinstance(cell, Wrapped) and not no_wrap:
+                return cell.indent + longest_piece(cell.text, 1)
+            m = Measurement.get(console, wide, cell)
+            return m.maximum if no_wrap else m.minimum
+
+        widths = []
+        for col in self.columns:
+            cells = [col.header, *col.cells] if self.show_header else list(col.cells)
+            widths.append(max(max((need(c, col.no_wrap) for c in cells), default=0), col.min_width or 0))
+        _, right, _, left = self.padding
+        gap = (max(left, right) if self.collapse_padding else left + right) + (1 if self.box else 0)
+        edges = (left + right if self.pad_edge else 0) + (2 if self.box and self.show_edge else 0)
+        return sum(widths) + gap * (len(widths) - 1) + edges
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        m = Table.__rich_measure__(self, console, options)
+        return Measurement(min(m.minimum, options.max_width), m.maximum)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table, dropped = self, []
+        while len(table.columns) > 1 and table._narrowest(console, options) > options.max_width:
+            dropped.insert(0, str(table.columns[-1].header))
+            table = copy.copy(table)
+            table.columns = table.columns[:-1]
+        yield from Table.__rich_console__(table, console, options)
+        if dropped:
+            them = "them" if len(dropped) > 1 else "it"
+            yield Wrapped(f"(left out at {options.max_width} columns: {', '.join(dropped)}; a wider "
+                          f"terminal shows {them})", style="dim")
 
 
 class Fit:

@@ -11,6 +11,11 @@ from pario.model import ALL_LAYERS, LIBRARIES, Profile
 from pario.model.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values
 from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 
+#: The MPI library's own files, which the application did not ask for: Open MPI's lock tests of a
+#: file system (``FILE.locktest.N``) and its shared-memory segments (``/tmp/ompi.*/…cid-….sm``).
+#: Reports list them apart (one line), and the diagnosis takes no evidence from them.
+MPI_LIBRARY_FILES: tuple[str, ...] = ("*.locktest.*", "*/ompi.*/*", "*_cid-*.sm")
+
 FILE_COLUMNS: tuple[str, ...] = ("layer", "id", "name", "ranks", "read_time", "write_time", "meta_time",
                                  "time", "bytes_read", "bytes_written", "reads", "writes")
 _SUMS = ("read_time", "write_time", "meta_time", "bytes_read", "bytes_written")
@@ -109,3 +114,34 @@ def _sorted_files(files: Table) -> Table:
     files = files[~directories(files)]
     order = np.lexsort((-files["bytes_read"], -files["bytes_written"], -files["time"]))
     return files[order]
+
+
+def mpi_library_rows(files: Table) -> np.ndarray:
+    """Rows of the per-file table that are the MPI library's own files (:data:`MPI_LIBRARY_FILES`)."""
+    import fnmatch
+
+    if not len(files):
+        return np.zeros(0, dtype=bool)
+    return np.array([any(fnmatch.fnmatchcase(str(n), p) for p in MPI_LIBRARY_FILES) for n in files["name"]],
+                    dtype=bool)
+
+
+def application_files(files: Table) -> tuple[Table, Table]:
+    """The per-file table split in two: the application's files, and the MPI library's own."""
+    own = mpi_library_rows(files)
+    return (files[~own], files[own]) if own.any() else (files, files[own])
+
+
+def mpi_library_line(library: Table) -> str:
+    """One line for the MPI library's own files ("" when there are none)."""
+    from pario.units import nbytes, seconds
+
+    if not len(library):
+        return ""
+    n = len(library)
+    moved = float(np.sum(library["bytes_read"]) + np.sum(library["bytes_written"]))
+    time = seconds(float(np.sum(library["time"])))
+    return (f"Not listed: {n:,} file{'s' if n != 1 else ''} of the MPI library itself (Open MPI's lock "
+            f"tests and shared-memory segments: *.locktest.*, /tmp/ompi.*), {time} in I/O summed over "
+            f"ranks, {nbytes(moved)} moved.")
+

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from pario import __version__
+from pario.analysis.files import application_files
 from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis
 from pario.model import SIZE_BUCKETS
@@ -98,7 +99,7 @@ def run_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "mpi": plain(run.mpi),
         "memory": plain(run.memory),
         "totals": plain(run.totals),
-        "files": {"count": int(len(run.files)), "top": table_records(as_table(run.files).head(top))},
+        "files": _files(run, top),
         "ranks": table_columns(as_table(run.ranks)),
         "findings": findings_list(run.findings) if run.diagnosed else None,
         "hints": run.hints.as_dict(),
@@ -140,3 +141,11 @@ def report_dict(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None, *,
         "runs": [run_dict(r, top=top) for r in runs],
         "scaling": scaling_dict(scaling),
     }
+
+
+def _files(run: RunAnalysis, top: int) -> dict[str, Any]:
+    """The application's files (the top ones by I/O time), and how many are the MPI library's own."""
+    own, library = application_files(as_table(run.files))
+    return {"count": int(len(own)), "top": table_records(own.head(top)),
+            "mpi_library_files": int(len(library))}
+

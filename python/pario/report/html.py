@@ -9,6 +9,7 @@ written as ``\\u003c``, ``\\u003e`` and ``\\u0026``, so a file called
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from markupsafe import Markup
 
 from pario import __version__
 from pario.analysis.activity import MODULE_LABELS, merged
+from pario.analysis.files import application_files, mpi_library_line
 from pario.analysis.io import FILE_LAYER_LABELS, LAYER_LABELS, library_layers_note
 from pario.analysis.pop import efficiency_level
 from pario.analysis.run import RunAnalysis
@@ -148,6 +150,22 @@ def _axis(title: str, **extra: Any) -> dict[str, Any]:
     return {"title": {"text": title}, **extra}
 
 
+#: Binary units of bytes, as the tables use them.
+BYTE_UNITS: tuple[tuple[str, float], ...] = (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20),
+                                             ("KiB", 2.0**10), ("B", 1.0))
+
+
+def byte_unit(values: Sequence[float | None]) -> tuple[str, float]:
+    """The binary unit a chart of ``values`` (bytes) is drawn in: the largest that keeps the
+    largest value at 1 or more (Plotly's own SI prefixes would write 4.5 GB as "4.5B", billions)."""
+    top = max((abs(v) for v in values if v is not None and math.isfinite(v)), default=0.0)
+    return next(((u, f) for u, f in BYTE_UNITS if top >= f), ("B", 1.0))
+
+
+def _in_unit(values: Sequence[float | None], factor: float) -> list[float | None]:
+    return [None if v is None else v / factor for v in values]
+
+
 def histogram_figure(run: RunAnalysis) -> dict[str, Any] | None:
     traces = []
     for lay in run.io.layers:
@@ -161,8 +179,19 @@ def histogram_figure(run: RunAnalysis) -> dict[str, Any] | None:
                                               xaxis=_axis("request size (bytes)"), yaxis=_axis("requests"))}
 
 
+def pop_unavailable(run: RunAnalysis) -> tuple[str, list[tuple[str, Value]]]:
+    """Where no POP efficiency can be computed (a Darshan log without MPI time): the reasons, said
+    once, and the terms that can be; ("", []) where the efficiencies are there."""
+    if any(v.available for _, _, v, _ in run.pop.rows()):
+        return "", []
+    terms = [(label, v) for _, label, v, _ in run.pop.rows()]
+    terms += [(label, v) for _, label, v in run.pop.losses()]
+    reasons = "; ".join(dict.fromkeys(v.reason for _, v in terms if not v.available and v.reason))
+    return reasons, [(label, v) for label, v in terms if v.available]
+
+
 def file_figures(run: RunAnalysis, top: int) -> list[dict[str, Any]]:
-    files = as_table(run.files).head(top)
+    files = application_files(as_table(run.files))[0].head(top)
     if not len(files):
         return []
     files = files[::-1]  # slowest at the top of a horizontal bar chart
@@ -177,17 +206,21 @@ def file_figures(run: RunAnalysis, top: int) -> list[dict[str, Any]]:
                     "hovertemplate": "%{text}<br>%{x:.4g} s", "marker": {"color": COLOURS[key]}}
                    for key, col, name in (("read", "read_time", "read"), ("write", "write_time", "write"),
                                           ("meta", "meta_time", "metadata"))]
-    byte_traces = [{"type": "bar", "orientation": "h", "name": name, "y": labels, "x": _finite(files[col]),
-                    "text": full, "textposition": "none", "hovertemplate": "%{text}<br>%{x:.4s}B",
-                    "marker": {"color": COLOURS[key]}}
+    unit, factor = byte_unit(_finite(files["bytes_read"] + files["bytes_written"]))
+    byte_traces = [{"type": "bar", "orientation": "h", "name": name, "y": labels,
+                    "x": _in_unit(_finite(files[col]), factor), "text": full, "textposition": "none",
+                    "hovertemplate": f"%{{text}}<br>%{{x:.4g}} {unit}", "marker": {"color": COLOURS[key]}}
                    for key, col, name in (("read", "bytes_read", "read"),
                                           ("write", "bytes_written", "written"))]
-    margin = {"l": 260, "r": 20, "t": 45, "b": 50}
+    # the labels' width sets the left margin (a fixed one cut their start, the file's number)
+    margin = {"r": 20, "t": 45, "b": 50}
+    names = {"automargin": True}
     return [
         {"data": time_traces, "layout": _layout("I/O time per file (summed over ranks)", barmode="stack",
-                                                height=height, margin=margin, xaxis=_axis("seconds"))},
+                                                height=height, margin=margin, xaxis=_axis("seconds"),
+                                                yaxis=names)},
         {"data": byte_traces, "layout": _layout("Bytes per file", barmode="stack", height=height,
-                                                margin=margin, xaxis=_axis("bytes"))},
+                                                margin=margin, xaxis=_axis(f"bytes ({unit})"), yaxis=names)},
     ]
 
 
@@ -222,12 +255,14 @@ def scaling_figures(scaling: ScalingAnalysis) -> list[dict[str, Any]]:
     eff = {"data": eff_traces, "layout": eff_layout}
     # one category per run: runs of the same rank count would share a bar
     runs = [f"{r.nprocs} · {r.label}" for r in rows] if len(set(x)) < len(x) else x
+    rate_unit, rate_factor = byte_unit(series("io_bandwidth"))
     io = {"data": [
         {"type": "bar", "name": "I/O time per rank (s)", "x": runs, "y": series("io_time_mean")},
-        {"type": "scatter", "mode": "lines+markers", "name": "I/O bandwidth (B/s)", "x": runs,
-         "y": series("io_bandwidth"), "yaxis": "y2"},
+        {"type": "scatter", "mode": "lines+markers", "name": f"I/O bandwidth ({rate_unit}/s)", "x": runs,
+         "y": _in_unit(series("io_bandwidth"), rate_factor), "yaxis": "y2"},
     ], "layout": _layout("I/O time and bandwidth per run", xaxis=_axis("ranks", type="category"),
-                         yaxis=_axis("seconds"), yaxis2=_axis("bytes/s", overlaying="y", side="right"))}
+                         yaxis=_axis("seconds"),
+                         yaxis2=_axis(f"bandwidth ({rate_unit}/s)", overlaying="y", side="right"))}
     return [speed, eff, io]
 
 
@@ -352,8 +387,12 @@ def render_html(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None = N
         if act is not None:
             figures.append(act)
         findings = findings_list(run.findings) if run.diagnosed else None
+        own, library = application_files(as_table(run.files))
+        pop_reasons, pop_known = pop_unavailable(run)
         views.append({"index": i, "run": run, "figures": figures, "findings": findings,
-                      "files": records(as_table(run.files).head(top)), "buckets": fmt.BUCKET_LABELS,
+                      "files": records(own.head(top)), "library_files": mpi_library_line(library),
+                      "pop_reasons": pop_reasons, "pop_known": pop_known,
+                      "buckets": fmt.BUCKET_LABELS,
                       "datasets": (records(as_table(run.libraries.datasets).head(top))
                                    if run.libraries.datasets is not None else []),
                       "timeline": timeline_view(traces[i] if traces is not None else None)})

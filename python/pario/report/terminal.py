@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pario.analysis.activity import MODULE_LABELS, merged, sparkline
+from pario.analysis.files import application_files, mpi_library_line
 from pario.analysis.io import (
     FILE_LAYER_LABELS,
     IN_DATA_ROW,
@@ -35,7 +36,7 @@ from pario.names import common_directory, relative
 from pario.report import format as fmt
 from pario.report.data import records
 from pario.table import as_table
-from pario.textfit import Fit, Shortened, Wrapped
+from pario.textfit import Fit, FittingTable, Shortened, Wrapped
 from pario.units import nranks
 from pario.values import Value
 
@@ -79,8 +80,8 @@ def _eff(v: Value, notes: Footnotes) -> Text:
 
 
 def _table(title: str, *columns: str, right_from: int = 1) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
-                  pad_edge=False, show_edge=False, collapse_padding=True)
+    table = FittingTable(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+                         pad_edge=False, show_edge=False, collapse_padding=True)
     for i, col in enumerate(columns):
         table.add_column(col, justify="right" if i >= right_from else "left", no_wrap=i >= right_from)
     return table
@@ -294,6 +295,9 @@ def _replay_note(pop: PopMetrics, error: float) -> str:
 
 
 def pop_section(run: RunAnalysis) -> RenderableType:
+    if not any(v.available for _, _, v, _ in run.pop.rows()):
+        terms = [(label, v) for _, label, v, _ in run.pop.rows()]
+        return _pop_unavailable(terms + [(label, v) for _, label, v in run.pop.losses()])
     notes = Footnotes()
     t = _table("Efficiencies (1 is ideal; below 0.8 needs attention)", "metric", "value")
     for _, label, v, indent in run.pop.rows():
@@ -311,10 +315,30 @@ def pop_section(run: RunAnalysis) -> RenderableType:
     return Group(*parts, losses, *notes.render())
 
 
+def _pop_unavailable(rows: list[tuple[str, Value]]) -> RenderableType:
+    """The POP section of a log whose efficiencies all are unavailable (a Darshan log without MPI
+    time): why, said once, and the terms that can be computed."""
+    reasons = list(dict.fromkeys(v.reason for _, v in rows if not v.available and v.reason))
+    parts: list[RenderableType] = [
+        _heading("POP metrics"),
+        Wrapped("POP's efficiencies cannot be computed for this log: " + "; ".join(reasons) + ".",
+                style="dim"),
+    ]
+    known = [(label, v) for label, v in rows if v.available]
+    if known:
+        t = _table("What can be computed", "term", "share of T")
+        for label, v in known:
+            t.add_row(_t(label), _t(fmt.number(v, as_percent=True)))
+        parts.append(t)
+    return Group(*parts)
+
+
 def files_section(run: RunAnalysis, top: int) -> RenderableType:
-    files = as_table(run.files)
-    if not len(files):
+    files, library = application_files(as_table(run.files))
+    if not len(files) and not len(library):
         return Group()
+    if not len(files):
+        return Group(_heading("Files"), Wrapped(mpi_library_line(library), style="dim"))
     shown = files.head(top)
     directory = common_directory(str(n) for n in shown["name"])
     t = _table(f"Top {min(top, len(files))} of {len(files):,} files by I/O time (summed over ranks)", "file",
@@ -327,6 +351,8 @@ def files_section(run: RunAnalysis, top: int) -> RenderableType:
                   _t(fmt.seconds(row["time"])), _t(fmt.nbytes(row["bytes_read"])),
                   _t(fmt.nbytes(row["bytes_written"])))
     caption = [Wrapped(f"in {directory}", style="dim")] if directory else []
+    if len(library):
+        caption.append(Wrapped(mpi_library_line(library), style="dim"))
     return Group(_heading("Files"), t, *caption, *engine_lines(run, directory))
 
 

@@ -76,11 +76,15 @@ def write_csv(r: FacilityReport, folder: str) -> None:
 
 
 # -- terminal ------------------------------------------------------------------------------------
-def _num(v: Any, digits: int = 1) -> str:
+def _num(v: Any) -> str:
+    """A number as every table of the report shows it: one decimal, or two significant digits for
+    a value too small for one (0.0042 core-hours, not 0.0)."""
     if v is None:
         return "–"
     if isinstance(v, float):
-        return f"{v:,.{digits}f}"
+        if 0 < abs(v) < 0.05:  # two significant digits, never in e-notation
+            return f"{v:.{1 - math.floor(math.log10(abs(v)))}f}"
+        return f"{v:,.1f}"
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
@@ -146,7 +150,7 @@ def print_report(r: FacilityReport, out: TextIO | None = None, width: int | None
     table("Metadata offenders",
           [("exe_name", "application"), ("jobs", "jobs"), ("meta_ops", "metadata ops"),
            ("meta_core_hours", "core-hours"), ("meta_share_of_io", "of I/O time")], r.metadata,
-          {"meta_share_of_io": _pct, "meta_core_hours": lambda v: _num(v, 3)})
+          {"meta_share_of_io": _pct})
     if r.errors:
         table("Unreadable logs", [("path", "log"), ("error", "reason")], r.errors, {})
 

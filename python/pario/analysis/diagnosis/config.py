@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pario.analysis.breakdown import IO_BOUND_MIN_SHARE, POP_THRESHOLD
+from pario.analysis.files import MPI_LIBRARY_FILES
 from pario.errors import ParioError
 
 KiB = 1024
@@ -49,9 +50,7 @@ DEFAULT_IGNORED: tuple[str, ...] = (
     "/lib/*",
     "/lib64/*",
     "/run/*",
-    "*.locktest.*",
-    "*/ompi.*/*",
-    "*_cid-*.sm",
+    *MPI_LIBRARY_FILES,
     "*/.nfs*",
 )
 
