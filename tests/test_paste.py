@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from darshan_logs import LOGS
+from darshan_logs import ALL_LOGS, LOGS
 from pario.advice_check import pario_line_errors
 from pario.textfit import command_lines, shell_tokens
 from text_helpers import joined
@@ -69,3 +69,42 @@ def test_a_long_program_path_pastes_whole(tmp_path, pario_cmd, mpi_env) -> None:
     commands = _commands(proc.stdout)
     assert commands and all(f" -- mpirun -np 2 {exe} --transfer-size 4k" in c for c in commands), proc.stdout
     assert all(pario_line_errors(c) == [] for c in commands)
+
+
+#: what else a report prints for a user to run: the shell commands of its findings
+SHELL_STARTS = ("lfs ", "darshan-parser ", "export ", "mpirun ", "srun ")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [80, 120])
+def test_every_command_of_every_log_s_report_pastes(width: int) -> None:
+    """The report (the diagnosis included) of every log in tests/data at 80 and 120 columns, read
+    back as pasted: each pario command parses as pario parses it, each other command as a shell
+    parses it (one command, its quotes closed)."""
+    import io
+    import shlex
+
+    from pario.log import read_log
+    from pario.report import build
+    from pario.report.terminal import render
+
+    seen = 0
+    for path in ALL_LOGS:
+        try:
+            profile = read_log(str(path))
+        except Exception:  # noqa: BLE001 - the damaged logs of tests/data have reports of their own
+            continue
+        runs, table = build([profile])
+        buf = io.StringIO()
+        render(runs, table, file=buf, width=width, color=False, details=True)
+        rows = [re.sub(r"^[│|] ?", "", line).rstrip().removesuffix("│").rstrip()
+                for line in buf.getvalue().splitlines()]
+        # commands are the indented lines (a sentence that starts with "pario" is not one)
+        for row in (r.strip() for r in joined(rows) if r.startswith("  ")):
+            if row.startswith("pario "):
+                assert pario_line_errors(row) == [], (path.name, row)
+                seen += 1
+            elif row.startswith(SHELL_STARTS):
+                assert shlex.split(row), (path.name, row)
+                seen += 1
+    assert seen >= 20

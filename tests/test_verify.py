@@ -1,4 +1,4 @@
-"""pario verify: each finding's suggested hints run against the unchanged command, in paired rounds.
+"""pario verify: each finding's suggested settings run against the unchanged command, in paired rounds.
 
 The verdict logic on numbers worked out by hand; then real runs of the block kernel under ROMIO
 (4 ranks): the application's own hints force collective buffering through one aggregator
@@ -20,6 +20,49 @@ from kernel_helpers import kernel_exe
 from pario.verify.verdict import FAILED, HARMS, HELPS, NO_EFFECT, TOO_FEW, judge
 
 BASE = [1.00, 1.10, 0.90, 1.00, 1.05]
+
+
+def test_launch_settings_are_changes_of_their_own(tmp_path: Path) -> None:
+    """A finding that suggests hints and pario's engine gets two changes; one that suggests OMPIO's
+    MCA parameter gets it as OMPI_MCA_*; each change's hints file carries its setting whole, and a
+    run of it gets the pario run options and environment that apply it."""
+    from pario.analysis.diagnosis import Recommendation, RuleConfig
+    from pario.analysis.diagnosis.registry import finding
+    from pario.hints import tuned_environment
+    from pario.verify.measure import run_settings
+    from pario.verify.plan import changes_of, combined
+
+    cycles = finding("MPIIO-CB-CYCLES", RuleConfig(), statement="s", evidence=[], runtime=10.0,
+                     time_lost=2.0, recommendations=[
+                         Recommendation("environment", "overlap:",
+                                        "pario run --collective write-comm -- mpirun -np 4 ./app"),
+                         Recommendation("hint", "fewer cycles:", "cb_buffer_size 33554432")])
+    single = finding("MPIIO-SINGLE-AGGREGATOR", RuleConfig(), statement="s", evidence=[], runtime=10.0,
+                     time_lost=1.0, recommendations=[
+                         Recommendation("environment", "every file:", "--mca io_ompio_num_aggregators 4"),
+                         Recommendation("environment", "cycles:",
+                                        "mpirun --mca io_ompio_bytes_per_agg 8 ...")])
+    changes = changes_of([cycles, single])
+    assert [(c.name, c.hints, c.collective, c.env) for c in changes] == [
+        ("MPIIO-CB-CYCLES", (("cb_buffer_size", "33554432"),), "", ()),
+        ("MPIIO-CB-CYCLES-launch", (), "write-comm", ()),
+        ("MPIIO-SINGLE-AGGREGATOR", (), "", (("OMPI_MCA_io_ompio_num_aggregators", "4"),)),
+    ]
+    assert [c.text for c in changes] == ["cb_buffer_size 33554432", "--collective write-comm",
+                                        "OMPI_MCA_io_ompio_num_aggregators=4"]
+    both = combined(changes[1:])
+    assert both is not None and (both.collective, both.env) == (
+        "write-comm", (("OMPI_MCA_io_ompio_num_aggregators", "4"),))
+    hints = tmp_path / "both.hints"
+    hints.write_text(both.hints_file())
+    assert tuned_environment(hints) == {"PARIO_COLL": "write-comm",
+                                        "OMPI_MCA_io_ompio_num_aggregators": "4"}
+    args, env = run_settings(tmp_path, changes[1])
+    assert args == ["--collective", "write-comm"] and "PARIO_COLL" not in env
+    args, env = run_settings(tmp_path, changes[2])
+    assert args == [] and env["OMPI_MCA_io_ompio_num_aggregators"] == "4"
+    hints_file = str(tmp_path / "hints" / "MPIIO-CB-CYCLES.hints")
+    assert run_settings(tmp_path, changes[0])[0] == ["--hints", hints_file]
 
 
 def test_judge_helps_harms_and_no_effect_by_hand() -> None:

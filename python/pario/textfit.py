@@ -210,7 +210,8 @@ class FittingTable(Table):
         return Measurement(min(m.minimum, options.max_width), m.maximum)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        table, dropped = self, []
+        table: FittingTable = self
+        dropped: list[str] = []
         while len(table.columns) > 1 and table._narrowest(console, options) > options.max_width:
             dropped.insert(0, str(table.columns[-1].header))
             table = copy.copy(table)

@@ -1,5 +1,5 @@
-"""``pario verify LOG [options] [-- COMMAND]``: each finding's suggested hints measured against the
-unchanged run."""
+"""``pario verify LOG [options] [-- COMMAND]``: each finding's suggested settings measured against
+the unchanged run."""
 
 from __future__ import annotations
 
@@ -22,26 +22,31 @@ examples:
   pario verify --rounds 7 app.pario
   pario verify app.darshan -- mpirun -np 16 ./app input.nml
 
-Each finding of LOG that suggests hints gets a hints file; the recorded
-command (a pario log holds it; for a Darshan log give it after --) is run
-once unchanged (not counted, so that every measured run overwrites the files
-the program writes), then in ROUNDS rounds unchanged and with each hints
-file, the order turned every round. Per change: the time the finding put at
-stake, the median paired change of the run's I/O time with its range, and a
-verdict (helps, no effect, harms, failed). Two or more helpful changes are
-measured again combined. The helpful change that saved the largest share
-(the combination only when it beats each alone) goes to DIR/verified.hints. Runs and results
-are kept in DIR (default LOG.verify); started again, a verify resumes there.
-pario report LOG and pario diagnose LOG show the verdicts beside the findings."""
+Each setting the findings of LOG suggest is a change: a hints file, pario's
+collective-write engine (pario run --collective), the MPI library's
+parameters (--mca NAME VALUE, as OMPI_MCA_NAME). The recorded command (a
+pario log holds it; for a Darshan log give it after --) is run once
+unchanged (not counted, so that every measured run overwrites the files the
+program writes), then in ROUNDS rounds unchanged and with each change, the
+order turned every round. Per change: the time the finding put at stake, the
+median paired change of the run's I/O time with its range, and a verdict
+(helps, no effect, harms, failed). Two or more helpful changes are measured
+again combined. The helpful change that saved the largest share (the
+combination only when it beats each alone) goes to DIR/verified.hints, which
+pario run --hints applies whole (the engine and MPI parameters included).
+Runs and results are kept in DIR (default LOG.verify); started again, a
+verify resumes there. pario report LOG and pario diagnose LOG show the
+verdicts beside the findings."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "verify",
-        help="run the program with each finding's suggested hints and say whether they help",
+        help="run the program with each finding's suggested settings and say whether they help",
         description=textwrap.fill(
-            "Prove the advice of a diagnosis by running it: measure each finding's suggested hints "
-            "against the unchanged run, in paired interleaved rounds, and say whether they help.", 79),
+            "Prove the advice of a diagnosis by running it: measure each finding's suggested settings "
+            "(hints, pario's collective-write engine, MPI parameters) against the unchanged run, in "
+            "paired interleaved rounds, and say whether they help.", 79),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
@@ -102,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
                     min_change=args.min_change,
                     progress=lambda line: print(f"pario verify: {line}", file=sys.stderr, flush=True))
     if not result.outcomes:
-        print(f"pario verify: no finding of {args.log} suggests hints to verify (code changes and "
+        print(f"pario verify: no finding of {args.log} suggests a setting to verify (code changes and "
               "advice without a setting cannot be run)")
         return 0
     from pario.verify.render import render

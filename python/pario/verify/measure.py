@@ -1,6 +1,7 @@
 """Paired, interleaved rounds of the recorded command: unchanged and with each change.
 
-Every run is ``pario run --log … [--hints FILE] -- COMMAND`` in the current directory.  One
+Every run is ``pario run --log … [--hints FILE] [--collective ALGO] -- COMMAND`` in the current
+directory, with the change's MPI parameters (``OMPI_MCA_*``) in its environment.  One
 unchanged run comes first and is not counted, so that every measured run finds the files the
 program writes already there (a first write into the page cache costs 2-3x an overwrite).  Round
 r runs the unchanged command and each change once, the order turned by one every round.  What is
@@ -68,12 +69,20 @@ def measured(log: Path) -> tuple[float, float]:
     return float(io.max(initial=0.0)), float(t.runtime)
 
 
+def run_settings(directory: Path, change: Change | None) -> tuple[list[str], dict[str, str]]:
+    """The options of ``pario run`` and the environment of a run of ``change`` (None: unchanged)."""
+    if change is None:
+        return [], dict(os.environ)
+    hints_file = str(directory / "hints" / f"{change.name}.hints")
+    return change.run_args(hints_file), {**os.environ, **dict(change.env)}
+
+
 def _run_once(directory: Path, change: Change | None, name: str, rnd: int, command: Sequence[str],
               timeout: float | None) -> Sample:
     where = directory / "runs" / f"{rnd:02d}-{name}"
     log = where / "run.pario"
-    args = ["--hints", str(directory / "hints" / f"{change.name}.hints")] if change is not None else []
-    result = run_local(pario_run_argv(log, args, command), os.environ, Path.cwd(), where, log, timeout)
+    args, env = run_settings(directory, change)
+    result = run_local(pario_run_argv(log, args, command), env, Path.cwd(), where, log, timeout)
     if result.status != "ok":
         return Sample(name, rnd, result.status, error=result.stderr_tail.splitlines()[0] if
                       result.stderr_tail else result.status)
@@ -104,7 +113,8 @@ def _save(directory: Path, log: str, command: Sequence[str], changes: Sequence[C
     state = {"log": log, "command": list(command), "changes": [asdict(c) for c in changes],
              "samples": [asdict(s) for s in samples],
              "verdicts": [{"change": o.change.name, "findings": list(o.change.findings),
-                           "hints": dict(o.change.hints), "predicted_s": o.change.predicted,
+                           "hints": dict(o.change.hints), "setting": o.change.text,
+                           "predicted_s": o.change.predicted,
                            "io": asdict(o.verdict), "wall": asdict(o.wall)} for o in outcomes]}
     tmp = directory / (STATE + ".tmp")
     tmp.write_text(json.dumps(state, indent=1, allow_nan=True))

@@ -23,7 +23,7 @@ def render(result: VerifyResult) -> None:
     console = Console()
     table = Table(title=f"pario verify: {len(result.outcomes)} change(s) against the unchanged run",
                   title_justify="left")
-    for col in ("change", "findings", "hints", "at stake", "I/O time change", "verdict"):
+    for col in ("change", "findings", "setting", "at stake", "I/O time change", "verdict"):
         table.add_column(col, overflow="fold")
     for o in result.outcomes:
         v = o.verdict

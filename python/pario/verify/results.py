@@ -25,9 +25,10 @@ def default_directory(log: str | Path) -> Path:
 
 
 def verdict_note(v: dict[str, Any], hints: dict[str, str]) -> str:
-    """'Verified by pario verify: helps (romio_cb_write enable): I/O time -0.42 s (-31%; ...)'."""
+    """'Verified by pario verify: helps (romio_cb_write enable): I/O time -0.42 s (-31%; ...)'; the
+    change named by its setting (``setting`` of the verdict: hints, engine, MPI parameters)."""
     io = v["io"]
-    what = ", ".join(f"{k} {val}" for k, val in hints.items())
+    what = v.get("setting") or ", ".join(f"{k} {val}" for k, val in hints.items())
     head = f"Verified by pario verify ({io['rounds']} paired rounds): {io['verdict']} ({what})"
     if io["verdict"] in ("failed", "too few rounds") or io["base_median"] != io["base_median"]:
         return head + "."
