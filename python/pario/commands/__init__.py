@@ -25,3 +25,16 @@ def positive_seconds(text: str) -> float:
     if not x > 0:
         raise argparse.ArgumentTypeError("must be positive")
     return x
+
+
+def sbatch_args(text: str) -> list[str]:
+    """``--sbatch-args`` split like a shell; a one-line ParioError where quotes do not close."""
+    import shlex
+
+    from pario.errors import ParioError
+
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise ParioError(f"--sbatch-args {text!r}: {exc}") from None
+

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import textwrap
 from pathlib import Path
 
-from pario.commands import positive_int, positive_seconds
+from pario.commands import positive_int, positive_seconds, sbatch_args
 from pario.errors import ParioError
 
 _EPILOG = """\
@@ -117,7 +116,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings(command=command, objective=args.objective, files=args.files, strategy=args.strategy,
                         budget=args.budget, repeat=args.repeat, jobs=args.jobs, launcher=args.launcher,
                         timeout=args.timeout, seed=args.seed, verify=not args.no_verify,
-                        sbatch_args=_split(args.sbatch_args))
+                        sbatch_args=sbatch_args(args.sbatch_args))
     if args.launcher == "slurm":
         if shutil.which("sbatch") is None:
             raise ParioError("--launcher slurm: sbatch not found on PATH")
@@ -151,11 +150,6 @@ def _run(args: argparse.Namespace) -> int:
     return _finish(study, summary, args)
 
 
-def _split(text: str) -> list[str]:
-    try:
-        return shlex.split(text)
-    except ValueError as exc:
-        raise ParioError(f"--sbatch-args {text!r}: {exc}") from None
 
 
 class _progress:

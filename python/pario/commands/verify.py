@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pario.commands import positive_int, positive_seconds
+from pario.commands import positive_int, positive_seconds, sbatch_args
 from pario.errors import ParioError
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ examples:
   pario verify app.pario
   pario verify --rounds 7 app.pario
   pario verify app.darshan -- mpirun -np 16 ./app input.nml
+  pario verify --launcher slurm --sbatch-args "-N 1 -n 16 -t 10" app.pario
 
 Each setting the findings of LOG suggest is a change: a hints file, pario's
 collective-write engine (pario run --collective), the MPI library's
@@ -34,8 +35,9 @@ median paired change of the run's I/O time with its range, and a verdict
 again combined. The helpful change that saved the largest share (the
 combination only when it beats each alone) goes to DIR/verified.hints, which
 pario run --hints applies whole (the engine and MPI parameters included).
-Runs and results are kept in DIR (default LOG.verify); started again, a
-verify resumes there. pario report LOG and pario diagnose LOG show the
+With --launcher slurm each run is an sbatch job (--sbatch-args: its
+resources), as pario tune's trials are. Runs and results are kept in DIR
+(default LOG.verify); started again, a verify resumes there. pario report LOG and pario diagnose LOG show the
 verdicts beside the findings."""
 
 
@@ -57,6 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dir", metavar="DIR", help="where the runs and results go (default LOG.verify)")
     p.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
                    help="seconds before a run is killed and counted failed (default 600)")
+    p.add_argument("--launcher", choices=("local", "slurm"), default="local",
+                   help="local: run here (default); slurm: each run is an sbatch job, as pario tune's")
+    p.add_argument("--sbatch-args", metavar="ARGS", default="",
+                   help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
     p.add_argument("--min-change", type=_share, default=0.05, metavar="SHARE",
                    help="the smallest change of the I/O time called a gain or a loss (default 0.05)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command (a Darshan log needs it)")
@@ -102,9 +108,12 @@ def _run(args: argparse.Namespace) -> int:
     command = recorded_command(profile, args.log, given)
     if shutil.which(command[0]) is None:
         raise ParioError(f"command not found: {command[0]}")
+    if args.launcher == "slurm" and shutil.which("sbatch") is None:
+        raise ParioError("--launcher slurm: sbatch not found on PATH")
+    batch = sbatch_args(args.sbatch_args) if args.launcher == "slurm" else None
     directory = Path(args.dir) if args.dir else default_directory(args.log)
     result = verify(profile, command, directory, rounds=args.rounds, timeout=args.timeout,
-                    min_change=args.min_change,
+                    min_change=args.min_change, slurm=batch,
                     progress=lambda line: print(f"pario verify: {line}", file=sys.stderr, flush=True))
     if not result.outcomes:
         print(f"pario verify: no finding of {args.log} suggests a setting to verify (code changes and "

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pario.errors import ParioError
-from pario.tune.runner import pario_run_argv, run_local
+from pario.tune.runner import pario_run_argv, run_local, run_slurm
 from pario.verify.plan import BASELINE, Change, changes_of, combined
 from pario.verify.verdict import HELPS, Verdict, judge
 
@@ -78,11 +78,16 @@ def run_settings(directory: Path, change: Change | None) -> tuple[list[str], dic
 
 
 def _run_once(directory: Path, change: Change | None, name: str, rnd: int, command: Sequence[str],
-              timeout: float | None) -> Sample:
+              timeout: float | None, slurm: Sequence[str] | None = None) -> Sample:
+    """One run; ``slurm``: as a Slurm batch job with these sbatch arguments (None: here)."""
     where = directory / "runs" / f"{rnd:02d}-{name}"
     log = where / "run.pario"
     args, env = run_settings(directory, change)
-    result = run_local(pario_run_argv(log, args, command), env, Path.cwd(), where, log, timeout)
+    argv = pario_run_argv(log, args, command)
+    if slurm is None:
+        result = run_local(argv, env, Path.cwd(), where, log, timeout)
+    else:
+        result = run_slurm(argv, env, Path.cwd(), where, log, timeout, slurm, f"pario-verify-{name}")
     if result.status != "ok":
         return Sample(name, rnd, result.status, error=result.stderr_tail.splitlines()[0] if
                       result.stderr_tail else result.status)
@@ -135,7 +140,7 @@ def _judge(samples: Sequence[Sample], base_name: str, change: Change, rounds: in
 
 def _rounds(directory: Path, log: str, command: Sequence[str], all_changes: list[Change],
             todo: Sequence[Change], base_name: str, rounds: int, timeout: float | None,
-            samples: list[Sample], progress: Callable[[str], None]) -> None:
+            samples: list[Sample], progress: Callable[[str], None], slurm: Sequence[str] | None) -> None:
     """Run the rounds of ``todo`` against ``base_name`` that ``samples`` does not hold yet."""
     names: list[tuple[str, Change | None]] = [(base_name, None), *((c.name, c) for c in todo)]
     done = {(s.change, s.round) for s in samples}
@@ -144,7 +149,7 @@ def _rounds(directory: Path, log: str, command: Sequence[str], all_changes: list
         for name, change in names[turn:] + names[:turn]:
             if (name, r) in done:
                 continue
-            s = _run_once(directory, change, name, r, command, timeout)
+            s = _run_once(directory, change, name, r, command, timeout, slurm)
             samples.append(s)
             _save(directory, log, command, all_changes, samples)
             said = f"I/O {s.io:.3f} s, run {s.wall:.3f} s" if s.status == "ok" else f"{s.status}: {s.error}"
@@ -152,9 +157,10 @@ def _rounds(directory: Path, log: str, command: Sequence[str], all_changes: list
 
 
 def verify(profile: Profile, command: Sequence[str], directory: Path, *, rounds: int = 5,
-           timeout: float | None = None, min_change: float = 0.05,
+           timeout: float | None = None, min_change: float = 0.05, slurm: Sequence[str] | None = None,
            progress: Callable[[str], None] = lambda _: None) -> VerifyResult:
-    """Measure every change the findings of ``profile`` suggest against the unchanged ``command``."""
+    """Measure every change the findings of ``profile`` suggest against the unchanged ``command``;
+    ``slurm``: each run a Slurm batch job with these sbatch arguments (None: here)."""
     from pario.analysis.diagnosis import diagnose
 
     log = profile.job.path
@@ -167,20 +173,20 @@ def verify(profile: Profile, command: Sequence[str], directory: Path, *, rounds:
     for c in changes:
         (directory / "hints" / f"{c.name}.hints").write_text(c.hints_file())
     if not any(s.change == WARMUP for s in samples):
-        s = _run_once(directory, None, WARMUP, 0, command, timeout)
+        s = _run_once(directory, None, WARMUP, 0, command, timeout, slurm)
         if s.status != "ok":
             raise ParioError(f"the unchanged command failed ({s.error}): nothing can be compared with it; "
                              f"its output is in {directory / 'runs'}")
         samples.append(s)
         progress(f"warm-up (not counted): I/O {s.io:.3f} s, run {s.wall:.3f} s")
-    _rounds(directory, log, command, changes, changes, BASELINE, rounds, timeout, samples, progress)
+    _rounds(directory, log, command, changes, changes, BASELINE, rounds, timeout, samples, progress, slurm)
     outcomes = [_judge(samples, BASELINE, c, rounds, min_change) for c in changes]
     helpful = [o.change for o in outcomes if o.verdict.verdict == HELPS]
     both = combined(helpful)
     if both is not None:
         (directory / "hints" / f"{both.name}.hints").write_text(both.hints_file())
         _rounds(directory, log, command, changes, [both], f"{BASELINE}-2", rounds, timeout, samples,
-                progress)
+                progress, slurm)
         outcomes.append(_judge(samples, f"{BASELINE}-2", both, rounds, min_change))
     _save(directory, log, command, changes, samples, outcomes)
     best = _best(outcomes)
