@@ -14,8 +14,10 @@ import pytest
 
 from kernel_helpers import kernel_exe
 from pario.analysis.diagnosis import Finding, diagnose, facts_of, make_config
+from pario.analysis.diagnosis.advice_fit import LOCAL_FS
 from pario.analysis.diagnosis.run_description import describe
 from pario.log import read_log
+from pario.units import seconds
 from test_diagnosis_synthetic import MiB, profile
 
 KiB = 1024
@@ -47,6 +49,7 @@ def test_the_description_is_the_run(independent_run) -> None:  # type: ignore[no
     assert access.independent == {"read": 0, "write": 128} and access.collective == {"read": 0, "write": 0}
     assert access.views == 0 and not access.noncontig and access.libraries == frozenset()
     assert desc.hints_recorded and desc.records_hdf5 and desc.libraries == frozenset()
+    assert len(desc.file_systems) == 1  # pario's statfs of the one file
 
 
 def test_no_collective_buffering_hint_for_independent_calls(independent_run) -> None:  # type: ignore[no-untyped-def]
@@ -56,6 +59,11 @@ def test_no_collective_buffering_hint_for_independent_calls(independent_run) -> 
     (f,) = [f for f in diagnose(p) if f.id == "IFACE-INDEPENDENT-SHARED"]
     assert not _hints(f) and not [r for r in f.recommendations if r.kind == "tune"]
     assert any("MPI_File_write_at_all" in r.snippet for r in f.recommendations if r.kind == "code")
+    # the code change says what it can gain and when it pays (here, a machine's own disk)
+    (code,) = [r.text for r in f.recommendations if r.kind == "code"]
+    assert f"Expected gain: at most {seconds(f.time_lost)}" in code and "parallel file system" in code
+    fs = describe(facts_of(p, make_config({}))).file_systems
+    assert (f"these files are on {min(fs)}, where it may not" in code) == bool(fs & LOCAL_FS)
     why = ("OMPIO, the MPI-IO component that ran, does not read ROMIO's hints" if component == "ompio"
            else "collective buffering acts only on collective calls, and every MPI-IO write of "
                 f"{f.subjects[0].name} was independent")

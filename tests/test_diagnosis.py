@@ -259,6 +259,7 @@ ELSEWHERE = {
 OTHER_FILES = {"RUN-LAUNCHER-ONLY": "tests/test_job_scripts.py",
                "LIB-PNETCDF-SMALL-PUTS": "tests/test_library_layers.py",
                "LIB-INDEPENDENT-TRANSFERS": "tests/test_library_layers.py",
+               "LIB-COLLECTIVE-NOT-DONE": "tests/test_library_layers.py",
                "LIB-HDF5-SMALL-CHUNKS": "tests/test_library_layers.py",
                "LIB-METADATA-DOMINATES": "tests/test_library_layers.py",
                "LIB-AMPLIFICATION": "tests/test_library_layers.py",

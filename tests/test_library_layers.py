@@ -21,6 +21,7 @@ from darshan_logs import LOGS
 from pario.analysis import analyze
 from pario.analysis.diagnosis import RuleConfig, diagnose
 from pario.analysis.libraries import library_summary
+from pario.log import read_log
 from pario.log.darshan_reader import read_darshan_log
 from pario.model import Profile, counter_column
 from test_diagnosis_synthetic import ids, profile
@@ -563,3 +564,36 @@ def test_vpic_hdf5_small_writes_beneath_are_hdf5_metadata(vpic_align_runs):
     assert set(meta.files["h5f"]["coll_metadata_writes"].astype(int)) == {1}
     assert float(np.column_stack([meta.files["posix"][c] for c in buckets]).sum()) == 4  # from 18
     assert "IO-SMALL-WRITES" not in {f.id for f in diagnose(meta)}
+
+
+@pytest.mark.slow
+def test_hdf5_asked_for_collective_transfers_that_it_did_independently(compile_program, run_under_pario,
+                                                                        tmp_path):
+    """h5_convert (4 ranks, 8 collective H5Dwrite each): with a type conversion HDF5 writes
+    independently, and LIB-COLLECTIVE-NOT-DONE says so with the counts; no finding then advises
+    collective calls (they are asked for already); with the file's own type, it is silent."""
+    from test_hdf5_layer import hdf5_flags
+
+    exe = compile_program("h5_convert.c", extra=hdf5_flags())
+    found = {}
+    for mode in ("convert", "same"):
+        out = tmp_path / mode
+        out.mkdir()
+        log = tmp_path / f"{mode}.pario"
+        proc = run_under_pario(log, ["mpirun", "-np", "4", str(exe), str(out), mode])
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split()[:3] == (["cause", "2", "2"] if mode == "convert" else ["cause", "0", "0"])
+        found[mode] = diagnose(read_log(log))
+    (f,) = [f for f in found["convert"] if f.id == "LIB-COLLECTIVE-NOT-DONE"]
+    ev = {m.name: m.value for m in f.evidence}
+    assert (ev["asked"], ev["calls"], ev["collective"]) == (32, 32, 0) and ev["independent"] >= 32
+    assert f.subjects[0].name.endswith("convert/convert.h5")
+    assert "H5Pget_mpio_no_collective_cause" in f.recommendations[0].snippet
+    for other in found["convert"]:
+        advice = " ".join(r.text + r.snippet for r in other.recommendations)
+        assert "H5Pset_dxpl_mpio" not in advice and "_at_all(" not in advice, other.id
+    assert "LIB-COLLECTIVE-NOT-DONE" not in {f.id for f in found["same"]}
+    # overlap advice for an HDF5 program is HDF5's asynchronous I/O, not MPI-IO's nonblocking calls
+    overlap = [r.text for f in found["convert"] if f.id == "TIME-IO-BOUND" for r in f.recommendations
+               if r.text.startswith("Overlap I/O")]
+    assert all("H5Dwrite_async" in t and "MPI_File_iwrite_all" not in t for t in overlap)

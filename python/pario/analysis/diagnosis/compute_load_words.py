@@ -96,9 +96,7 @@ def compute_imbalance(hit: ComputeImbalance, facts: Facts, cfg: RuleConfig) -> W
             "code",
             (
                 f"Balance the work between ranks: give {fmt.ranks(hit.heavy)} a smaller share of the domain "
-                "or of the tasks (or hand out work dynamically). Balanced, the run would save up to "
-                f"{fmt.seconds(lost)}, the time the average rank now waits; it pays as long as the "
-                "repartitioning costs less than that."
+                "or of the tasks (or hand out work dynamically), so that the others no longer wait."
             ),
         )
     ]

@@ -37,6 +37,7 @@ from pario.analysis.diagnosis.library_records import (
     per_rank,
 )
 from pario.analysis.diagnosis.registry import rule
+from pario.analysis.diagnosis.stake import stake_rows
 from pario.table import Table
 
 FAMILY = "libraries"
@@ -260,6 +261,61 @@ def independent_transfers(facts: Facts, cfg: RuleConfig) -> Iterator[Independent
     libs = sorted({"HDF5" if o.kind == "dataset" else "PnetCDF" for o in found})
     yield IndependentTransfers(time_lost=per_rank(facts, sum(o.time for o in found)), objects=found,
                                libraries=tuple(libs))
+
+
+@dataclass(frozen=True)
+class CollectiveNotDone:
+    """One HDF5 file whose collective transfers HDF5 did independently, in one direction."""
+
+    fid: int
+    name: str
+    kind: str  # "read" or "write"
+    asked: float  # H5Dread / H5Dwrite calls with H5FD_MPIO_COLLECTIVE in the transfer list
+    calls: float  # all H5Dread / H5Dwrite calls on the file's datasets
+    independent: float  # the file's independent MPI-IO calls in that direction (HDF5's)
+    collective: float  # its collective MPI-IO calls in that direction
+
+
+@dataclass(frozen=True)
+class CollectiveBroken(Hit):
+    files: tuple[CollectiveNotDone, ...] = ()  # the most asked first
+
+
+@rule(
+    "LIB-COLLECTIVE-NOT-DONE",
+    title="HDF5 was asked for collective transfers and did them independently",
+    family=FAMILY,
+    words=words.collective_not_done,
+)
+def collective_not_done(facts: Facts, cfg: RuleConfig) -> Iterator[CollectiveBroken]:
+    """The program asks HDF5 for collective transfers (H5FD_MPIO_COLLECTIVE), but the MPI-IO calls
+    beneath are independent: HDF5 broke collective I/O (a type conversion, a selection or a
+    layout it cannot do collectively), so MPI-IO could not aggregate the ranks' requests."""
+    d, m = layer(facts, "h5d"), facts.layer("mpiio")
+    if not len(d) or "coll_writes" not in d or not len(m):
+        return
+    owner = file_ids(facts, "h5d")
+    mids = np.asarray(m["id"]).astype(np.uint64)
+    found: list[CollectiveNotDone] = []
+    for fid in np.unique(owner[owner > 0]).tolist():
+        mine, beneath = owner == np.uint64(fid), mids == np.uint64(fid)
+        if not beneath.any():
+            continue
+        name = str(m["name"][int(np.argmax(beneath))])
+        for kind in ("write", "read"):
+            asked = float(counter(d, f"coll_{kind}s")[mine].sum())
+            coll = float((counter(m, f"coll_{kind}s") + counter(m, f"split_{kind}s"))[beneath].sum())
+            indep = float(counter(m, f"indep_{kind}s")[beneath].sum())
+            if asked > 0 and indep > 0 and coll < 0.5 * asked:
+                found.append(CollectiveNotDone(int(fid), name, kind, asked,
+                                               float(counter(d, f"{kind}s")[mine].sum()), indep, coll))
+    if not found:
+        return
+    found.sort(key=lambda f: -f.asked)
+    rows = np.isin(mids, np.array([f.fid for f in found], dtype=np.uint64))
+    kinds = {f.kind for f in found}
+    at_stake = stake_rows(facts, "mpiio", rows, {k: 1.0 for k in kinds}).max
+    yield CollectiveBroken(time_lost=at_stake, files=tuple(found))
 
 
 # ------------------------------------------------------------------------------------------

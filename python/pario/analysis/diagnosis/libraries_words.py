@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pario.analysis.diagnosis.facts import Facts
     from pario.analysis.diagnosis.libraries import (
         Amplification,
+        CollectiveBroken,
         IndependentTransfers,
         MetadataDominates,
         NoAlignment,
@@ -326,3 +327,55 @@ def amplification(hit: Amplification, facts: Facts, cfg: RuleConfig) -> Words:
         time_basis="not estimated: the extra bytes cost part of the library time (the Libraries table)",
         subjects=subjects,
     )
+
+
+#: What HDF5 reports after a transfer: whether it was collective, and why not.
+_ASK_HDF5 = (
+    "H5D_mpio_actual_io_mode_t mode;\n"
+    "uint32_t local_cause, global_cause;\n"
+    "H5Pget_mpio_actual_io_mode(dxpl, &mode);  /* after H5Dwrite(..., dxpl, ...) */\n"
+    "H5Pget_mpio_no_collective_cause(dxpl, &local_cause, &global_cause);"
+)
+
+
+def collective_not_done(hit: CollectiveBroken, facts: Facts, cfg: RuleConfig) -> Words:
+    top = hit.files[0]
+    call = "H5Dwrite" if top.kind == "write" else "H5Dread"
+    more = f" ({len(hit.files) - 1} more file(s) or direction(s) likewise)" if len(hit.files) > 1 else ""
+    statement = (
+        f"The program asks HDF5 for collective transfers in {fmt.count(top.asked)} of its "
+        f"{fmt.count(top.calls)} {call} calls on {top.name}, but the MPI-IO {top.kind}s beneath are "
+        f"independent ({fmt.count(top.independent)} independent, {fmt.count(top.collective)} collective)"
+        f"{more}: HDF5 broke collective I/O, so MPI-IO could not merge the ranks' requests into large "
+        "ones. Asking again (H5Pset_dxpl_mpio) changes nothing: what breaks it must go."
+    )
+    evidence = [
+        Metric("asked", f"{call} calls asking for collective I/O", top.asked, "count"),
+        Metric("calls", f"{call} calls", top.calls, "count"),
+        Metric("independent", f"independent MPI-IO {top.kind}s beneath", top.independent, "count"),
+        Metric("collective", f"collective MPI-IO {top.kind}s beneath", top.collective, "count"),
+        Metric("time_at_stake", f"slowest rank's MPI-IO {top.kind} time on these files", hit.time_lost, "s"),
+    ]
+    recs = [
+        Recommendation(
+            "investigate",
+            (
+                "Ask HDF5 why, after one of these transfers: H5Pget_mpio_no_collective_cause gives the "
+                "cause (on the rank, and on any rank). The usual ones: a datatype conversion (the "
+                "memory type is not the file's: give H5Dwrite the dataset's own type), a point or "
+                "irregular selection, a chunked dataset with filters (HDF5 before 1.10.2), a data "
+                "transform, or a file opened without the MPI-IO driver on some rank. The calls, with the "
+                "transfer list given to the transfer:"
+            ),
+            _ASK_HDF5,
+        ),
+    ]
+    subjects = [
+        file_subject(f.name, f.fid, Metric("asked", f"{f.kind}s asking for collective I/O", f.asked, "count"),
+                     Metric("independent", f"independent MPI-IO {f.kind}s", f.independent, "count"))
+        for f in hit.files
+    ]
+    return Words(statement, evidence, recs,
+                 time_basis="upper bound: the slowest rank's MPI-IO time in these directions on these files; "
+                 "collective I/O saves part of it", subjects=subjects)
+

@@ -111,7 +111,7 @@ def _rank_subjects(facts: Facts, order: Sequence[int]) -> list[Subject]:
     ]
 
 
-def _work_recs(rank: int, calls: Sequence[ExtraCall], even: bool, lost: float) -> list[Recommendation]:
+def _work_recs(rank: int, calls: Sequence[ExtraCall], even: bool) -> list[Recommendation]:
     """What to change in the work of the ranks: the calls only ``rank`` makes, else equal shares
     (or, where the work is already equal, where to look)."""
     if calls:
@@ -122,7 +122,7 @@ def _work_recs(rank: int, calls: Sequence[ExtraCall], even: bool, lost: float) -
                     f"Rank {rank} alone makes {', '.join(call_words(c) for c in calls)} while the other "
                     "ranks wait for it: do these calls outside the phase the others wait in (before or "
                     "after the timed I/O, or overlapped with computation), or share them out over the "
-                    f"ranks; that saves up to {fmt.seconds(lost)}, the time the others wait."
+                    "ranks."
                 ),
             )
         ]
@@ -189,7 +189,7 @@ def imbalance(hit: Imbalance, facts: Facts, cfg: RuleConfig) -> Words:
         Metric("time_lost", "time lost: max - mean", lost, "s", approximate=approx),
         Metric("driver", "most imbalanced kind", hit.driver, "text"),
     ]
-    recs = [*cause_recs, *_work_recs(slowest, hit.calls, hit.even, lost)]
+    recs = [*cause_recs, *_work_recs(slowest, hit.calls, hit.even)]
     recs.append(
         Recommendation(
             "tune",
@@ -235,7 +235,7 @@ def stragglers(hit: Stragglers, facts: Facts, cfg: RuleConfig) -> Words:
         Metric("z_max", "slowest rank's z-score", z if math.isfinite(z) else None, "", approximate=approx),
         Metric("time_lost", "time lost: max - median", lost, "s", approximate=approx),
     ]
-    recs = [*cause_recs, *(_work_recs(worst, hit.calls, False, lost) if hit.calls else [])]
+    recs = [*cause_recs, *(_work_recs(worst, hit.calls, False) if hit.calls else [])]
     recs.append(
         Recommendation(
             "investigate",

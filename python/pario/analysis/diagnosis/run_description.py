@@ -10,14 +10,17 @@ that cannot act in this run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from pario.analysis.diagnosis.columns import mpiio_files
+from pario.analysis.diagnosis.columns import counter, mpiio_files
 from pario.analysis.diagnosis.commands import recorded
 from pario.analysis.diagnosis.facts import Facts
 from pario.analysis.diagnosis.file_facts import io_component
+from pario.analysis.diagnosis.library_records import file_ids as library_file_ids
+from pario.analysis.diagnosis.library_records import layer as library_layer
+from pario.analysis.filesystems import FileSystems
 from pario.model import LAYER_TABLE
 from pario.table import as_table
 
@@ -42,6 +45,10 @@ class FileAccess:
     ranks: int
     #: the I/O libraries with records of this file ("hdf5", "pnetcdf")
     libraries: frozenset[str]
+    #: by direction: H5Dread / H5Dwrite calls on the file's datasets, and those of them that asked
+    #: for collective transfers (H5FD_MPIO_COLLECTIVE; pario logs: Darshan records no such count)
+    hdf5_calls: dict[str, float] = field(default_factory=lambda: {"read": 0.0, "write": 0.0})
+    hdf5_collective: dict[str, float] = field(default_factory=lambda: {"read": 0.0, "write": 0.0})
 
     def calls(self, kind: str) -> float:
         return self.independent[kind] + self.collective[kind] + self.other[kind]
@@ -68,6 +75,8 @@ class RunDescription:
     records_hdf5: bool = True
     #: whether the log holds the command given to pario run, launcher options included
     launch_recorded: bool = True
+    #: the file systems of the application's files (types as pario.analysis.filesystems names them)
+    file_systems: frozenset[str] = frozenset()
 
 
 def _libraries(facts: Facts) -> tuple[frozenset[str], dict[int, set[str]]]:
@@ -112,8 +121,10 @@ def _describe(facts: Facts) -> RunDescription:
     present, libs = _libraries(facts)
     files: dict[int, FileAccess] = {}
     table = mpiio_files(facts)
+    hdf5 = _hdf5_transfers(facts)
     for r in table.rows() if len(table) else ():
         fid = int(r["id"])
+        calls, asked = hdf5.get(fid, ({"read": 0.0, "write": 0.0}, {"read": 0.0, "write": 0.0}))
         files[fid] = FileAccess(
             fid=fid,
             name=str(r["name"]),
@@ -125,6 +136,8 @@ def _describe(facts: Facts) -> RunDescription:
             noncontig=bool(r["noncontig"]),
             ranks=int(r["ranks"]),
             libraries=frozenset(libs.get(fid, ())),
+            hdf5_calls=calls,
+            hdf5_collective=asked,
         )
     return RunDescription(
         source=job.source,
@@ -135,7 +148,36 @@ def _describe(facts: Facts) -> RunDescription:
         command=" ".join(job.argv),
         records_hdf5=job.source == "pario" or "hdf5" in present or _darshan_has_hdf5_module(facts),
         launch_recorded=recorded(facts),
+        file_systems=_file_systems(facts),
     )
+
+
+def _hdf5_transfers(facts: Facts) -> dict[int, tuple[dict[str, float], dict[str, float]]]:
+    """By file id: its datasets' H5Dread/H5Dwrite calls, and those that asked for collective
+    transfers, per direction (files with HDF5 dataset records that count them only)."""
+    d = library_layer(facts, "h5d")
+    if not len(d) or "coll_writes" not in d:
+        return {}
+    owner = library_file_ids(facts, "h5d")
+    out: dict[int, tuple[dict[str, float], dict[str, float]]] = {}
+    for fid in np.unique(owner[owner > 0]).tolist():
+        mine = owner == np.uint64(fid)
+        out[int(fid)] = ({k: float(counter(d, f"{k}s")[mine].sum()) for k in ("read", "write")},
+                         {k: float(counter(d, f"coll_{k}s")[mine].sum()) for k in ("read", "write")})
+    return out
+
+
+def _file_systems(facts: Facts) -> frozenset[str]:
+    """The known file-system types of the application's files (outermost records)."""
+    ids: list[int] = []
+    names: list[str] = []
+    for table in facts.outermost().values():
+        if len(table):
+            ids += np.asarray(table["id"]).astype(np.uint64).tolist()
+            names += [str(n) for n in table["name"]]
+    seen = dict(zip(ids, names, strict=True))  # one lookup per file
+    kinds = FileSystems(facts.profile).of(list(seen), list(seen.values())) if seen else []
+    return frozenset(k for k in kinds if k)
 
 
 def _darshan_has_hdf5_module(facts: Facts) -> bool:

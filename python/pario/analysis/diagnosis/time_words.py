@@ -84,7 +84,7 @@ def _recs(hit: IOBound, facts: Facts) -> list[Recommendation]:
         ]
     else:
         recs += _posix_recs(hit, facts)
-    recs.append(_overlap(main, mpiio=hit.mpiio))
+    recs.append(_overlap(main, mpiio=hit.mpiio, hdf5=len(facts.profile.layer("h5f")) > 0))
     return recs
 
 
@@ -134,14 +134,17 @@ def _posix_recs(hit: IOBound, facts: Facts) -> list[Recommendation]:
     return recs
 
 
-def _overlap(main: str, *, mpiio: bool) -> Recommendation:
-    """Overlap the I/O with computation: MPI-IO's nonblocking collectives, or a thread without MPI-IO."""
+def _overlap(main: str, *, mpiio: bool, hdf5: bool = False) -> Recommendation:
+    """Overlap the I/O with computation: HDF5's asynchronous I/O for an HDF5 program, MPI-IO's
+    nonblocking collectives, or a thread without MPI-IO."""
     call = "MPI_File_iread_all" if main == "read" else "MPI_File_iwrite_all"
-    how = (
-        f"nonblocking {call}, or dedicated I/O ranks or threads"
-        if mpiio
-        else "a dedicated I/O thread or rank, or POSIX aio_write / aio_read"
-    )
+    if hdf5:
+        how = ("HDF5's asynchronous I/O: the async VOL connector with H5Dwrite_async / H5Dread_async "
+               "and an event set waited on with H5ESwait, or a dedicated I/O thread or rank")
+    elif mpiio:
+        how = f"nonblocking {call}, or dedicated I/O ranks or threads"
+    else:
+        how = "a dedicated I/O thread or rank, or POSIX aio_write / aio_read"
     return Recommendation(
         "code",
         f"Overlap I/O with computation ({how}) and write only what is needed, as often as needed "
