@@ -32,8 +32,9 @@ def example() -> tuple[str, list[str]]:
 
 def labels(lines: list[str]) -> list[str]:
     """What the output says, without its numbers and paths: the text before the first colon of
-    each line that starts a statement (indented lines continue one, or are commands)."""
-    return [line.split(":", 1)[0] for line in lines if not line.startswith(" ")]
+    each line that starts a statement (indented lines continue one, or are commands); notes
+    aside (what an ablation left out depends on the run's measurements)."""
+    return [line.split(":", 1)[0] for line in lines if not line.startswith((" ", "note: "))]
 
 
 def clean_env(mpi_env: dict[str, str]) -> dict[str, str]:

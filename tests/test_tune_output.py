@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pario.tune import output
+from pario.tune.objective import show_value
 from pario.tune.results import Sampled, Summary, TrialRow, mann_whitney_p, speedup
 from pario.tune.space import Detected, build_space
 from text_helpers import joined
@@ -218,3 +219,37 @@ def test_the_hints_file_carries_the_engine_the_best_ran_with(tmp_path: Path):
     assert tuned_environment(written["hints"]) == {"PARIO_COLL": "write-comm:p2p"}
     flat = joined(output.lines(summary, space, written, ["./app"]))
     assert f"  pario run --hints {written['hints']} --collective write-comm:p2p -- ./app" in flat
+
+
+def test_an_ablation_keeps_only_what_the_win_needs(tmp_path: Path):
+    """The best sets cb_nodes 4 (the win: 3x) and cb_buffer_size 4 MiB (no effect): the ablation
+    measures the best without each and keeps cb_nodes only; the summary hands back that
+    configuration (still better than the default) and says what it left out and why."""
+    from pario.tune import ablation
+    from pario.tune.results import _minimal_best
+    from pario.tune.space import config_key
+
+    space = build_space(DET)
+    best = space.normalise({"cb_nodes": "4", "cb_buffer_size": "4194304"})
+    fast, slow = [3.0, 3.1, 2.9], [1.0, 1.1, 0.9]
+
+    def samples_of(config: dict[str, str]) -> list[float]:
+        return fast if config["cb_nodes"] == "4" else slow
+
+    m = ablation.minimal(space, best, "write-bw", samples_of)
+    small = space.normalise({"cb_nodes": "4"})
+    assert m.config == small and [(d.name, d.value) for d in m.dropped] == [("cb_buffer_size", "4194304")]
+    assert m.dropped[0].p > 0.05 and ablation.from_json(ablation.as_json(m)) == m
+
+    class Stored:
+        user_attrs = {ablation.ATTR: ablation.as_json(m)}
+
+    samples = {config_key(best): fast, config_key(small): fast, config_key(space.default()): slow}
+    chosen, p, ratio, notes = _minimal_best(Stored, "write-bw", samples, Sampled(best, fast),
+                                            Sampled(space.default(), slow), (0.05, 3.0))
+    assert chosen.config == small and p is not None and p <= 0.05 and ratio == pytest.approx(3.0)
+    assert notes == ["left out of the hints file after an ablation: cb_buffer_size=4194304 (without it "
+                     f"{show_value('write-bw', 3.0)} median, with it {show_value('write-bw', 3.0)}, "
+                     f"p = {m.dropped[0].p:.2f}: the win does not need it)"]
+    written = output.best_files(_summary(chosen.config, []), space, tmp_path, None)
+    assert written["hints"].read_text().splitlines()[1:] == ["cb_nodes 4"]

@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from pario.tune.objective import MAXIMISE
+from pario.tune.objective import MAXIMISE, show_value
 from pario.tune.space import DEFAULT
 from pario.tune.study import ALPHA, VERIFY_SAMPLES, budget_count, config_key, pooled_samples, ranked
 
@@ -139,6 +139,9 @@ def summarise(study) -> Summary:
         else:
             p = mann_whitney_p(objective, best.samples, default.samples)
             verdict = "better" if p <= ALPHA else "within-noise"
+    if verdict == "better" and best is not None and default is not None:
+        best, p, ratio, said = _minimal_best(study, objective, samples, best, default, (p, ratio))
+        notes += said
     ignored = {(h[1], h[2]) for r in rows for h in r.ignored_hints}
     if ignored:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(ignored)[:6])
@@ -150,6 +153,34 @@ def summarise(study) -> Summary:
                    default, best, ratio, p, verdict,
                    budget_count(study.get_trials(deepcopy=False, states=ended)),
                    sum(1 for r in rows if r.state == "fail"), notes, held_out_error(study))
+
+
+def _minimal_best(study, objective: str, samples: Mapping[str, list[float]], best: Sampled, default: Sampled,
+                  tested: tuple[float | None, float | None]) -> tuple[Sampled, float | None, float | None,
+                                                                     list[str]]:
+    """The best the summary hands back: the ablation's minimal configuration (pario.tune.ablation)
+    when it is still better than the default on its own samples, with a note per setting left
+    out; else the whole best.  Returns (best, p, speed-up, notes)."""
+    from pario.tune.ablation import ATTR, from_json
+
+    data = study.user_attrs.get(ATTR)
+    if not data:
+        return best, *tested, []
+    m = from_json(data)
+    key = config_key(m.config)
+    if not m.dropped or key not in samples or key == config_key(default.config):
+        return best, *tested, []
+    small = Sampled(m.config, samples[key])
+    p = mann_whitney_p(objective, small.samples, default.samples)
+    left = ", ".join(f"{d.name}={d.value}" for d in m.dropped)
+    if p > ALPHA:
+        return best, *tested, [f"an ablation found settings the win may not need ({left}), but without them "
+                               "the best is not better than the default: the hints file keeps them all"]
+    notes = [f"left out of the hints file after an ablation: {d.name}={d.value} (without it "
+             f"{show_value(objective, d.median_without)} median, with it "
+             f"{show_value(objective, d.median_with)}, p = {d.p:.2f}: the win does not need it)"
+             for d in m.dropped]
+    return small, p, speedup(objective, small.median, default.median), notes
 
 
 def changed(config: Mapping[str, str]) -> dict[str, str]:

@@ -581,6 +581,7 @@ class Study:
                     self._report(state, progress, trial.number, outcome)
         if self.s.verify and not default_failed:
             self.verify(runner, progress, state, started)
+            self.ablate(runner, progress, state)
 
     def _report(self, state: Progress, progress, number: int, outcome: TrialOutcome) -> None:
         state.done = self.budget_used()
@@ -621,6 +622,37 @@ class Study:
             fut.cancel()
             trial.set_user_attr("error", "interrupted: pario tune was stopped (Ctrl-C)")
             self.study.tell(trial, state=TrialState.FAIL)
+
+    def ablate(self, runner: Runner, progress, state: Progress) -> None:
+        """After the verify phase, when the best beats the default: the best without the settings
+        its win does not need (pario.tune.ablation), kept in the study for the summary."""
+        from pario.tune.ablation import ATTR, as_json, minimal
+        from pario.tune.results import mann_whitney_p
+
+        top = self.top(1)
+        if not top or top[0] == self.default_key():
+            return
+        samples = self.samples()
+        best, default = samples.get(top[0], []), samples.get(self.default_key(), [])
+        if (min(len(best), len(default)) < VERIFY_SAMPLES
+                or mann_whitney_p(self.s.objective, best, default) > ALPHA):
+            return
+        state.phase = "ablation"
+
+        def samples_of(config: dict[str, str]) -> list[float]:
+            key = config_key(self.space.normalise(config))
+            while len(self.samples().get(key, [])) < VERIFY_SAMPLES:
+                trial, chosen = self.ask(config, "ablation")
+                assert trial is not None  # ablation trials are never surplus
+                outcome = runner.run_trial(trial.number, chosen, "ablation")
+                self._record(trial, outcome)
+                self._report(state, progress, trial.number, outcome)
+                if not outcome.ok:
+                    return []
+            return self.samples()[key]
+
+        self.study.set_user_attr(ATTR, as_json(minimal(self.space, json.loads(top[0]), self.s.objective,
+                                                       samples_of)))
 
     def verify(self, runner: Runner, progress, state: Progress, started: float) -> None:
         """Run the VERIFY_TOP best configurations and the default until each has VERIFY_SAMPLES samples.
