@@ -91,6 +91,24 @@ def _slurm_cluster(s: SlurmOptions) -> Any:
     return cluster
 
 
+def _refused(address: str) -> str:
+    """Why a TCP scheduler address refuses connections ("" when it accepts one, or when that cannot
+    be told at once): Dask's client would retry a refused port until its timeout."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        where = urlsplit(address if "://" in address else f"tcp://{address}")
+        if where.scheme != "tcp" or where.hostname is None or where.port is None:
+            return ""
+        with socket.create_connection((where.hostname, where.port), timeout=5):
+            return ""
+    except ConnectionRefusedError:
+        return "connection refused"
+    except (OSError, ValueError):
+        return ""
+
+
 @contextmanager
 def client_for(spec: ClusterSpec) -> Iterator[Any]:
     """A dask.distributed Client on the cluster the spec names, closed (and the cluster it
@@ -101,6 +119,9 @@ def client_for(spec: ClusterSpec) -> Iterator[Any]:
     cluster = None
     try:
         if spec.scheduler:
+            refused = _refused(spec.scheduler)
+            if refused:
+                raise ParioError(f"cannot reach the Dask scheduler {spec.scheduler}: {refused}")
             try:
                 client = Client(spec.scheduler, timeout=spec.connect_timeout)
             except OSError as exc:
