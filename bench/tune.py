@@ -281,7 +281,7 @@ class ReplayRunner(Runner):
         if not vals:
             run = {"status": "failed", "error": "every measured run of this configuration failed"}
             return TrialOutcome(config, role, [], [run], None, [])
-        values = [self.rng.choice(vals) for _ in range(self.s.repeat)]
+        values = [self.rng.choice(vals) for _ in range(self.settings.repeat)]
         runs = [{"status": "ok", "seconds": 0.0, "value": v} for v in values]
         return TrialOutcome(config, role, values, runs, self.land.features.get(key), [])
 

@@ -204,10 +204,10 @@ def _finish(study, summary, args: argparse.Namespace) -> int:
     from pario.tune import output
     from pario.tune.results import dumps
 
-    written = output.best_files(summary, study.space, args.out or study.dir, study.s.files)
+    written = output.best_files(summary, study.space, args.out or study.dir, study.settings.files)
     from pario.textfit import terminal_width
 
-    for line in output.lines(summary, study.space, written, study.s.command, terminal_width()):
+    for line in output.lines(summary, study.space, written, study.settings.command, terminal_width()):
         print(line)
     if args.json:
         data = dumps(summary)

@@ -180,16 +180,16 @@ def pract_proposer(seed: int | None) -> Callable[[Study, int], list]:
         pool = candidates(study.space, tried, rng)
         if not pool:
             return []
-        if own < 1 + startup(study.s.budget):
+        if own < 1 + startup(study.settings.budget):
             return [(c, None) for c in rng.sample(pool, min(n, len(pool)))]
-        rows, values = training_rows(study.study._storage, study.s.objective)
+        rows, values = training_rows(study.study._storage, study.settings.objective)
         if len(rows) < 3:
             return [(c, None) for c in rng.sample(pool, min(n, len(pool)))]
         x = features_of(rows)
         model = fit(x, np.log(values), seed or 0)
         workload = _workload_of(study)
         scored = predict(model, features_of([row(c, workload) for c in pool], columns=x.names))
-        order = np.argsort(-scored if study.s.objective in MAXIMISE else scored)
+        order = np.argsort(-scored if study.settings.objective in MAXIMISE else scored)
         picks = [int(i) for i in order[: max(n, TOP_K)]]
         return [(pool[i], float(math.exp(scored[i]))) for i in picks][:n]
 

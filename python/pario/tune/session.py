@@ -52,13 +52,13 @@ def start(settings: Settings, space: Space, study_name: str, storage_url: str | 
     if settings.strategy == "grid":
         enumerate_configs(space)  # a space too large for a grid is refused before anything runs
     study = open_study(open_storage(storage_url), study_name, settings, space)
-    return study, Runner(study.s, study.space, study.dir)
+    return study, Runner(study.settings, study.space, study.dir)
 
 
 def run(study: Study, runner: Runner, progress: Callable[[Progress], None] | None = None) -> Summary:
     """Run the study to its budget (the output directory's striping given back after), and summarise it."""
     try:
-        study.run(proposer_for(study.s), runner, progress)
+        study.run(proposer_for(study.settings), runner, progress)
     finally:
         runner.restore()
     return summarise(study.study)

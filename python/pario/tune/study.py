@@ -251,7 +251,7 @@ class Runner:
     """Runs configurations: applies them, launches, reads the objective from the logs."""
 
     def __init__(self, settings: Settings, space: Space, study_dir: Path) -> None:
-        self.s = settings
+        self.settings = settings
         self.space = space
         self.dir = study_dir
         self.directory = Path(space.detected.directory)
@@ -282,10 +282,10 @@ class Runner:
         hints_file = None
         if a.hints:
             hints_file = tdir / "hints.txt"
-            hints_file.write_text(cfg.hints_text(a.hints, self.s.files))
-        env = {**os.environ, **self.s.env, **a.env()}
+            hints_file.write_text(cfg.hints_text(a.hints, self.settings.files))
+        env = {**os.environ, **self.settings.env, **a.env()}
         romio = cfg.romio_hints_text(a.hints)
-        if romio and not self.s.files and self._romio(a):
+        if romio and not self.settings.files and self._romio(a):
             # what the job-script lines offer without pario (ROMIO_HINTS) is what the trial tested
             (tdir / "romio-hints.txt").write_text(romio)
             env["ROMIO_HINTS"] = str(tdir / "romio-hints.txt")
@@ -293,7 +293,7 @@ class Runner:
         runs: list[dict] = []
         workload = None
         ignored: list[list] = []
-        for k in range(self.s.repeat):
+        for k in range(self.settings.repeat):
             rdir = tdir / f"run-{k + 1}"
             log = rdir / "trial.pario"
             if log.exists():
@@ -310,12 +310,14 @@ class Runner:
             rdir.mkdir(parents=True, exist_ok=True)
             if self.files is not None:
                 file_state.clear(self.files)
-            argv = pario_run_argv(log, cfg.pario_run_args(a, hints_file), in_trial_dir(self.s.command, rdir))
-            if self.s.launcher == "slurm":
-                res = run_slurm(argv, env, self.s.workdir, rdir, log, self.s.timeout, self.s.sbatch_args,
-                                f"pario-tune-{number}")
+            settings = self.settings
+            command = in_trial_dir(settings.command, rdir)
+            argv = pario_run_argv(log, cfg.pario_run_args(a, hints_file), command)
+            if settings.launcher == "slurm":
+                res = run_slurm(argv, env, settings.workdir, rdir, log, settings.timeout,
+                                settings.sbatch_args, f"pario-tune-{number}")
             else:
-                res = run_local(argv, env, self.s.workdir, rdir, log, self.s.timeout)
+                res = run_local(argv, env, settings.workdir, rdir, log, settings.timeout)
             entry = self._read(res, log, read_log)
             if self.files is not None and file_state.note_written(self.files, entry["written"], self.dir):
                 file_state.save(self.files, self.dir)
@@ -325,7 +327,7 @@ class Runner:
             values.append(entry["value"])
             if workload is None:
                 workload = entry["workload"]
-                ignored = _ignored_hints(entry["profile"], a.hints, self.s.files)
+                ignored = _ignored_hints(entry["profile"], a.hints, self.settings.files)
         return TrialOutcome(self.space.normalise(config), role, values, runs, workload, ignored)
 
     def _romio(self, a: cfg.Applied) -> bool:
@@ -343,21 +345,21 @@ class Runner:
         written: list[str] = []
         try:
             profile = read_log(log)
-            steps = [read_log(p) for p in step_logs(log)] if self.s.objective != "wall-time" else []
+            steps = [read_log(p) for p in step_logs(log)] if self.settings.objective != "wall-time" else []
             written = sorted({w for p in (profile, *steps) for w in file_state.written_files(p)})
             if steps:  # the command started its MPI jobs itself: their logs hold the I/O
-                m = measure_steps(steps, self.s.objective, self.s.files)
+                m = measure_steps(steps, self.settings.objective, self.settings.files)
                 profile = steps[0]
                 run["steps"] = len(steps)
             else:
-                m = measure(profile, self.s.objective, self.s.files)
+                m = measure(profile, self.settings.objective, self.settings.files)
         except (NoObjective, ParioError) as exc:
             run["status"] = "failed"
             run["error"] = f"{exc}"
             return {"run": run, "written": written}
         run.update(value=m.value, bytes=m.bytes, time=m.seconds)
         return {"run": run, "value": m.value, "profile": profile, "written": written,
-                "workload": workload_features(profile, self.s.files)}
+                "workload": workload_features(profile, self.settings.files)}
 
 
 # ---- the loop ---------------------------------------------------------------------------
@@ -379,7 +381,7 @@ class Study:
 
     def __init__(self, optuna_study, settings: Settings, space: Space, directory: Path) -> None:
         self.study = optuna_study
-        self.s = settings
+        self.settings = settings
         self.space = space
         self.dir = directory
 
@@ -417,7 +419,7 @@ class Study:
 
     def top(self, k: int) -> list[str]:
         """The ``k`` configurations with the best medians over all their runs, best first."""
-        return ranked(self.samples(), self.s.objective)[:k]
+        return ranked(self.samples(), self.settings.objective)[:k]
 
     def incumbent(self) -> str | None:
         """The configuration with the best median over all its runs."""
@@ -450,7 +452,7 @@ class Study:
 
         from optuna.trial import TrialState
 
-        limit = (self.s.timeout or 3600.0) * max(self.s.repeat, 1) + 3600.0
+        limit = (self.settings.timeout or 3600.0) * max(self.settings.repeat, 1) + 3600.0
         n = 0
         for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             owner = t.user_attrs.get("owner")
@@ -516,7 +518,7 @@ class Study:
             time.sleep(0.1)
         if role == "default":
             return any(t.user_attrs.get("role") == "default" and t.state != TrialState.FAIL for t in earlier)
-        return budget_count(earlier) >= self.s.budget
+        return budget_count(earlier) >= self.settings.budget
 
     def run(self, propose: Callable[[Study, int], list[tuple[dict[str, str] | None, float | None]]],
             runner: Runner, progress: Callable[[Progress], None] | None = None) -> None:
@@ -530,20 +532,20 @@ class Study:
         started = time.monotonic()
         remeasured: set[str] = set()
         duplicates = 0  # the sampler's proposals in a row that were already measured
-        rng = random.Random(self.s.seed)
+        rng = random.Random(self.settings.seed)
         default_failed = False  # then the command fails as it is: no search is worth running
-        with ThreadPoolExecutor(max_workers=max(self.s.jobs, 1)) as pool:
+        with ThreadPoolExecutor(max_workers=max(self.settings.jobs, 1)) as pool:
             running: dict[Future, tuple] = {}
             while True:
-                while len(running) < max(self.s.jobs, 1) and not default_failed:
+                while len(running) < max(self.settings.jobs, 1) and not default_failed:
                     used = self.budget_used(running=True)
-                    if not queue and used < self.s.budget:
+                    if not queue and used < self.settings.budget:
                         # a new search trial: ask the strategy (None: the sampler decides)
                         queue += [(c, "search", p) for c, p in propose(self, 1)]
                     if not queue:
                         break
                     config, role, predicted = queue.pop(0)
-                    if role in ROLES_IN_BUDGET and used >= self.s.budget:
+                    if role in ROLES_IN_BUDGET and used >= self.settings.budget:
                         continue
                     if role == "default" and self.has_default():
                         continue  # another worker sharing the study measures it
@@ -579,7 +581,7 @@ class Study:
                         remeasured.add(key)
                         queue.insert(0, (outcome.config, "remeasure", None))
                     self._report(state, progress, trial.number, outcome)
-        if self.s.verify and not default_failed:
+        if self.settings.verify and not default_failed:
             self.verify(runner, progress, state, started)
             self.ablate(runner, progress, state)
 
@@ -587,12 +589,12 @@ class Study:
         state.done = self.budget_used()
         finished = self.outcomes()
         samples = pooled_samples(finished)
-        best = ranked(samples, self.s.objective)
+        best = ranked(samples, self.settings.objective)
         if best:
             state.best = statistics.median(samples[best[0]])
             state.best_trial = min(t.number for t in finished
                                    if config_key(t.user_attrs.get("config", {})) == best[0])
-        shown = show_value(self.s.objective, outcome.value) if outcome.ok else "failed"
+        shown = show_value(self.settings.objective, outcome.value) if outcome.ok else "failed"
         state.last = f"trial {number} ({outcome.role}): {shown}"
         state.last_config = cfg.describe(self.space, outcome.config)
         if progress:
@@ -635,7 +637,7 @@ class Study:
         samples = self.samples()
         best, default = samples.get(top[0], []), samples.get(self.default_key(), [])
         if (min(len(best), len(default)) < VERIFY_SAMPLES
-                or mann_whitney_p(self.s.objective, best, default) > ALPHA):
+                or mann_whitney_p(self.settings.objective, best, default) > ALPHA):
             return
         state.phase = "ablation"
 
@@ -651,8 +653,8 @@ class Study:
                     return []
             return self.samples()[key]
 
-        self.study.set_user_attr(ATTR, as_json(minimal(self.space, json.loads(top[0]), self.s.objective,
-                                                       samples_of)))
+        found = minimal(self.space, json.loads(top[0]), self.settings.objective, samples_of)
+        self.study.set_user_attr(ATTR, as_json(found))
 
     def verify(self, runner: Runner, progress, state: Progress, started: float) -> None:
         """Run the VERIFY_TOP best configurations and the default until each has VERIFY_SAMPLES samples.
