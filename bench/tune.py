@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pario import paths
-from pario.tune import config as cfg
+from pario.tune import config as tune_config
 from pario.tune.space import Space, apply_space_file, build_space, detect, enumerate_configs
 from pario.tune.study import (
     ROLES_IN_BUDGET,
@@ -507,7 +507,7 @@ def landscape_table(data: dict, lands: list[Landscape]) -> list[str]:
         d = land.truth(land.default_key())
         b = land.truth(best)
         out.append(f"| {land.name} | `{w['kernel']} {' '.join(w['args'])}` | {len(land.values)} | {failed} | "
-                   f"{mibs(d)} | {mibs(b)} | `{cfg.describe(land.space, land.configs[best])}` | "
+                   f"{mibs(d)} | {mibs(b)} | `{tune_config.describe(land.space, land.configs[best])}` | "
                    f"{b / d:.2f} | {mibs(ompio)} | {mibs(romio)} | "
                    f"{pct(statistics.median(spreads)) if spreads else '–'} |"
                    if d and b else f"| {land.name} | – | | | | | | | | | |")

@@ -274,10 +274,10 @@ def test_romio_hints_given_to_ompio_are_ignored():
 def test_tuned_hints_bring_their_mpi_component(tmp_path: Path, pario_cmd, mpi_env) -> None:
     """A hints file written by pario tune names the I/O component it was tuned with: pario run
     applies it, or warns when the run's own setting differs."""
-    from pario.tune import config as cfg
+    from pario.tune import config as tune_config
 
     hints = tmp_path / "best.hints"
-    hints.write_text(cfg.hints_text({"romio_cb_write": "enable"}, None, {"OMPI_MCA_io": "romio321"}))
+    hints.write_text(tune_config.hints_text({"romio_cb_write": "enable"}, None, {"OMPI_MCA_io": "romio321"}))
     assert "# pario: tuned with OMPI_MCA_io=romio321" in hints.read_text()
     env = {k: v for k, v in mpi_env.items() if k != "OMPI_MCA_io"}
     command = [*pario_cmd, "run", "--log", str(tmp_path / "x.pario"), "--hints", str(hints), "--",
@@ -295,10 +295,10 @@ def test_tuned_hints_bring_their_mpi_component(tmp_path: Path, pario_cmd, mpi_en
 def test_tuned_hints_bring_the_collective_engine(tmp_path: Path, pario_cmd, mpi_env) -> None:
     """A best configuration that ran under pario's collective-write engine: its hints file names the
     engine setting and pario run --hints uses it; a damaged setting is one line before launch."""
-    from pario.tune import config as cfg
+    from pario.tune import config as tune_config
 
     hints = tmp_path / "best.hints"
-    hints.write_text(cfg.hints_text({"cb_nodes": "2"}, None, {"PARIO_COLL": "write-comm:p2p"}))
+    hints.write_text(tune_config.hints_text({"cb_nodes": "2"}, None, {"PARIO_COLL": "write-comm:p2p"}))
     command = [*pario_cmd, "run", "--log", str(tmp_path / "x.pario"), "--hints", str(hints), "--",
                "mpirun", "-np", "2", "printenv", "PARIO_COLL"]
     proc = subprocess.run(command, env=mpi_env, capture_output=True, text=True, timeout=120)

@@ -18,7 +18,7 @@ from optuna.trial import TrialState
 from kernel_helpers import kernel_exe
 from pario.errors import ParioError
 from pario.log import read_log
-from pario.tune import config as cfg
+from pario.tune import config as tune_config
 from pario.tune import output
 from pario.tune.objective import measure
 from pario.tune.results import Sampled, Summary, TrialRow, summarise
@@ -108,9 +108,9 @@ def test_space_file_adds_and_removes_library_dimensions(tmp_path: Path):
         ("nc_var_align_size", "pnetcdf", ("default", "8192")),  # added: the program links no PnetCDF
     ]
     # a threshold of its own replaces the one the alignment ties
-    a = cfg.applied(space, {"hdf5.alignment": "4194304", "hdf5.alignment_threshold": "0"})
+    a = tune_config.applied(space, {"hdf5.alignment": "4194304", "hdf5.alignment_threshold": "0"})
     assert a.hints == {"hdf5.alignment": "4194304", "hdf5.alignment_threshold": "0"}
-    tied = cfg.applied(space, {"hdf5.alignment": "4194304", "hdf5.transfer": "collective"})
+    tied = tune_config.applied(space, {"hdf5.alignment": "4194304", "hdf5.transfer": "collective"})
     assert tied.hints == {"hdf5.alignment": "4194304", "hdf5.transfer": "collective",
                           "hdf5.alignment_threshold": "65536"}
     bad = tmp_path / "bad.toml"
@@ -126,16 +126,16 @@ def test_configuration_to_hints_files_and_lines(tmp_path: Path):
     best = space.normalise({"cb_nodes": "2", "hdf5.alignment": "1048576", "hdf5.sieve_buf_size": "262144",
                             "hdf5.coll_metadata_write": "true", "nc_var_align_size": "4194304",
                             "nc_header_align_size": "65536"})
-    a = cfg.applied(space, best)
+    a = tune_config.applied(space, best)
     # the alignment brings its threshold, min(A, 64 KiB)
     assert a.hints == {"cb_nodes": "2", "hdf5.alignment": "1048576", "hdf5.sieve_buf_size": "262144",
                        "hdf5.coll_metadata_write": "true", "nc_var_align_size": "4194304",
                        "nc_header_align_size": "65536", "hdf5.alignment_threshold": "65536"}
-    assert cfg.hints_text({"hdf5.alignment": "65536", "nc_var_align_size": "65536"}, "*.h5") == \
+    assert tune_config.hints_text({"hdf5.alignment": "65536", "nc_var_align_size": "65536"}, "*.h5") == \
         "# written by pario tune\n[*.h5]\nhdf5.alignment 65536\nnc_var_align_size 65536\n"
-    assert cfg.romio_hints_text(a.hints) == "cb_nodes 2\n"
-    assert cfg.pnetcdf_hints_value(a.hints) == "nc_var_align_size=4194304;nc_header_align_size=65536"
-    assert cfg.hdf5_code_lines({**a.hints, "hdf5.transfer": "collective"}) == [
+    assert tune_config.romio_hints_text(a.hints) == "cb_nodes 2\n"
+    assert tune_config.pnetcdf_hints_value(a.hints) == "nc_var_align_size=4194304;nc_header_align_size=65536"
+    assert tune_config.hdf5_code_lines({**a.hints, "hdf5.transfer": "collective"}) == [
         "H5Pset_alignment(fapl, 65536, 1048576);",
         "H5Pset_sieve_buf_size(fapl, 262144);",
         "H5Pset_coll_metadata_write(fapl, 1);",
@@ -277,8 +277,8 @@ def test_pnetcdf_study_applies_the_hints_and_pnetcdf_hints_works_without_pario(t
     assert all(set(NC_DIMS) <= set(row["config"]) for row in data["trials"])
     # what the output offers without pario: PnetCDF reads PNETCDF_HINTS itself
     space = build_space(replace(BASE, pnetcdf=PNETCDF_LIB))
-    a = cfg.applied(space, {"nc_var_align_size": "1048576", "nc_header_align_size": "65536"})
-    line = next(ln for ln in cfg.without_pario_lines(a, tmp_path / "unused") if "PNETCDF_HINTS" in ln)
+    a = tune_config.applied(space, {"nc_var_align_size": "1048576", "nc_header_align_size": "65536"})
+    line = next(ln for ln in tune_config.without_pario_lines(a, tmp_path / "unused") if "PNETCDF_HINTS" in ln)
     value = line.split("=", 1)[1].split()[0].strip("'")
     proc = subprocess.run(mpirun("s3d", [*S3D, "--path", str(tmp_path / "plain.nc")]),
                           env={**mpi_env, "PNETCDF_HINTS": value}, capture_output=True, text=True,

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pario.textfit import wrap_words
-from pario.tune import config as cfg
+from pario.tune import config as tune_config
 from pario.tune.objective import show_value
 from pario.tune.results import Sampled, Summary
 from pario.tune.space import Space, config_key
@@ -32,11 +32,11 @@ def untested_hints(summary: Summary) -> dict[str, tuple[str, str | None]]:
     return {k: seen[0][k] for k in sorted(common)}
 
 
-def best_applied(summary: Summary, space: Space) -> cfg.Applied:
+def best_applied(summary: Summary, space: Space) -> tune_config.Applied:
     """What the best configuration sets, without the settings that cannot matter given the others
     (Space.relevant) and the hints the MPI library ignored."""
     assert summary.best is not None
-    a = cfg.applied(space, space.relevant(summary.best.config))
+    a = tune_config.applied(space, space.relevant(summary.best.config))
     drop = untested_hints(summary)
     return replace(a, hints={k: v for k, v in a.hints.items() if k not in drop})
 
@@ -53,17 +53,17 @@ def best_files(summary: Summary, space: Space, directory: Path, files: str | Non
     paths = {kind: directory / name for kind, name in BEST_FILES.items()}
     if summary.best is None or summary.verdict != "better":
         hints = paths["hints"]
-        if hints.is_file() and hints.read_text(errors="replace").startswith(cfg.WRITTEN_BY):
+        if hints.is_file() and hints.read_text(errors="replace").startswith(tune_config.WRITTEN_BY):
             for path in paths.values():
                 path.unlink(missing_ok=True)
         return {}
     a = best_applied(summary, space)
-    paths["hints"].write_text(cfg.hints_text(a.hints, files, tuned_environment(a)))
-    paths["romio_hints"].write_text(cfg.romio_hints_text(a.hints))
+    paths["hints"].write_text(tune_config.hints_text(a.hints, files, tuned_environment(a)))
+    paths["romio_hints"].write_text(tune_config.romio_hints_text(a.hints))
     return paths
 
 
-def tuned_environment(a: cfg.Applied) -> dict[str, str]:
+def tuned_environment(a: tune_config.Applied) -> dict[str, str]:
     """What the hints need beside them to be the configuration measured: the MPI library's
     settings and pario's collective-write engine (``pario run --hints`` applies both)."""
     return {**a.env(), **({"PARIO_COLL": a.collective} if a.collective else {})}
@@ -119,7 +119,8 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
         out.append(f"default: {_sampled(obj, summary.default)}")
     if summary.best:
         out.append(f"best:    {_sampled(obj, summary.best)}")
-        out += wrap_words(f"         {cfg.describe(space, space.relevant(summary.best.config))}", width, 9)
+        settings = tune_config.describe(space, space.relevant(summary.best.config))
+        out += wrap_words(f"         {settings}", width, 9)
     p_text = f" (p = {summary.p_value:.3f})" if summary.p_value is not None else ""
     verdict = VERDICTS[summary.verdict].format(p=summary.p_value or 0.0, p_text=p_text)
     if summary.speedup is not None and summary.verdict in ("better", "within-noise"):
@@ -145,24 +146,25 @@ def lines(summary: Summary, space: Space, written: dict[str, Path], command: lis
                        f"({'in effect: ' + got if got is not None else 'not reported'})")
         out.append(f"hints file: {written['hints']}")
         out.append("use it in a job script:")
-        out += [f"  {line}" for line in cfg.job_script_lines(a, written["hints"], command,
+        out += [f"  {line}" for line in tune_config.job_script_lines(a, written["hints"], command,
                                                            Path(space.detected.directory),
                                                            min(COMMAND_WIDTH, width - 2))]
         out += without_pario(a, written)
     return _wrapped(out, width)
 
 
-def without_pario(a: cfg.Applied, written: dict[str, Path]) -> list[str]:
+def without_pario(a: tune_config.Applied, written: dict[str, Path]) -> list[str]:
     """How to use the best configuration without pario in the job: the environment the MPI library
     and PnetCDF read, and the HDF5 calls to add to the program (HDF5 reads no environment variable)."""
-    plain = cfg.without_pario_lines(a, written["romio_hints"])
-    code = cfg.hdf5_code_lines(a.hints)
+    plain = tune_config.without_pario_lines(a, written["romio_hints"])
+    code = tune_config.hdf5_code_lines(a.hints)
     if (plain or code) and a.collective:
         return [f"(the best uses pario's collective-write engine, --collective {a.collective}: "
                 "without pario in the job it is not the configuration measured)"]
     out = []
     if plain:
-        readers = ("what the MPI library and PnetCDF read themselves" if cfg.pnetcdf_hints_value(a.hints)
+        pnetcdf = tune_config.pnetcdf_hints_value(a.hints)
+        readers = ("what the MPI library and PnetCDF read themselves" if pnetcdf
                    else "what the MPI library itself reads")
         out.append(f"or, without pario in the job ({readers}):")
         out += [f"  {line}" for line in plain]

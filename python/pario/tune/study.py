@@ -35,7 +35,7 @@ from typing import Any
 
 from pario.errors import ParioError
 from pario.job_logs import step_logs
-from pario.tune import config as cfg
+from pario.tune import config as tune_config
 from pario.tune import file_state
 from pario.tune.objective import (
     MAXIMISE,
@@ -262,29 +262,31 @@ class Runner:
         self.files = (file_state.before_first_run(study_dir, settings.command, settings.workdir)
                       if settings.jobs == 1 else None)
 
-    def _stripe_command(self, a: cfg.Applied) -> list[str] | None:
-        return cfg.stripe_command(self.directory, a.stripe, self.original_stripe) if self.stripes else None
+    def _stripe_command(self, a: tune_config.Applied) -> list[str] | None:
+        if not self.stripes:
+            return None
+        return tune_config.stripe_command(self.directory, a.stripe, self.original_stripe)
 
     def restore(self) -> None:
         """Give the output directory back its own striping (Lustre, when the study changed it)."""
         if self.stripes:
             import subprocess
 
-            subprocess.run(cfg.stripe_command(self.directory, {}, self.original_stripe), capture_output=True,
-                           timeout=60)
+            restore = tune_config.stripe_command(self.directory, {}, self.original_stripe)
+            subprocess.run(restore, capture_output=True, timeout=60)
 
     def run_trial(self, number: int, config: Mapping[str, str], role: str) -> TrialOutcome:
         from pario.log import read_log
 
-        a = cfg.applied(self.space, config)
+        a = tune_config.applied(self.space, config)
         tdir = self.dir / f"trial-{number:04d}"
         tdir.mkdir(parents=True, exist_ok=True)
         hints_file = None
         if a.hints:
             hints_file = tdir / "hints.txt"
-            hints_file.write_text(cfg.hints_text(a.hints, self.settings.files))
+            hints_file.write_text(tune_config.hints_text(a.hints, self.settings.files))
         env = {**os.environ, **self.settings.env, **a.env()}
-        romio = cfg.romio_hints_text(a.hints)
+        romio = tune_config.romio_hints_text(a.hints)
         if romio and not self.settings.files and self._romio(a):
             # what the job-script lines offer without pario (ROMIO_HINTS) is what the trial tested
             (tdir / "romio-hints.txt").write_text(romio)
@@ -312,7 +314,7 @@ class Runner:
                 file_state.clear(self.files)
             settings = self.settings
             command = in_trial_dir(settings.command, rdir)
-            argv = pario_run_argv(log, cfg.pario_run_args(a, hints_file), command)
+            argv = pario_run_argv(log, tune_config.pario_run_args(a, hints_file), command)
             if settings.launcher == "slurm":
                 res = run_slurm(argv, env, settings.workdir, rdir, log, settings.timeout,
                                 settings.sbatch_args, f"pario-tune-{number}")
@@ -330,7 +332,7 @@ class Runner:
                 ignored = _ignored_hints(entry["profile"], a.hints, self.settings.files)
         return TrialOutcome(self.space.normalise(config), role, values, runs, workload, ignored)
 
-    def _romio(self, a: cfg.Applied) -> bool:
+    def _romio(self, a: tune_config.Applied) -> bool:
         """Is the trial's MPI-IO ROMIO (MPICH, or an Open MPI romio component)?"""
         det = self.space.detected
         io = a.mca.get("io", det.default_io)
@@ -596,7 +598,7 @@ class Study:
                                    if config_key(t.user_attrs.get("config", {})) == best[0])
         shown = show_value(self.settings.objective, outcome.value) if outcome.ok else "failed"
         state.last = f"trial {number} ({outcome.role}): {shown}"
-        state.last_config = cfg.describe(self.space, outcome.config)
+        state.last_config = tune_config.describe(self.space, outcome.config)
         if progress:
             progress(state)
 
