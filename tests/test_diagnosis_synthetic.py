@@ -846,3 +846,9 @@ def test_a_sparse_file_is_sized_by_the_bytes_written() -> None:
         r["bytes_written"] = 5 * GiB
     p = profile(n, 20.0, io={"posix_write": [2.0] * n}, posix=recs, striping={7: (MiB, 1)})
     assert _layout(p, 7).file_size == 40 * GiB and "LUSTRE-STRIPE-COUNT" in ids(p)
+
+
+def test_the_readme_counts_the_rules() -> None:
+    """README.md says how many rules there are: as many as the catalogue holds."""
+    readme = (DOCS.parent / "README.md").read_text()
+    assert f"The {len(RULES)} rules and their thresholds" in readme
