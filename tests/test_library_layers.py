@@ -241,6 +241,23 @@ def test_library_metadata_dominating():
     assert "LIB-METADATA-DOMINATES" not in ids(_hdf5(meta=0.1))
 
 
+def test_hdf5_flushes_are_told_apart_from_metadata():
+    """Every rank calls H5Fflush 8 times, with an fsync beneath each: the finding says that the
+    flushes, counted as HDF5 metadata, are data written and synced, and advises fewer of them;
+    without fsyncs beneath it does not."""
+    p = _hdf5(meta=4.0)
+    p.files["h5f"]["flushes"] = 8
+    p.files["posix"] = _per_rank(4, id=1, name="/scratch/out.h5", fsyncs=8, writes=16, bytes_written=MiB)
+    f = next(f for f in diagnose(p) if f.id == "LIB-METADATA-DOMINATES")
+    assert ("The 32 H5Fflush/H5Dflush calls count here too, and a flush writes the cached raw data and "
+            "syncs the file to storage (32 fsync calls beneath)") in f.statement
+    assert any(r.text.startswith("Flush only where the data must be on storage") for r in f.recommendations)
+    quiet = _hdf5(meta=4.0)
+    quiet.files["h5f"]["flushes"] = 8
+    g = next(f for f in diagnose(quiet) if f.id == "LIB-METADATA-DOMINATES")
+    assert "H5Fflush" not in g.statement
+
+
 def _pnetcdf(
     nprocs: int = 4, *, puts: int = 512, nb: int = 0, var_align: int = 4, striping: dict | None = None
 ):

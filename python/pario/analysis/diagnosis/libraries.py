@@ -338,6 +338,8 @@ class MetadataDominates(Hit):
     records: int = 0  # file records
     redefs: float = 0.0  # re-entries in define mode (PnetCDF)
     chunked: bool = False  # the run has chunked HDF5 datasets (HDF5)
+    flushes: float = 0.0  # H5Fflush / H5Dflush calls (HDF5)
+    fsyncs: float = 0.0  # fsync/fdatasync calls beneath, on the library's files (POSIX records)
 
 
 def _library_times(f: Table, d: Table) -> tuple[float, float]:
@@ -376,7 +378,23 @@ def metadata_dominates(facts: Facts, cfg: RuleConfig) -> Iterator[MetadataDomina
             time_lost=lost, library=lib, meta=meta, data=data, records=len(f),
             opens=float(sum(counter(f, c).sum() for c in ("opens", "creates"))),
             redefs=float(counter(f, "redefs").sum()), chunked=lib == "HDF5" and bool(chunked_extent(facts)),
+            flushes=_flushes(f, d) if lib == "HDF5" else 0.0,
+            fsyncs=_syncs_beneath(facts, f) if lib == "HDF5" else 0.0,
         )
+
+
+def _flushes(f: Table, d: Table) -> float:
+    """H5Fflush and H5Dflush calls of an HDF5 run."""
+    return float(counter(f, "flushes").sum() + counter(d, "flushes").sum())
+
+
+def _syncs_beneath(facts: Facts, files: Table) -> float:
+    """fsync and fdatasync calls on these library files, from their POSIX records."""
+    posix = facts.layer("posix")
+    if not len(posix) or not len(files):
+        return 0.0
+    mine = np.isin(np.asarray(posix["id"]).astype(np.uint64), np.asarray(files["id"]).astype(np.uint64))
+    return float((counter(posix, "fsyncs") + counter(posix, "fdsyncs"))[mine].sum())
 
 
 #: The extra bytes beneath an HDF5 file, as a share of its chunked datasets' full size, at or above

@@ -218,6 +218,15 @@ def metadata_dominates(hit: MetadataDominates, facts: Facts, cfg: RuleConfig) ->
             recs.append(Recommendation(
                 "code", "When every element is written anyway, skip the fill values at H5Dcreate:",
                 "H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);"))
+        if hit.flushes > 0 and hit.fsyncs > 0:
+            statement += (
+                f" The {fmt.count(hit.flushes)} H5Fflush/H5Dflush calls count here too, and a flush "
+                "writes the cached raw data and syncs the file to storage (" + fmt.count(hit.fsyncs)
+                + " fsync calls beneath): that is data movement and a wait for the disk, not metadata."
+            )
+            recs.append(Recommendation(
+                "code", "Flush only where the data must be on storage (a checkpoint's end), not after "
+                "each write: H5Fclose flushes anyway."))
         recs += [
             Recommendation(
                 "code",
