@@ -37,6 +37,7 @@ from pario.analysis.diagnosis.library_records import (
     per_rank,
 )
 from pario.analysis.diagnosis.registry import rule
+from pario.analysis.diagnosis.run_description import describe
 from pario.analysis.diagnosis.stake import stake_rows
 from pario.table import Table
 
@@ -291,27 +292,18 @@ def collective_not_done(facts: Facts, cfg: RuleConfig) -> Iterator[CollectiveBro
     """The program asks HDF5 for collective transfers (H5FD_MPIO_COLLECTIVE), but the MPI-IO calls
     beneath are independent: HDF5 broke collective I/O (a type conversion, a selection or a
     layout it cannot do collectively), so MPI-IO could not aggregate the ranks' requests."""
-    d, m = layer(facts, "h5d"), facts.layer("mpiio")
-    if not len(d) or "coll_writes" not in d or not len(m):
-        return
-    owner = file_ids(facts, "h5d")
-    mids = np.asarray(m["id"]).astype(np.uint64)
-    found: list[CollectiveNotDone] = []
-    for fid in np.unique(owner[owner > 0]).tolist():
-        mine, beneath = owner == np.uint64(fid), mids == np.uint64(fid)
-        if not beneath.any():
-            continue
-        name = str(m["name"][int(np.argmax(beneath))])
-        for kind in ("write", "read"):
-            asked = float(counter(d, f"coll_{kind}s")[mine].sum())
-            coll = float((counter(m, f"coll_{kind}s") + counter(m, f"split_{kind}s"))[beneath].sum())
-            indep = float(counter(m, f"indep_{kind}s")[beneath].sum())
-            if asked > 0 and indep > 0 and coll < 0.5 * asked:
-                found.append(CollectiveNotDone(int(fid), name, kind, asked,
-                                               float(counter(d, f"{kind}s")[mine].sum()), indep, coll))
+    found = [
+        CollectiveNotDone(a.fid, a.name, kind, a.hdf5_collective[kind], a.hdf5_calls[kind],
+                          a.independent[kind], a.collective[kind])
+        for a in describe(facts).files.values()
+        for kind in ("write", "read")
+        if a.hdf5_collective[kind] > 0 and a.independent[kind] > 0
+        and a.collective[kind] < 0.5 * a.hdf5_collective[kind]
+    ]
     if not found:
         return
     found.sort(key=lambda f: -f.asked)
+    mids = np.asarray(facts.layer("mpiio")["id"]).astype(np.uint64)
     rows = np.isin(mids, np.array([f.fid for f in found], dtype=np.uint64))
     kinds = {f.kind for f in found}
     at_stake = stake_rows(facts, "mpiio", rows, {k: 1.0 for k in kinds}).max
