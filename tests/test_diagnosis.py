@@ -602,3 +602,17 @@ def test_cli_several_logs_compares_runs(pario_cmd, runs):
     doc = json.loads(proc.stdout)
     assert len(doc["logs"]) == 2
     assert {"SCALE-IO-GROWTH", "SCALE-CONTENTION"} <= {f["id"] for f in doc["across_runs"]}
+
+
+def test_reread_across_ranks_named_from_the_trace(runs):
+    """reread under --trace: every rank reads all of rank 0's 1 MiB input 4 times, so the trace
+    shows every byte read by two ranks or more, and the advice is to read once and broadcast."""
+    exe = runs.compile_program("diag_patterns.c")
+    out = runs.root / "reread-trace"
+    log = runs._run("reread-trace", ["mpirun", "-np", "4", str(exe), "reread", str(out)], extra=["--trace"])
+    f = next(f for f in diagnose(read_log(log)) if f.id == "IO-REDUNDANT-READS")
+    sub = {m.name: m.value for m in f.subjects[0].metrics}
+    # all of it read by several ranks; only rank 0, which wrote it, reads bytes of its own back
+    assert sub["read_by_several"] == 1 << 20 and sub["read_back"] == 1 << 20
+    assert "no byte read by two ranks" not in f.statement
+    assert any("MPI_Bcast" in r.snippet for r in f.recommendations)

@@ -617,3 +617,55 @@ def test_hdf5_asked_for_collective_transfers_that_it_did_independently(compile_p
     overlap = [r.text for f in found["convert"] if f.id == "TIME-IO-BOUND" for r in f.recommendations
                if r.text.startswith("Overlap I/O")]
     assert all("H5Dwrite_async" in t and "MPI_File_iwrite_all" not in t for t in overlap)
+
+
+#: h5_members: 65,536 elements of 32 bytes per rank
+H5_MEMBERS_BYTES = 65536 * 32
+
+
+@pytest.mark.slow
+def test_hdf5_partial_compound_writes_read_back_by_hdf5(compile_program, run_under_pario, tmp_path):
+    """h5_members (4 ranks): written one member at a time, HDF5 reads each rank's elements back
+    before each of the 4 H5Dwrite calls; the redundant reads and writes are put down to HDF5 (no
+    H5Dread in the program), with HDF5's fix and none of the advice for ranks re-reading input;
+    written whole, nothing is re-read or re-written."""
+    from test_hdf5_layer import hdf5_flags
+
+    exe = compile_program("h5_members.c", extra=hdf5_flags())
+    found = {}
+    for mode in ("members", "whole"):
+        out = tmp_path / mode
+        out.mkdir()
+        log = tmp_path / f"{mode}.pario"
+        proc = run_under_pario(log, ["mpirun", "-np", "4", str(exe), str(out), mode])
+        assert proc.returncode == 0, proc.stderr
+        profile = read_log(log)
+        d = profile.layer("h5d")
+        assert int(d["writes"].sum()) == (16 if mode == "members" else 4) and int(d["reads"].sum()) == 0
+        # H5D bytes count whole elements of the file's type, as Darshan's do
+        assert int(d["bytes_written"].sum()) == (4 if mode == "members" else 1) * 4 * H5_MEMBERS_BYTES
+        found[mode] = {f.id: f for f in diagnose(profile)}
+    for rule_id in ("IO-REDUNDANT-READS", "IO-REDUNDANT-WRITES"):
+        f = found["members"][rule_id]
+        assert "HDF5 does that when a write does not cover whole elements" in f.statement, rule_id
+        assert [r.text.split(":")[0] for r in f.recommendations] == ["Write whole elements"], rule_id
+        assert "H5Dwrite(dset, t," in f.recommendations[0].snippet
+        assert rule_id not in found["whole"]
+    reads = found["members"]["IO-REDUNDANT-READS"]
+    # 4 reads of each element; the extent is the data's 8 MiB after HDF5's 2 KiB of file metadata
+    assert {m.name: m.value for m in reads.evidence}["repeated_bytes"] == 4 * 4 * H5_MEMBERS_BYTES - (
+        4 * H5_MEMBERS_BYTES + 2048)
+    assert "never H5Dread" in reads.statement
+
+
+def test_hdf5_partial_compound_writes_on_a_darshan_dxt_log():
+    """The same program recorded by Darshan with DXT: the segments show each rank reading only the
+    bytes it writes (none read by two ranks), and the finding says so."""
+    log = Path(__file__).parent / "data" / "darshan-runs" / "hdf5-compound-members-dxt.darshan"
+    f = next(f for f in diagnose(read_log(log)) if f.id == "IO-REDUNDANT-READS")
+    sub = {m.name: m.value for m in f.subjects[0].metrics}
+    assert sub["read_by_several"] == 0 and sub["read_back"] == 4 * H5_MEMBERS_BYTES
+    assert sub["bytes"] == 4 * 4 * H5_MEMBERS_BYTES and sub["extent"] == 4 * H5_MEMBERS_BYTES + 2048
+    assert "each re-reading only bytes of its own" in f.statement
+    assert "each rank reading back the elements it writes" in f.statement
+    assert [r.text.split(":")[0] for r in f.recommendations] == ["Write whole elements"]

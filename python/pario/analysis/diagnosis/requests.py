@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,10 +42,15 @@ from pario.analysis.diagnosis.file_rows import files_of, part
 from pario.analysis.diagnosis.hits import Hit
 from pario.analysis.diagnosis.layout import Layout, layout_of
 from pario.analysis.diagnosis.library_records import LibraryRequests
+from pario.analysis.diagnosis.library_records import file_ids as library_file_ids
+from pario.analysis.diagnosis.library_records import layer as library_layer
 from pario.analysis.diagnosis.registry import rule
 from pario.analysis.diagnosis.stake import stake_rows
 from pario.model.rankio import float_values
 from pario.table import Table, as_table, group_codes, group_reduce
+
+if TYPE_CHECKING:
+    from pario.analysis.diagnosis.trace_access import ReadSharing
 
 FAMILY = "requests"
 
@@ -603,6 +608,11 @@ class RedundantFile:
     extent: float  # distinct bytes (highest offset + 1)
     factor: float  # times each byte is moved
     ranks: float
+    #: from the trace (reads only; None: no trace of the file's reads): whose bytes are re-read
+    sharing: ReadSharing | None = None
+    #: an HDF5 file the program writes with H5Dwrite and never reads with H5Dread: HDF5 itself
+    #: reads it, inside the writes (read-modify-write of elements the writes do not cover whole)
+    hdf5_self_reads: bool = False
 
 
 @dataclass(frozen=True)
@@ -675,12 +685,35 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Redundant]:
         return
     head = _files(top_rows(chosen, "extra", max(cfg.top_subjects, 1)))
     across = per["ranks"] >= 2
+    # imported here: the trace rules register after these (the registry's order is the rules' order)
+    from pario.analysis.diagnosis.trace_access import read_sharing
+
+    self_read = _hdf5_self_read_files(facts)
     yield Redundant(
         time_lost=lost, kind=kind, extra=extra, nfiles=len(per), shared=int(across.sum()),
         single=bool((~across).any()), factor=float(np.nansum(per["bytes"])) / float(np.nansum(per["extent"])),
         files=tuple(RedundantFile(int(r["id"]), str(r["name"]), float(r["bytes"]), float(r["extent"]),
-                                  float(r["factor"]), float(r["ranks"])) for r in head.rows()),
+                                  float(r["factor"]), float(r["ranks"]),
+                                  sharing=read_sharing(facts, cfg, int(r["id"])) if kind == "read" else None,
+                                  hdf5_self_reads=int(r["id"]) in self_read)
+                    for r in head.rows()),
     )
+
+
+def _hdf5_self_read_files(facts: Facts) -> set[int]:
+    """The ids of HDF5 files whose datasets the program writes (H5Dwrite) and never reads
+    (no H5Dread) while the file is read beneath: those reads are HDF5's own."""
+    d = library_layer(facts, "h5d")
+    if not len(d) or "reads" not in d:
+        return set()
+    owner = library_file_ids(facts, "h5d")
+    reads, writes = counter(d, "reads"), counter(d, "writes")
+    found = set()
+    for fid in np.unique(owner[owner > 0]).tolist():
+        mine = owner == np.uint64(fid)
+        if float(reads[mine].sum()) == 0 and float(writes[mine].sum()) > 0:
+            found.add(int(fid))
+    return found
 
 
 def _redundant_stake(facts: Facts, kind: str, rows: list[dict[str, np.ndarray]],

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         Misaligned,
         RandomAccess,
         Redundant,
+        RedundantFile,
         Small,
     )
 
@@ -376,16 +377,21 @@ def redundant(hit: Redundant, facts: Facts, cfg: RuleConfig) -> Words:
             Metric("extent", "distinct bytes (highest offset + 1)", float(f.extent), "B"),
             Metric("factor", f"times each byte is {verb}", float(f.factor), "x"),
             Metric("ranks", "ranks", int(f.ranks), "count"),
+            *_sharing_metrics(f),
         )
         for f in hit.files[: cfg.top_subjects]
     ]
     top = hit.files[0]
     by = f", by {fmt.count(float(top.ranks))} ranks" if top.ranks >= 2 else ""
+    if top.ranks >= 2 and top.sharing is not None and top.sharing.across == 0:
+        by += ", each re-reading only bytes of its own: the trace shows no byte read by two ranks"
     statement = (
         f"{fmt.nbytes(extra)} are {verb} more than once: {hit.nfiles} file(s) are {verb} on average "
         f"{fmt.times(float(hit.factor))} over (largest: {top.name}, "
         f"{fmt.times(float(top.factor))}{by})."
     )
+    if top.hdf5_self_reads:
+        statement += " " + _hdf5_self_read_cause(top, kind)
     evidence = [
         Metric("repeated_bytes", f"bytes {verb} beyond each file's extent", extra, "B"),
         Metric("files", "files", hit.nfiles, "count"),
@@ -405,10 +411,52 @@ def redundant(hit: Redundant, facts: Facts, cfg: RuleConfig) -> Words:
     )
 
 
+def _sharing_metrics(f: RedundantFile) -> tuple[Metric, ...]:
+    if f.sharing is None:
+        return ()
+    return (
+        Metric("read_by_several", "bytes read by two ranks or more (trace)", float(f.sharing.across), "B"),
+        Metric("read_back", "bytes read by the rank that wrote them (trace)", float(f.sharing.own_written),
+               "B"),
+    )
+
+
+def _hdf5_self_read_cause(f: RedundantFile, kind: str) -> str:
+    """Why an HDF5 file the program only writes is read (and written) over and over."""
+    own = ""
+    if f.sharing is not None and f.sharing.read and f.sharing.own_written >= 0.9 * f.sharing.read:
+        own = ", each rank reading back the elements it writes"
+    said = (f"The program calls H5Dwrite on {f.name} and never H5Dread: these reads are HDF5's own, made "
+            f"inside H5Dwrite{own}." if kind == "read" else
+            f"HDF5 also reads {f.name} inside these H5Dwrite calls (the program calls no H5Dread on it).")
+    return (said + " HDF5 does that when a write does not cover whole elements: with a compound memory type "
+            "of only some of the members, it reads the elements back, fills in the members given and writes "
+            "the elements whole (a read-modify-write per H5Dwrite).")
+
+
+#: HDF5 writes of whole elements instead of a few members each
+_WHOLE_ELEMENTS = Recommendation(
+    "code",
+    (
+        "Write whole elements: one H5Dwrite whose memory type holds every member of the compound type "
+        "(or one dataset per member), so that HDF5 writes each element once and reads nothing back."
+    ),
+    (
+        "hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(struct particle));\n"
+        "H5Tinsert(t, \"x\", HOFFSET(struct particle, x), H5T_NATIVE_DOUBLE); /* ... every member */\n"
+        "H5Dwrite(dset, t, memspace, filespace, dxpl, particles);"
+    ),
+)
+
+
 def _redundant_recs(hit: Redundant) -> list[Recommendation]:
+    if all(f.hdf5_self_reads for f in hit.files):
+        return [_WHOLE_ELEMENTS]
     recs = []
     if hit.kind == "read":
-        if hit.shared:
+        # ranks re-reading only their own bytes (the trace says so for every file shown)
+        own_only = all(f.sharing is not None and f.sharing.across == 0 for f in hit.files)
+        if hit.shared and not own_only:
             recs.append(
                 Recommendation(
                     "code",
@@ -420,7 +468,7 @@ def _redundant_recs(hit: Redundant) -> list[Recommendation]:
                     "if (rank == 0) read_input(buf, n);\nMPI_Bcast(buf, n, MPI_BYTE, 0, comm);",
                 )
             )
-        if hit.single:
+        if hit.single or own_only:
             recs.append(
                 Recommendation(
                     "code",

@@ -300,6 +300,37 @@ def _merge(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo[first], reach[last]
 
 
+@dataclass(frozen=True)
+class ReadSharing:
+    """Whose bytes the ranks read of one file, from the offsets of its file-system reads."""
+
+    read: int  # distinct bytes read (over all ranks)
+    across: int  # of them, bytes read by two ranks or more
+    own_written: int  # bytes a rank read that it wrote itself, summed over ranks
+
+
+def read_sharing(facts: Facts, cfg: RuleConfig, fid: int) -> ReadSharing | None:
+    """How the reads of file ``fid`` are shared between ranks (None: the trace has no read of it)."""
+    calls = fs_calls(facts, cfg)
+    known = (calls.offset >= 0) & (calls.nbytes > 0)
+    mine = calls.take(np.flatnonzero((calls.file == np.uint64(fid)) & known))
+    reading = mine.kind == Kind.IO_READ
+    if not reading.any():
+        return None
+    r = mine.take(np.flatnonzero(reading))
+    across, read, _ = _overlap(r.rank, r.offset, r.offset + r.nbytes)
+    w = mine.take(np.flatnonzero(mine.kind == Kind.IO_WRITE))
+    own = 0
+    for rank in np.unique(r.rank).tolist():
+        rr, ww = r.take(np.flatnonzero(r.rank == rank)), w.take(np.flatnonzero(w.rank == rank))
+        if len(ww):
+            # each side merged, so bytes covered by both are those read and written by this rank
+            both = np.concatenate((np.zeros(len(rr), np.int64), np.ones(len(ww), np.int64)))
+            own += _overlap(both, np.concatenate((rr.offset, ww.offset)),
+                            np.concatenate((rr.offset + rr.nbytes, ww.offset + ww.nbytes)))[0]
+    return ReadSharing(read=read, across=across, own_written=own)
+
+
 # ---------------------------------------------------------------------------
 # TRACE-ACCESS-PATTERN
 # ---------------------------------------------------------------------------
