@@ -47,9 +47,7 @@ static pthread_once_t calls_once = PTHREAD_ONCE_INIT;
 
 static void calls_env(void)
 {
-    const char *p = getenv("PARIO_COLL_CALLS");
-    if (p && p[0])
-        calls_path = p;
+    calls_path = cw_hooks.calls_path;
 }
 
 static struct cw_file *new_file(MPI_Comm comm, const char *path, int amode, const struct cw_hints *h)

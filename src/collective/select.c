@@ -48,8 +48,8 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static void read_env(void)
 {
-    const char *v = getenv("PARIO_COLL");
-    if (!v || !v[0])
+    const char *v = cw_hooks.algorithm;
+    if (!v)
         return;
     char alg[64];
     snprintf(alg, sizeof alg, "%s", v);

@@ -1,14 +1,13 @@
 /*
- * pario runtime core: start-up, the bounded record arena, the id -> record
- * registry, descriptor tables, per-thread time accumulators, path
- * normalisation and exclusion, and the exit path for
- * programs that do not finish MPI (log.c writes the log).
+ * pario runtime core: the bounded record arena, the id -> record registry,
+ * descriptor tables, per-thread time accumulators, the timer, path
+ * normalisation and exclusion.  It calls nothing above it: start-up and exit
+ * are init.c's.
  */
 #include "core.h"
 #include "internal.h"
-#include "trace.h"
+#include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -19,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 int pario_use_tsc = 0;
@@ -27,8 +25,6 @@ atomic_int pario_enabled = 0;
 __thread struct pario_thread *pario_tl __attribute__((tls_model("initial-exec"))) = NULL;
 struct pario_fd *pario_fds = NULL;
 struct pario_fd *pario_stdio_fds = NULL;
-const char *const *pario_inject_hints = NULL;
-const char *pario_mpi_library = NULL;
 
 /* The layers of the PARIO_LAYERS manifest: their counter names, written
  * into every log's META, and their descriptors, indexed by enum pario_layer. */
@@ -447,35 +443,21 @@ void pario_timer_calibrate(void)
 
 /* ---- start-up -----------------------------------------------------------*/
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static void exit_hook(void);
-
-static void atfork_child(void)
+/* The core's own state at start-up (init.c calls it first): the timer's origin, the record
+ * arena, the descriptor tables, the overflow records and the paths excluded. */
+int pario_core_start(const struct pario_config *cfg)
 {
-    /* The parent owns the records; a forked child stays silent (if it
-     * execs, the new image starts its own, independent profile). */
-    atomic_store(&pario_enabled, 0);
-    pario_core.is_fork_child = 1;
-}
-
-static void do_init(void)
-{
-    const char *dis = getenv("PARIO_DISABLE");
-    if (dis && *dis && strcmp(dis, "0") != 0)
-        return;
     pario_use_tsc = tsc_is_invariant();
     pario_core.start_mono = mono_seconds();
     pario_core.start_ticks = pario_now();
     pario_core.start_epoch = (double)time(NULL);
     pario_core.pid = getpid();
 
-    arena_cap = pario_parse_size(getenv("PARIO_MEM"), (size_t)8 << 20);
-    if (arena_cap < 65536)
-        arena_cap = 65536;
+    arena_cap = cfg->mem;
     void *m = mmap(NULL, arena_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
         pario_warn("cannot reserve %zu bytes for records; profiling disabled", arena_cap);
-        return;
+        return -1;
     }
     arena = m;
     arena_front = 0;
@@ -489,72 +471,23 @@ static void do_init(void)
     if (pario_fds == MAP_FAILED || pario_stdio_fds == MAP_FAILED) {
         pario_fds = pario_stdio_fds = NULL;
         pario_warn("cannot map descriptor tables; profiling disabled");
-        return;
+        return -1;
     }
     for (int l = 0; l < PARIO_NLAYERS; l++)
         record_reset(&pario_core.overflow[l], l, 0);
     for (int l = 0; l < PARIO_NLAYERS; l++)
         pario_core.overflow[l].is_overflow = 1;
 
-    const char *ex = getenv("PARIO_EXCLUDE");
-    if (ex && *ex) {
-        char *copy = pario_arena_strdup(ex, 4096);
+    if (cfg->exclude) {
+        char *copy = pario_arena_strdup(cfg->exclude, 4096);
         int n = 0;
         for (char *tok = copy ? strtok(copy, ":") : NULL; tok && n < 31; tok = strtok(NULL, ":"))
             user_excludes[n++] = tok;
     }
-    const char *hints = getenv("PARIO_HINTS");
-    if (hints && *hints)
-        pario_read_hints_file(hints);
-
-    pario_trace_setup();
-    pario_note_started();
-    pthread_atfork(NULL, NULL, atfork_child);
-    pario_tl = NULL;
-    atomic_store(&pario_enabled, 1);
+    return 0;
 }
 
-void pario_init(void) { pthread_once(&init_once, do_init); }
-
-__attribute__((constructor)) static void pario_constructor(void) { pario_init(); }
-
-/*
- * Exit path.  MPI programs normally wrote their log in MPI_Finalize.  A
- * rank that exits without it writes a log of its own data (marked
- * incomplete) beside the job log; a non-MPI program writes its log here.
- */
-__attribute__((destructor)) static void pario_destructor(void) { exit_hook(); }
-
-/* Programs that leave through _exit (dash, for one) skip the destructors:
- * write the log here too, then leave as asked. */
-static void exit_hook(void)
-{
-    /* getpid() differs in a vfork child, which shares our memory and must
-     * not write (or mark written) the parent's log. */
-    if (!pario_core.is_fork_child && !pario_core.log_written && arena && atomic_load(&pario_enabled) &&
-        getpid() == pario_core.pid)
-        pario_log_at_exit();
-}
-
-void _exit(int status)
-{
-    exit_hook();
-    void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-    if (real)
-        real(status);
-    for (;;)
-        syscall(SYS_exit_group, status);
-}
-
-void _Exit(int status)
-{
-    exit_hook();
-    void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
-    if (real)
-        real(status);
-    for (;;)
-        syscall(SYS_exit_group, status);
-}
+int pario_core_started(void) { return arena != NULL; }
 
 /* ---- messages -----------------------------------------------------------*/
 

@@ -274,11 +274,8 @@ void pario_rec_meta(struct pario_record *r, int counter, enum pario_meta_kind ki
 void pario_mpi_initialized(void);
 void pario_mpi_finalizing(void);
 int pario_mpi_rank(void);
-extern const char *pario_mpi_library;        /* MPI_Get_library_version */
 
-/* Hint injection (PARIO_HINTS): NULL-terminated key/value list read once: the
- * global hints (the lines before any "[GLOB]" section). */
-extern const char *const *pario_inject_hints;
+/* Hint injection (PARIO_HINTS, hints_file.c): the hints read once at start-up. */
 #define PARIO_MAX_HINTS 64          /* hints kept in all, globals and sections */
 #define PARIO_MAX_HINT_SECTIONS 16
 #define PARIO_MAX_HINT_GLOB 255     /* characters of a section's glob */

@@ -4,6 +4,7 @@
  * library layers (hdf5.c, pnetcdf.c) read their own keys from.
  */
 #include "core.h" /* first: defines _GNU_SOURCE */
+#include "config.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -86,7 +87,12 @@ int pario_parse_section_header(char *s, size_t len, char **glob, char *why, size
     return 1;
 }
 
-void pario_read_hints_file(const char *path)
+/* The global hints (read_hints_file), NULL-terminated key/value list. */
+static const char *const *inject_hints;
+
+const char *const *pario_injected_hints(void) { return inject_hints; }
+
+static void read_hints_file(const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -186,16 +192,16 @@ void pario_read_hints_file(const char *path)
     }
     fclose(f);
     /* list: the global hints, then each section's; the globals end with a NULL
-     * (pario_inject_hints) and the sections' move to section_kv. */
+     * (inject_hints) and the sections' move to section_kv. */
     int nglobal = nsec ? pario_hint_sections[0].first : n / 2;
     for (int i = 2 * nglobal; i < n; i++)
         section_kv[i - 2 * nglobal] = list[i];
     for (int s = 0; s < nsec; s++)
         pario_hint_sections[s].first -= nglobal;
     list[2 * nglobal] = NULL;
-    pario_inject_hints = list;
+    inject_hints = list;
     pario_nhint_sections = nsec;
-    if (pario_rejected_hints_total && pario_launcher_rank() == 0) {
+    if (pario_rejected_hints_total && pario_config.launcher_rank == 0) {
         const struct pario_rejected_hint *h = &pario_rejected_hints[0];
         pario_warn("PARIO_HINTS %s: %d line(s) skipped, first line %d: %s; the other %d hint(s) are injected "
                    "(the log lists them as rejected_hints)",
@@ -233,11 +239,11 @@ static int file_hints(const char *filename, const char **kv, const char *prefix)
     int n = 0;
     size_t plen = prefix ? strlen(prefix) : 0;
 #define WANTED(k) (prefix ? strncmp((k), prefix, plen) == 0 : !library_key(k))
-    for (int i = 0; pario_inject_hints && pario_inject_hints[i]; i += 2) {
-        if (!WANTED(pario_inject_hints[i]))
+    for (int i = 0; inject_hints && inject_hints[i]; i += 2) {
+        if (!WANTED(inject_hints[i]))
             continue;
-        kv[n++] = pario_inject_hints[i];
-        kv[n++] = pario_inject_hints[i + 1];
+        kv[n++] = inject_hints[i];
+        kv[n++] = inject_hints[i + 1];
     }
     for (int s = 0; filename && s < pario_nhint_sections; s++) {
         const struct pario_hint_section *sec = &pario_hint_sections[s];
@@ -268,3 +274,10 @@ int pario_library_hints(const char *filename, const char *prefix, const char **k
     return file_hints(filename, kv, prefix);
 }
 
+static void hints_start(const struct pario_config *cfg)
+{
+    if (cfg->hints)
+        read_hints_file(cfg->hints);
+}
+
+const struct pario_part pario_hints_part = {"hints", hints_start, NULL};

@@ -1,5 +1,5 @@
-/* State and functions the runtime core shares (core.c, hints_file.c, log.c, notes.c, shared.c,
- * trace.c), not the intercepted layers. */
+/* State and functions the runtime's own parts share (core.c, init.c, config.c, hints_file.c,
+ * log.c, notes.c, shared.c, trace.c), not the intercepted layers. */
 #ifndef PARIO_INTERNAL_H
 #define PARIO_INTERNAL_H
 
@@ -72,15 +72,37 @@ size_t pario_heap_held(void);
 size_t pario_heap_peak(void);
 void pario_heap_reset_peak(void);
 
-/* log.c: write the log at exit (non-MPI program, or a rank that never
- * reached MPI_Finalize); never fails the program. */
-void pario_log_at_exit(void);
+/* What a part of the runtime does when the process starts and when it ends; init.c
+ * conducts, calling each part through this table (pario_parts, in order) instead of the
+ * core calling up into the parts. */
+struct pario_config;
+struct pario_part {
+    const char *name;
+    /* at start-up, after the core's own set-up and before recording begins (NULL: nothing) */
+    void (*start)(const struct pario_config *cfg);
+    /* at exit without MPI_Finalize, while the records are still this process's (NULL: nothing) */
+    void (*at_exit)(void);
+};
+/* hints_file.c: reads PARIO_HINTS (before any thread opens a file) */
+extern const struct pario_part pario_hints_part;
+/* trace.c: the event buffer, under PARIO_TRACE */
+extern const struct pario_part pario_trace_part;
+/* notes.c: tells `pario run` that the program started */
+extern const struct pario_part pario_notes_part;
+/* log.c: writes the log at exit (non-MPI program, or a rank that never reached MPI_Finalize);
+ * never fails the program */
+extern const struct pario_part pario_log_part;
 
-/* hints_file.c: read PARIO_HINTS (at start-up, before any thread opens a file) */
-void pario_read_hints_file(const char *path);
+/* core.c: the core's own start-up (timer, arena, descriptor tables, exclusions); 0, or -1
+ * when profiling cannot run; and whether it ran. */
+int pario_core_start(const struct pario_config *cfg);
+int pario_core_started(void);
+
+/* hints_file.c: the global hints injected (NULL-terminated key/value list: the lines before
+ * any "[GLOB]" section), NULL when none; log.c writes them as injected_hints. */
+const char *const *pario_injected_hints(void);
 
 /* notes.c: why a process wrote no log, for `pario run` (PARIO_RUN_NOTES) */
-void pario_note_started(void);
 void pario_note_no_log(const char *why);
 void pario_note_wrote(const char *path);
 

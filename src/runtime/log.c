@@ -12,6 +12,7 @@
  * Other processes (non-MPI programs, ranks that never reach MPI_Finalize)
  * write a log of their own data from the exit path.
  */
+#include "config.h"
 #include "internal.h"
 #include "shared.h"
 #include "trace.h"
@@ -361,6 +362,9 @@ static void build_shared_payload(struct pario_buf *b, struct pario_shared_elem *
 
 /* ---- META -------------------------------------------------------------- */
 
+/* MPI_Get_library_version's first line (at MPI_Init), NULL before. */
+static const char *mpi_library;
+
 static void read_cmdline(char *exe, size_t exesz, struct pario_buf *argv_json)
 {
     exe[0] = '\0';
@@ -428,22 +432,23 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
     put_text(b, num);
     put_text(b, ",\"hostname\":");
     put_json_string(b, host);
-    const char *jobid = getenv("SLURM_JOB_ID");
+    const char *jobid = pario_config.slurm_job;
     put_text(b, ",\"jobid\":");
     put_json_string(b, jobid ? jobid : "");
     put_text(b, ",\"mpi_library\":");
-    put_json_string(b, pario_mpi_library ? pario_mpi_library : "");
+    put_json_string(b, mpi_library ? mpi_library : "");
     put_text(b, ",\"timer\":");
     put_json_string(b, pario_use_tsc ? "tsc" : "clock_gettime");
     put_text(b, ",\"ranks_in_log\":");
     put_text(b, ranks_in_log);
     put_text(b, ",\"injected_hints\":{");
-    for (int i = 0; pario_inject_hints && pario_inject_hints[i]; i += 2) {
+    const char *const *injected = pario_injected_hints();
+    for (int i = 0; injected && injected[i]; i += 2) {
         if (i)
             put_text(b, ",");
-        put_json_string(b, pario_inject_hints[i]);
+        put_json_string(b, injected[i]);
         put_text(b, ":");
-        put_json_string(b, pario_inject_hints[i + 1]);
+        put_json_string(b, injected[i + 1]);
     }
     put_text(b, "},\"injected_hint_sections\":[");
     for (int s = 0; s < pario_nhint_sections; s++) {
@@ -464,8 +469,8 @@ static void build_meta(struct pario_buf *b, int nprocs, int complete, const char
     /* The command given to `pario run` (a JSON list it passes as PARIO_LAUNCH),
      * kept as a string so that a hand-set value cannot break the metadata;
      * suggestions repeat the user's own launcher options from it. */
-    const char *launch = getenv("PARIO_LAUNCH");
-    if (launch && *launch && strlen(launch) < 65536) {
+    const char *launch = pario_config.launch;
+    if (launch && strlen(launch) < 65536) {
         put_text(b, ",\"launch\":");
         put_json_string(b, launch);
     }
@@ -538,7 +543,7 @@ static void default_name(char *out, size_t n, const char *dir, long id)
     localtime_r(&now, &tm);
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+    const char *job = pario_config.slurm_job, *step = pario_config.slurm_step;
     if (job && step)
         snprintf(out, n, "%s/%s-job%s.%s-%s.pario", dir, base, job, step, stamp);
     else if (job)
@@ -558,9 +563,9 @@ static char step_path[PATH_MAX + 64];
 
 static int steps_wanted(void)
 {
-    const char *steps = getenv("PARIO_STEPS"), *env = getenv("PARIO_LOG");
+    const char *env = pario_config.log;
     struct stat st;
-    if (!steps || !*steps || strcmp(steps, "0") == 0 || !env || !*env || env[strlen(env) - 1] == '/')
+    if (!pario_config.steps || !env || env[strlen(env) - 1] == '/')
         return 0;
     return !(stat(env, &st) == 0 && S_ISDIR(st.st_mode)); /* a directory names every log anyway */
 }
@@ -569,8 +574,8 @@ static int steps_wanted(void)
  * launcher) keeps the log name the user gave. */
 static int is_direct_child(void)
 {
-    const char *parent = getenv("PARIO_PARENT_PID");
-    return parent && *parent && atol(parent) == (long)getppid();
+    const char *parent = pario_config.parent_pid;
+    return parent && atol(parent) == (long)getppid();
 }
 
 static void reserve_step(char *out, size_t n, const char *log)
@@ -599,7 +604,7 @@ static void choose_step_log(void)
     if (!steps_wanted())
         return;
     if (pario_core.rank == 0 && !(pario_core.nprocs == 1 && is_direct_child()))
-        reserve_step(step_path, sizeof step_path, getenv("PARIO_LOG"));
+        reserve_step(step_path, sizeof step_path, pario_config.log);
     NEXT(PMPI_Bcast)(step_path, sizeof step_path, MPI_CHAR, 0, MPI_COMM_WORLD);
 }
 
@@ -617,11 +622,11 @@ static void drop_step_reservation(void)
 /* Resolve PARIO_LOG (file, or directory) into a file path. */
 static void log_path(char *out, size_t n, long id)
 {
-    const char *env = getenv("PARIO_LOG");
+    const char *env = pario_config.log;
     struct stat st;
     if (step_path[0]) {
         snprintf(out, n, "%s", step_path);
-    } else if (!env || !*env) {
+    } else if (!env) {
         default_name(out, n, ".", id);
     } else if ((stat(env, &st) == 0 && S_ISDIR(st.st_mode)) || env[strlen(env) - 1] == '/') {
         char dir[PATH_MAX];
@@ -639,8 +644,8 @@ static void log_path(char *out, size_t n, long id)
  * $TMPDIR, or /tmp. */
 static void fallback_path(char *alt, size_t n, const char *path)
 {
-    const char *t = getenv("TMPDIR"), *base = strrchr(path, '/');
-    snprintf(alt, n, "%s/%s", t && *t ? t : "/tmp", base ? base + 1 : path);
+    const char *base = strrchr(path, '/');
+    snprintf(alt, n, "%s/%s", pario_config.tmpdir, base ? base + 1 : path);
 }
 
 /* Say where the log went after it could not be written at `path` (err):
@@ -679,7 +684,7 @@ static int write_file(const char *path, const struct pario_buf *head, const stru
 
 /* ---- exit path (no MPI_Finalize) -----------------------------------------*/
 
-void pario_log_at_exit(void)
+static void log_at_exit(void)
 {
     atomic_store(&pario_enabled, 0);
     pario_core.log_written = 1;
@@ -689,8 +694,8 @@ void pario_log_at_exit(void)
     else if (!pario_core.mpi_initialized) {
         /* A descendant of the program `pario run` started (a shell, a tool
          * it spawned) is not the profiled program: stay silent. */
-        const char *parent = getenv("PARIO_PARENT_PID");
-        if (parent && *parent && atol(parent) != (long)getppid()) {
+        const char *parent = pario_config.parent_pid;
+        if (parent && atol(parent) != (long)getppid()) {
             pario_note_no_log("not-the-profiled-program");
             return;
         }
@@ -748,6 +753,8 @@ void pario_log_at_exit(void)
     pario_free(end.p);
 }
 
+const struct pario_part pario_log_part = {"log", NULL, log_at_exit};
+
 /* ---- MPI path ------------------------------------------------------------*/
 
 static double mpi_init_epoch;
@@ -780,7 +787,7 @@ void pario_mpi_initialized(void)
     int len = 0;
     if (NEXT(PMPI_Get_library_version)(lib, &len) == MPI_SUCCESS) {
         lib[strcspn(lib, "\n")] = '\0';
-        pario_mpi_library = lib;
+        mpi_library = lib;
     }
     mpi_init_epoch = (double)time(NULL);
     pario_core.mpi_initialized = 1;
@@ -1018,8 +1025,7 @@ static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int root_oom
 static void finalize_times(MPI_Comm comm, int rank, double t_enter, double t_shared, double find, double t_compress,
                            double t_write, size_t heap_at_entry)
 {
-    const char *want = getenv("PARIO_FINALIZE_TIMES");
-    if (!want || strcmp(want, "1") != 0)
+    if (!pario_config.finalize_times)
         return;
     double now = NEXT(PMPI_Wtime)(), heap = (double)(pario_heap_peak() - heap_at_entry);
     /* The dup's time on the last rank to reach it is what the dup costs; the

@@ -2,6 +2,7 @@
  * The MPI-IO layer's glue to the collective-write engine (mpiio_engine.h).
  */
 #include "core.h"
+#include "config.h"
 #include "mpiio_engine.h"
 #include "../collective/hooks.h"
 
@@ -12,7 +13,8 @@ static void engine_writer_started(void) { pario_thread()->depth++; } /* its pwri
 
 static void engine_hooks(void)
 {
-    struct cw_hooks h = {.now = pario_now, .writer_thread_started = engine_writer_started, .warn = pario_warn};
+    struct cw_hooks h = {.now = pario_now, .writer_thread_started = engine_writer_started, .warn = pario_warn,
+                         .algorithm = pario_config.coll, .calls_path = pario_config.coll_calls};
     cw_set_hooks(&h);
 }
 

@@ -24,6 +24,7 @@
  * the program's.
  */
 #include "core.h" /* first: defines _GNU_SOURCE */
+#include "config.h"
 #include "internal.h"
 
 #include <fcntl.h>
@@ -36,8 +37,8 @@
 
 static void write_note(const char *text)
 {
-    const char *path = getenv("PARIO_RUN_NOTES");
-    if (!path || !*path)
+    const char *path = pario_config.run_notes;
+    if (!path)
         return;
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -47,27 +48,17 @@ static void write_note(const char *text)
     close(fd);
 }
 
-/* The launcher's process count, 0 where no launcher names this process. */
-static long launcher_size(void)
+static void notes_start(const struct pario_config *cfg)
 {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v && atol(v) > 0)
-            return atol(v);
-    }
-    return 0;
-}
-
-void pario_note_started(void)
-{
-    long n = launcher_size();
-    if (n > 0 && pario_launcher_rank() != 0)
+    long n = cfg->launcher_size;
+    if (n > 0 && cfg->launcher_rank != 0)
         return;
     char text[64];
     snprintf(text, sizeof text, "started %ld %d\n", n > 0 ? n : 1, n > 0);
     write_note(text);
 }
+
+const struct pario_part pario_notes_part = {"notes", notes_start, NULL};
 
 /* Did the program initialise MPI (through an entry point pario did not see)? */
 static int mpi_was_initialized(void)
@@ -89,7 +80,7 @@ void pario_note_no_log(const char *why)
     write_note(text);
     /* said on stderr too (once per job where the launcher names the rank),
      * for jobs started by a script under `pario env` */
-    if (used && pario_launcher_rank() == 0)
+    if (used && pario_config.launcher_rank == 0)
         pario_warn("this program started MPI through an entry point pario does not intercept (its MPI_Init "
                    "was not seen), so no log is written; MPI library: %s", version);
 }

@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include "config.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -55,13 +56,8 @@ static struct {
 
 /* ---- start-up ------------------------------------------------------------*/
 
-static void alloc_buffer(void)
+static void alloc_buffer(uint64_t cap)
 {
-    uint64_t cap = pario_parse_size(getenv("PARIO_TRACE_BUFFER"), 65536);
-    if (cap < 1)
-        cap = 1;
-    if (cap > ((uint64_t)1 << 26))
-        cap = (uint64_t)1 << 26;
     T.mem = malloc(16 + cap * sizeof(struct pario_trace_event));
     if (!T.mem) {
         pario_warn("cannot allocate the trace buffer (%llu events); the trace records nothing",
@@ -74,16 +70,17 @@ static void alloc_buffer(void)
     T.cap = (uint32_t)cap;
 }
 
-void pario_trace_setup(void)
+static void trace_start(const struct pario_config *cfg)
 {
-    const char *on = getenv("PARIO_TRACE");
-    if (!on || !*on || strcmp(on, "0") == 0)
+    if (!cfg->trace)
         return;
-    T.spill_max = pario_parse_size(getenv("PARIO_TRACE_MAX"), (size_t)256 << 20);
-    alloc_buffer();
+    T.spill_max = cfg->trace_max;
+    alloc_buffer(cfg->trace_buffer);
     T.origin = pario_start_ticks();
     pario_tracing = 1;
 }
+
+const struct pario_part pario_trace_part = {"trace", trace_start, NULL};
 
 /* ---- events --------------------------------------------------------------*/
 
@@ -94,9 +91,8 @@ static void warn_full(const char *why)
 
 static void spill_open(void)
 {
-    const char *dir = getenv("TMPDIR");
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/pario-trace-XXXXXX", dir && *dir ? dir : "/tmp");
+    snprintf(path, sizeof path, "%s/pario-trace-XXXXXX", pario_config.tmpdir);
     int fd = mkstemp(path);
     if (fd < 0) {
         T.spill_failed = 1;

@@ -55,8 +55,8 @@ _Static_assert(PARIO_NLAYERS <= 8, "the layer bits 8-10 of an event's flags hold
 /* Set once at start-up (before any other thread exists), read-only after. */
 extern int pario_tracing;
 
-/* Start-up (core.c do_init): reads PARIO_TRACE, PARIO_TRACE_BUFFER, PARIO_TRACE_MAX. */
-void pario_trace_setup(void);
+/* Start-up: pario_trace_part (internal.h), under PARIO_TRACE, PARIO_TRACE_BUFFER and
+ * PARIO_TRACE_MAX (config.h). */
 
 /* A new event of the calling thread, with comm/peer/tag -1, aux 0, file 0
  * and the given times; NULL when the call is not traced: not the traced
