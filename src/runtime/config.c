@@ -1,6 +1,7 @@
 /*
- * The runtime's settings: every environment variable it reads, read here once at start-up
- * (init.c) into pario_config.  A program that changes its environment later changes nothing.
+ * The runtime's settings: every environment variable it reads, read here at start-up (init.c)
+ * into pario_config, and again at an exit without MPI_Finalize: a shell that exports new values
+ * (eval "$(pario env)" in a job script) changes what its exit does, nothing else.
  */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* Every setting the runtime takes from its environment, read once at start-up (config.c) into
+/* Every setting the runtime takes from its environment, read at start-up (config.c) into
  * pario_config: no other file of the runtime or the collective engine calls getenv.  Strings
  * are the environment's own, NULL where a variable is unset or empty. */
 #ifndef PARIO_CONFIG_H
@@ -32,7 +32,8 @@ struct pario_config {
 
 extern struct pario_config pario_config;
 
-/* Read the environment into pario_config (at start-up, once). */
+/* Read the environment into pario_config: at start-up, and again at an exit without
+ * MPI_Finalize (init.c), where a shell's own exports since start-up count. */
 void pario_config_read(void);
 
 #endif

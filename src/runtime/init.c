@@ -60,6 +60,9 @@ static void exit_hook(void)
     if (pario_core.is_fork_child || pario_core.log_written || !pario_core_started() ||
         !atomic_load(&pario_enabled) || getpid() != pario_core.pid)
         return;
+    /* A shell's environment changes while it runs (a job script's eval "$(pario env)" makes
+     * it no longer the profiled program): the exit path takes the settings as they are now. */
+    pario_config_read();
     for (size_t i = 0; i < NPARTS; i++)
         if (parts[i]->at_exit)
             parts[i]->at_exit();
