@@ -81,8 +81,9 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# The build directory is the environment's (pip install . alone builds in a temporary one).
 $(STAMP): $(PY) $(SOURCES)
-	$(PY) -m pip install -q ".[test]"
+	$(PY) -m pip install -q -C build-dir=$(VENV)/build/{wheel_tag} ".[test]"
 	touch $(STAMP)
 
 install: deps $(STAMP)
