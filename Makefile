@@ -102,8 +102,12 @@ lint: install
 	$(VENV)/bin/ruff check python tests bench docs
 	$(VENV)/bin/mypy
 
+# Two workers (pytest-xdist): a test file's tests stay on one worker, and so do the tests of each
+# service (tests/conftest.py); the tests that judge measured times run after them, alone.
+TEST_WORKERS ?= 2
 test-py: deps-test install
-	$(VENV)/bin/pytest -q -rs tests
+	$(VENV)/bin/pytest -q -rs -n $(TEST_WORKERS) --dist loadgroup -m "not measured" tests
+	$(VENV)/bin/pytest -q -rs -m measured tests
 
 test: test-c lint test-py
 

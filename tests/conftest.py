@@ -38,13 +38,22 @@ def machine_skip_reason(reason: str) -> bool:
 
 
 #: Fixtures that start a service or need a second MPI: a test using one is marked ``service``.
-SERVICE_FIXTURES = frozenset({"slurm", "slurm_env", "postgres", "browser", "mpich_runtime"})
+#: Under pytest-xdist a test runs on the worker of its first service here (its group), so that
+#: each service starts once (the MPICH build of the runtime takes the longest).
+SERVICE_FIXTURES = ("mpich_runtime", "slurm", "slurm_env", "postgres", "browser")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if SERVICE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        used = set(getattr(item, "fixturenames", ()))
+        service = next((f for f in SERVICE_FIXTURES if f in used), None)
+        if service == "slurm_env":
+            service = "slurm"
+        if service is not None and item.get_closest_marker("service") is None:
             item.add_marker(pytest.mark.service)
+        # Under pytest-xdist's --dist loadgroup (make test): a file's tests run on one worker, so
+        # that the runs its session fixtures make are made once, and each service's tests on one.
+        item.add_marker(pytest.mark.xdist_group(service or item.nodeid.split("::")[0]))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -14,8 +14,10 @@ bounded time.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,6 +51,7 @@ class SlurmCluster:
     node: str
     mpi_default: str
     env: dict[str, str]
+    spool: Path  # slurmd's spool directory (outside root: a short path)
     daemons: list[Daemon] = field(default_factory=list)
 
 
@@ -57,8 +60,9 @@ def find_program(name: str) -> str:
                                        ": install Debian's slurm-wlm and munge (`make deps`)")
 
 
-def write_config(root: Path, node: str, cpus: int, mpi_default: str) -> Path:
-    """slurm.conf for one node running as root, everything under ``root``."""
+def write_config(root: Path, node: str, cpus: int, mpi_default: str, spool: Path) -> Path:
+    """slurm.conf for one node running as root, everything under ``root`` but the spool
+    directory (``spool``: the steps' sockets, whose paths must stay short)."""
     ctld_port, slurmd_port = free_port(), free_port()
     lines = [
         "ClusterName=pario-test",
@@ -73,7 +77,7 @@ def write_config(root: Path, node: str, cpus: int, mpi_default: str) -> Path:
         "CredType=cred/munge",
         f"AuthInfo=socket={root / 'munge.sock'}",
         f"StateSaveLocation={root / 'state'}",
-        f"SlurmdSpoolDir={root / 'spool'}",
+        f"SlurmdSpoolDir={spool}",
         f"SlurmctldPidFile={root / 'slurmctld.pid'}",
         f"SlurmdPidFile={root / 'slurmd.pid'}",
         f"SlurmctldLogFile={root / 'slurmctld.log'}",
@@ -174,18 +178,21 @@ def stop(daemons: list[Daemon]) -> None:
 def local_slurm(root: Path, cpus: int | None = None) -> Iterator[SlurmCluster]:
     """Start munged, slurmctld and slurmd under ``root``; yield the cluster once its node is idle."""
     root = root.resolve()
-    for sub in ("state", "spool"):
-        (root / sub).mkdir(parents=True, exist_ok=True)
+    (root / "state").mkdir(parents=True, exist_ok=True)
+    # the spool holds the steps' Unix sockets (PMIx's among them), whose paths may not pass 107
+    # bytes: under a deep temporary directory (pytest-xdist adds a level) they would, and the
+    # job's steps would never start
+    spool = Path(tempfile.mkdtemp(prefix="pario-slurm-"))
     node = NODE
     cpus = cpus or os.cpu_count() or 1
-    conf = write_config(root, node, cpus, "none")
+    conf = write_config(root, node, cpus, "none", spool)
     # SLURM_* variables of an enclosing job (tests run under sbatch) would steer srun to that job
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     env["SLURM_CONF"] = str(conf)
     # PMIx is the default when Slurm's mpi/pmix plugin is installed (Debian: slurm-wlm-basic-plugins)
     mpi_default = "pmix" if "pmix" in mpi_plugins(env) else "none"
-    write_config(root, node, cpus, mpi_default)
-    cluster = SlurmCluster(root, conf, node, mpi_default, env)
+    write_config(root, node, cpus, mpi_default, spool)
+    cluster = SlurmCluster(root, conf, node, mpi_default, env, spool)
     try:
         cluster.daemons.append(start_munged(root, env))
         wait_until(lambda: munge_works(root), "munged answering", cluster.daemons)
@@ -197,3 +204,4 @@ def local_slurm(root: Path, cpus: int | None = None) -> Iterator[SlurmCluster]:
         yield cluster
     finally:
         stop(cluster.daemons)
+        shutil.rmtree(spool, ignore_errors=True)

@@ -209,7 +209,13 @@ def runnable(page: Path) -> list[Block]:
             and not b.marker.startswith(("not run:", "run by"))]
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if runnable(p)], ids=lambda p: p.name)
+def _page_param(page: Path) -> object:
+    """A page whose examples submit Slurm jobs is a service test (it starts a Slurm of its own)."""
+    slurm = any("#SBATCH" in b.text for b in runnable(page))
+    return pytest.param(page, marks=pytest.mark.service) if slurm else page
+
+
+@pytest.mark.parametrize("page", [_page_param(p) for p in PAGES if runnable(p)], ids=lambda p: p.name)
 @pytest.mark.slow
 def test_the_page_examples_run_as_written(page: Path, tmp_path: Path) -> None:
     env = user_env()

@@ -56,7 +56,7 @@ def test_srun_profiles_ranks_only(srun_known, slurm: SlurmCluster):
     """Neither srun nor slurmstepd is profiled: no Slurm spool, state or PMIx file in the log."""
     profile, _ = srun_known
     names = [n for frame in profile.files.values() for n in frame["name"]]
-    assert not any(n.startswith(str(slurm.root)) or ".pmix" in n for n in names)
+    assert not any(n.startswith((str(slurm.root), str(slurm.spool))) or ".pmix" in n for n in names)
 
 
 @pytest.mark.slow

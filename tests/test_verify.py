@@ -98,6 +98,7 @@ def _verify(pario_cmd, mpi_env, log: Path, *args: str) -> subprocess.CompletedPr
 
 
 @pytest.mark.slow
+@pytest.mark.measured
 def test_more_aggregators_help_and_the_report_says_so(  # type: ignore[no-untyped-def]
         tmp_path: Path, pario_cmd, mpi_env) -> None:
     log = _logged(tmp_path, pario_cmd, mpi_env, "one",
@@ -142,6 +143,7 @@ def test_more_aggregators_help_and_the_report_says_so(  # type: ignore[no-untype
 
 
 @pytest.mark.slow
+@pytest.mark.measured
 def test_advice_that_does_not_fit_this_disk_is_not_called_a_gain(  # type: ignore[no-untyped-def]
         tmp_path: Path, pario_cmd, mpi_env) -> None:
     log = _logged(tmp_path, pario_cmd, mpi_env, "cbd", "romio_cb_write=disable",
