@@ -144,7 +144,7 @@ def main() -> int:
         build(args.log, args.segments, args.nprocs)
         took = time.perf_counter() - t
         print(f"built {args.log} ({args.log.stat().st_size / 2**20:.1f} MiB) in {took:.1f} s")
-    from pario.analysis.run import analyze
+    from pario.diagnosis import analyze
     from pario.log import read_log
     from pario.report.html import render_html
 

@@ -9,7 +9,7 @@
    run (imports, read, analyse, render, as a fresh `pario report` meets them), the
    in-process (warm) phases and PyDarshan's in-process load.
 2. A synthetic pario log of 100 000 ranks and 1 000 000 file records, written
-   with pario's own writer (`pario.log.pario_writer.write_pario_log`) from a
+   with pario's own writer (`write_pario_log` of tests/pario_writer.py) from a
    small real pario log (for the counter schema): `pario report` timed the
    same way, plus in-process phases.  ``--synthetic-in-memory`` times the
    analysis and rendering of the same model without any log file.
@@ -253,7 +253,8 @@ def synthetic_profile(seed: Path | None, nranks: int = NRANKS, nrecords: int = N
 
 
 def synthetic_part(reps: int, seed: Path | None, workdir: Path) -> None:
-    from pario.log.pario_writer import write_pario_log
+    sys.path.insert(0, str(ROOT / "tests"))  # the tests' writer of pario logs (not installed)
+    from pario_writer import write_pario_log
 
     if seed is None:
         seed = seed_pario_log(workdir)

@@ -192,7 +192,7 @@ def phases(manifest: Path, n: int) -> dict:
     (distinct paths, as a survey sees them; the manifest cycles through the distinct logs, so
     they come in the archive's proportions): ms per log to read it, to analyse it (the diagnosis
     included), to make its row, and of the analysis the diagnosis (less an analysis without it)."""
-    from pario.analysis.run import analyze
+    from pario.diagnosis import analyze
     from pario.log import read_log
     from pario.survey.discover import LogFile
     from pario.survey.row import analysed_row

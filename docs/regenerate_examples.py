@@ -11,8 +11,9 @@ import re
 import sys
 from pathlib import Path
 
-from pario.analysis.diagnosis import diagnose, findings_markdown, log_summary
+from pario.diagnosis import diagnose
 from pario.log import read_log
+from pario.report.findings import findings_markdown, log_summary
 
 PAGE = Path(__file__).resolve().parent / "diagnosis-examples.md"
 BLOCK = re.compile(r"(<!-- BEGIN generated: (\S+) -->\n)(.*?)(<!-- END generated -->)", re.S)

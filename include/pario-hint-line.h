@@ -4,7 +4,7 @@
  * "key=value", '#' comments at the start or after a blank.  A line that would
  * make MPI_Info_set fail (empty key or value, over this MPI's limits, a control
  * or non-ASCII byte) or is ambiguous (several values) is refused with a reason,
- * the same rules as `pario run --hints` (python/pario/hints.py); both parsers are
+ * the same rules as `pario run --hints` (python/pario/launch/hints.py); both parsers are
  * tested on one corpus, tests/data/hint-lines.tsv.  Header-only: the runtime and the
  * kernels are separate binaries.
  */

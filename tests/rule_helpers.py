@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pario.analysis.diagnosis import RULES, Finding, diagnose, make_config
+from pario.diagnosis import RULES, Finding, diagnose, make_config
 from pario.model import Profile
 
 

@@ -1,4 +1,4 @@
-"""Advice checked against the run (pario.analysis.diagnosis.advice_fit): no recommendation that the
+"""Advice checked against the run (pario.diagnosis.advice_fit): no recommendation that the
 run's description rules out is printed, and the finding's notes say what was left out and why.
 
 Real runs of the block kernel (2 ranks, independent 4 KiB writes of a shared file, the default file
@@ -13,9 +13,9 @@ import subprocess
 import pytest
 
 from kernel_helpers import kernel_exe
-from pario.analysis.diagnosis import Finding, diagnose, facts_of, make_config
-from pario.analysis.diagnosis.advice_fit import LOCAL_FS
-from pario.analysis.diagnosis.run_description import describe
+from pario.diagnosis import Finding, diagnose, facts_of, make_config
+from pario.diagnosis.advice_fit import LOCAL_FS
+from pario.diagnosis.run_description import describe
 from pario.log import read_log
 from pario.units import seconds
 from test_diagnosis_synthetic import MiB, profile

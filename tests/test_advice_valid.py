@@ -1,11 +1,11 @@
 """Every command and hint pario prints is valid as printed, and one file gets one layout.
 
-The validators (python/pario/advice_check.py) check ``lfs setstripe`` lines as lfs
+The validators (tests/advice_check.py) check ``lfs setstripe`` lines as lfs
 does, MPI-IO hint lines against the known hints and their value types, and ``pario ...`` lines
 with pario's own argument parser.  They run here over every recommendation of every log the
 tests hold (the real Darshan logs, the built ones, and a pario log of a real run), as
 ``pario diagnose`` prints them.  The Lustre layout of a file comes from one function
-(python/pario/analysis/diagnosis/layout.py): every finding about a file prints the same command,
+(python/pario/diagnosis/layout.py): every finding about a file prints the same command,
 and applying it does not make pario advise another.  Advice that does not fit the run: re-reads
 of one byte are not random access, and runs without MPI-IO get no MPI-IO advice.
 """
@@ -19,9 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from darshan_logs import ALL_LOGS
-from darshan_recipes import BUILT_DIR, E3SM_OUT_ID, E3SM_REQUEST, REREAD_READS
-from pario.advice_check import (
+from advice_check import (
     finding_errors,
     hint_lines_errors,
     lfs_setstripe_errors,
@@ -29,17 +27,19 @@ from pario.advice_check import (
     recommendation_errors,
     striping_commands,
 )
-from pario.analysis.diagnosis import Finding, Recommendation, diagnose
-from pario.analysis.diagnosis.layout import (
+from darshan_logs import ALL_LOGS
+from darshan_recipes import BUILT_DIR, E3SM_OUT_ID, E3SM_REQUEST, REREAD_READS
+from pario.diagnosis import Finding, Recommendation, diagnose
+from pario.diagnosis.layout import (
     MAX_STRIPE_SIZE,
     aggregators_for,
     fits,
     lfs_stripe_size,
     stripe_size_for,
 )
-from pario.analysis.diagnosis.suggest import name_suggested_hints
 from pario.log import read_log
 from pario.model import Profile
+from pario.report.hints_files import name_suggested_hints
 from test_diagnosis_synthetic import GiB, MiB, profile
 
 KiB = 1 << 10

@@ -14,11 +14,10 @@ import pandas as pd
 import pytest
 
 from kernel_helpers import STEPS, assert_file_is_pattern, expected_bytes, kernel_args, kernel_exe
-from pario.analysis import analyze
-from pario.analysis.diagnosis import diagnose
 from pario.analysis.engine import engine_files
+from pario.diagnosis import analyze, diagnose
 from pario.errors import ParioError
-from pario.hints import parse_hints
+from pario.launch.hints import parse_hints
 from pario.log import read_log
 from pario.model import Job, Profile, add_derived_rank_columns
 from pario.report.html import render_html

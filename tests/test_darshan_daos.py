@@ -32,8 +32,7 @@ from darshan_builder import (
     daos_tail,
     ior_daos_log,
 )
-from pario.analysis.diagnosis import diagnose
-from pario.analysis.run import analyze
+from pario.diagnosis import analyze, diagnose
 from pario.errors import LogFormatError
 from pario.log import darshan_reader, read_log
 from pario.table import Table

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from darshan_recipes import dxt_segments, job, log, module
-from pario.analysis.diagnosis import RULES, RuleConfig, diagnose, make_config
+from pario.diagnosis import RULES, RuleConfig, diagnose, make_config
 from pario.log import darshan_lib, read_log
 from pario.log.darshan_reader import check_darshan_log
 from pario.log.darshan_writer import write_darshan_log
@@ -359,7 +359,7 @@ def test_dxt_segments_with_the_thread_id_equal_darshan_dxt_parser() -> None:
     are 40 bytes (the thread id added).  Taken as 32 bytes they read as damaged; read at their
     size, every segment equals darshan-dxt-parser's own output (offsets, lengths, and times to
     its 4 decimals), and the log is complete."""
-    from pario.analysis.diagnosis import diagnose
+    from pario.diagnosis import diagnose
 
     log = LOGS / "dxt-format-dev-3.5.0-60.darshan"
     expected = []

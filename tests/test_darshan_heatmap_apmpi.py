@@ -22,10 +22,9 @@ import pytest
 from rich.console import Console
 
 from darshan_logs import LOGS
-from pario.analysis import analyze
 from pario.analysis.activity import activity, sparkline
-from pario.analysis.diagnosis import RuleConfig, diagnose, facts_of
-from pario.analysis.diagnosis.activity import io_staggered
+from pario.diagnosis import RuleConfig, analyze, diagnose, facts_of
+from pario.diagnosis.activity import io_staggered
 from pario.log import darshan_lib, read_log
 from pario.log.apmpi import op_class
 from pario.model import Heatmap, HeatmapLayer, Job, Profile, add_derived_rank_columns

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from darshan_logs import ALL_LOGS, LOGS
-from pario.analysis import analyze, rank_times
+from pario.analysis import rank_times
+from pario.diagnosis import analyze
 from pario.errors import LogFormatError, ParioError
 from pario.log import darshan_lib, darshan_reader, read_log
 from test_darshan_time_and_cuts import pydarshan_runtime

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from darshan_logs import ALL_LOGS, LOGS
-from pario.analysis.diagnosis import diagnose
+from pario.diagnosis import diagnose
 from pario.errors import LogFormatError
 from pario.log import darshan_lib, darshan_reader, read_log
 

@@ -32,8 +32,7 @@ from darshan_recipes import (
     E3SM_RUNTIME,
     RECIPES,
 )
-from pario.analysis.diagnosis import RULES, diagnose
-from pario.analysis.run import analyze
+from pario.diagnosis import RULES, analyze, diagnose
 from pario.log import read_log
 from pario.model.rankio import blind_library_files
 from pario.survey.discover import LogFile

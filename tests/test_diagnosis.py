@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pario import paths
-from pario.analysis.diagnosis import (
+from pario.diagnosis import (
     RULES,
     Finding,
     RuleConfig,
@@ -29,7 +29,7 @@ from pario.analysis.diagnosis import (
     finding_dict,
     make_config,
 )
-from pario.analysis.diagnosis.scaling import run_io
+from pario.diagnosis.scaling import run_io
 from pario.log import read_log
 from pario.model import Profile
 from rule_helpers import evidence, silent_until

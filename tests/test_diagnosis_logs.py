@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from darshan_logs import ALL_LOGS, LOGS
-from pario.analysis.diagnosis import RULES, diagnose, diagnosis_dict, findings_markdown, log_summary
+from pario.diagnosis import RULES, diagnose
 from pario.log import read_log
+from pario.report.findings import diagnosis_dict, findings_markdown, log_summary
 from rule_helpers import evidence, silent_until
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -142,7 +143,7 @@ def test_amplification_without_chunked_datasets_is_not_blamed_on_fill_values() -
     """hdf5_diagonal_write_1_byte: 10 files of 1 byte each, no chunked dataset.  With every file
     considered (library_min_bytes 0), the extra bytes are metadata and headers, not chunks written
     twice."""
-    from pario.analysis.diagnosis import make_config
+    from pario.diagnosis import make_config
 
     cfg = make_config({"library_min_bytes": 0})
     (f,) = [f for f in diagnose(read_log(LOGS / "hdf5_diagonal_write_1_byte_dxt.darshan"), cfg)
@@ -157,7 +158,7 @@ def test_zero_thresholds_find_only_what_is_there(path: Path) -> None:
     """With the request thresholds at 0, IO-MISALIGNED and IO-RANDOM-ACCESS still need one misaligned
     or backward request: never a finding of '0 of N', and no crash (IO-MISALIGNED indexed an empty
     list of alignments)."""
-    from pario.analysis.diagnosis import make_config
+    from pario.diagnosis import make_config
 
     cfg = make_config({"misaligned_min_requests": 0, "misaligned_min_share": 0.0, "random_min_requests": 0,
                        "random_min_share": 0.0})

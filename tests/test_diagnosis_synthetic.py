@@ -17,25 +17,23 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from pario.analysis.diagnosis import (
+from pario.diagnosis import (
     RULES,
     RuleConfig,
     Severity,
     diagnose,
     diagnose_runs,
-    diagnosis_dict,
     facts_of,
-    findings_markdown,
-    findings_renderable,
     load_config,
     make_config,
 )
-from pario.analysis.diagnosis.config import field_info
-from pario.analysis.diagnosis.hits import Hit, Words
-from pario.analysis.diagnosis.layout import Layout, layout_of
-from pario.analysis.diagnosis.registry import explained
+from pario.diagnosis.config import field_info
+from pario.diagnosis.hits import Hit, Words
+from pario.diagnosis.layout import Layout, layout_of
+from pario.diagnosis.registry import explained
 from pario.errors import ParioError
 from pario.model import IO_TIME_COLUMNS, MPI_TIME_COLUMNS, Job, Profile, add_derived_rank_columns
+from pario.report.findings import diagnosis_dict, findings_markdown, findings_renderable
 from rule_helpers import evidence, silent_until
 
 MiB = 1 << 20
@@ -773,7 +771,7 @@ def test_a_large_profile_gives_the_findings_it_was_built_with():
 def test_top_rows_are_the_head_of_a_stable_descending_sort() -> None:
     """_table_ops.top's shortcut (no full sort of a large table) gives the rows of Python's stable
     sort, descending by each key in turn, ties in the table's order; on one key or several."""
-    from pario.analysis.diagnosis._table_ops import top
+    from pario.diagnosis._table_ops import top
     from pario.table import Table
 
     rng = np.random.default_rng(3)
@@ -806,8 +804,8 @@ def test_metadata_calls_are_counted_at_the_outermost_layer() -> None:
 
 def test_a_merged_finding_counts_every_file_whatever_top_subjects() -> None:
     """Three per-file findings of one rule merged: 3 subjects in all, also when none is listed."""
-    from pario.analysis.diagnosis import Finding
-    from pario.analysis.diagnosis.registry import merged
+    from pario.diagnosis import Finding
+    from pario.diagnosis.registry import merged
 
     fs = [Finding(id="MPIIO-CB-CYCLES", title="t", family="mpiio", severity=Severity.INFO,
                   statement=f"file {i}.", evidence=(), recommendations=(), time_lost=1.0 + i,

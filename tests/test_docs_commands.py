@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pario.advice_check import pario_line_errors
+from advice_check import pario_line_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -258,7 +258,7 @@ def test_pnetcdf_records_round_trip(pnetcdf_logs):
 def test_lustre_layout_becomes_a_lustre_record(block_logs, tmp_path, pario_cmd):
     """pario's POSIX layout counters become one LUSTRE component (the log is the block run's,
     its layout set as the runtime sets it on Lustre, since this machine has none)."""
-    from pario.log.pario_writer import write_pario_log
+    from pario_writer import write_pario_log
 
     profile = read_log(block_logs[0])
     posix = profile.layer("posix")

@@ -244,7 +244,7 @@ def test_pnetcdf_fortran_api_variable_bytes(pario_cmd, mpi_env, tmp_path: Path):
 def test_statically_linked_hdf5_is_named_before_launch(pario_cmd, mpi_env, tmp_path: Path):
     """h5pfc's default build has HDF5 inside the executable: pario run says that its HDF5 calls
     cannot be seen, and the log still has the MPI-IO bytes beneath them."""
-    from pario import static_libs
+    from pario.launch import static_libs
 
     static, shared = tmp_path / "h5-static", tmp_path / "h5-shared"
     for exe, options in ((static, []), (shared, ["-shlib"])):

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from darshan_logs import LOGS
-from pario.analysis import analyze
+from pario.diagnosis import analyze
 from pario.errors import ParioError
 from pario.log import darshan_reader, read_log
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pario.analysis.run import analyze
+from pario.diagnosis import analyze
 from pario.errors import ParioError
-from pario.hints import MAX_HINTS, parse_hints, parse_line, read_hints, rejected_notes
+from pario.launch.hints import MAX_HINTS, parse_hints, parse_line, read_hints, rejected_notes
 from pario.log import read_log
 
 GOOD_BEFORE = b"# hints for the test\nromio_cb_write enable\n"
@@ -197,7 +197,7 @@ def test_runtime_skips_a_binary_file(tmp_path, compile_program, libpario, mpi_en
 
 
 def test_sections_apply_in_file_order():
-    from pario.hints import HintSection, hints_for, parse_hints_file
+    from pario.launch.hints import HintSection, hints_for, parse_hints_file
 
     data = (b"cb_nodes 2\n[*.h5]   # hdf5 files\nstriping_factor 8\ncb_nodes 4\n"
             b"[/scratch/*/ckpt_*]\nromio_cb_write disable\n[ckpt_*.h5]\ncb_nodes 8\n")
@@ -235,7 +235,7 @@ def test_bad_sections_are_refused(data, message):
 
 
 def test_same_key_in_two_sections_is_fine():
-    from pario.hints import parse_hints_file
+    from pario.launch.hints import parse_hints_file
 
     parsed = parse_hints_file(b"cb_nodes 1\n[a*]\ncb_nodes 2\n[b*]\ncb_nodes 3\n", "h")
     assert [s.hints for s in parsed.sections] == [(("cb_nodes", "2"),), (("cb_nodes", "3"),)]

@@ -13,9 +13,9 @@ import subprocess
 import pytest
 
 from kernel_helpers import kernel_exe
-from pario.analysis.diagnosis import facts_of, make_config
-from pario.analysis.diagnosis.file_facts import participation
 from pario.analysis.mpihints import romio_only
+from pario.diagnosis import facts_of, make_config
+from pario.diagnosis.file_facts import participation
 from pario.log import read_log
 
 pytestmark = pytest.mark.slow

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pario.analysis.mpihints import OMPIO_IGNORES, hints_in_effect, ignored_hints
-from pario.hints import hints_for, parse_hints_file
+from pario.launch.hints import hints_for, parse_hints_file
 from pario.log import read_log
 
 NP = 3

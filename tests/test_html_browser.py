@@ -12,7 +12,7 @@ import pytest
 
 from browser import load
 from darshan_logs import LOGS
-from pario.analysis.run import analyze
+from pario.diagnosis import analyze
 from pario.log import read_log
 from pario.report import format as fmt
 from pario.report.html import render_html

@@ -92,7 +92,7 @@ mpirun -np 4 {exe} {out2} {K} {S}
 
 def test_launcher_rule_silent_on_programs(tmp_path: Path, known_run, pario_cmd, mpi_env):
     """Silent on an MPI run, and on a serial Python program (an interpreter is a program too)."""
-    from pario.analysis.diagnosis import diagnose
+    from pario.diagnosis import diagnose
 
     profile, _, _ = known_run
     assert "RUN-LAUNCHER-ONLY" not in {f.id for f in diagnose(profile)}
@@ -301,7 +301,7 @@ def test_the_wrapper_s_report_names_the_job_that_wrote_no_log(tmp_path: Path, co
                                                               mpi_env):
     """The wrapper's own log (timeout) says it is only the wrapper, that its MPI job wrote no log and
     why, and offers no `pario report` of a log that does not exist."""
-    from pario.analysis.diagnosis import diagnose
+    from pario.diagnosis import diagnose
 
     _, log, why = _killed_in_timeout(tmp_path, compile_program, pario_cmd, mpi_env)
     (f,) = [f for f in diagnose(read_log(log)) if f.id == "RUN-LAUNCHER-ONLY"]

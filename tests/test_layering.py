@@ -12,15 +12,16 @@ ROOT = Path(__file__).resolve().parents[1] / "python"
 #: Lowest first; a module may import from its own level or any lower one (top-level modules
 #: and packages by their first name under ``pario``).
 LEVELS: tuple[tuple[str, ...], ...] = (
-    ("errors", "units", "table", "names", "paths", "textfit", "values", "collective", "job_logs"),
-    ("mpi_match", "hints", "run_notes", "static_libs", "trace"),
+    ("errors", "units", "table", "names", "paths", "textfit", "values", "collective"),
+    ("launch", "trace"),
     ("model",),
     ("log",),
-    ("analysis", "launch", "kernels"),
+    ("analysis", "kernels"),
+    ("diagnosis",),
     ("report", "survey"),
     ("tune", "verify"),
     ("commands",),
-    ("cli", "__main__", "advice_check"),
+    ("cli", "__main__"),
 )
 LEVEL = {name: i for i, names in enumerate(LEVELS) for name in names}
 

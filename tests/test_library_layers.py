@@ -18,9 +18,8 @@ import pandas as pd
 import pytest
 
 from darshan_logs import LOGS
-from pario.analysis import analyze
-from pario.analysis.diagnosis import RuleConfig, diagnose, make_config
 from pario.analysis.libraries import library_summary
+from pario.diagnosis import RuleConfig, analyze, diagnose, make_config
 from pario.log import read_log
 from pario.log.darshan_reader import read_darshan_log
 from pario.model import Profile, counter_column

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pario.analysis.diagnosis import diagnose
-from pario.analysis.diagnosis.facts import STRIPING_SOURCES
+from pario.diagnosis import diagnose
+from pario.diagnosis.facts import STRIPING_SOURCES
 from pario.log import read_log
-from pario.log.pario_writer import write_pario_log
 from pario.model import Profile, add_derived_rank_columns
+from pario_writer import write_pario_log
 
 MiB = 1 << 20
 GiB = 1 << 30

@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pario.analysis import analyze, pop_metrics, rank_times, scaling_analysis
+from pario.analysis import pop_metrics, rank_times, scaling_analysis
 from pario.analysis.breakdown import time_shares
 from pario.analysis.files import file_table
 from pario.analysis.scaling import infer_mode
 from pario.analysis.times import RankTimes
+from pario.diagnosis import analyze
 from pario.model import Job, Profile, add_derived_rank_columns
 from pario.model.rankio import combine, outermost_records, rank_io
 from pario.units import seconds

@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
+from advice_check import pario_line_errors
 from darshan_logs import ALL_LOGS, LOGS
-from pario.advice_check import pario_line_errors
 from pario.textfit import command_lines, shell_tokens
 from text_helpers import joined
 

@@ -15,7 +15,7 @@ import pytest
 
 from darshan_logs import ALL_LOGS
 from pario import cli
-from pario.analysis import analyze
+from pario.diagnosis import analyze
 from pario.log import read_log
 from pario.model import Job, Profile, add_derived_rank_columns
 from pario.report import build

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pario import cli
-from pario.analysis import analyze
+from pario.diagnosis import analyze
 from pario.log import read_log
 
 NP = 4

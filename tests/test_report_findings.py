@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from darshan_logs import LOGS
-from pario.analysis.diagnosis import diagnose
+from pario.diagnosis import diagnose
 from pario.log import read_log
 
 IMBALANCED = LOGS / "imbalanced-io.darshan"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pario import launch
+from pario.launch import run as launch
 from pario.log import read_log
 from record_helpers import check_io_known
 
@@ -121,7 +121,8 @@ def test_open_mpi_program_with_the_mpich_runtime_is_refused(tmp_path: Path, pari
 
 
 def test_mpi_families_from_elf():
-    from pario import mpi_match, paths
+    from pario import paths
+    from pario.launch import mpi_match
 
     assert mpi_match.mpi_family(mpi_match.needed_libraries(paths.runtime_library()) or []) == "openmpi"
     assert mpi_match.mpi_family(["libc.so.6", "libmpich.so.12"]) == "mpich"

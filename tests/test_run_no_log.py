@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pario import run_notes
+from pario.launch import run_notes
 
 CASES = {
     "not loaded": (["-x", "LD_PRELOAD=", "true"], "no process of the command loaded the pario runtime"),

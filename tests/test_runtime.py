@@ -168,7 +168,7 @@ def test_writer_round_trip(known_run, tmp_path):
     """pario_writer writes what the reader reads back, value for value."""
     import pandas as pd
 
-    from pario.log.pario_writer import write_pario_log
+    from pario_writer import write_pario_log
 
     profile, _, _ = known_run
     copy = tmp_path / "copy.pario"

@@ -137,8 +137,8 @@ def test_no_hints_file_is_offered_without_a_value_to_try(tmp_path: Path) -> None
     in effect: a file would hold only comments and change nothing, so none is offered or written;
     the trial becomes what to try by hand, and says Darshan does not record hints (not that the MPI
     library reported none)."""
-    from pario.analysis.diagnosis import diagnose
-    from pario.analysis.diagnosis.suggest import name_suggested_hints
+    from pario.diagnosis import diagnose
+    from pario.report.hints_files import name_suggested_hints
 
     log = Path(__file__).parent / "data" / "darshan-logs" / "mpi-io-test-x86_64-3.5.0.darshan"
     profile = read_log(log)

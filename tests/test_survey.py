@@ -520,10 +520,10 @@ def test_the_file_system_of_each_file():
     a Lustre layout, then the mount table; striping asked for in hints says nothing."""
     import numpy as np
 
-    from pario.analysis.diagnosis import RuleConfig
-    from pario.analysis.diagnosis.facts import facts_of
-    from pario.analysis.diagnosis.file_facts import fs_of
     from pario.analysis.filesystems import FileSystems
+    from pario.diagnosis import RuleConfig
+    from pario.diagnosis.facts import facts_of
+    from pario.diagnosis.file_facts import fs_of
     from pario.model import Job, Profile
     from pario.table import Table
 

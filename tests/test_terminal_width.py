@@ -22,9 +22,9 @@ from rich.console import Console
 
 from darshan_logs import LOGS
 from kernel_helpers import small_independent_writes
-from pario.analysis.diagnosis import findings_renderable
 from pario.log import read_log
 from pario.report import build
+from pario.report.findings import findings_renderable
 from pario.report.terminal import render
 from pario.textfit import wrap_words
 

@@ -195,7 +195,7 @@ def test_figure_rows_classes_and_escaped_hover() -> None:
 
 
 def test_a_big_trace_is_binned_and_the_page_says_so() -> None:
-    from pario.analysis.run import analyze
+    from pario.diagnosis import analyze
     from pario.report.html import render_html
     from test_report import synthetic
 

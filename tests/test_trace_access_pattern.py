@@ -11,7 +11,7 @@ import pytest
 
 from darshan_logs import LOGS
 from darshan_recipes import Segment, dxt_segments, job, log, module
-from pario.analysis.diagnosis import Finding, diagnose
+from pario.diagnosis import Finding, diagnose
 from pario.log import read_log
 from pario.log.darshan_writer import write_darshan_log
 

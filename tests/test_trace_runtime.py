@@ -1,6 +1,6 @@
 """The runtime's event trace (docs/trace.md): `pario run --trace` on real mpirun jobs, read back
 into pario.trace.model.Trace event by event; buffer spills, the trace cap, damaged and older logs,
-and hand-built traces (pario.log.trace_writer) with known times."""
+and hand-built traces (tests/trace_writer.py) with known times."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ from pario.analysis.times import rank_ids
 from pario.log import _format as fmt
 from pario.log import read_log
 from pario.log.pario_reader import _blocks
-from pario.log.pario_writer import write_pario_log
-from pario.log.trace_writer import RankEvents, append_trace, events
 from pario.model import Profile
 from pario.trace.format import (
     FLAG_COLLECTIVE,
@@ -29,6 +27,8 @@ from pario.trace.format import (
     Kind,
 )
 from pario.trace.model import RankTrace
+from pario_writer import write_pario_log
+from trace_writer import RankEvents, append_trace, events
 
 NP = 3
 

@@ -207,8 +207,8 @@ def test_a_hints_file_only_for_a_significant_win(tmp_path: Path, verdict: str, w
 
 def test_the_hints_file_carries_the_engine_the_best_ran_with(tmp_path: Path):
     """A best that ran under pario's collective-write engine: best.hints says so, and pario run
-    --hints applies it (pario.hints.tuned_environment), as the job-script line does."""
-    from pario.hints import tuned_environment
+    --hints applies it (pario.launch.hints.tuned_environment), as the job-script line does."""
+    from pario.launch.hints import tuned_environment
 
     space = build_space(DET)
     best = space.normalise({"cb_nodes": "4", "pario.collective": "write-comm", "pario.shuffle": "p2p"})

@@ -26,9 +26,9 @@ def test_launch_settings_are_changes_of_their_own(tmp_path: Path) -> None:
     """A finding that suggests hints and pario's engine gets two changes; one that suggests OMPIO's
     MCA parameter gets it as OMPI_MCA_*; each change's hints file carries its setting whole, and a
     run of it gets the pario run options and environment that apply it."""
-    from pario.analysis.diagnosis import Recommendation, RuleConfig
-    from pario.analysis.diagnosis.registry import finding
-    from pario.hints import tuned_environment
+    from pario.diagnosis import Recommendation, RuleConfig
+    from pario.diagnosis.registry import finding
+    from pario.launch.hints import tuned_environment
     from pario.verify.measure import run_settings
     from pario.verify.plan import changes_of, combined
 

@@ -22,7 +22,7 @@
  * Every line that would make PMPI_Info_set fail (and so abort the program
  * under MPI_ERRORS_ARE_FATAL) or is ambiguous is skipped and recorded: the
  * log lists it as rejected_hints, rank 0 warns once.  The rules are those of
- * `pario run --hints` (python/pario/hints.py), with this MPI's limits.
+ * `pario run --hints` (python/pario/launch/hints.py), with this MPI's limits.
  *
  * Lines before the first "[GLOB]" header apply to every file; the lines under
  * a header apply to the files whose name matches GLOB (pario_file_hints).  The
@@ -54,7 +54,7 @@ static void reject_hint(int line, const char *text, size_t len, const char *reas
 
 /* A section header "[GLOB]" (s: a text line, len bytes, s[len] writable), parsed
  * in place: 0 if the line is not a header (its first non-blank is not '['), 1
- * with *glob set, -1 with the reason.  Same rules as python/pario/hints.py. */
+ * with *glob set, -1 with the reason.  Same rules as python/pario/launch/hints.py. */
 int pario_parse_section_header(char *s, size_t len, char **glob, char *why, size_t whysz)
 {
     size_t lead = 0;

@@ -1,5 +1,5 @@
 /* The hints-file line grammar of include/pario-hint-line.h against the corpus that
- * python/pario/hints.py is tested with too (tests/data/hint-lines.tsv): both parsers take,
+ * python/pario/launch/hints.py is tested with too (tests/data/hint-lines.tsv): both parsers take,
  * skip or refuse each line alike.  Usage: test_hint_line CORPUS */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ from pario.analysis.mpi import MpiSummary, mpi_summary
 from pario.analysis.mpihints import HintsInEffect, hints_in_effect
 from pario.analysis.pop import PopMetrics, pop_metrics
 from pario.analysis.times import RankTimes, at_ranks, rank_times
-from pario.hints import rejected_notes
+from pario.launch.hints import rejected_notes
 from pario.model import Profile
 from pario.model.rankio import SHARED_NOTE
 from pario.table import Table
@@ -70,7 +71,7 @@ class RunAnalysis:
     ranks: Table
     #: what the data cannot tell exactly, in sentences
     notes: tuple[str, ...]
-    #: the diagnosis (pario.analysis.diagnosis.Finding), ordered by estimated time lost
+    #: the diagnosis (pario.diagnosis.Finding), ordered by estimated time lost
     findings: tuple[Any, ...] = ()
     #: False when the diagnosis was not run (``pario report --no-diagnosis``): no findings asked for
     diagnosed: bool = True
@@ -86,10 +87,15 @@ class RunAnalysis:
     activity: Activity | None = None
 
 
-def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> RunAnalysis:
-    """Compute every metric of the report for one run, and (by default) its diagnosis.
+#: the diagnosis of a run, given its per-rank times (pario.diagnosis.analyze passes it)
+Diagnose = Callable[[Profile, RankTimes], Sequence[Any]]
 
-    ``config`` is a :class:`pario.analysis.diagnosis.RuleConfig` (None: defaults).
+
+def analyze(profile: Profile, *, diagnose: Diagnose | None = None, config: Any = None) -> RunAnalysis:
+    """Compute every metric of the report for one run, and its findings with ``diagnose`` (None:
+    not diagnosed).  :func:`pario.diagnosis.analyze` is the whole of it, diagnosis included.
+
+    ``config`` is a :class:`pario.diagnosis.RuleConfig` (None: defaults): its I/O-bound thresholds.
     """
     rt = rank_times(profile)
     io = io_summary(profile, rt)
@@ -97,7 +103,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
     per_rank_bytes = outermost_bytes_per_rank(profile)
     ranks["bytes_read"] = at_ranks(per_rank_bytes["bytes_read"], rt.ranks)
     ranks["bytes_written"] = at_ranks(per_rank_bytes["bytes_written"], rt.ranks)
-    findings = tuple(_diagnose(profile, config, rt)) if diagnosis else ()
+    findings = tuple(diagnose(profile, rt)) if diagnose is not None else ()
     shares = time_shares(rt, unseen_io_phrase(profile.job), **_io_bound_thresholds(config))
     return RunAnalysis(
         job=_job_info(profile, rt),
@@ -112,7 +118,7 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: Any = None) -> 
         ranks=ranks,
         notes=_notes(profile, rt),
         findings=findings,
-        diagnosed=diagnosis,
+        diagnosed=diagnose is not None,
         hints=hints_in_effect(profile),
         engine=engine_files(profile),
         libraries=library_summary(profile),
@@ -144,13 +150,6 @@ def _io_bound_thresholds(config: Any) -> dict[str, float]:
     if config is None:
         return {}
     return {"min_share": config.io_bound_min_share, "max_efficiency": config.io_bound_max_efficiency}
-
-
-def _diagnose(profile: Profile, config: Any, rt: RankTimes) -> list[Any]:
-    # imported here: the rule modules import analysis modules themselves
-    from pario.analysis.diagnosis import diagnose
-
-    return diagnose(profile, config, times=rt)
 
 
 def _job_info(profile: Profile, rt: RankTimes) -> JobInfo:

@@ -59,7 +59,7 @@ class ScalingAnalysis:
     reference_nprocs: int
     rows: tuple[ScalingRow, ...]
     notes: tuple[str, ...]
-    #: findings that compare the runs (pario.analysis.diagnosis.diagnose_runs)
+    #: findings that compare the runs (pario.diagnosis.diagnose_runs)
     findings: tuple[Any, ...] = ()
     #: said before the table: the runs are not of one executable (mixed_executables)
     warning: str = ""

@@ -37,18 +37,10 @@ def _run(args: argparse.Namespace) -> int:
     import json
     import sys
 
-    from pario.analysis.diagnosis import (
-        Severity,
-        diagnose,
-        diagnose_runs,
-        diagnosis_dict,
-        findings_markdown,
-        findings_renderable,
-        load_config,
-        log_summary,
-    )
-    from pario.analysis.diagnosis.suggest import hints_directory, name_suggested_hints
+    from pario.diagnosis import Severity, diagnose, diagnose_runs, load_config
     from pario.log import read_log
+    from pario.report.findings import diagnosis_dict, findings_markdown, findings_renderable, log_summary
+    from pario.report.hints_files import hints_directory, name_suggested_hints
     from pario.verify.results import annotate
 
     hints_dir = hints_directory(args.hints_dir)

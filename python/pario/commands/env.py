@@ -46,9 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pario import launch
     from pario.collective import check_setting
-    from pario.hints import checked_file
+    from pario.launch import run as launch
+    from pario.launch.hints import checked_file
 
     # a bad value or file is refused (one line; a file's error names file:line) before the job uses it
     collective = check_setting(args.collective) if args.collective is not None else None

@@ -141,7 +141,7 @@ def _too_many_ranks(launcher: str, np: int, launcher_args: list[str]) -> str:
     without --oversubscribe ("" otherwise)."""
     import os
 
-    from pario.launch import MPIRUN_NAMES, mpirun_flavour
+    from pario.launch.run import MPIRUN_NAMES, mpirun_flavour
 
     cores = os.cpu_count() or 1
     if (os.path.basename(launcher) not in MPIRUN_NAMES or np <= cores or "--oversubscribe" in launcher_args

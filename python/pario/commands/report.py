@@ -41,16 +41,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pario.analysis.diagnosis.suggest import hints_directory
     from pario.log import read_log
     from pario.report import build, name_hint_files
+    from pario.report.hints_files import hints_directory
     from pario.verify.results import annotate
 
     hints_dir = hints_directory(args.hints_dir)
     profiles = [read_log(path) for path in args.logs]
     config = None
     if args.config:
-        from pario.analysis.diagnosis import load_config
+        from pario.diagnosis import load_config
 
         config = load_config(args.config)
     runs, scaling = build(profiles, scaling=args.scaling, diagnosis=not args.no_diagnosis, config=config)

@@ -59,7 +59,7 @@ def _apply_tuned_environment(hints_file: Path, extra: dict[str, str]) -> None:
     ``extra``: the environment pario run sets for the job (``PARIO_COLL`` of --collective)."""
     import os
 
-    from pario.hints import tuned_environment
+    from pario.launch.hints import tuned_environment
 
     for name, value in tuned_environment(hints_file).items():
         now = extra.get(name, os.environ.get(name))
@@ -75,7 +75,7 @@ def _apply_tuned_environment(hints_file: Path, extra: dict[str, str]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pario import launch
+    from pario.launch import run as launch
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -89,13 +89,13 @@ def _run(args: argparse.Namespace) -> int:
         # a bad value is refused (one line) before anything is launched
         extra["PARIO_COLL"] = check_setting(args.collective)
     if args.hints:
-        from pario.hints import checked_file
+        from pario.launch.hints import checked_file
 
         # a bad file is refused (one error naming file:line) before anything is launched
         extra["PARIO_HINTS"] = checked_file(args.hints)
         _apply_tuned_environment(Path(extra["PARIO_HINTS"]), extra)
     prepared = launch.prepare(command, log=args.log, extra_env=extra, notes=True)
-    from pario import mpi_match, static_libs
+    from pario.launch import mpi_match, static_libs
 
     for line in static_libs.warnings(mpi_match.program_in(command, launch.is_launcher(command))):
         print(f"pario: warning: {line}", file=sys.stderr)
@@ -103,8 +103,23 @@ def _run(args: argparse.Namespace) -> int:
     try:
         code = launch.run(prepared)
         launch.mark_lost_steps(prepared, code)
-        for line in launch.summary(prepared, started, code):
+        for line in launch.summary(prepared, started, code, describe=_describe):
             print(f"pario: {line}", file=sys.stderr)
     finally:
         launch.finish(prepared)
     return code
+
+
+def _describe(log: Path) -> str:
+    """``job.step1.pario (io_known, 4 ranks)``: which program a log holds."""
+    from pario.errors import ParioError
+    from pario.log.pario_reader import read_meta
+    from pario.units import nranks
+
+    try:
+        meta = read_meta(log)
+    except ParioError:
+        return str(log)
+    exe = Path(str(meta.get("exe", ""))).name or "?"
+    n = int(meta.get("nprocs", 1) or 1)
+    return f"{log} ({exe}, {nranks(n)})"

@@ -81,7 +81,7 @@ def _share(text: str) -> float:
 
 def recorded_command(profile: Profile, log: str, given: list[str]) -> list[str]:
     """The command to rerun: the one given after --, else the one the pario log recorded."""
-    from pario.analysis.diagnosis.commands import launch_of
+    from pario.diagnosis.commands import launch_of
 
     if given:
         return given

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from pario.errors import LogFormatError, ParioError
-from pario.job_logs import lost_reason, rank_logs
+from pario.launch.job_logs import lost_reason, rank_logs
 from pario.model import Profile
 
 PARIO_MAGIC = b"PARIOLOG"

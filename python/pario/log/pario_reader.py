@@ -427,7 +427,7 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
                if k in meta},
             **rejected_hints(meta),
             **hint_sections(meta),
-            # the counter lists, so that pario_writer can write the profile back
+            # the counter lists, so that tests/pario_writer.py can write the profile back
             "schema": {"layers": meta["layers"], "rank_fields": rank_fields},
             "lustre_striping": lustre_striping(files.get("posix")),
             "launch": launch_command(meta.get("launch")),

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pario.analysis.run import RunAnalysis, analyze
+from pario.analysis.run import RunAnalysis
 from pario.analysis.scaling import ScalingAnalysis, mixed_executables, one_rank_count, scaling_analysis
+from pario.diagnosis import analyze
 from pario.model import Profile
 
 
@@ -27,7 +28,7 @@ def build(profiles: Sequence[Profile], *, scaling: str = "auto", diagnosis: bool
     table = (scaling_analysis(runs, scaling)
              if len(runs) > 1 and not (scaling == "auto" and side_by_side_reason(runs)) else None)
     if table is not None and diagnosis:
-        from pario.analysis.diagnosis import diagnose_runs
+        from pario.diagnosis import diagnose_runs
 
         table = dataclasses.replace(table, findings=tuple(diagnose_runs(profiles, config)))
     return runs, table
@@ -50,8 +51,8 @@ def side_by_side_reason(runs: Sequence[RunAnalysis]) -> str:
 def name_hint_files(runs: Sequence[RunAnalysis], profiles: Sequence[Profile],
                     hints_dir: Path | None = None) -> list[RunAnalysis]:
     """The runs with the hints files their findings suggest named in the suggested commands, and
-    written into ``hints_dir`` when given (pario.analysis.diagnosis.suggest)."""
-    from pario.analysis.diagnosis.suggest import name_suggested_hints
+    written into ``hints_dir`` when given (pario.report.hints_files)."""
+    from pario.report.hints_files import name_suggested_hints
 
     return [dataclasses.replace(r, findings=tuple(name_suggested_hints(r.findings, p, hints_dir)))
             for r, p in zip(runs, profiles, strict=True)]

@@ -120,7 +120,7 @@ def scaling_table(scaling: ScalingAnalysis | None) -> Table:
 
 def findings_table(runs: Sequence[RunAnalysis], scaling: ScalingAnalysis | None) -> Table:
     """One row per finding: run (-1: across the runs), id, severity, statement, time lost, first fix."""
-    from pario.analysis.diagnosis import finding_dict
+    from pario.diagnosis import finding_dict
 
     rows = []
     sources = [(i, r.findings) for i, r in enumerate(runs)] + [(-1, scaling.findings if scaling else ())]

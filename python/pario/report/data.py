@@ -120,7 +120,7 @@ def libraries_dict(run: RunAnalysis, *, top: int = DEFAULT_TOP) -> dict[str, Any
 
 def findings_list(findings: Sequence[Any]) -> list[dict[str, Any]]:
     """Findings in the JSON form of docs/diagnosis.md."""
-    from pario.analysis.diagnosis import finding_dict
+    from pario.diagnosis import finding_dict
 
     return [finding_dict(f) for f in findings]
 

@@ -486,10 +486,10 @@ NOT_DIAGNOSED = "Diagnosis: not run (--no-diagnosis)."
 
 def diagnosis_section(findings: Sequence[Any], title: str = "Diagnosis",
                       diagnosed: bool = True) -> RenderableType:
-    """The findings, most costly first (pario.analysis.diagnosis renders them)."""
+    """The findings, most costly first (pario.diagnosis renders them)."""
     if not diagnosed:
         return _t(NOT_DIAGNOSED, "dim")
-    from pario.analysis.diagnosis import findings_renderable
+    from pario.report.findings import findings_renderable
 
     return findings_renderable(findings, title=title)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pario.errors import ParioError
-from pario.job_logs import rank_logs
+from pario.launch.job_logs import rank_logs
 
 #: File names taken for logs: Darshan's (and its older gzip name) and pario's.
 LOG_SUFFIXES: tuple[str, ...] = (".darshan", ".darshan.gz", ".pario")

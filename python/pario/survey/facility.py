@@ -8,7 +8,7 @@ import pwd
 from dataclasses import dataclass, field
 from typing import Any
 
-from pario.analysis.diagnosis import RULES
+from pario.diagnosis import RULES
 from pario.errors import ParioError
 from pario.survey.store import Condition, Range, Selection, has_rows, select_files, selected_rows
 

@@ -194,7 +194,7 @@ def worker_rank_limit() -> int | None:
 def survey_log(log: LogFile, surveyed_at: float, max_ranks: int | None = None) -> dict[str, Any]:
     """Read and analyse one log; any failure becomes an error row with its reason.  A Darshan
     log of a job of more than ``max_ranks`` ranks is an error row saying the memory it needs."""
-    from pario.analysis.run import analyze
+    from pario.diagnosis import analyze
     from pario.log import read_log
 
     if log.size < 0:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pario.hints import TUNED_WITH
+from pario.launch.hints import TUNED_WITH
 from pario.textfit import words_lines
 from pario.tune.space import DEFAULT, HDF5_ALIGN_THRESHOLD, HINT_KINDS, Space, library_kind
 
@@ -70,7 +70,7 @@ WRITTEN_BY = "# written by pario tune"
 def hints_text(hints: Mapping[str, str], files: str | None, env: Mapping[str, str] | None = None) -> str:
     """A PARIO_HINTS file: the hints for every file, or under a ``[files]`` section.  ``env``: the
     MPI library's settings the hints were tuned with (``OMPI_MCA_io``...), as ``# pario: tuned
-    with NAME=VALUE`` lines that ``pario run --hints`` applies (pario.hints.tuned_environment)."""
+    with NAME=VALUE`` lines that ``pario run --hints`` applies (pario.launch.hints.tuned_environment)."""
     lines = [WRITTEN_BY]
     lines += [f"{TUNED_WITH}{k}={v}" for k, v in (env or {}).items()]
     if files:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario import units
-from pario.hints import section_matches
+from pario.launch.hints import section_matches
 from pario.model import LAYERS, LIBRARIES, Profile
 from pario.model.rankio import (
     combine,

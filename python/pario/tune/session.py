@@ -29,7 +29,7 @@ def make_space(settings: Settings, space_file: Path | None) -> Space:
 
 
 def default_study_name(command: list[str], objective: str) -> str:
-    from pario.launch import _guess_program
+    from pario.launch.run import _guess_program
 
     program = re.sub(r"[^A-Za-z0-9_.-]", "_", _guess_program(command)) or "job"
     return f"{program}-{objective}-{time.strftime('%Y%m%d-%H%M%S')}"

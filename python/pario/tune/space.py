@@ -35,8 +35,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pario import launch, mpi_match, paths
+from pario import paths
 from pario.errors import ParioError
+from pario.launch import mpi_match
+from pario.launch import run as launch
 
 DEFAULT = "default"
 KINDS = ("hint", "mca", "collective", "stripe", "hdf5", "pnetcdf")

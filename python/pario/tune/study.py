@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pario.errors import ParioError
-from pario.job_logs import step_logs
+from pario.launch.job_logs import step_logs
 from pario.tune import config as tune_config
 from pario.tune import file_state
 from pario.tune.objective import (

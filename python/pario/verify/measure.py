@@ -161,7 +161,7 @@ def verify(profile: Profile, command: Sequence[str], directory: Path, *, rounds:
            progress: Callable[[str], None] = lambda _: None) -> VerifyResult:
     """Measure every change the findings of ``profile`` suggest against the unchanged ``command``;
     ``slurm``: each run a Slurm batch job with these sbatch arguments (None: here)."""
-    from pario.analysis.diagnosis import diagnose
+    from pario.diagnosis import diagnose
 
     log = profile.job.path
     changes = changes_of(diagnose(profile))

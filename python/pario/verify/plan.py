@@ -12,9 +12,9 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pario.analysis.diagnosis import Finding, Recommendation
-from pario.analysis.diagnosis.suggest import suggested_hints
-from pario.hints import TUNED_WITH
+from pario.diagnosis import Finding, Recommendation
+from pario.launch.hints import TUNED_WITH
+from pario.report.hints_files import suggested_hints
 
 BASELINE = "unchanged"
 COMBINED = "combined"
@@ -40,7 +40,7 @@ class Change:
 
     def hints_file(self) -> str:
         """The change as a hints file ``pario run --hints`` applies whole: the engine and the MPI
-        library's parameters as ``# pario: tuned with`` lines (pario.hints.tuned_environment)."""
+        library's parameters as ``# pario: tuned with`` lines (pario.launch.hints.tuned_environment)."""
         lines = [f"# pario verify: {self.name} (suggested by {', '.join(self.findings)})"]
         lines += [f"{TUNED_WITH}PARIO_COLL={self.collective}"] if self.collective else []
         lines += [f"{TUNED_WITH}{k}={v}" for k, v in self.env]

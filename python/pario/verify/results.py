@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pario.analysis.diagnosis import Finding
+from pario.diagnosis import Finding
 from pario.units import seconds as fmt_seconds
 from pario.verify.verdict import signed_seconds
 

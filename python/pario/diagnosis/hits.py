@@ -1,0 +1,55 @@
+"""A rule in two parts: a detector that says what it saw, and the words that explain it.
+
+A detector is a small pure function ``(facts, cfg) -> Iterable[Hit]``: it decides whether the
+problem is there and measures it, and returns typed hits (a :class:`Hit` subclass per rule, its
+fields the numbers the words need).  It holds no prose.  The rule's words are a function
+``(hit, facts, cfg) -> Words`` kept in the family's ``*_words`` module, one per rule, so that the
+text of every finding can be read and reviewed apart from the logic.
+:func:`pario.diagnosis.registry.build` is the one place where a hit and its words
+become a :class:`~pario.diagnosis.findings.Finding`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pario.diagnosis.config import RuleConfig
+from pario.diagnosis.findings import Metric, Recommendation, Severity, Subject
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a detector saw.  Subclass it with the rule's own fields (files, counts, shares).
+
+    ``time_lost``: the wall-clock seconds the problem costs the run (None: not estimated); the
+    severity follows from its share of the run unless ``severity`` is set (``floor``: the least).
+    ``runtime``: the run time that share is of, where it is not the run's own (a rule across runs).
+    """
+
+    time_lost: float | None = None
+    severity: Severity | None = None
+    floor: Severity = Severity.INFO
+    runtime: float | None = None
+
+
+@dataclass(frozen=True)
+class Words:
+    """What a finding says about a hit: its statement, evidence, subjects and recommendations."""
+
+    statement: str
+    evidence: Sequence[Metric]
+    recommendations: Sequence[Recommendation]
+    time_basis: str = ""
+    subjects: Sequence[Subject] = ()
+    subjects_total: int | None = None
+    notes: Sequence[str] = ()
+
+
+H = TypeVar("H", bound=Hit)
+Detector = Callable[[Any, RuleConfig], Iterable[H]]
+Explainer = Callable[[H, Any, RuleConfig], Words]
+
+
+__all__ = ["Detector", "Explainer", "Hit", "Words"]
