@@ -106,7 +106,7 @@ lint: install
 # service (tests/conftest.py); the tests that judge measured times run after them, alone.
 TEST_WORKERS ?= 2
 test-py: deps-test install
-	$(VENV)/bin/pytest -q -rs -n $(TEST_WORKERS) --dist loadgroup -m "not measured" tests
+	$(VENV)/bin/pytest -q -rs -n $(TEST_WORKERS) --dist loadgroup --durations=10 -m "not measured" tests
 	$(VENV)/bin/pytest -q -rs -m measured tests
 
 test: test-c lint test-py

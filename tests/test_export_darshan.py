@@ -312,6 +312,7 @@ def _file_numbers(run: dict) -> dict[tuple[str, str], tuple]:
 
 @pytest.mark.parametrize("logs", ["block_logs", "hdf5_logs", "pnetcdf_logs"])
 @pytest.mark.slow
+@pytest.mark.measured  # the run time from the job's times or its longest I/O: load can tip it
 def test_report_of_export_shows_the_same_io(logs, request, pario_cmd, tmp_path):
     log, exported = request.getfixturevalue(logs)
     a, b = _report(pario_cmd, log, tmp_path), _report(pario_cmd, exported, tmp_path)

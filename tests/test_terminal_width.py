@@ -559,6 +559,7 @@ ROLES = " default search remeasure"
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.slow
+@pytest.mark.measured  # two studies' verdicts compared word for word: noise beside them parts them
 def test_tune_progress_and_end_fit(tune_runs, width: int) -> None:  # type: ignore[no-untyped-def]
     progress, end, report = tune_runs[width]
     wide_progress, wide_end, wide_report = tune_runs[1000]

@@ -92,7 +92,7 @@ def test_terminal_report_has_every_trial_with_its_stored_value(study, pario_cmd,
     assert max(len(line) for line in text.splitlines()) <= 80
     for t in trials:
         value = show_value("write-bw", t.value) if t.value is not None else "-"
-        row = rf"^{t.number}\s+{t.user_attrs['role']}\s+{t.state.name.lower()}\s+{re.escape(value)}\s"
+        row = rf"^\s*{t.number}\s+{t.user_attrs['role']}\s+{t.state.name.lower()}\s+{re.escape(value)}\s"
         assert re.search(row, text, re.M), f"no row for trial {t.number} ({value}):\n{text}"
     default, best = _by_hand(trials, url)
     assert f"default: {show_value('write-bw', statistics.median(default))} median of {len(default)} run(s)" \
