@@ -13,8 +13,12 @@ import importlib
 import sys
 
 from pario import __version__
+from pario.blas import load_numpy
 from pario.errors import ParioError
 
+#: The subcommands that start programs or print text without reading a log: they need no NumPy
+#: (the others load it at once, its BLAS on one thread: pario.blas).
+WITHOUT_NUMPY = frozenset({"run", "env", "path", "kernel"})
 #: The subcommands, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = ("run", "env", "dump", "report", "diagnose", "verify", "replay", "tune",
                                "kernel", "path", "survey", "export")
@@ -55,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.func.__module__.rsplit(".", 1)[-1] not in WITHOUT_NUMPY:  # pario.commands.<name>
+        load_numpy()
     try:
         return int(args.func(args))
     except ParioError as exc:
