@@ -10,7 +10,6 @@ the others do theirs).  Detectors only: the words are in activity_words.py.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,11 +18,11 @@ from pario.diagnosis import activity_words as words
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
 from pario.diagnosis.findings import Severity
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.registry import rule
 
 
-@dataclass(frozen=True)
+@record
 class Burst:
     """A run of consecutive burst bins."""
 
@@ -33,7 +32,7 @@ class Burst:
     ranks: int  # ranks in I/O in its busiest bin
 
 
-@dataclass(frozen=True)
+@record
 class Bursts(Hit):
     bursts: tuple[Burst, ...] = ()
     time_share: float = 0.0  # the burst bins, as a share of the bins
@@ -47,7 +46,7 @@ class Bursts(Hit):
     nbins: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class RankTurn:
     rank: int
     busy: float  # s in I/O (busy bins x bin width)
@@ -56,7 +55,7 @@ class RankTurn:
     nbytes: int
 
 
-@dataclass(frozen=True)
+@record
 class Staggered(Hit):
     phase: float = 0.0  # s: the bins where any I/O rank is in I/O
     mean_busy: float = 0.0  # s: an average I/O rank's own busy bins

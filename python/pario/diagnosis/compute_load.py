@@ -10,20 +10,20 @@ Detector only: the words are in compute_load_words.py.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from pario.diagnosis import compute_load_words as words
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.load import FAMILY, idle_mpi
 from pario.diagnosis.registry import rule
 from pario.trace.compute import ComputePhases, compute_phases
 
 
-@dataclass(frozen=True)
+@record
 class ComputeImbalance(Hit):
     max_compute: float = 0.0  # the slowest rank's computation (s)
     mean_compute: float = 0.0

@@ -4,7 +4,6 @@ analyse, library records without their counters).  Detectors only: the words are
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from pario.diagnosis import data_words as words
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
 from pario.diagnosis.findings import Severity
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.registry import rule
 from pario.model import ALL_LAYERS
 from pario.model.rankio import (
@@ -27,7 +26,7 @@ from pario.table import Table
 FAMILY = "data"
 
 
-@dataclass(frozen=True)
+@record
 class Incomplete(Hit):
     source: str = ""  # "darshan" or "pario"
     reasons: tuple[str, ...] = ()
@@ -47,7 +46,7 @@ def incomplete(facts: Facts, cfg: RuleConfig) -> Iterator[Incomplete]:
                      partial_modules=partial)
 
 
-@dataclass(frozen=True)
+@record
 class NoIO(Hit):
     ignored: int = 0  # records of library or system files left out
     io_time: float = 0.0  # all ranks
@@ -63,7 +62,7 @@ def no_io(facts: Facts, cfg: RuleConfig) -> Iterator[NoIO]:
                io_time=float(facts.times.io.sum()), source=facts.source)
 
 
-@dataclass(frozen=True)
+@record
 class ModulesNotAnalysed(Hit):
     unseen: tuple[SkippedModule, ...] = ()  # holding I/O no analysed layer counts
     others: tuple[SkippedModule, ...] = ()
@@ -86,7 +85,7 @@ def modules_not_analysed(facts: Facts, cfg: RuleConfig) -> Iterator[ModulesNotAn
         measured_io=float(facts.times.io.mean()) if facts.times.nranks else 0.0, log=facts.profile.job.path)
 
 
-@dataclass(frozen=True)
+@record
 class BlindFile:
     library: str  # "HDF5" or "PnetCDF"
     name: str
@@ -94,7 +93,7 @@ class BlindFile:
     beneath_time: float  # all ranks
 
 
-@dataclass(frozen=True)
+@record
 class LibraryNoCounters(Hit):
     files: tuple[BlindFile, ...] = ()  # the time beneath them first
 

@@ -11,15 +11,36 @@ become a :class:`~pario.diagnosis.findings.Finding`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.findings import Metric, Recommendation, Severity, Subject
 
+if TYPE_CHECKING or sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # Python 3.10: it only informs type checkers
 
-@dataclass(frozen=True)
+    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+        return lambda f: f
+
+
+_T = TypeVar("_T")
+
+
+#: How the detectors' records are declared: a dataclass with its ``__init__`` and ``__repr__``, no
+#: more.  Hits and the file/rank records inside them are made once per finding and read by their
+#: words, never compared, hashed or changed; Python builds each generated method with ``exec``
+#: when a module loads, and eq, hash and frozen's guards on the rule modules' 79 records cost
+#: about 0.03 s of CPU in every command that diagnoses (docs/performance.md).
+@dataclass_transform(eq_default=False)
+def record(cls: type[_T]) -> type[_T]:
+    return dataclass(eq=False)(cls)
+
+
+@record
 class Hit:
     """What a detector saw.  Subclass it with the rule's own fields (files, counts, shares).
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
 from pario.diagnosis.file_rows import files_of, part
 from pario.diagnosis.findings import Severity
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import directory_of
 from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import Stake, stake, stake_rows
@@ -36,7 +35,7 @@ from pario.table import Table
 FAMILY = "interfaces"
 
 
-@dataclass(frozen=True)
+@record
 class IndependentFile:
     """One direction of a shared file accessed with independent MPI-IO calls."""
 
@@ -51,7 +50,7 @@ class IndependentFile:
     time: float  # the time of the independent calls (all ranks)
 
 
-@dataclass(frozen=True)
+@record
 class IndependentShared(Hit):
     files: tuple[IndependentFile, ...] = ()  # the costliest first
     exact: bool = True  # the time at stake (time_lost) is exact
@@ -114,7 +113,7 @@ def independent_shared(facts: Facts, cfg: RuleConfig) -> Iterator[IndependentSha
     yield IndependentShared(time_lost=st.max, files=tuple(found), exact=st.exact)
 
 
-@dataclass(frozen=True)
+@record
 class FilePerProcess(Hit):
     files: int = 0  # files written by a single rank
     owners: int = 0  # ranks writing their own files
@@ -203,7 +202,7 @@ def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[FilePerProcess]:
                          metadata_time=float(own["meta"].sum()), directory=directory, lustre=lustre)
 
 
-@dataclass(frozen=True)
+@record
 class StdioFile:
     fid: int
     name: str
@@ -213,7 +212,7 @@ class StdioFile:
     ranks: int
 
 
-@dataclass(frozen=True)
+@record
 class StdioBulk(Hit):
     bytes: float = 0.0  # bytes through STDIO
     total: float = 0.0  # all bytes moved
@@ -283,7 +282,7 @@ def stdio_bulk(facts: Facts, cfg: RuleConfig) -> Iterator[StdioBulk]:
                     buffered=buffered, at_stake=st.max, exact=st.exact)
 
 
-@dataclass(frozen=True)
+@record
 class MetaFile:
     fid: int
     name: str
@@ -291,7 +290,7 @@ class MetaFile:
     calls: int
 
 
-@dataclass(frozen=True)
+@record
 class MetadataHeavy(Hit):
     share: float = 0.0  # metadata time / I/O time
     exact: bool = True  # the slowest rank's metadata time (time_lost) is exact

@@ -4,7 +4,6 @@ only: the words are in launcher_words.py."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,7 @@ from pario.diagnosis import launcher_words as words
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
 from pario.diagnosis.findings import Severity
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.registry import rule
 from pario.launch.job_logs import lost_reason, step_logs
 from pario.launch.mpi_match import MPIRUN_NAMES
@@ -47,7 +46,7 @@ def step_logs_of(log: str) -> list[Path]:
     return step_logs(path) if path.name else []
 
 
-@dataclass(frozen=True)
+@record
 class LauncherOnly(Hit):
     exe: str = ""  # the program in the log (its name)
     kind: str = ""  # what it is: launcher_kind's 'a shell', 'an MPI launcher'...

@@ -13,7 +13,6 @@ libraries_words.py.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,7 @@ from pario.diagnosis import libraries_words as words
 from pario.diagnosis.columns import counter
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts, Striping
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.library_records import (
     CHUNK_DIMS,
     LibraryRequests,
@@ -50,7 +49,7 @@ __all__ = ["LibraryRequests", "large_request_files"]  # where the request rules 
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class SmallChunkDataset:
     did: int
     name: str
@@ -62,7 +61,7 @@ class SmallChunkDataset:
     time: float  # read + write time (summed over ranks)
 
 
-@dataclass(frozen=True)
+@record
 class SmallChunks(Hit):
     datasets: tuple[SmallChunkDataset, ...] = ()
     worst: SmallChunkDataset | None = None  # the smallest chunk for its reference
@@ -121,7 +120,7 @@ def hdf5_small_chunks(facts: Facts, cfg: RuleConfig) -> Iterator[SmallChunks]:
     yield SmallChunks(time_lost=per_rank(facts, sum(s.time for s in found)), datasets=found, worst=worst)
 
 
-@dataclass(frozen=True)
+@record
 class UnalignedFile:
     fid: int
     name: str
@@ -129,7 +128,7 @@ class UnalignedFile:
     stripe: Striping | None
 
 
-@dataclass(frozen=True)
+@record
 class NoAlignment(Hit):
     files: tuple[UnalignedFile, ...] = ()
     stripe_size: int = 0  # the largest of their stripe sizes (0: none on Lustre)
@@ -170,7 +169,7 @@ def hdf5_no_alignment(facts: Facts, cfg: RuleConfig) -> Iterator[NoAlignment]:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class IndependentObject:
     """A dataset or variable transferred by several ranks with independent I/O only."""
 
@@ -183,7 +182,7 @@ class IndependentObject:
     time: float  # read + write time (summed over ranks)
 
 
-@dataclass(frozen=True)
+@record
 class IndependentTransfers(Hit):
     objects: tuple[IndependentObject, ...] = ()
     libraries: tuple[str, ...] = ()  # "HDF5", "PnetCDF", sorted
@@ -264,7 +263,7 @@ def independent_transfers(facts: Facts, cfg: RuleConfig) -> Iterator[Independent
                                libraries=tuple(libs))
 
 
-@dataclass(frozen=True)
+@record
 class CollectiveNotDone:
     """One HDF5 file whose collective transfers HDF5 did independently, in one direction."""
 
@@ -277,7 +276,7 @@ class CollectiveNotDone:
     collective: float  # its collective MPI-IO calls in that direction
 
 
-@dataclass(frozen=True)
+@record
 class CollectiveBroken(Hit):
     files: tuple[CollectiveNotDone, ...] = ()  # the most asked first
 
@@ -321,7 +320,7 @@ from pario.diagnosis import pnetcdf as _pnetcdf  # noqa: E402, F401
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class MetadataDominates(Hit):
     library: str = ""  # "HDF5" or "PnetCDF"
     meta: float = 0.0  # metadata time in the library (all ranks)
@@ -394,7 +393,7 @@ def _syncs_beneath(facts: Facts, files: Table) -> float:
 _FILL_SHARE = 0.9
 
 
-@dataclass(frozen=True)
+@record
 class AmplifiedFile:
     name: str
     asked: float  # bytes asked of the library
@@ -402,7 +401,7 @@ class AmplifiedFile:
     chunked: float | None = None  # its chunked datasets' full size, when their fill values explain it
 
 
-@dataclass(frozen=True)
+@record
 class Amplification(Hit):
     files: tuple[AmplifiedFile, ...] = ()
     asked: float = 0.0  # all of them

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,7 +22,7 @@ from pario.diagnosis.columns import counter, nranks
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts, Records, Striping
 from pario.diagnosis.file_facts import Participation, hint, participation
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import Layout, layout_of
 from pario.diagnosis.registry import rule
 from pario.model.layers import LAYERS
@@ -33,7 +32,7 @@ from pario.table import Table, as_table
 FAMILY = "load"
 
 
-@dataclass(frozen=True)
+@record
 class FileExcess:
     """How much more time one rank spends on a file than the average rank."""
 
@@ -104,7 +103,7 @@ def _is_collective(facts: Facts, fid: int) -> bool:
     return float((counter(rec, "coll_writes") + counter(rec, "coll_reads")).sum()) > 0
 
 
-@dataclass(frozen=True)
+@record
 class SlowFile:
     """A file that explains part of a slow rank's time, and what the data say of why."""
 
@@ -143,7 +142,7 @@ def slow_files(facts: Facts, rank: int, excess: list[FileExcess], lost: float,
     return tuple(out)
 
 
-@dataclass(frozen=True)
+@record
 class ExtraCall:
     """A call a rank makes clearly more often than the other ranks on average."""
 
@@ -279,7 +278,7 @@ def idle_mpi(facts: Facts, idle: list[int]) -> float | None:
     return float(np.nanmean(wait)) if np.isfinite(wait).any() else float("nan")
 
 
-@dataclass(frozen=True)
+@record
 class Concentration:
     doers: list[int]  # ranks carrying few_ranks_bytes_share of the bytes, largest first
     per_rank_bytes: np.ndarray
@@ -333,7 +332,7 @@ def _z_of_max(io: np.ndarray) -> float:
     return (1.0 - float(scaled.mean())) / std if std > 0 else math.inf
 
 
-@dataclass(frozen=True)
+@record
 class Imbalance(Hit):
     max_io: float = 0.0  # the slowest rank's I/O time
     mean_io: float = 0.0
@@ -383,7 +382,7 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Imbalance]:
     )
 
 
-@dataclass(frozen=True)
+@record
 class Stragglers(Hit):
     ranks: tuple[int, ...] = ()  # the stragglers, slowest first
     max_io: float = 0.0
@@ -424,7 +423,7 @@ def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Stragglers]:
     )
 
 
-@dataclass(frozen=True)
+@record
 class Doer:
     """A rank that moves a large share of the bytes."""
 
@@ -433,7 +432,7 @@ class Doer:
     io_time: float
 
 
-@dataclass(frozen=True)
+@record
 class FewRanks(Hit):
     doers: tuple[Doer, ...] = ()  # the ranks carrying few_ranks_bytes_share of the bytes, largest first
     nprocs: int = 0

@@ -5,7 +5,6 @@ their place in the catalogue).  Detectors only: the words are in lustre_words.py
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,7 +12,7 @@ from pario.diagnosis import lustre_words as words
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts, Striping
 from pario.diagnosis.file_facts import Participation, participation
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import Layout, fits, layout_of, striped_files
 from pario.diagnosis.mpiio_records import cb_nodes_for, of_file
 from pario.diagnosis.registry import rule
@@ -22,7 +21,7 @@ from pario.diagnosis.stake import stake
 FAMILY = "mpiio"
 
 
-@dataclass(frozen=True)
+@record
 class NarrowFile:
     """A large shared Lustre file on fewer OSTs than its size calls for."""
 
@@ -34,7 +33,7 @@ class NarrowFile:
     at_stake: float  # the slowest rank's read and write time on it
 
 
-@dataclass(frozen=True)
+@record
 class StripeCount(Hit):
     files: tuple[NarrowFile, ...] = ()  # the costliest first; the rest is about the first
     participation: Participation | None = None
@@ -96,7 +95,7 @@ def stripe_count(facts: Facts, cfg: RuleConfig) -> Iterator[StripeCount]:
     )
 
 
-@dataclass(frozen=True)
+@record
 class StripeSize(Hit):
     files: tuple[tuple[int, Layout], ...] = ()  # (id, recommended layout), the costliest first
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ from pario.diagnosis.file_facts import (
     participation,
 )
 from pario.diagnosis.findings import Finding
-from pario.diagnosis.hits import Hit, Words
+from pario.diagnosis.hits import Hit, Words, record
 from pario.diagnosis.layout import Layout, layout_of
 from pario.diagnosis.mpiio_records import (
     Aggregators,
@@ -85,7 +85,7 @@ def _merged(rule_id: str, detect: Callable[[Facts, RuleConfig], Iterable[Any]],
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class SingleFile:
     """A large shared file whose collective I/O goes through a single aggregator."""
 
@@ -96,7 +96,7 @@ class SingleFile:
     at_stake: float  # the slowest rank's collective I/O time on it
 
 
-@dataclass(frozen=True)
+@record
 class SingleAggregator(Hit):
     files: tuple[SingleFile, ...] = ()  # the costliest first; the rest is about the first
     aggregators: Aggregators | None = None
@@ -172,7 +172,7 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[SingleAggregato
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class AggregatorsStripes(Hit):
     """One file whose aggregators do not match its stripes."""
 
@@ -254,7 +254,7 @@ from pario.diagnosis import lustre as _lustre  # noqa: E402, F401
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class CbDisabled(Hit):
     """Collective calls of one direction to one file with collective buffering off."""
 
@@ -329,7 +329,7 @@ def _cb_disabled(facts: Facts, cfg: RuleConfig) -> Iterator[CbDisabled]:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class CbCycles(Hit):
     """Collective writes to one file that cycle many times through the collective buffer."""
 
@@ -421,7 +421,7 @@ def _cb_cycles(facts: Facts, cfg: RuleConfig) -> Iterator[CbCycles]:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class OverheadFile:
     fid: int
     name: str
@@ -430,7 +430,7 @@ class OverheadFile:
     at_stake: float  # the largest per-rank time outside the POSIX calls
 
 
-@dataclass(frozen=True)
+@record
 class IndependentOverhead(Hit):
     files: tuple[OverheadFile, ...] = ()  # the costliest first; the rest is about the first
     kind: str = "write"  # its direction with the most time outside the POSIX calls
@@ -510,7 +510,7 @@ def independent_overhead(facts: Facts, cfg: RuleConfig) -> Iterator[IndependentO
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class DefaultHints(Hit):
     share: float = 0.0  # the slowest rank's MPI-IO read and write time / run time
     at_stake: float = 0.0  # that time

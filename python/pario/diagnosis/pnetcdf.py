@@ -6,19 +6,18 @@ pnetcdf_words.py."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from pario.diagnosis import pnetcdf_words as words
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.library_records import by_id, first, grouped, layer, per_rank
 from pario.diagnosis.registry import rule
 
 FAMILY = "libraries"
 
 
-@dataclass(frozen=True)
+@record
 class SmallCalls:
     """One variable's small blocking puts (or gets)."""
 
@@ -30,7 +29,7 @@ class SmallCalls:
     time: float  # summed over ranks
 
 
-@dataclass(frozen=True)
+@record
 class SmallPuts(Hit):
     variables: tuple[SmallCalls, ...] = ()
     calls: float = 0.0  # all of them
@@ -78,7 +77,7 @@ def pnetcdf_small_puts(facts: Facts, cfg: RuleConfig) -> Iterator[SmallPuts]:
                     calls=sum(s.calls for s in found))
 
 
-@dataclass(frozen=True)
+@record
 class MisalignedFile:
     fid: int
     name: str
@@ -86,7 +85,7 @@ class MisalignedFile:
     stripe_size: int
 
 
-@dataclass(frozen=True)
+@record
 class Alignment(Hit):
     files: tuple[MisalignedFile, ...] = ()
     stripe_size: int = 0  # the largest of their stripe sizes

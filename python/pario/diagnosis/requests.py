@@ -16,7 +16,7 @@ words are in requests_words.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from pario.diagnosis.columns import (
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import BYTES_COLS, TIME_COLS, Facts, name_suffix_rows
 from pario.diagnosis.file_rows import files_of, part
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import Layout, layout_of
 from pario.diagnosis.library_records import LibraryRequests
 from pario.diagnosis.library_records import file_ids as library_file_ids
@@ -225,7 +225,7 @@ def _rereads(facts: Facts, kind: str, rows: np.ndarray | None, n: np.ndarray) ->
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class SmallFile:
     """One file's small requests of one direction."""
 
@@ -237,7 +237,7 @@ class SmallFile:
     time: float  # the time of the small requests (all ranks)
 
 
-@dataclass(frozen=True)
+@record
 class LibrarySmall:
     """The small requests beneath HDF5/PnetCDF files whose application requests are large: the
     library's own (metadata, headers)."""
@@ -251,7 +251,7 @@ class LibrarySmall:
     hdf5_mpiio: bool
 
 
-@dataclass(frozen=True)
+@record
 class Small(Hit):
     kind: str = "read"
     small: float = 0.0  # small requests (file-system level)
@@ -408,7 +408,7 @@ def small_writes(facts: Facts, cfg: RuleConfig) -> Iterator[Small]:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class MisalignedFile:
     fid: int
     name: str
@@ -418,7 +418,7 @@ class MisalignedFile:
     mean: float  # mean request size
 
 
-@dataclass(frozen=True)
+@record
 class Misaligned(Hit):
     misaligned: float = 0.0  # requests of at least one block that start off a block boundary
     requests: float = 0.0  # requests of at least one block
@@ -509,7 +509,7 @@ def _misaligned_layout(facts: Facts, cfg: RuleConfig, per: Table) -> Layout | No
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class RandomFile:
     fid: int
     name: str
@@ -518,7 +518,7 @@ class RandomFile:
     time: float  # the time of the backward ones (all ranks)
 
 
-@dataclass(frozen=True)
+@record
 class RandomAccess(Hit):
     kind: str = "read"  # the direction with the most backward requests
     backward: float = 0.0  # requests at a lower offset than the previous one
@@ -600,7 +600,7 @@ def _through_mpiio(facts: Facts, ids: np.ndarray) -> bool:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class RedundantFile:
     fid: int
     name: str
@@ -615,7 +615,7 @@ class RedundantFile:
     hdf5_self_reads: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Redundant(Hit):
     kind: str = "read"
     extra: float = 0.0  # bytes moved beyond each file's extent
@@ -771,7 +771,7 @@ def redundant_writes(facts: Facts, cfg: RuleConfig) -> Iterator[Redundant]:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class SlowFile:
     """A file that moves data at a crawl while taking time (in one layer)."""
 
@@ -788,7 +788,7 @@ class SlowFile:
     rank: int  # the rank of a file of one rank (-1: shared)
 
 
-@dataclass(frozen=True)
+@record
 class LatencyBound(Hit):
     files: tuple[SlowFile, ...] = ()  # the costliest first (top_subjects of them, at least 1)
     nfiles: int = 0

@@ -9,14 +9,13 @@ written than MPI-IO was given.  E3SM-IO's aggregators spent 27% of a run that wa
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from pario.diagnosis import rmw_words as words
 from pario.diagnosis.columns import counter, mpiio_files
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
 from pario.diagnosis.file_facts import fs_of, io_component
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.mpiio_records import of_file
 from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import stake
@@ -24,7 +23,7 @@ from pario.diagnosis.stake import stake
 FAMILY = "mpiio"
 
 
-@dataclass(frozen=True)
+@record
 class RmwFile:
     fid: int
     name: str
@@ -40,7 +39,7 @@ class RmwFile:
     mean_piece: float  # bytes per collective write call and rank
 
 
-@dataclass(frozen=True)
+@record
 class CollectiveRmw(Hit):
     files: tuple[RmwFile, ...] = ()
 

@@ -10,21 +10,20 @@ only: the words are in scaling_words.py.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from pario.diagnosis import scaling_words as words
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.registry import rule
 from pario.model.rankio import rank_io
 
 FAMILY = "scaling"
 
 
-@dataclass(frozen=True)
+@record
 class RunIO:
     label: str
     nprocs: int
@@ -76,7 +75,7 @@ def _runs(facts_list: Sequence[Facts]) -> list[RunIO]:
     return runs if len({r.nprocs for r in runs}) >= 2 else []
 
 
-@dataclass(frozen=True)
+@record
 class Contention(Hit):
     """``runtime``: the run time of the run with the most writers."""
 
@@ -115,7 +114,7 @@ def contention(facts_list: Sequence[Facts], cfg: RuleConfig) -> Iterator[Content
                      best=best, ratio=ratio)
 
 
-@dataclass(frozen=True)
+@record
 class IOGrowth(Hit):
     """``runtime``: the run time of the largest run."""
 

@@ -4,7 +4,7 @@ Detectors only: the words are in time_words.py."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from pario.analysis.breakdown import is_io_bound
 from pario.analysis.pop import pop_metrics
@@ -12,7 +12,7 @@ from pario.diagnosis import time_words as words
 from pario.diagnosis.columns import counter, mpiio_files
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import Layout, layout_of
 from pario.diagnosis.registry import RULES, rule
 from pario.model import LIBRARY_LAYERS
@@ -21,7 +21,7 @@ from pario.model.rankio import time_records
 FAMILY = "time"
 
 
-@dataclass(frozen=True)
+@record
 class IOBound(Hit):
     """``time_lost``: the mean per-rank I/O time."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from pario.diagnosis._table_ops import glob_regex
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
 from pario.diagnosis.findings import Severity
-from pario.diagnosis.hits import Hit
+from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.registry import rule
 from pario.trace.activity import Phase, io_activity
 from pario.trace.format import LAYER_MASK, LAYER_SHIFT, LAYERS, Kind
@@ -31,7 +30,7 @@ FAMILY = "trace"
 _FS_LAYERS = (LAYERS.index("posix"), LAYERS.index("stdio"))
 
 
-@dataclass(frozen=True)
+@record
 class Calls:
     """Calls as columns: rank, start, end, file, kind, offset (-1 unknown), bytes."""
 
@@ -103,7 +102,7 @@ def _time_shared(start: np.ndarray, end: np.ndarray) -> tuple[float, float]:
 # TRACE-SERIALISED-IO
 # ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class Serialised(Hit):
     direction: str = "write"  # "write" or "read"
     ranks: int = 0
@@ -211,7 +210,7 @@ def _bounds(rank: np.ndarray) -> dict[int, tuple[int, int]]:
 # TRACE-WRITE-OVERLAP
 # ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class OverlapFile:
     name: str
     overlap_bytes: int  # bytes written by two ranks or more
@@ -220,7 +219,7 @@ class OverlapFile:
     writers: int  # ranks that wrote the file
 
 
-@dataclass(frozen=True)
+@record
 class WriteOverlap(Hit):
     files: tuple[OverlapFile, ...] = ()  # most overlapping bytes first
     through_mpiio: bool = False  # the overlapping writes were made inside MPI-IO calls
@@ -300,7 +299,7 @@ def _merge(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo[first], reach[last]
 
 
-@dataclass(frozen=True)
+@record
 class ReadSharing:
     """Whose bytes the ranks read of one file, from the offsets of its file-system reads."""
 
@@ -341,7 +340,7 @@ SEQUENTIAL, STRIDED, BACKWARD, IRREGULAR = words.SEQUENTIAL, words.STRIDED, word
 REPEATED = words.REPEATED
 
 
-@dataclass(frozen=True)
+@record
 class PatternFile:
     name: str
     pattern: str  # STRIDED, REPEATED, or BACKWARD / IRREGULAR (random)
@@ -354,7 +353,7 @@ class PatternFile:
     offset: int = -1  # the offset most repeated requests start at (REPEATED)
 
 
-@dataclass(frozen=True)
+@record
 class AccessPattern(Hit):
     direction: str = "write"
     files: tuple[PatternFile, ...] = ()  # the most time first
@@ -453,7 +452,7 @@ def _steps(c: Calls) -> tuple[dict[str, int], int, int]:
 # TRACE-PHASE-STRAGGLERS
 # ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class Straggler:
     rank: int
     finish: float  # its last call's end in the phase
@@ -461,7 +460,7 @@ class Straggler:
     first: float  # its first call's start in the phase
 
 
-@dataclass(frozen=True)
+@record
 class PhaseStragglers(Hit):
     start: float = 0.0  # the phase, on the job's time base
     end: float = 0.0
