@@ -271,15 +271,15 @@ def stragglers(hit: Stragglers, facts: Facts, cfg: RuleConfig) -> Words:
 
 def few_ranks(hit: FewRanks, facts: Facts, cfg: RuleConfig) -> Words:
     doers = [d.rank for d in hit.doers]
-    k, n, mx, mean, share = len(doers), hit.nprocs, hit.max_io, hit.mean_io, hit.share
-    who = f"rank {doers[0]}" if k == 1 else fmt.ranks(doers)
+    ndoers, n, mx, mean, share = len(doers), hit.nprocs, hit.max_io, hit.mean_io, hit.share
+    who = f"rank {doers[0]}" if ndoers == 1 else fmt.ranks(doers)
     statement = (
-        f"{who} move{'s' if k == 1 else ''} {fmt.pct(share)} of the {fmt.nbytes(hit.total)} read and written "
-        f"by the {n} ranks; {hit.idle} ranks move nothing and wait: the slowest rank spends "
+        f"{who} move{'s' if ndoers == 1 else ''} {fmt.pct(share)} of the {fmt.nbytes(hit.total)} read and "
+        f"written by the {n} ranks; {hit.idle} ranks move nothing and wait: the slowest rank spends "
         f"{fmt.seconds(mx)} in I/O, the average rank {fmt.seconds(mean)}."
     )
     evidence = [
-        Metric("doers", f"ranks carrying {fmt.pct(cfg.few_ranks_bytes_share)} of the bytes", k, "count"),
+        Metric("doers", f"ranks carrying {fmt.pct(cfg.few_ranks_bytes_share)} of the bytes", ndoers, "count"),
         Metric("nprocs", "ranks", n, "count"),
         Metric("share", "their share of the bytes", share, "share"),
         Metric("idle_ranks", "ranks with no I/O", hit.idle, "count"),
@@ -304,7 +304,7 @@ def few_ranks(hit: FewRanks, facts: Facts, cfg: RuleConfig) -> Words:
             "code",
             (
                 "Let every rank move its own part instead of funnelling the data through "
-                f"{'rank ' + str(doers[0]) if k == 1 else 'a few ranks'}: open one shared file with "
+                f"{'rank ' + str(doers[0]) if ndoers == 1 else 'a few ranks'}: open one shared file with "
                 "MPI_File_open on all ranks and write (or read) each rank's block with a collective call at "
                 "its own offset; MPI-IO then chooses a sensible number of aggregators."
             ),
@@ -341,6 +341,6 @@ def few_ranks(hit: FewRanks, facts: Facts, cfg: RuleConfig) -> Words:
         time_basis="estimate: max - mean of per-rank I/O time (spreading the I/O over all ranks "
         "would bring the slowest rank near the mean, if the file system keeps up)",
         subjects=subjects,
-        subjects_total=k,
+        subjects_total=ndoers,
         notes=notes,
     )

@@ -25,22 +25,22 @@ REPEATED = "repeated"
 
 
 def serialised(hit: Serialised, facts: Facts, cfg: RuleConfig) -> Words:
-    d = hit.direction
+    rw = hit.direction
     share = hit.shared / hit.busy if hit.busy > 0 else 0.0
     statement = (
-        f"{hit.ranks} ranks {d} at the file-system level, but one at a time: of the "
-        f"{fmt.seconds(hit.busy)} during which one of their {fmt.count(hit.calls)} {d}s was in flight, "
+        f"{hit.ranks} ranks {rw} at the file-system level, but one at a time: of the "
+        f"{fmt.seconds(hit.busy)} during which one of their {fmt.count(hit.calls)} {rw}s was in flight, "
         f"two were in flight for {fmt.pct(share)}. Between {fmt.seconds(hit.first)} and "
         f"{fmt.seconds(hit.last)} the file system served one rank after another, although no rank spent "
-        f"more than {fmt.seconds(hit.longest_rank)} in these {d}s."
+        f"more than {fmt.seconds(hit.longest_rank)} in these {rw}s."
     )
     if hit.wait is not None:
         statement += (
             f" The ranks wait for their turn inside their MPI-IO calls: rank {hit.wait_rank} spent "
-            f"{fmt.seconds(hit.wait)} in the MPI-IO calls that hold its {d}s, beyond the {d}s themselves."
+            f"{fmt.seconds(hit.wait)} in the MPI-IO calls that hold its {rw}s, beyond the {rw}s themselves."
         )
-        basis = (f"estimate: the slowest rank's time inside the MPI-IO calls that hold these {d}s, "
-                 f"beyond the {d}s themselves (its wait for its turn)")
+        basis = (f"estimate: the slowest rank's time inside the MPI-IO calls that hold these {rw}s, "
+                 f"beyond the {rw}s themselves (its wait for its turn)")
     else:
         statement += (
             " No traced I/O call holds the time between the turns, so what the ranks did meanwhile (waiting, "
@@ -48,18 +48,18 @@ def serialised(hit: Serialised, facts: Facts, cfg: RuleConfig) -> Words:
         )
         basis = "not estimated: the time between the ranks' turns is outside every traced I/O call"
     evidence = [
-        Metric("ranks", f"ranks that {d}", hit.ranks, "count"),
-        Metric("calls", f"{d}s at the file-system level", hit.calls, "count"),
+        Metric("ranks", f"ranks that {rw}", hit.ranks, "count"),
+        Metric("calls", f"{rw}s at the file-system level", hit.calls, "count"),
         Metric("bytes", "bytes", hit.nbytes, "B"),
-        Metric("busy", f"time with a {d} in flight", hit.busy, "s"),
-        Metric("shared_share", f"... with two {d}s or more in flight", share, "share"),
-        Metric("span", f"from the first {d} to the last", hit.last - hit.first, "s"),
-        Metric("longest_rank", f"the most time one rank spends in these {d}s", hit.longest_rank, "s"),
-        Metric("mean_call", f"mean {d}", hit.mean_call, "s"),
+        Metric("busy", f"time with a {rw} in flight", hit.busy, "s"),
+        Metric("shared_share", f"... with two {rw}s or more in flight", share, "share"),
+        Metric("span", f"from the first {rw} to the last", hit.last - hit.first, "s"),
+        Metric("longest_rank", f"the most time one rank spends in these {rw}s", hit.longest_rank, "s"),
+        Metric("mean_call", f"mean {rw}", hit.mean_call, "s"),
     ]
     if hit.wait is not None:
         evidence.append(Metric("wait", f"rank {hit.wait_rank}'s wait inside MPI-IO calls", hit.wait, "s"))
-    subjects = [Subject("file", name, (Metric("calls", f"{d}s", n, "count"),))
+    subjects = [Subject("file", name, (Metric("calls", f"{rw}s", n, "count"),))
                 for name, n in zip(hit.files, hit.file_calls, strict=True)]
     recs = [Recommendation(
         "investigate",
@@ -67,32 +67,32 @@ def serialised(hit: Serialised, facts: Facts, cfg: RuleConfig) -> Words:
          "turn), a token passed from rank to rank, or a lock on the file (fcntl or flock; NFS; MPI-IO's own "
          "locks for data sieving, or on file systems without POSIX consistency)."))]
     if hit.wait is not None:
-        ds = "romio_ds_write" if d == "write" else "romio_ds_read"
+        ds = "romio_ds_write" if rw == "write" else "romio_ds_read"
         recs.append(Recommendation(
             "hint",
-            (f"If ROMIO's data sieving is what locks the file, turn it off for {d}s (it takes a lock around "
-             f"each independent {d} that has holes):"),
+            (f"If ROMIO's data sieving is what locks the file, turn it off for {rw}s (it takes a lock around "
+             f"each independent {rw} that has holes):"),
             f"{ds} disable"))
-        call = "MPI_File_write_at_all" if d == "write" else "MPI_File_read_at_all"
+        call = "MPI_File_write_at_all" if rw == "write" else "MPI_File_read_at_all"
         recs.append(Recommendation(
             "code",
-            (f"Let the ranks {d} at the same time: each its own part of the file in one collective call "
+            (f"Let the ranks {rw} at the same time: each its own part of the file in one collective call "
              f"({call}), so that the aggregators move large pieces in parallel."),
             f"MPI_File_set_view(fh, disp, etype, filetype, \"native\", info);\n{call}(fh, 0, buf, count, "
             "MPI_BYTE, MPI_STATUS_IGNORE);"))
     elif hit.own_files:
         recs.append(Recommendation(
             "code",
-            (f"The ranks already {d} one file each, and still take turns: what orders them is not a shared "
-             f"file. Let each rank {d} as soon as its data is ready: take the {d}s out of any rank-ordered "
+            (f"The ranks already {rw} one file each, and still take turns: what orders them is not a shared "
+             f"file. Let each rank {rw} as soon as its data is ready: take the {rw}s out of any rank-ordered "
              "loop or barrier, and check the directory's metadata load (creating files in one directory "
              "at once serialises on some file systems).")))
     else:
         recs.append(Recommendation(
             "code",
-            (f"Let the ranks {d} at the same time: if a rank-ordered loop or a lock is what makes them wait, "
-             f"each rank can {d} its own file (or its own part of a shared file) without waiting for the "
-             "others.")))
+            (f"Let the ranks {rw} at the same time: if a rank-ordered loop or a lock is what makes them "
+             f"wait, each rank can {rw} its own file (or its own part of a shared file) without waiting for "
+             "the others.")))
     return Words(statement, evidence, recs, time_basis=basis, subjects=subjects)
 
 
@@ -138,20 +138,20 @@ def write_overlap(hit: WriteOverlap, facts: Facts, cfg: RuleConfig) -> Words:
 
 
 def access_pattern(hit: AccessPattern, facts: Facts, cfg: RuleConfig) -> Words:
-    d = hit.direction
+    rw = hit.direction
     top = hit.files[0]
     moved = sum(top.steps.values())
     size = fmt.nbytes(top.request)
     if top.pattern == STRIDED:
-        how = (f"each rank's {d}s of {size} skip {fmt.nbytes(top.stride)} after each other "
+        how = (f"each rank's {rw}s of {size} skip {fmt.nbytes(top.stride)} after each other "
                f"({fmt.pct(top.steps[STRIDED] / moved)} of them): a strided pattern")
     elif top.pattern == REPEATED:
-        how = (f"each rank {d}s the same {size} again and again, mostly at offset {top.offset} "
-               f"({fmt.pct(top.steps[REPEATED] / moved)} of its {d}s start where the previous one started): "
+        how = (f"each rank {rw}s the same {size} again and again, mostly at offset {top.offset} "
+               f"({fmt.pct(top.steps[REPEATED] / moved)} of its {rw}s start where the previous one started): "
                "a repeated pattern")
     else:
         back, other = top.steps[BACKWARD], top.steps[IRREGULAR]
-        how = (f"each rank's {d}s of {size} jump about the file ({fmt.pct((back + other) / moved)} of them: "
+        how = (f"each rank's {rw}s of {size} jump about the file ({fmt.pct((back + other) / moved)} of them: "
                f"{fmt.count(back)} backwards, {fmt.count(other)} forward by irregular gaps): a random "
                "pattern")
     if hit.nprocs == 1:
@@ -164,49 +164,49 @@ def access_pattern(hit: AccessPattern, facts: Facts, cfg: RuleConfig) -> Words:
         "bytes at once."
     )
     evidence = [
-        Metric("requests", f"{d}s on these files", hit.calls, "count"),
-        Metric("mean_request", f"mean {d} ({top.name})", top.request, "B"),
+        Metric("requests", f"{rw}s on these files", hit.calls, "count"),
+        Metric("mean_request", f"mean {rw} ({top.name})", top.request, "B"),
         Metric("sequential", "requests that continue the previous one", top.steps[SEQUENTIAL], "count"),
         Metric("strided", "requests after the rank's usual gap", top.steps[STRIDED], "count"),
         Metric("repeated", "requests at the previous one's offset", top.steps[REPEATED], "count"),
         Metric("backward", "requests before the previous one", top.steps[BACKWARD], "count"),
         Metric("irregular", "requests after another gap", top.steps[IRREGULAR], "count"),
-        Metric("time_at_stake", f"slowest rank's time in these {d}s", hit.time_lost, "s"),
+        Metric("time_at_stake", f"slowest rank's time in these {rw}s", hit.time_lost, "s"),
     ]
     if top.pattern == STRIDED:
         evidence.insert(2, Metric("stride", "gap skipped between a rank's requests", top.stride, "B"))
     subjects = [Subject("file", f.name, (
         Metric("pattern", "pattern", f.pattern if f.pattern in (STRIDED, REPEATED) else "random", "text"),
-        Metric("requests", f"{d}s", f.calls, "count"),
+        Metric("requests", f"{rw}s", f.calls, "count"),
         Metric("mean_request", "mean request", f.request, "B"),
         Metric("ranks", "ranks", f.ranks, "count"))) for f in hit.files]
     recs = []
     if top.pattern == STRIDED and hit.nprocs > 1:
-        recs.append(_strided_view(d, top))
+        recs.append(_strided_view(rw, top))
     elif top.pattern == STRIDED:
         every = fmt.nbytes(top.request + top.stride)
-        text = (f"Read the region in one call and pick the pieces ({every} apart) in memory." if d == "read"
+        text = (f"Read the region in one call and pick the pieces ({every} apart) in memory." if rw == "read"
                 else f"Assemble the region in memory (the pieces, {every} apart, and what lies between them) "
                      "and write it in one call.")
         recs.append(Recommendation("code", text))
     elif top.pattern == REPEATED:
         text = ("Read these bytes once and keep them in memory; where the program polls the file for a "
-                "change, wait for a message (MPI) or sleep between reads instead." if d == "read"
+                "change, wait for a message (MPI) or sleep between reads instead." if rw == "read"
                 else "Keep the value in memory and write it once (at the end, or at each checkpoint), "
                      "instead of overwriting the same bytes at every step.")
         recs.append(Recommendation("code", text))
     else:
-        then = "read the region once and pick the pieces" if d == "read" else "assemble them, then write"
+        then = "read the region once and pick the pieces" if rw == "read" else "assemble them, then write"
         recs.append(Recommendation(
-            "code", f"Sort {'the program' if hit.nprocs == 1 else 'each rank'}'s {d}s by offset, or gather "
-                    f"the pieces in memory and {d} whole regions: {then}."))
+            "code", f"Sort {'the program' if hit.nprocs == 1 else 'each rank'}'s {rw}s by offset, or gather "
+                    f"the pieces in memory and {rw} whole regions: {then}."))
     if hit.mpiio:
         recs.append(Recommendation(
             "hint",
-            (f"These calls are made inside MPI-IO calls: ROMIO's data sieving {d}s larger blocks around "
+            (f"These calls are made inside MPI-IO calls: ROMIO's data sieving {rw}s larger blocks around "
              "scattered pieces of independent calls:"),
-            f"romio_ds_{d} enable"))
-    basis = (f"upper bound: the slowest rank's time in the {d}s on these files; larger requests save part "
+            f"romio_ds_{rw} enable"))
+    basis = (f"upper bound: the slowest rank's time in the {rw}s on these files; larger requests save part "
              "of it")
     return Words(statement, evidence, recs, time_basis=basis, subjects=subjects)
 
