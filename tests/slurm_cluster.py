@@ -70,6 +70,10 @@ def write_config(root: Path, node: str, cpus: int, mpi_default: str, spool: Path
         f"SlurmctldHost={socket.gethostname().split('.')[0]}(127.0.0.1)",
         f"SlurmctldPort={ctld_port}",
         f"SlurmdPort={slurmd_port}",
+        # job ids of their own: Slurm's PMIx plugin names its directories /tmp/spmix_appdir_UID_JOB.STEP,
+        # so two clusters at once (tests on two workers) that both start at job 1 take each other's
+        # and a step fails to launch ("aborted before step completely launched")
+        f"FirstJobId={ctld_port * 100}",
         "SlurmUser=root",
         "SlurmdUser=root",
         # a private munged: its socket is ours, not /run/munge's
