@@ -240,6 +240,7 @@ def h5_groups_calls() -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.measured  # the trace's times against the counters' to 0.1%: load beside it skews them
 def test_groups_and_attributes_are_hdf5_metadata(tmp_path: Path, compile_program,  # type: ignore[no-untyped-def]
                                                  pario_cmd: list[str], mpi_env: dict[str, str]) -> None:
     """Every group, attribute and H5Oopen/H5Oclose call of h5_groups on 3 ranks is HDF5 metadata
