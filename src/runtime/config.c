@@ -61,7 +61,8 @@ void pario_config_read(void)
     if (c->trace_buffer > ((uint64_t)1 << 26))
         c->trace_buffer = (uint64_t)1 << 26;
     c->trace_max = pario_parse_size(text("PARIO_TRACE_MAX"), (size_t)256 << 20);
-    c->tmpdir = text("TMPDIR") ? text("TMPDIR") : "/tmp";
+    const char *tmp = text("TMPDIR");
+    c->tmpdir = tmp ? tmp : "/tmp";
     c->slurm_job = getenv("SLURM_JOB_ID");
     c->slurm_step = getenv("SLURM_STEP_ID");
     c->launcher_size = launcher_size();

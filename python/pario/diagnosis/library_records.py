@@ -33,6 +33,20 @@ def file_ids(facts: Facts, name: str) -> np.ndarray:
     return data_file_ids(facts.profile.layer(name), facts.profile.layer(_FILE_LAYER[name]))
 
 
+def file_sums(facts: Facts, name: str, columns: tuple[str, ...]) -> dict[int, dict[str, float]]:
+    """By file id: the sums of ``columns`` over the file's records of layer ``name`` (datasets or
+    variables); {} when the layer has no records or lacks one of the columns."""
+    d = layer(facts, name)
+    if not len(d) or any(c not in d for c in columns):
+        return {}
+    owner = file_ids(facts, name)
+    out: dict[int, dict[str, float]] = {}
+    for fid in np.unique(owner[owner > 0]).tolist():
+        mine = owner == np.uint64(fid)
+        out[int(fid)] = {c: float(counter(d, c)[mine].sum()) for c in columns}
+    return out
+
+
 def ids(t: Table) -> np.ndarray:
     return np.asarray(t["id"]).astype(np.uint64)
 

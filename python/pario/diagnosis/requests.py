@@ -42,8 +42,7 @@ from pario.diagnosis.file_rows import files_of, part
 from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import Layout, layout_of
 from pario.diagnosis.library_records import LibraryRequests
-from pario.diagnosis.library_records import file_ids as library_file_ids
-from pario.diagnosis.library_records import layer as library_layer
+from pario.diagnosis.library_records import file_sums as library_file_sums
 from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import stake_rows
 from pario.model.rankio import float_values
@@ -703,17 +702,8 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Redundant]:
 def _hdf5_self_read_files(facts: Facts) -> set[int]:
     """The ids of HDF5 files whose datasets the program writes (H5Dwrite) and never reads
     (no H5Dread) while the file is read beneath: those reads are HDF5's own."""
-    d = library_layer(facts, "h5d")
-    if not len(d) or "reads" not in d:
-        return set()
-    owner = library_file_ids(facts, "h5d")
-    reads, writes = counter(d, "reads"), counter(d, "writes")
-    found = set()
-    for fid in np.unique(owner[owner > 0]).tolist():
-        mine = owner == np.uint64(fid)
-        if float(reads[mine].sum()) == 0 and float(writes[mine].sum()) > 0:
-            found.add(int(fid))
-    return found
+    sums = library_file_sums(facts, "h5d", ("reads", "writes"))
+    return {fid for fid, v in sums.items() if v["reads"] == 0 and v["writes"] > 0}
 
 
 def _redundant_stake(facts: Facts, kind: str, rows: list[dict[str, np.ndarray]],

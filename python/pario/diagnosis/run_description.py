@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pario.analysis.filesystems import FileSystems
-from pario.diagnosis.columns import counter, mpiio_files
+from pario.diagnosis.columns import mpiio_files
 from pario.diagnosis.commands import recorded
 from pario.diagnosis.facts import Facts
 from pario.diagnosis.file_facts import io_component
-from pario.diagnosis.library_records import file_ids as library_file_ids
-from pario.diagnosis.library_records import layer as library_layer
+from pario.diagnosis.library_records import file_sums as library_file_sums
 from pario.model import LAYER_TABLE
 from pario.table import as_table
 
@@ -155,16 +154,9 @@ def _describe(facts: Facts) -> RunDescription:
 def _hdf5_transfers(facts: Facts) -> dict[int, tuple[dict[str, float], dict[str, float]]]:
     """By file id: its datasets' H5Dread/H5Dwrite calls, and those that asked for collective
     transfers, per direction (files with HDF5 dataset records that count them only)."""
-    d = library_layer(facts, "h5d")
-    if not len(d) or "coll_writes" not in d:
-        return {}
-    owner = library_file_ids(facts, "h5d")
-    out: dict[int, tuple[dict[str, float], dict[str, float]]] = {}
-    for fid in np.unique(owner[owner > 0]).tolist():
-        mine = owner == np.uint64(fid)
-        out[int(fid)] = ({k: float(counter(d, f"{k}s")[mine].sum()) for k in ("read", "write")},
-                         {k: float(counter(d, f"coll_{k}s")[mine].sum()) for k in ("read", "write")})
-    return out
+    sums = library_file_sums(facts, "h5d", ("reads", "writes", "coll_reads", "coll_writes"))
+    return {fid: ({k: v[f"{k}s"] for k in ("read", "write")}, {k: v[f"coll_{k}s"] for k in ("read", "write")})
+            for fid, v in sums.items()}
 
 
 def _file_systems(facts: Facts) -> frozenset[str]:
