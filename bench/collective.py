@@ -126,6 +126,9 @@ class Config:
     fcoll: str = ""
     rma_algorithm: str = ""
     pilot: dict[str, float] = field(default_factory=dict)
+    #: what auto ran in the pilot, as a fixed variant: (ALGO:SHUFFLE, its aggregators), or None
+    #: (auto wrote directly, or ran two variants: one per class of calls)
+    auto_start: tuple[str, int] | None = None
     samples: dict[str, list[dict]] = field(default_factory=dict)
 
     @property
@@ -162,13 +165,17 @@ class Bench:
                 cmd += ["--mca", "io_ompio_num_aggregators", str(self.args.cb_nodes)]
             if verbose_fcoll:
                 cmd += ["--mca", "fcoll_base_verbose", "100"]
+        cb_nodes = self.args.cb_nodes
+        coll = "mpi" if variant == "ompio+pario" else variant
+        if variant == "auto-start":  # auto's first call as a fixed variant, with auto's aggregators
+            coll, cb_nodes = cfg.auto_start
         if engine:
             self.log.unlink(missing_ok=True)
-            coll = "mpi" if variant == "ompio+pario" else variant
             cmd += ["-x", f"LD_PRELOAD={self.lib}", "-x", f"PARIO_LOG={self.log}",
                     "-x", f"PARIO_COLL={coll}", "-x", "PARIO_PARENT_PID=mpi"]
-        hints = f"cb_buffer_size={cb}" + (f",cb_nodes={self.args.cb_nodes}" if self.args.cb_nodes else "")
+        hints = f"cb_buffer_size={cb}" + (f",cb_nodes={cb_nodes}" if cb_nodes else "")
         cmd += [str(paths.program(cfg.program)), *cfg.args, "--path", str(cfg.path), "--hints", hints]
+        os.sync()  # every run starts with no dirty pages of an earlier one to write back
         t0 = time.monotonic()
         rc, out, err = run_group(cmd, self.env, RUN_TIMEOUT)
         sample: dict = {"variant": variant, "ok": False, "wall_s": round(time.monotonic() - t0, 3)}
@@ -201,14 +208,14 @@ class Bench:
         eng = {k: (float(rec[k]) if k.endswith("_time") else int(rec[k])) for k in (
             "engine_writes", "engine_fallbacks", "engine_algorithm", "engine_shuffle", "engine_cycles",
             "engine_aggregators", "engine_setup_time", "engine_shuffle_time", "engine_write_time",
-            "engine_wait_time",
+            "engine_wait_time", "engine_auto_kept_one", "engine_auto_kept_many",
             "coll_writes", "nranks")}
         sample["engine"] = eng
         if variant == "ompio+pario":
             if eng["engine_writes"] != 0:
                 sample.update(ok=False, error=f"engine off, yet {eng['engine_writes']} writes served")
             return
-        algo, _, shuffle = variant.partition(":")
+        algo, _, shuffle = (cfg.auto_start[0] if variant == "auto-start" else variant).partition(":")
         ran = (f"{ALGORITHM_CODES.get(eng['engine_algorithm'], '?')}:"
                f"{SHUFFLE_CODES.get(eng['engine_shuffle'], '?')}")
         if eng["engine_writes"] <= 0 or eng["engine_fallbacks"] != 0:
@@ -226,6 +233,7 @@ class Bench:
         buf = memoryview(os.urandom(block))
         path = cfg.path
         path.unlink(missing_ok=True)
+        os.sync()
         fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
         try:
             t0 = time.perf_counter()
@@ -300,8 +308,22 @@ def paired_ratio(cfg: Config, variant: str, base: str) -> float | None:
     return statistics.median(vals) if vals else None
 
 
+def auto_start_of(sample: dict) -> tuple[str, int] | None:
+    """auto's first call of a run as a fixed variant: the variant it kept for its one class of
+    calls (a file written once per class keeps what it ran) and its aggregators; None when it wrote
+    directly, or kept a variant for both classes (two starting variants, no one fixed run)."""
+    eng = sample.get("engine")
+    if not sample.get("ok") or not eng:
+        return None
+    one, many = eng["engine_auto_kept_one"], eng["engine_auto_kept_many"]
+    if (one and many) or not (one or many):
+        return None
+    code = one or many
+    return f"{ALGORITHM_CODES[code // 10]}:{SHUFFLE_CODES[code % 10]}", eng["engine_aggregators"]
+
+
 def engine_variants(cfg: Config) -> list[str]:
-    return [v for v in cfg.samples if v not in ("romio", "ompio", "ompio+pario", "pwrite")]
+    return [v for v in cfg.samples if v not in ("romio", "ompio", "ompio+pario", "pwrite", "auto-start")]
 
 
 def best_engine(cfg: Config) -> tuple[str | None, float | None]:
@@ -369,6 +391,9 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
                                       f"{ratio(bw, limit)} ({fmt(pr['pwrite'], 2)})",
                                       target_verdict(c.kernel, bw, romio, ompio, limit)]) + " |")
 
+    if any("auto" in c.samples for c in configs):
+        out.append(first_call_table(configs))
+
     out.append("\n**Engine phases**, from the pario log of each run: seconds summed over the ranks, "
                "medians, as setup / shuffle / write / wait (setup = views flattened, extents and "
                "requests exchanged, buffers; shuffle = posting the pieces and waiting for the peers; "
@@ -425,6 +450,29 @@ def tables(configs: list[Config], args: argparse.Namespace) -> str:
     return "\n".join(out) + "\n"
 
 
+def first_call_table(configs: list[Config]) -> str:
+    """auto against the variant it starts with (``auto-start``: the same variant and aggregators,
+    fixed), ROMIO and OMPIO, as medians of the ratios within each repetition; target: auto at least
+    0.95 of each (issue 45: a first call costs nothing beyond its static choice)."""
+    out = ["\n**auto's first call** against the variant it starts with (`auto-start`: that variant and "
+           "auto's aggregators, fixed), ROMIO and OMPIO: bandwidth ratios, median of the ratios within "
+           "each repetition; target ≥ 0.95 of each.\n",
+           "| fs | kernel | ranks | auto ran | auto / auto-start | auto / ROMIO | auto / OMPIO | target |",
+           "|---|---|---|---|---|---|---|---|"]
+    for c in configs:
+        if "auto" not in c.samples:
+            continue
+        ran = (f"{c.auto_start[0]}, {c.auto_start[1]} aggregators" if c.auto_start
+               else "direct, or one variant per class")
+        ratios = [paired_ratio(c, "auto", base) if base in c.samples else None
+                  for base in ("auto-start", "romio", "ompio")]
+        judged = [r for r in ratios if r is not None]
+        verdict = "no data" if len(judged) < 2 else "met" if min(judged) >= 0.95 else "not met"
+        cells = [fmt(r, 2) if r else "–" for r in ratios]
+        out.append("| " + " | ".join([c.fs, c.kernel, str(c.ranks), ran, *cells, verdict]) + " |")
+    return "\n".join(out)
+
+
 def target_verdict(kernel: str, bw, romio, ompio, limit) -> str:
     if bw is None:
         return "no data"
@@ -465,6 +513,10 @@ def main() -> int:
     p.add_argument("--cb-nodes", type=int, default=0,
                    help="cb_nodes hint for every variant (OMPIO: io_ompio_num_aggregators); default none "
                         "(one aggregator per node)")
+    p.add_argument("--auto-start", action="store_true",
+                   help="also run auto's first call as a fixed variant ('auto-start': the variant and "
+                        "aggregator count the pilot's auto run chose), and compare auto with it, "
+                        "ROMIO and OMPIO within each repetition (adds auto to --algorithms)")
     p.add_argument("--out", type=Path, default=None,
                    help="write the Markdown tables here and every sample to the same path with .json")
     p.add_argument("--from-json", type=Path, default=None,
@@ -477,6 +529,8 @@ def main() -> int:
     args.kernels = args.kernels or list(KERNELS)
     args.reps = args.reps or (3 if args.quick else 5)
     args.size = args.size or (16 * MIB if args.quick else 32 * MIB)
+    if args.auto_start and "auto" not in args.algorithms:
+        args.algorithms.append("auto")
     for a in args.algorithms:
         algo, _, shuffle = a.partition(":")
         if algo not in (*ALGORITHMS, "auto") or shuffle not in ("", *SHUFFLE_CODES.values()):
@@ -528,7 +582,8 @@ def main() -> int:
         # Pilot: warm every configuration, record OMPIO's fcoll, the file size and the rma algorithm.
         for cfg in configs:
             pilot = {}
-            for v in ["romio", "ompio", *(p2p if args.rma_algorithm == "best" else [])]:
+            for v in ["romio", "ompio", *(p2p if args.rma_algorithm == "best" else []),
+                      *(["auto"] if args.auto_start else [])]:
                 s = bench.run(cfg, v, verbose_fcoll=(v == "ompio"))
                 if not s["ok"]:
                     say(f"  pilot {cfg.label} {v}: {s['error']}")
@@ -537,6 +592,8 @@ def main() -> int:
                 cfg.file_bytes = cfg.file_bytes or s["file_bytes"]
                 if v == "ompio":
                     cfg.fcoll = s.get("fcoll", "?")
+                if v == "auto":
+                    cfg.auto_start = auto_start_of(s)
             cfg.pilot = {k: round(x, 1) for k, x in pilot.items()}
             engine_pilot = {v: x for v, x in pilot.items() if v in p2p}
             if args.rma_algorithm == "best":
@@ -547,9 +604,12 @@ def main() -> int:
             rma = [f"{cfg.rma_algorithm}:{s}" for s in ("rma-fence", "rma-lock")] if cfg.rma_algorithm else []
             rma = [v for v in rma if v not in fixed]
             control = ["ompio+pario"] if args.control else []
-            cfg.samples = {v: [] for v in ["romio", "ompio", *control, *fixed, *rma, "pwrite"]}
+            start = ["auto-start"] if cfg.auto_start else []
+            cfg.samples = {v: [] for v in ["romio", "ompio", *control, *fixed, *start, *rma, "pwrite"]}
             say(f"pilot {cfg.label}: fcoll {cfg.fcoll}, rma with {cfg.rma_algorithm or '-'}, "
-                f"{cfg.file_bytes / MIB:.1f} MiB")
+                f"{cfg.file_bytes / MIB:.1f} MiB"
+                + (f", auto starts with {cfg.auto_start[0]} on {cfg.auto_start[1]} aggregators"
+                   if cfg.auto_start else ""))
             if not cfg.file_bytes:
                 say(f"  {cfg.label}: no variant ran; skipped")
         configs = [c for c in configs if c.file_bytes]
@@ -588,6 +648,7 @@ def main() -> int:
         "configs": [{"fs": c.fs, "dir": str(c.dir), "kernel": c.kernel, "ranks": c.ranks,
                      "program": c.program, "args": c.args, "file_bytes": c.file_bytes,
                      "ompio_fcoll": c.fcoll, "rma_algorithm": c.rma_algorithm, "pilot_mib_s": c.pilot,
+                     "auto_start": c.auto_start,
                      "medians_mib_s": {v: median_of(ss) for v, ss in c.samples.items()},
                      "samples": c.samples} for c in configs],
     }
@@ -632,12 +693,13 @@ def from_json(path: Path, args: argparse.Namespace) -> int:
     configs = []
     for c in data["configs"]:
         cfg = Config(c["fs"], Path(c["dir"]), c["kernel"], c["ranks"], c["program"], c["args"],
-                     c["file_bytes"], c["ompio_fcoll"], c["rma_algorithm"], c["pilot_mib_s"], c["samples"])
+                     c["file_bytes"], c["ompio_fcoll"], c["rma_algorithm"], c["pilot_mib_s"],
+                     tuple(c["auto_start"]) if c.get("auto_start") else None, c["samples"])
         configs.append(cfg)
     variants = [v for c in configs for v in c.samples]
     args.algorithms = list(dict.fromkeys(
         short(v) for c in configs for v in c.samples
-        if v not in ("romio", "ompio", "ompio+pario", "pwrite") and not derived_rma(c, v)))
+        if v not in ("romio", "ompio", "ompio+pario", "pwrite", "auto-start") and not derived_rma(c, v)))
     args.control = "ompio+pario" in variants
     report, failed = render(data, configs, args)
     print(report)
