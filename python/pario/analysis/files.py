@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pario.analysis.io import OPS
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
+from pario.model.layers import OPS
 from pario.model.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values
 from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 

@@ -16,6 +16,7 @@ import numpy as np
 from pario.analysis.times import RankTimes
 from pario.model import ALL_LAYERS, LAYERS, SIZE_BUCKETS, Profile, size_columns
 from pario.model import LAYER_LABELS as MODEL_LABELS
+from pario.model.layers import LIBRARY_TABLE, OPS
 from pario.model.rankio import (
     LIBRARY_DATA_LAYERS,
     LIBRARY_FILE_LAYERS,
@@ -33,39 +34,11 @@ from pario.values import Value, ratio
 LAYER_LABELS: dict[str, str] = {"all": "All layers", **MODEL_LABELS}
 
 #: A file's layer in the files table: a library file's is the library.
-FILE_LAYER_LABELS: dict[str, str] = {**LAYER_LABELS, "h5f": "HDF5", "pnetcdf_file": "PnetCDF"}
+FILE_LAYER_LABELS: dict[str, str] = {**LAYER_LABELS, **{lib.files: lib.label for lib in LIBRARY_TABLE}}
 
-#: Operation counters of each layer (those absent from a log are skipped).
-OPS: dict[str, dict[str, tuple[str, ...]]] = {
-    "posix": {"read": ("reads",), "write": ("writes",),
-              "meta": ("opens", "stats", "seeks", "fsyncs", "fdsyncs", "truncates", "unlinks")},
-    "stdio": {"read": ("reads",), "write": ("writes",), "meta": ("opens", "fdopens", "seeks", "flushes")},
-    # DFS_NB_READS / NB_WRITES count the non-blocking ones among the reads and writes, DAOS_NB_OPS
-    # the non-blocking calls among all: not calls of their own
-    "dfs": {"read": ("reads", "readxs"), "write": ("writes", "writexs"),
-            "meta": ("opens", "global_opens", "lookups", "dups", "get_sizes", "punches", "removes", "stats")},
-    "daos": {"read": ("obj_fetches", "array_reads", "kv_gets"),
-             "write": ("obj_updates", "array_writes", "kv_puts"),
-             "meta": ("obj_opens", "obj_punches", "obj_dkey_punches", "obj_akey_punches", "obj_dkey_lists",
-                      "obj_akey_lists", "obj_recx_lists", "array_opens", "array_get_sizes", "array_set_sizes",
-                      "array_stats", "array_punches", "array_destroys", "kv_opens", "kv_removes", "kv_lists",
-                      "kv_destroys")},
-    "mpiio": {"read": ("indep_reads", "coll_reads", "split_reads", "nb_reads", "shared_reads"),
-              "write": ("indep_writes", "coll_writes", "split_writes", "nb_writes", "shared_writes"),
-              "meta": ("indep_opens", "coll_opens", "syncs", "views", "hints", "set_sizes")},
-    # the libraries' file records count their datasets' reads and writes in their bytes and (pario)
-    # times, not as calls of their own
-    "h5f": {"read": (), "write": (), "meta": ("opens", "creates", "flushes")},
-    "h5d": {"read": ("reads",), "write": ("writes",), "meta": ("opens", "creates", "flushes")},
-    "pnetcdf_file": {"read": (), "write": (), "meta": ("creates", "opens", "redefs", "enddefs", "syncs",
-                                                       "indep_waits", "coll_waits")},
-    "pnetcdf_var": {"read": ("indep_reads", "coll_reads", "nb_reads"),
-                    "write": ("indep_writes", "coll_writes", "nb_writes"), "meta": ("opens",)},
-}
 BYTES_OF = {"read": "bytes_read", "write": "bytes_written"}
 #: A library file row's bytes: its datasets' or variables' (counted in their row, not twice).
-IN_DATA_ROW = {"h5f": "counted in the HDF5 datasets row",
-               "pnetcdf_file": "counted in the PnetCDF variables row"}
+IN_DATA_ROW = {lib.files: f"counted in the {MODEL_LABELS[lib.data]} row" for lib in LIBRARY_TABLE}
 
 
 @dataclass(frozen=True)
@@ -181,9 +154,9 @@ def layer_histogram(table: Table, layer: str, direction: str) -> tuple[int, ...]
     return tuple(int(_sum(table, (c,))) for c in cols)
 
 
-_OWN_CALLS = {"h5f": ("HDF5 files", "H5Fcreate/open/flush/close, groups, attributes", "HDF5 datasets"),
-              "pnetcdf_file": ("PnetCDF files", "ncmpi_create/open/redef/enddef/sync/close",
-                               "PnetCDF variables")}
+_OWN_CALLS = {
+    lib.files: (MODEL_LABELS[lib.files], lib.file_calls, MODEL_LABELS[lib.data]) for lib in LIBRARY_TABLE
+}
 
 
 def library_layers_note(layers: tuple[LayerIO, ...]) -> str:

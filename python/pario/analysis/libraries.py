@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pario.model import LIBRARIES, Profile
+from pario.model.layers import LIBRARY_TABLE, OPS
 from pario.model.rankio import (
     LIBRARY_DATA_LAYERS,
     LIBRARY_FILE_LAYERS,
@@ -32,14 +33,11 @@ from pario.table import Table, as_table, group_codes, group_reduce, group_sum
 from pario.values import Value, ratio
 
 NOTHING_BENEATH = "no MPI-IO or POSIX records of the file"
-LIBRARY_LABELS: dict[str, str] = {"hdf5": "HDF5", "pnetcdf": "PnetCDF"}
+LIBRARY_LABELS: dict[str, str] = {lib.name: lib.label for lib in LIBRARY_TABLE}
 
 #: Call counters of the dataset/variable layers, by direction.
 DATA_CALLS: dict[str, dict[str, tuple[str, ...]]] = {
-    "h5d": {"read": ("reads",), "write": ("writes",)},
-    "pnetcdf_var": {"read": ("indep_reads", "coll_reads", "nb_reads"),
-                    "write": ("indep_writes", "coll_writes", "nb_writes")},
-}
+    lib.data: {"read": OPS[lib.data]["read"], "write": OPS[lib.data]["write"]} for lib in LIBRARY_TABLE}
 DATA_COLUMNS: tuple[str, ...] = ("library", "layer", "id", "name", "file", "ranks", "read_time", "write_time",
                                  "meta_time", "time", "bytes_read", "bytes_written", "reads", "writes")
 _TIMES = ("read_time", "write_time", "meta_time")

@@ -96,14 +96,14 @@ def pop_metrics(rt: RankTimes, trace: TraceMetrics | None = None) -> PopMetrics:
 
 
 def _profile_metrics(rt: RankTimes) -> PopMetrics:
-    T = rt.runtime
+    run_time = rt.runtime
     io = rt.io
     n = rt.nranks
     no_runtime = "the run time is zero"
-    if n == 0 or T <= 0:
+    if n == 0 or run_time <= 0:
         u = Value.unavailable(no_runtime if n else "no rank data")
         return PopMetrics(u, u, u, _replay(), _replay(), u, u, u, u, u, u)
-    loss_io = ratio(float(io.mean()), T, when_zero=no_runtime)
+    loss_io = ratio(float(io.mean()), run_time, when_zero=no_runtime)
     if rt.mpi is None:
         why = rt.no_mpi_reason or "no MPI time recorded"
         u = Value.unavailable(f"{why}: computation and MPI cannot be separated")
@@ -117,18 +117,19 @@ def _profile_metrics(rt: RankTimes) -> PopMetrics:
     by_max = rt.io_note if estimated else ""  # LB and CommE: max(U)
     clipped = estimated and bool((rt.wall - io - rt.mpi < 0).any())
     by_clip = rt.io_note if clipped else ""  # the rest
-    pe = ratio(float(U.mean()), T, when_zero=no_runtime, approximate=clipped, note=by_clip)
+    pe = ratio(float(U.mean()), run_time, when_zero=no_runtime, approximate=clipped, note=by_clip)
     lb = ratio(float(U.mean()), float(U.max()), when_zero="no computation time", approximate=estimated,
                note=by_max)
-    comm = ratio(float(U.max()), T, when_zero=no_runtime, approximate=estimated, note=by_max)
+    comm = ratio(float(U.max()), run_time, when_zero=no_runtime, approximate=estimated, note=by_max)
     ioe = ratio(float(U.sum()), float(UIO.sum()), when_zero="no computation or I/O time",
                 approximate=clipped, note=by_clip)
     lb_io = ratio(float(UIO.mean()), float(UIO.max()), when_zero="no computation or I/O time",
                   approximate=clipped, note=by_clip)
-    comm_io = ratio(float(UIO.max()), T, when_zero=no_runtime, approximate=clipped, note=by_clip)
-    loss_imb = ratio(float(UIO.max() - UIO.mean()), T, when_zero=no_runtime, approximate=clipped,
+    comm_io = ratio(float(UIO.max()), run_time, when_zero=no_runtime, approximate=clipped, note=by_clip)
+    loss_imb = ratio(float(UIO.max() - UIO.mean()), run_time, when_zero=no_runtime, approximate=clipped,
                      note=by_clip)
-    loss_comm = ratio(float(T - UIO.max()), T, when_zero=no_runtime, approximate=clipped, note=by_clip)
+    loss_comm = ratio(float(run_time - UIO.max()), run_time, when_zero=no_runtime, approximate=clipped,
+                      note=by_clip)
     return PopMetrics(pe, lb, comm, _replay(), _replay(), ioe, lb_io, comm_io, loss_io, loss_imb, loss_comm)
 
 

@@ -22,7 +22,7 @@ def joined_command(argv: list[str]) -> list[str]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "survey",
         help="analyse many logs (a facility's archive) on Dask into a Parquet store",
         description="Find every Darshan and pario log under the paths (Darshan's YYYY/M/D archive or any "
@@ -33,30 +33,32 @@ def register(sub: argparse._SubParsersAction) -> None:
         "At the end the store is compacted: one Parquet file per month, however many runs and batches. "
         "Then: pario survey report DIR, pario survey sql DIR QUERY (docs/survey.md).",
     )
-    p.add_argument("paths", nargs="*", metavar="PATH", help="a folder to search or a log")
-    p.add_argument("--store", required=True, metavar="DIR", help="the store (created if missing)")
-    p.add_argument("--manifest", action="append", default=[], metavar="FILE",
-                   help="a file listing logs, one path per line (repeatable)")
-    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="local Dask worker processes (default: one per core)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="use a running Dask scheduler (tcp://host:8786)")
-    p.add_argument("--slurm", action="store_true", help="run the workers as Slurm jobs (dask-jobqueue)")
-    p.add_argument("--slurm-jobs", type=positive_int, default=1, metavar="N", help="Slurm jobs (default 1)")
-    p.add_argument("--slurm-cores", type=positive_int, default=1, metavar="N",
-                   help="worker processes (and cores) per Slurm job (default 1)")
-    p.add_argument("--slurm-memory", default="2GB", metavar="SIZE", help="memory per Slurm job (default 2GB)")
-    p.add_argument("--slurm-queue", metavar="PARTITION", help="Slurm partition")
-    p.add_argument("--slurm-account", metavar="ACCOUNT", help="Slurm account")
-    p.add_argument("--slurm-walltime", default="01:00:00", metavar="HH:MM:SS", help="default 01:00:00")
-    p.add_argument("--slurm-option", action="append", default=[], metavar="OPTION",
-                   help="another #SBATCH option, e.g. --slurm-option=--nodelist=n1 (repeatable)")
-    p.add_argument("--batch", type=positive_int, default=None, metavar="N",
-                   help="logs per Dask task (default 64)")
-    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="read at most N logs")
-    p.add_argument("--since", metavar="YYYY-MM-DD",
-                   help="only logs of this day or later (the archive's folder, else the file's time)")
-    p.add_argument("--until", metavar="YYYY-MM-DD", help="only logs of this day or earlier")
-    p.set_defaults(func=_survey)
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="a folder to search or a log")
+    parser.add_argument("--store", required=True, metavar="DIR", help="the store (created if missing)")
+    parser.add_argument("--manifest", action="append", default=[], metavar="FILE",
+                        help="a file listing logs, one path per line (repeatable)")
+    parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                        help="local Dask worker processes (default: one per core)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="use a running Dask scheduler (tcp://host:8786)")
+    parser.add_argument("--slurm", action="store_true", help="run the workers as Slurm jobs (dask-jobqueue)")
+    parser.add_argument("--slurm-jobs", type=positive_int, default=1, metavar="N", help="Slurm jobs "
+                        "(default 1)")
+    parser.add_argument("--slurm-cores", type=positive_int, default=1, metavar="N",
+                        help="worker processes (and cores) per Slurm job (default 1)")
+    parser.add_argument("--slurm-memory", default="2GB", metavar="SIZE", help="memory per Slurm job "
+                        "(default 2GB)")
+    parser.add_argument("--slurm-queue", metavar="PARTITION", help="Slurm partition")
+    parser.add_argument("--slurm-account", metavar="ACCOUNT", help="Slurm account")
+    parser.add_argument("--slurm-walltime", default="01:00:00", metavar="HH:MM:SS", help="default 01:00:00")
+    parser.add_argument("--slurm-option", action="append", default=[], metavar="OPTION",
+                        help="another #SBATCH option, e.g. --slurm-option=--nodelist=n1 (repeatable)")
+    parser.add_argument("--batch", type=positive_int, default=None, metavar="N",
+                        help="logs per Dask task (default 64)")
+    parser.add_argument("--limit", type=positive_int, default=None, metavar="N", help="read at most N logs")
+    parser.add_argument("--since", metavar="YYYY-MM-DD",
+                        help="only logs of this day or later (the archive's folder, else the file's time)")
+    parser.add_argument("--until", metavar="YYYY-MM-DD", help="only logs of this day or earlier")
+    parser.set_defaults(func=_survey)
 
     r = sub.add_parser(
         "survey report",

@@ -36,7 +36,7 @@ stdout and stderr; best.hints). See docs/tune.md."""
 def register(sub: argparse._SubParsersAction) -> None:
     from pario.tune.choices import OBJECTIVES, STRATEGIES
 
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "tune",
         help="autotune MPI-IO hints, MPI-IO components, collective algorithms and striping for a program",
         description=textwrap.fill(
@@ -48,42 +48,47 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    p.add_argument("--budget", type=positive_int, default=20, metavar="N",
-                   help="configurations to measure, the default included (default 20)")
-    p.add_argument("--objective", choices=list(OBJECTIVES), default="write-bw",
-                   help="what to optimise (default write-bw): " +
-                   "; ".join(f"{k}: {v}" for k, v in OBJECTIVES.items()))
-    p.add_argument("--files", metavar="GLOB", help="measure (and set hints for) only the files matching GLOB "
-                   "(with a '/': the whole path, else the base name)")
-    p.add_argument("--space", metavar="FILE", type=Path,
-                   help="TOML file that narrows or extends the detected "
-                   "space (docs/tune.md)")
-    p.add_argument("--show-space", action="store_true", help="print the space for this command and exit")
-    p.add_argument("--strategy", choices=list(STRATEGIES), default="exact",
-                   help="exact: Optuna's multivariate TPE over real runs (default); pract: XGBoost model, "
-                   "its top predictions run for real; random; grid")
-    p.add_argument("--repeat", type=positive_int, default=1, metavar="R", help="runs per configuration (the "
-                   "median counts; default 1)")
-    p.add_argument("--study", metavar="NAME",
-                   help="study name; an existing study of the same command resumes "
-                   "(default: <program>-<objective>-<date>)")
-    p.add_argument("--storage", metavar="URL", help="Optuna storage: sqlite:///PATH (default "
-                   "sqlite:///.pario/tune.db), postgresql://USER@HOST/DB, journal:PATH")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="J", help="trials at once (default 1)")
-    p.add_argument("--launcher", choices=("local", "slurm"), default="local",
-                   help="local: run here (default); slurm: each run is an sbatch job")
-    p.add_argument("--sbatch-args", metavar="ARGS", default="",
-                   help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
-    p.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
-                   help="seconds before a run is killed and counted failed (default 600)")
-    p.add_argument("--seed", type=int, metavar="N", help="seed of the strategy")
-    p.add_argument("--no-verify", action="store_true", help="skip the final re-measurement of the best and "
-                   "the default (no winner is then declared)")
-    p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-': standard output)")
-    p.add_argument("--out", metavar="DIR", type=Path, help="where the best hints files go (default "
-                   ".pario/tune/<study>/)")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
-    p.set_defaults(func=_run)
+    parser.add_argument("--budget", type=positive_int, default=20, metavar="N",
+                        help="configurations to measure, the default included (default 20)")
+    parser.add_argument("--objective", choices=list(OBJECTIVES), default="write-bw",
+                        help="what to optimise (default write-bw): " +
+                        "; ".join(f"{k}: {v}" for k, v in OBJECTIVES.items()))
+    parser.add_argument("--files", metavar="GLOB", help="measure (and set hints for) only the files "
+                        "matching GLOB "
+                        "(with a '/': the whole path, else the base name)")
+    parser.add_argument("--space", metavar="FILE", type=Path,
+                        help="TOML file that narrows or extends the detected "
+                        "space (docs/tune.md)")
+    parser.add_argument("--show-space", action="store_true", help="print the space for this command and exit")
+    parser.add_argument("--strategy", choices=list(STRATEGIES), default="exact",
+                        help="exact: Optuna's multivariate TPE over real runs (default); pract: "
+                            "XGBoost model, "
+                        "its top predictions run for real; random; grid")
+    parser.add_argument("--repeat", type=positive_int, default=1, metavar="R", help="runs per "
+                        "configuration (the "
+                        "median counts; default 1)")
+    parser.add_argument("--study", metavar="NAME",
+                        help="study name; an existing study of the same command resumes "
+                        "(default: <program>-<objective>-<date>)")
+    parser.add_argument("--storage", metavar="URL", help="Optuna storage: sqlite:///PATH (default "
+                        "sqlite:///.pario/tune.db), postgresql://USER@HOST/DB, journal:PATH")
+    parser.add_argument("--jobs", type=positive_int, default=1, metavar="J", help="trials at once "
+                        "(default 1)")
+    parser.add_argument("--launcher", choices=("local", "slurm"), default="local",
+                        help="local: run here (default); slurm: each run is an sbatch job")
+    parser.add_argument("--sbatch-args", metavar="ARGS", default="",
+                        help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
+    parser.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
+                        help="seconds before a run is killed and counted failed (default 600)")
+    parser.add_argument("--seed", type=int, metavar="N", help="seed of the strategy")
+    parser.add_argument("--no-verify", action="store_true", help="skip the final re-measurement of "
+                        "the best and "
+                        "the default (no winner is then declared)")
+    parser.add_argument("--json", metavar="FILE", help="write the result as JSON ('-': standard output)")
+    parser.add_argument("--out", metavar="DIR", type=Path, help="where the best hints files go (default "
+                        ".pario/tune/<study>/)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
+    parser.set_defaults(func=_run)
 
 
 def _report_parser() -> argparse.ArgumentParser:

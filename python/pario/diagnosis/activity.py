@@ -89,40 +89,40 @@ def _weights(a: Activity) -> np.ndarray:
 def io_bursts(facts: Facts, cfg: RuleConfig) -> Iterator[Bursts]:
     """Most bytes move in a few short bursts in which (nearly) every rank doing I/O is in I/O at once:
     they contend for the file system, which idles the rest of the run."""
-    a = _activity(facts)
-    if not _usable(a, cfg):
+    act = _activity(facts)
+    if not _usable(act, cfg):
         return
-    assert a is not None
+    assert act is not None
     T = facts.runtime
     io_share = float(facts.times.io.mean()) / T if T > 0 and facts.times.nranks else 0.0
     if io_share < cfg.burst_min_io_share:
         return
-    v = _weights(a)
+    v = _weights(act)
     order = np.argsort(-v, kind="stable")
     need = cfg.burst_bytes_share * v.sum()
     k = int(np.searchsorted(np.cumsum(v[order]), need * (1 - 1e-12))) + 1
-    chosen = np.zeros(a.nbins, dtype=bool)
+    chosen = np.zeros(act.nbins, dtype=bool)
     chosen[order[:k]] = True
-    time_share = k / a.nbins
+    time_share = k / act.nbins
     if time_share > cfg.burst_max_time_share:
         return
-    busy = a.busy(cfg.activity_min_bin_share)
-    share_busy = busy.sum(axis=0) / len(a.ranks)
+    busy = act.busy(cfg.activity_min_bin_share)
+    share_busy = busy.sum(axis=0) / len(act.ranks)
     concurrency = float((v[chosen] * share_busy[chosen]).sum() / v[chosen].sum())
     if concurrency < cfg.burst_min_ranks_share:
         return
     bursts = []
     edges = np.flatnonzero(np.diff(np.concatenate([[0], chosen.astype(np.int8), [0]])))
     for s, e in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
-        bursts.append(Burst(s * a.bin_width, e * a.bin_width, int(v[s:e].sum()),
+        bursts.append(Burst(s * act.bin_width, e * act.bin_width, int(v[s:e].sum()),
                             int(busy[:, s:e].sum(axis=0).max())))
     bursts.sort(key=lambda b: -b.nbytes)
     moved = float(v[chosen].sum())
     yield Bursts(
         severity=Severity.WARNING if io_share >= cfg.io_bound_min_share else Severity.INFO,
         bursts=tuple(bursts), time_share=time_share, bytes_share=moved / float(v.sum()),
-        concurrency=concurrency, io_ranks=len(a.ranks), burst_rate=moved / (k * a.bin_width),
-        run_rate=float(v.sum()) / a.duration, io_share=io_share, bin_width=a.bin_width, nbins=a.nbins)
+        concurrency=concurrency, io_ranks=len(act.ranks), burst_rate=moved / (k * act.bin_width),
+        run_rate=float(v.sum()) / act.duration, io_share=io_share, bin_width=act.bin_width, nbins=act.nbins)
 
 
 @rule("LOAD-IO-STAGGERED", title="Ranks do their I/O one after another", family="load",

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pario.analysis.io import OPS
 from pario.diagnosis._table_ops import per_file
 from pario.diagnosis.facts import BYTES_COLS, Facts, Records
 from pario.model import size_columns
+from pario.model.layers import OPS
 from pario.model.rankio import float_values
 from pario.table import Table, distinct
 

@@ -155,20 +155,20 @@ def modules_not_analysed(hit: ModulesNotAnalysed, facts: Facts, cfg: RuleConfig)
 
 
 def library_no_counters(hit: LibraryNoCounters, facts: Facts, cfg: RuleConfig) -> Words:
-    n = len(hit.files)
-    s = "s" if n > 1 else ""
+    nfiles = len(hit.files)
+    s = "s" if nfiles > 1 else ""
     lib_time = sum(f.library_time for f in hit.files)
     beneath = sum(f.beneath_time for f in hit.files)
     libraries = sorted({f.library for f in hit.files})
     statement = (
-        f"The {' and '.join(libraries)} record{s} of {n} file{s} (e.g. {hit.files[0].name}) "
-        f"hold{'' if n > 1 else 's'} {fmt.seconds(lib_time)} of I/O time where the calls beneath took "
+        f"The {' and '.join(libraries)} record{s} of {nfiles} file{s} (e.g. {hit.files[0].name}) "
+        f"hold{'' if nfiles > 1 else 's'} {fmt.seconds(lib_time)} of I/O time where the calls beneath took "
         f"{fmt.seconds(beneath)} (over all ranks): the library's counters were not recorded. pario counts "
         "these files' time and bytes at the layer beneath (MPI-IO, else POSIX), and the library checks "
         "(its requests, waits and overhead) cannot judge them."
     )
     evidence = [
-        Metric("files", "library files without their time", n, "count"),
+        Metric("files", "library files without their time", nfiles, "count"),
         Metric("library_time", "their library time (all ranks)", lib_time, "s"),
         Metric("beneath_time", "the time beneath them (all ranks)", beneath, "s"),
     ]
@@ -185,4 +185,4 @@ def library_no_counters(hit: LibraryNoCounters, facts: Facts, cfg: RuleConfig) -
         "or with a Darshan built with the library's module enabled.",
     )
     return Words(statement, evidence, [rec], time_basis=NOT_ABOUT_THE_RUN, subjects=subjects,
-                 subjects_total=n)
+                 subjects_total=nfiles)

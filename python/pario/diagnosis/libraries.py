@@ -38,6 +38,7 @@ from pario.diagnosis.library_records import (
 from pario.diagnosis.registry import rule
 from pario.diagnosis.run_description import describe
 from pario.diagnosis.stake import stake_rows
+from pario.model.layers import HDF5, LIBRARY_TABLE, OPS, PNETCDF
 from pario.table import Table
 
 FAMILY = "libraries"
@@ -70,7 +71,7 @@ class SmallChunks(Hit):
 def _small_chunk_datasets(facts: Facts, d: Table, cfg: RuleConfig) -> Iterator[SmallChunkDataset]:
     elem = first(d, "datatype_size")
     dims = {c: first(d, c) for c in CHUNK_DIMS if c in d}
-    file_of = by_id(d, file_ids(facts, "h5d"))
+    file_of = by_id(d, file_ids(facts, HDF5.data))
     cols = ("bytes_read", "bytes_written", "reads", "writes", "read_time", "write_time")
     for row in grouped(d, cols, facts.nprocs):
         did = int(row["id"])
@@ -107,7 +108,7 @@ def hdf5_small_chunks(facts: Facts, cfg: RuleConfig) -> Iterator[SmallChunks]:
     """A chunked dataset whose chunk is at most hdf5_chunk_max_ratio of the file's stripe size (or,
     off Lustre, of the mean transfer): each transfer touches many chunks, each a separate I/O and a
     B-tree entry."""
-    d = layer(facts, "h5d")
+    d = layer(facts, HDF5.data)
     if not len(d) or not any(c in d for c in CHUNK_DIMS):
         return
     found = tuple(_small_chunk_datasets(facts, d, cfg))
@@ -144,7 +145,7 @@ class NoAlignment(Hit):
 def hdf5_no_alignment(facts: Facts, cfg: RuleConfig) -> Iterator[NoAlignment]:
     """H5F_ALIGNMENT 1 (HDF5's default: no alignment) on a file on Lustre or of at least
     hdf5_align_min_bytes: datasets start anywhere, so transfers straddle stripes and file-system blocks."""
-    f = layer(facts, "h5f")
+    f = layer(facts, HDF5.files)
     if not len(f) or "alignment" not in f:
         return
     written = {
@@ -190,7 +191,7 @@ class IndependentTransfers(Hit):
 
 def _mpio_files(facts: Facts) -> np.ndarray | None:
     """The HDF5 files opened with the MPI-IO driver (None: not recorded)."""
-    h5f = layer(facts, "h5f")
+    h5f = layer(facts, HDF5.files)
     if "use_mpiio" not in h5f:
         return None
     return np.array([i for i, u in first(h5f, "use_mpiio").items() if u > 0], dtype=np.uint64)
@@ -198,7 +199,7 @@ def _mpio_files(facts: Facts) -> np.ndarray | None:
 
 def _transfer_counts(r: dict[str, Any], d: Table, name: str) -> tuple[float, float]:
     """A dataset's or variable's (collective, independent) transfers."""
-    if name == "h5d":
+    if name == HDF5.data:
         coll = (
             r.get("coll_reads", 0.0) + r.get("coll_writes", 0.0)
             if "coll_writes" in d
@@ -214,11 +215,7 @@ def _independent_objects(facts: Facts, name: str, cfg: RuleConfig) -> Iterator[I
     d = layer(facts, name)
     if not len(d):
         return
-    calls = (
-        ("reads", "writes")
-        if name == "h5d"
-        else ("indep_reads", "indep_writes", "coll_reads", "coll_writes", "nb_reads", "nb_writes")
-    )
+    calls = (*OPS[name]["read"], *OPS[name]["write"])
     cols = (
         *calls,
         *(c for c in ("coll_reads", "coll_writes") if c not in calls),
@@ -228,9 +225,9 @@ def _independent_objects(facts: Facts, name: str, cfg: RuleConfig) -> Iterator[I
         "write_time",
         *(("use_mpiio_collective",) if "use_mpiio_collective" in d else ()),
     )
-    mpio_files = _mpio_files(facts) if name == "h5d" else None
+    mpio_files = _mpio_files(facts) if name == HDF5.data else None
     via_mpio = (
-        None if mpio_files is None else set(ids(d)[np.isin(file_ids(facts, "h5d"), mpio_files)].tolist())
+        None if mpio_files is None else set(ids(d)[np.isin(file_ids(facts, HDF5.data), mpio_files)].tolist())
     )
     for r in grouped(d, tuple(dict.fromkeys(cols)), facts.nprocs):
         if via_mpio is not None and int(r["id"]) not in via_mpio:
@@ -241,7 +238,7 @@ def _independent_objects(facts: Facts, name: str, cfg: RuleConfig) -> Iterator[I
         coll, indep = _transfer_counts(r, d, name)
         if coll > 0 or indep <= 0:
             continue
-        yield IndependentObject("dataset" if name == "h5d" else "variable", int(r["id"]), str(r["name"]),
+        yield IndependentObject("dataset" if name == HDF5.data else "variable", int(r["id"]), str(r["name"]),
                                 r["ranks"], indep, nbytes, r["read_time"] + r["write_time"])
 
 
@@ -255,7 +252,7 @@ def _independent_objects(facts: Facts, name: str, cfg: RuleConfig) -> Iterator[I
 def independent_transfers(facts: Facts, cfg: RuleConfig) -> Iterator[IndependentTransfers]:
     """Several ranks read or write one HDF5 dataset (through the MPI-IO driver) or one PnetCDF
     variable with independent transfers only: MPI-IO cannot aggregate their requests."""
-    found = (*_independent_objects(facts, "h5d", cfg), *_independent_objects(facts, "pnetcdf_var", cfg))
+    found = (*_independent_objects(facts, "h5d", cfg), *_independent_objects(facts, PNETCDF.data, cfg))
     if not found:
         return
     libs = sorted({"HDF5" if o.kind == "dataset" else "PnetCDF" for o in found})
@@ -352,8 +349,9 @@ def _library_times(f: Table, d: Table) -> tuple[float, float]:
 def metadata_dominates(facts: Facts, cfg: RuleConfig) -> Iterator[MetadataDominates]:
     """HDF5 (H5F/H5D create, open, flush, close) or PnetCDF (create, open, redef, enddef, sync,
     close, def_var) metadata takes at least library_meta_min_share of the library's time."""
-    for lib, flayer, dlayer in (("HDF5", "h5f", "h5d"), ("PnetCDF", "pnetcdf_file", "pnetcdf_var")):
-        f, d = layer(facts, flayer), layer(facts, dlayer)
+    for library in LIBRARY_TABLE:
+        lib = library.label
+        f, d = layer(facts, library.files), layer(facts, library.data)
         if not len(f) and not len(d):
             continue
         meta, data = _library_times(f, d)
@@ -424,7 +422,7 @@ def amplification(facts: Facts, cfg: RuleConfig) -> Iterator[Amplification]:
     from pario.analysis.libraries import library_summary
 
     extent = chunked_extent(facts)
-    h5f = layer(facts, "h5f")
+    h5f = layer(facts, HDF5.files)
     fids = dict(zip(np.asarray(h5f["name"]).astype(str).tolist(), ids(h5f).tolist(), strict=True))
     found = []
     for lf in library_summary(facts.profile).files:
@@ -432,7 +430,7 @@ def amplification(facts: Facts, cfg: RuleConfig) -> Iterator[Amplification]:
         moved = (lf.moved_read.value or 0.0) + (lf.moved_written.value or 0.0)
         if not lf.beneath_layer or asked <= 0:
             continue
-        chunked = extent.get(fids.get(lf.name, 0), 0.0) if lf.library == "hdf5" else 0.0
+        chunked = extent.get(fids.get(lf.name, 0), 0.0) if lf.library == HDF5.name else 0.0
         filled = chunked > 0 and chunked >= cfg.library_min_bytes and moved - asked >= _FILL_SHARE * chunked
         if moved < cfg.library_amplification_min * asked and not filled:
             continue

@@ -15,11 +15,11 @@ import numpy as np
 from pario.diagnosis.columns import counter, small_ops
 from pario.diagnosis.columns import ops as request_ops
 from pario.diagnosis.facts import Facts
+from pario.model.layers import FILE_LAYER_OF_DATA, HDF5, LIBRARY_TABLE
 from pario.model.rankio import data_file_ids, float_values
 from pario.table import Table, as_table, group_codes, group_reduce
 
 CHUNK_DIMS = tuple(f"chunk_size_d{i}" for i in range(1, 6))
-_FILE_LAYER = {"h5d": "h5f", "pnetcdf_var": "pnetcdf_file"}
 
 
 def layer(facts: Facts, name: str) -> Table:
@@ -30,7 +30,7 @@ def layer(facts: Facts, name: str) -> Table:
 def file_ids(facts: Facts, name: str) -> np.ndarray:
     """Per dataset/variable record of layer ``name``: its file's id (0 when not found)."""
     # the profile's own tables: data_file_ids takes what the readers make
-    return data_file_ids(facts.profile.layer(name), facts.profile.layer(_FILE_LAYER[name]))
+    return data_file_ids(facts.profile.layer(name), facts.profile.layer(FILE_LAYER_OF_DATA[name]))
 
 
 def file_sums(facts: Facts, name: str, columns: tuple[str, ...]) -> dict[int, dict[str, float]]:
@@ -93,11 +93,11 @@ def chunked_extent(facts: Facts) -> dict[int, float]:
     """Per HDF5 file id: the full size of its chunked datasets (elements x element size), which
     HDF5 writes as fill values when it allocates their chunks (parallel HDF5 allocates every chunk
     at H5Dcreate) unless the fill time is H5D_FILL_TIME_NEVER."""
-    d = layer(facts, "h5d")
+    d = layer(facts, HDF5.data)
     if not len(d) or "layout" not in d:
         return {}
     layout, npoints, elem = first(d, "layout"), first(d, "dataspace_npoints"), first(d, "datatype_size")
-    file_of = by_id(d, file_ids(facts, "h5d"))
+    file_of = by_id(d, file_ids(facts, HDF5.data))
     out: dict[int, float] = {}
     for did, lay in layout.items():
         fid = int(file_of.get(did, 0))
@@ -122,14 +122,15 @@ def large_request_files(facts: Facts, kind: str, limit: int, min_share: float) -
     small requests beneath such a file are the library's own (metadata, headers), not the
     application's data (small chunks are data, split by the library: LIB-HDF5-SMALL-CHUNKS)."""
     out: dict[str, LibraryRequests] = {}
-    for lib, flayer, dlayer in (("HDF5", "h5f", "h5d"), ("PnetCDF", "pnetcdf_file", "pnetcdf_var")):
-        f, d = layer(facts, flayer), layer(facts, dlayer)
+    for lib in LIBRARY_TABLE:
+        dlayer = lib.data
+        f, d = layer(facts, lib.files), layer(facts, dlayer)
         if not len(f) or not len(d):
             continue
         calls, small = request_ops(d, dlayer, kind), small_ops(d, dlayer, kind, limit)
         nbytes = counter(d, "bytes_read" if kind == "read" else "bytes_written")
         chunk = np.zeros(len(d))
-        if dlayer == "h5d" and "datatype_size" in d and any(c in d for c in CHUNK_DIMS):
+        if lib is HDF5 and "datatype_size" in d and any(c in d for c in CHUNK_DIMS):
             dims = [counter(d, c) for c in CHUNK_DIMS if c in d]
             chunk = np.where(dims[0] > 0, np.prod([np.where(x > 0, x, 1.0) for x in dims], axis=0), 0.0)
             chunk = chunk * counter(d, "datatype_size")
@@ -144,5 +145,5 @@ def large_request_files(facts: Facts, kind: str, limit: int, min_share: float) -
         names = by_id(f, f["name"])
         for fid, n, n_small, b, small_chunked in per:
             if fid and fid in names and n > 0 and n_small < min_share * n and not small_chunked:
-                out[str(names[fid])] = LibraryRequests(lib, float(n), float(b))
+                out[str(names[fid])] = LibraryRequests(lib.label, float(n), float(b))
     return out

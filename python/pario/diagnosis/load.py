@@ -15,7 +15,6 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from pario.analysis.io import OPS
 from pario.diagnosis import load_words as words
 from pario.diagnosis._table_ops import per_file
 from pario.diagnosis.columns import counter, nranks
@@ -25,7 +24,7 @@ from pario.diagnosis.file_facts import Participation, hint, participation
 from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import Layout, layout_of
 from pario.diagnosis.registry import rule
-from pario.model.layers import LAYERS
+from pario.model.layers import LAYERS, OPS
 from pario.model.rankio import float_values, rank_io
 from pario.table import Table, as_table
 

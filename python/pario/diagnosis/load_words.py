@@ -44,15 +44,15 @@ def cause_notes(rank: int, files: Sequence[SlowFile]) -> tuple[list[str], list[s
     causes: list[str] = []
     notes: list[str] = []
     recs: list[Recommendation] = []
-    for f in files:
-        e = f.file
+    for fileinfo in files:
+        e = fileinfo.file
         layer = "MPI-IO" if e.layer == "mpiio" else e.layer.upper()
         text = (
             f"Rank {rank} spends {fmt.seconds(e.rank_time)} on {e.name} ({layer}), {fmt.seconds(e.excess)} "
             "more than the average rank."
         )
         cause = f"{e.name} (+{fmt.seconds(e.excess)}, {layer}"
-        part = f.sole
+        part = fileinfo.sole
         if part is not None:
             text += (
                 f" It is the only rank doing this file's file-system I/O ({fmt.pct(part.top_share)} of its "
@@ -60,7 +60,7 @@ def cause_notes(rank: int, files: Sequence[SlowFile]) -> tuple[list[str], list[s
                 "collective-I/O aggregator."
             )
             cause += ": the only aggregator"
-            stripes = f.one_ost
+            stripes = fileinfo.one_ost
             if stripes is not None:
                 text += (
                     " The file is striped over a single OST (stripe count 1), and MPI-IO on Lustre uses one "
@@ -68,20 +68,20 @@ def cause_notes(rank: int, files: Sequence[SlowFile]) -> tuple[list[str], list[s
                     "file-system I/O for all the others."
                 )
                 cause += " because the file is striped over a single OST"
-                if f.layout is not None and f.layout.changes_count:
+                if fileinfo.layout is not None and fileinfo.layout.changes_count:
                     recs.append(
                         Recommendation(
                             "striping",
                             (
-                                f"Stripe {e.name.rsplit('/', 1)[-1]} over {f.layout.stripe_count} OSTs (set "
-                                "on the directory before the file is created, or with the hints "
+                                f"Stripe {e.name.rsplit('/', 1)[-1]} over {fileinfo.layout.stripe_count} "
+                                "OSTs (set on the directory before the file is created, or with the hints "
                                 "striping_factor / striping_unit when MPI-IO creates it), so that MPI-IO "
                                 "uses one aggregator per OST:"
                             ),
-                            f.layout.command(),
+                            fileinfo.layout.command(),
                         )
                     )
-            if f.cb_nodes_one:
+            if fileinfo.cb_nodes_one:
                 text += " The MPI-IO hint cb_nodes=1 in effect makes a single rank the aggregator."
                 cause += ", cb_nodes=1"
         causes.append(cause + ")")
@@ -150,7 +150,7 @@ def _work_recs(rank: int, calls: Sequence[ExtraCall], even: bool) -> list[Recomm
 
 def imbalance(hit: Imbalance, facts: Facts, cfg: RuleConfig) -> Words:
     T = facts.runtime
-    mean, mx, slowest, approx, z = hit.mean_io, hit.max_io, hit.slowest, hit.approx, hit.z
+    mean, mx, slowest, approx, zscore = hit.mean_io, hit.max_io, hit.slowest, hit.approx, hit.z
     lost = mx - mean
     lb = mean / mx
     causes, notes, cause_recs = cause_notes(slowest, hit.files)
@@ -182,7 +182,7 @@ def imbalance(hit: Imbalance, facts: Facts, cfg: RuleConfig) -> Words:
         Metric(
             "z_max",
             "slowest rank's z-score (max - mean) / std",
-            z if math.isfinite(z) else None,
+            zscore if math.isfinite(zscore) else None,
             "",
             approximate=approx,
         ),

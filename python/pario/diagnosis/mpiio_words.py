@@ -62,13 +62,14 @@ def _lost(hit: SingleAggregator | AggregatorsStripes | CbDisabled | IndependentO
 
 
 def single_aggregator(hit: SingleAggregator, facts: Facts, cfg: RuleConfig) -> Words:
-    top, agg, p, lost = hit.files[0], hit.aggregators, hit.participation, _lost(hit)
+    top, agg, part, lost = hit.files[0], hit.aggregators, hit.participation, _lost(hit)
     how = []
     if agg is not None and agg.hinted:
         how.append(agg.source)
-    if p is not None:
+    if part is not None:
         how.append(
-            f"rank {p.top_rank} moved {fmt.pct(p.top_share)} of the file's {fmt.nbytes(p.bytes)} at the "
+            f"rank {part.top_rank} moved {fmt.pct(part.top_share)} of the file's "
+            f"{fmt.nbytes(part.bytes)} at the "
             "POSIX level"
         )
     statement = (
@@ -95,7 +96,7 @@ def single_aggregator(hit: SingleAggregator, facts: Facts, cfg: RuleConfig) -> W
         Metric(
             "aggregators",
             "aggregators",
-            agg.count if agg else (p.effective if p else None),
+            agg.count if agg else (part.effective if part else None),
             "",
             approximate=not (agg and agg.hinted),
         ),
@@ -113,10 +114,13 @@ def single_aggregator(hit: SingleAggregator, facts: Facts, cfg: RuleConfig) -> W
             approximate=not hit.exact,
         ),
     ]
-    if p is not None:
+    if part is not None:
         evidence.append(
             Metric(
-                "top_rank_share", f"share of the POSIX bytes moved by rank {p.top_rank}", p.top_share, "share"
+                "top_rank_share",
+                f"share of the POSIX bytes moved by rank {part.top_rank}",
+                part.top_share,
+                "share",
             )
         )
     subjects = [
@@ -195,13 +199,13 @@ def _mismatch(hit: AggregatorsStripes) -> str:
 
 def aggregators_stripes(hit: AggregatorsStripes, facts: Facts, cfg: RuleConfig) -> Words:
     agg, s, layout, lost = hit.aggregators, hit.striping, hit.layout, _lost(hit)
-    S = s.stripe_count
-    per = int(round(agg.count)) / S
+    nstripes = s.stripe_count
+    per = int(round(agg.count)) / nstripes
     statement = f"Collective I/O on {hit.name} uses {_mismatch(hit)}."
     evidence = [
         Metric("aggregators", "aggregators", agg.count, "", approximate=not agg.hinted),
         Metric("aggregators_source", "how the aggregator count is known", agg.source, "text"),
-        Metric("stripe_count", "stripe count (OSTs)", S, "count"),
+        Metric("stripe_count", "stripe count (OSTs)", nstripes, "count"),
         Metric("stripe_size", "stripe size", s.stripe_size, "B"),
         Metric("per_ost", "aggregators per OST", per, "x", approximate=not agg.hinted),
         Metric(
@@ -213,7 +217,7 @@ def aggregators_stripes(hit: AggregatorsStripes, facts: Facts, cfg: RuleConfig) 
         ),
     ]
     want = hit.cb_nodes
-    count = layout.stripe_count if layout is not None else S
+    count = layout.stripe_count if layout is not None else nstripes
     restripe = layout is not None and layout.changes_count
     recs = [
         Recommendation(
@@ -246,7 +250,7 @@ def aggregators_stripes(hit: AggregatorsStripes, facts: Facts, cfg: RuleConfig) 
                 hit.name,
                 hit.fid,
                 Metric("aggregators", "aggregators", agg.count, ""),
-                Metric("stripe_count", "stripe count", S, "count"),
+                Metric("stripe_count", "stripe count", nstripes, "count"),
             )
         ],
         time_basis="upper bound: the slowest rank's collective I/O time on the file",
@@ -329,13 +333,13 @@ def cb_disabled(hit: CbDisabled, facts: Facts, cfg: RuleConfig) -> Words:
 
 
 def cb_cycles(hit: CbCycles, facts: Facts, cfg: RuleConfig) -> Words:
-    a, buf, cycles, per_call, agg = hit.count, hit.buffer, hit.cycles, hit.per_call, hit.aggregators
+    ncalls, buf, cycles, per_call, agg = hit.count, hit.buffer, hit.cycles, hit.per_call, hit.aggregators
     comp = hit.component
     buf_src = (f"hint cb_buffer_size={buf}" if hit.buffer_hinted
                else f"{'OMPIO' if comp == 'ompio' else 'ROMIO'} default")
     statement = (
-        f"Each collective write to {hit.name} moves {fmt.nbytes(per_call)} through {fmt.plain(a)} "
-        f"aggregator{'s' if a != 1 else ''} with a {fmt.nbytes(buf)} buffer: {cycles} cycles per call, "
+        f"Each collective write to {hit.name} moves {fmt.nbytes(per_call)} through {fmt.plain(ncalls)} "
+        f"aggregator{'s' if ncalls != 1 else ''} with a {fmt.nbytes(buf)} buffer: {cycles} cycles per call, "
         "each a shuffle followed by a write, one after the other."
     )
     evidence = [
@@ -346,7 +350,7 @@ def cb_cycles(hit: CbCycles, facts: Facts, cfg: RuleConfig) -> Words:
             "bytes_per_call", "bytes per collective write (all ranks)", per_call, "B", approximate=True
         ),
         Metric("calls", "collective writes per rank", hit.calls, ""),
-        Metric("aggregators", "aggregators", a, "", approximate=not agg.hinted),
+        Metric("aggregators", "aggregators", ncalls, "", approximate=not agg.hinted),
         Metric("aggregators_source", "how the aggregator count is known", agg.source, "text"),
         Metric("cb_buffer_size", "collective buffer per aggregator", buf, "B"),
         Metric("buffer_source", "buffer size from", buf_src, "text"),
@@ -365,7 +369,7 @@ def cb_cycles(hit: CbCycles, facts: Facts, cfg: RuleConfig) -> Words:
                 hit.fid,
                 Metric("cycles", "cycles per call", cycles, "count"),
                 Metric("bytes_per_call", "bytes per call", per_call, "B"),
-                Metric("aggregators", "aggregators", a, ""),
+                Metric("aggregators", "aggregators", ncalls, ""),
                 Metric("cb_buffer_size", "buffer", buf, "B"),
             )
         ],

@@ -13,6 +13,7 @@ from pario.diagnosis.facts import Facts
 from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.library_records import by_id, first, grouped, layer, per_rank
 from pario.diagnosis.registry import rule
+from pario.model.layers import PNETCDF
 
 FAMILY = "libraries"
 
@@ -46,7 +47,7 @@ def pnetcdf_small_puts(facts: Facts, cfg: RuleConfig) -> Iterator[SmallPuts]:
     """A variable written (or read) with at least pnetcdf_small_min_calls blocking calls of at most
     pnetcdf_small_put_bytes each on average, and no nonblocking ones: ncmpi_iput + ncmpi_wait_all
     would combine them into one MPI-IO call."""
-    v = layer(facts, "pnetcdf_var")
+    v = layer(facts, PNETCDF.data)
     if not len(v):
         return
     cols = (
@@ -96,7 +97,7 @@ class Alignment(Hit):
 def pnetcdf_alignment(facts: Facts, cfg: RuleConfig) -> Iterator[Alignment]:
     """A PnetCDF file on Lustre whose variable alignment (nc_var_align_size) is not a multiple of
     the stripe size: the variables' data starts in the middle of stripes."""
-    f = layer(facts, "pnetcdf_file")
+    f = layer(facts, PNETCDF.files)
     if not len(f) or "var_align" not in f:
         return
     names = by_id(f, f["name"])

@@ -45,6 +45,7 @@ from pario.diagnosis.library_records import LibraryRequests
 from pario.diagnosis.library_records import file_sums as library_file_sums
 from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import stake_rows
+from pario.model.layers import HDF5, LIBRARY_TABLE
 from pario.model.rankio import float_values
 from pario.table import Table, as_table, group_codes, group_reduce
 
@@ -358,7 +359,7 @@ def _independent_mpiio(facts: Facts, kind: str) -> bool:
 def _library_small(facts: Facts, cfg: RuleConfig, kind: str, per: Table) -> LibrarySmall | None:
     """None when no file of ``per`` with small requests is such a library file (always without
     library records: runs without HDF5 or PnetCDF are judged on their file records alone)."""
-    if not any(len(facts.profile.layer(x)) for x in ("h5f", "pnetcdf_file")):
+    if not any(len(facts.profile.layer(x)) for x in (lib.files for lib in LIBRARY_TABLE)):
         return None
     from pario.diagnosis.libraries import large_request_files
 
@@ -369,7 +370,7 @@ def _library_small(facts: Facts, cfg: RuleConfig, kind: str, per: Table) -> Libr
     if not mine:
         return None
     name = max(mine, key=lambda x: x[1])[0]
-    h5f = as_table(facts.profile.layer("h5f"))
+    h5f = as_table(facts.profile.layer(HDF5.files))
     hdf5_names = {n for n, _ in mine if files[n].library == "HDF5"}
     mpio = float_values(h5f["use_mpiio"], -1.0) if "use_mpiio" in h5f else None
     hdf5_mpiio = bool(hdf5_names) and (mpio is None or any(
@@ -702,7 +703,7 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Redundant]:
 def _hdf5_self_read_files(facts: Facts) -> set[int]:
     """The ids of HDF5 files whose datasets the program writes (H5Dwrite) and never reads
     (no H5Dread) while the file is read beneath: those reads are HDF5's own."""
-    sums = library_file_sums(facts, "h5d", ("reads", "writes"))
+    sums = library_file_sums(facts, HDF5.data, ("reads", "writes"))
     return {fid for fid, v in sums.items() if v["reads"] == 0 and v["writes"] > 0}
 
 

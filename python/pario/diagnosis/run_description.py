@@ -21,6 +21,7 @@ from pario.diagnosis.facts import Facts
 from pario.diagnosis.file_facts import io_component
 from pario.diagnosis.library_records import file_sums as library_file_sums
 from pario.model import LAYER_TABLE
+from pario.model.layers import HDF5
 from pario.table import as_table
 
 #: which I/O library each library layer belongs to
@@ -145,7 +146,7 @@ def _describe(facts: Facts) -> RunDescription:
         libraries=present,
         files=files,
         command=" ".join(job.argv),
-        records_hdf5=job.source == "pario" or "hdf5" in present or _darshan_has_hdf5_module(facts),
+        records_hdf5=job.source == "pario" or HDF5.name in present or _darshan_has_hdf5_module(facts),
         launch_recorded=recorded(facts),
         file_systems=_file_systems(facts),
     )
@@ -154,7 +155,7 @@ def _describe(facts: Facts) -> RunDescription:
 def _hdf5_transfers(facts: Facts) -> dict[int, tuple[dict[str, float], dict[str, float]]]:
     """By file id: its datasets' H5Dread/H5Dwrite calls, and those that asked for collective
     transfers, per direction (files with HDF5 dataset records that count them only)."""
-    sums = library_file_sums(facts, "h5d", ("reads", "writes", "coll_reads", "coll_writes"))
+    sums = library_file_sums(facts, HDF5.data, ("reads", "writes", "coll_reads", "coll_writes"))
     return {fid: ({k: v[f"{k}s"] for k in ("read", "write")}, {k: v[f"coll_{k}s"] for k in ("read", "write")})
             for fid, v in sums.items()}
 

@@ -10,6 +10,7 @@ from pario.diagnosis.commands import autotune, tune_command
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.findings import Metric, Recommendation
 from pario.diagnosis.hits import Words
+from pario.model.layers import HDF5
 
 if TYPE_CHECKING:
     from pario.diagnosis.facts import Facts
@@ -84,7 +85,7 @@ def _recs(hit: IOBound, facts: Facts) -> list[Recommendation]:
         ]
     else:
         recs += _posix_recs(hit, facts)
-    recs.append(_overlap(main, mpiio=hit.mpiio, hdf5=len(facts.profile.layer("h5f")) > 0))
+    recs.append(_overlap(main, mpiio=hit.mpiio, hdf5=len(facts.profile.layer(HDF5.files)) > 0))
     return recs
 
 

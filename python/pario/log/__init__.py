@@ -59,7 +59,7 @@ def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: 
     raise LogFormatError(f"{p}: not a pario or Darshan log")
 
 
-def _read_gzipped(p: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
+def _read_gzipped(log_path: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
     """A log compressed whole with gzip (an archive's ``*.darshan.gz``): inflated into a
     temporary file, read, and named as the compressed file."""
     import dataclasses
@@ -68,29 +68,29 @@ def _read_gzipped(p: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
     import zlib
 
     with tempfile.TemporaryDirectory(prefix="pario-gz-") as tmp:
-        inner = Path(tmp) / (p.name[:-3] if p.name.endswith(".gz") else p.name)
+        inner = Path(tmp) / (log_path.name[:-3] if log_path.name.endswith(".gz") else log_path.name)
         try:
-            with gzip.open(p, "rb") as src, open(inner, "wb") as dst:
+            with gzip.open(log_path, "rb") as src, open(inner, "wb") as dst:
                 size = 0
                 while chunk := src.read(1 << 20):
                     size += len(chunk)
                     if size > MAX_GZIP_BYTES:
-                        raise LogFormatError(f"{p}: inflates beyond {MAX_GZIP_BYTES} bytes")
+                        raise LogFormatError(f"{log_path}: inflates beyond {MAX_GZIP_BYTES} bytes")
                     dst.write(chunk)
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise LogFormatError(f"{p}: damaged gzip file ({exc})") from None
+            raise LogFormatError(f"{log_path}: damaged gzip file ({exc})") from None
         except OSError as exc:  # the temporary folder full, say
-            raise ParioError(f"{p}: cannot inflate it into {tmp}: {exc.strerror or exc}") from None
+            raise ParioError(f"{log_path}: cannot inflate it into {tmp}: {exc.strerror or exc}") from None
         with open(inner, "rb") as fh:
             head = fh.read(8)
         if head != PARIO_MAGIC and not _looks_like_darshan(head):
-            raise LogFormatError(f"{p}: a gzip file that holds no pario or Darshan log")
+            raise LogFormatError(f"{log_path}: a gzip file that holds no pario or Darshan log")
         try:
             profile = read_log(inner, isolated=isolated, max_ranks=max_ranks)
         except ParioError as exc:  # said of the file the user named, the error's kind kept
-            exc.args = (str(exc).replace(str(inner), str(p)),)
+            exc.args = (str(exc).replace(str(inner), str(log_path)),)
             raise exc from None
-    profile.job = dataclasses.replace(profile.job, path=str(p))
+    profile.job = dataclasses.replace(profile.job, path=str(log_path))
     return profile
 
 

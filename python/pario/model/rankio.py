@@ -29,7 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from pario.model.layers import LAYERS, empty_layer
+from pario.model.layers import (
+    FILE_LAYER_OF_DATA,
+    LAYERS,
+    LIBRARY_DATA_LAYERS,
+    LIBRARY_FILE_LAYERS,
+    NESTED_IN,
+    empty_layer,
+)
 from pario.table import Table, as_table, constant_column
 
 #: File records: a Table (a DataFrame built by hand works too, read by column).
@@ -288,9 +295,6 @@ def layer_members(file_ranks: Mapping[tuple[str, int], np.ndarray], layer: str) 
     return {rid: ranks for (lay, rid), ranks in file_ranks.items() if lay == layer}
 
 
-#: inner layer -> the layer whose calls are made of its calls on the same file (or object): an
-#: inner record with the id of an outer record is beneath it (:func:`outermost_records`).
-NESTED_IN: dict[str, str] = {"posix": "mpiio", "daos": "dfs"}
 
 
 def outermost_records(files: Mapping[str, Records]) -> dict[str, Table]:
@@ -314,11 +318,6 @@ def outermost_records(files: Mapping[str, Records]) -> dict[str, Table]:
     return out
 
 
-#: The I/O libraries' file layers and dataset/variable layers, and the library of each.
-LIBRARY_FILE_LAYERS: dict[str, str] = {"h5f": "hdf5", "pnetcdf_file": "pnetcdf"}
-LIBRARY_DATA_LAYERS: dict[str, str] = {"h5d": "hdf5", "pnetcdf_var": "pnetcdf"}
-#: The file layer of each dataset/variable layer.
-FILE_LAYER_OF_DATA: dict[str, str] = {"h5d": "h5f", "pnetcdf_var": "pnetcdf_file"}
 #: A library's records of a file are blind to it when they hold less than this share of the time of
 #: the layer beneath on the same file (docs/metrics.md, "I/O libraries").
 BLIND_SHARE = 0.5

@@ -104,40 +104,40 @@ class _TitledPanel:
                     subtitle_align="right")
 
 
-def finding_renderable(f: Finding) -> RenderableType:
+def finding_renderable(finding: Finding) -> RenderableType:
     """One finding as a Rich panel: statement, evidence, subjects, notes, recommendations."""
-    parts: list[RenderableType] = [Wrapped(f.statement)]
+    parts: list[RenderableType] = [Wrapped(finding.statement)]
     ev = Table.grid(padding=(0, 2))
     ev.add_column(style="dim", no_wrap=True)
     ev.add_column()
-    for m in f.evidence:
+    for m in finding.evidence:
         if m.value is None or m.value == "":
             continue
         ev.add_row(Text(m.label), Wrapped(("≈" if m.approximate else "") + fmt.value(m.value, m.unit)))
     parts += [Text(""), Text("Evidence", style="bold"), Fit(ev, Group(*[
         Wrapped(f"{m.label}: {'≈' if m.approximate else ''}{fmt.value(m.value, m.unit)}", indent=2)
-        for m in f.evidence if m.value is not None and m.value != ""]))]
-    table = _subjects_table(f.subjects, f.subjects_total)
+        for m in finding.evidence if m.value is not None and m.value != ""]))]
+    table = _subjects_table(finding.subjects, finding.subjects_total)
     if table is not None:
         parts += [Text(""), table]
-    for note in f.notes:
+    for note in finding.notes:
         parts.append(Wrapped(note, style="italic"))
-    if f.recommendations:
+    if finding.recommendations:
         parts += [Text(""), Text("What to do", style="bold")]
-        for r in f.recommendations:
+        for r in finding.recommendations:
             parts.append(Wrapped(f"• {KIND_LABEL.get(r.kind, r.kind)}: {r.text}", indent=2))
             for ln in r.snippet.splitlines():
                 if r.kind in SHELL_KINDS:  # continued with a backslash, so that it pastes whole
                     parts.append(ShellCommand(ln, style="green", margin=4))
                 else:
                     parts.append(Wrapped("    " + ln, style="green", indent=6))
-    lost = time_lost_text(f)
+    lost = time_lost_text(finding)
     if lost:
-        parts += [Text(""), Wrapped(f"Time lost {lost}; {f.time_basis}", style="dim")]
+        parts += [Text(""), Wrapped(f"Time lost {lost}; {finding.time_basis}", style="dim")]
     head = Text()
-    head.append(f" {f.severity.label.upper()} ", style=STYLE[f.severity] + " reverse")
-    head.append(f" {f.id} ", style="bold")
-    return _TitledPanel(head, f.title, parts, STYLE[f.severity], lost)
+    head.append(f" {finding.severity.label.upper()} ", style=STYLE[finding.severity] + " reverse")
+    head.append(f" {finding.id} ", style="bold")
+    return _TitledPanel(head, finding.title, parts, STYLE[finding.severity], lost)
 
 
 def findings_renderable(
@@ -177,22 +177,23 @@ def findings_markdown(
     level: int = 3,
 ) -> str:
     """Findings as Markdown (for tickets, POP reports and docs/diagnosis-examples.md)."""
-    shown = [f for f in findings if f.severity >= min_severity]
+    shown = [finding for finding in findings if finding.severity >= min_severity]
     h = "#" * level
     out: list[str] = []
     if title:
         out += [f"{h} {title}", ""]
     if not shown:
         out += ["No problems found.", ""]
-    for f in shown:
-        lost = time_lost_text(f)
+    for finding in shown:
+        lost = time_lost_text(finding)
         out += [
-            f"{h}# {f.severity.label.upper()} `{f.id}` {f.title}" + (f" (time lost {lost})" if lost else ""),
+            f"{h}# {finding.severity.label.upper()} `{finding.id}` {finding.title}"
+            + (f" (time lost {lost})" if lost else ""),
             "",
         ]
-        out += [f.statement, ""]
+        out += [finding.statement, ""]
         out += ["| evidence | value |", "|---|---|"]
-        for m in f.evidence:
+        for m in finding.evidence:
             if m.value is None or m.value == "":
                 continue
             out.append(
@@ -200,30 +201,30 @@ def findings_markdown(
                 f"{_md_escape(fmt.value(m.value, m.unit))} |"
             )
         out.append("")
-        if f.subjects:
+        if finding.subjects:
             extra = (
-                f" (top {len(f.subjects)} of {f.subjects_total})"
-                if f.subjects_total > len(f.subjects)
+                f" (top {len(finding.subjects)} of {finding.subjects_total})"
+                if finding.subjects_total > len(finding.subjects)
                 else ""
             )
             out.append(f"Concerned{extra}:")
-            for s in f.subjects:
+            for s in finding.subjects:
                 vals = "; ".join(
                     f"{m.label} = {'≈' if m.approximate else ''}{fmt.value(m.value, m.unit)}"
                     for m in s.metrics
                 )
                 out.append(f"- `{s.name}`" + (f": {vals}" if vals else ""))
             out.append("")
-        for note in f.notes:
+        for note in finding.notes:
             out += [f"*{note}*", ""]
         out.append("What to do:")
-        for r in f.recommendations:
+        for r in finding.recommendations:
             out.append(f"- **{KIND_LABEL.get(r.kind, r.kind)}**: {r.text}")
             if r.snippet:
                 out += ["  ```", *[f"  {ln}" for ln in r.snippet.splitlines()], "  ```"]
         out.append("")
         if lost:
-            out += [f"Time lost {lost}: {f.time_basis}.", ""]
+            out += [f"Time lost {lost}: {finding.time_basis}.", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -92,7 +92,7 @@ _pct = units.percent
 _rate = units.rate
 
 
-def print_report(r: FacilityReport, out: TextIO | None = None, width: int | None = None) -> None:
+def print_report(facility: FacilityReport, out: TextIO | None = None, width: int | None = None) -> None:
     """The report as text, at ``width`` columns (default: the terminal's, textfit.terminal_width):
     tables wrap their text columns where they must, or become one record per block."""
     from rich.console import Console
@@ -101,8 +101,9 @@ def print_report(r: FacilityReport, out: TextIO | None = None, width: int | None
 
     out = out or sys.stdout
     con = Console(file=out, width=width or terminal_width(out), highlight=False)
-    s = r.summary
-    con.print(Wrapped(f"pario survey report: {r.store} ({r.filters.text()})", style="bold", indent=4))
+    s = facility.summary
+    con.print(Wrapped(f"pario survey report: {facility.store} ({facility.filters.text()})", style="bold",
+                      indent=4))
     con.print(Wrapped(f"{units.plural(s['jobs'], 'job')} of {units.plural(s['users'], 'user')}, "
                       f"{units.plural(s['applications'], 'application')}, "
                       f"{_num(s['core_hours'])} core-hours, of which {_num(s['io_core_hours'])} in I/O "
@@ -123,36 +124,37 @@ def print_report(r: FacilityReport, out: TextIO | None = None, width: int | None
 
     if not s["jobs"]:
         con.print("No job matches.")
-        if r.errors:  # what went wrong is still worth seeing
-            table("Unreadable logs", [("path", "log"), ("error", "reason")], r.errors, {})
+        if facility.errors:  # what went wrong is still worth seeing
+            table("Unreadable logs", [("path", "log"), ("error", "reason")], facility.errors, {})
         return
     if s["first_start"]:
         con.print(f"jobs started from {s['first_start']:%Y-%m-%d} to {s['last_start']:%Y-%m-%d}")
-    p = r.io_share_percentiles
+    p = facility.io_share_percentiles
     table(f"I/O share of the jobs' time (median {_pct(p['p50'])}, 90th percentile {_pct(p['p90'])})",
-          [("bucket", "share of time"), ("jobs", "jobs"), ("core_hours", "core-hours")], r.io_share, {})
+          [("bucket", "share of time"), ("jobs", "jobs"), ("core_hours", "core-hours")], facility.io_share,
+          {})
     table("Applications by core-hours in I/O",
           [("exe_name", "application"), ("jobs", "jobs"), ("users", "users"), ("core_hours", "core-hours"),
            ("io_core_hours", "in I/O"), ("io_share", "I/O share"), ("top_findings", "top findings")],
-          r.applications, {"io_share": _pct})
+          facility.applications, {"io_share": _pct})
     fcols = [("id", "finding"), ("severity", "worst severity"), ("jobs", "jobs"),
              ("core_hours_lost", "core-hours lost"), ("time_lost_s", "wall time lost (s)")]
-    table("Findings by the core-hours they cost", fcols, r.findings_by_time, {})
-    table("Findings by the jobs they hit", fcols, r.findings_by_jobs, {})
+    table("Findings by the core-hours they cost", fcols, facility.findings_by_time, {})
+    table("Findings by the jobs they hit", fcols, facility.findings_by_jobs, {})
     table("File systems: bandwidth per process (bytes over a process's I/O time), per month",
           [("fs", "file system"), ("month", "month"), ("jobs", "jobs"), ("bytes", "bytes"), ("bw_p10", "p10"),
-           ("bw_p50", "median"), ("bw_p90", "p90")], r.filesystems,
+           ("bw_p50", "median"), ("bw_p90", "p90")], facility.filesystems,
           {"bytes": units.nbytes, "bw_p10": _rate, "bw_p50": _rate, "bw_p90": _rate})
     table("Small-file offenders",
           [("exe_name", "application"), ("jobs", "jobs"), ("files", "files"), ("max_files", "most in a job"),
            ("small_requests", "requests ≤ 10 KiB"), ("small_share", "of requests")],
-          r.small_files, {"small_share": _pct})
+          facility.small_files, {"small_share": _pct})
     table("Metadata offenders",
           [("exe_name", "application"), ("jobs", "jobs"), ("meta_ops", "metadata ops"),
-           ("meta_core_hours", "core-hours"), ("meta_share_of_io", "of I/O time")], r.metadata,
+           ("meta_core_hours", "core-hours"), ("meta_share_of_io", "of I/O time")], facility.metadata,
           {"meta_share_of_io": _pct})
-    if r.errors:
-        table("Unreadable logs", [("path", "log"), ("error", "reason")], r.errors, {})
+    if facility.errors:
+        table("Unreadable logs", [("path", "log"), ("error", "reason")], facility.errors, {})
 
 
 # -- HTML ----------------------------------------------------------------------------------------

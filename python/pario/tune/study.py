@@ -278,16 +278,16 @@ class Runner:
     def run_trial(self, number: int, config: Mapping[str, str], role: str) -> TrialOutcome:
         from pario.log import read_log
 
-        a = tune_config.applied(self.space, config)
+        trial_applied = tune_config.applied(self.space, config)
         tdir = self.dir / f"trial-{number:04d}"
         tdir.mkdir(parents=True, exist_ok=True)
         hints_file = None
-        if a.hints:
+        if trial_applied.hints:
             hints_file = tdir / "hints.txt"
-            hints_file.write_text(tune_config.hints_text(a.hints, self.settings.files))
-        env = {**os.environ, **self.settings.env, **a.env()}
-        romio = tune_config.romio_hints_text(a.hints)
-        if romio and not self.settings.files and self._romio(a):
+            hints_file.write_text(tune_config.hints_text(trial_applied.hints, self.settings.files))
+        env = {**os.environ, **self.settings.env, **trial_applied.env()}
+        romio = tune_config.romio_hints_text(trial_applied.hints)
+        if romio and not self.settings.files and self._romio(trial_applied):
             # what the job-script lines offer without pario (ROMIO_HINTS) is what the trial tested
             (tdir / "romio-hints.txt").write_text(romio)
             env["ROMIO_HINTS"] = str(tdir / "romio-hints.txt")
@@ -300,7 +300,7 @@ class Runner:
             log = rdir / "trial.pario"
             if log.exists():
                 log.unlink()
-            stripe = self._stripe_command(a)
+            stripe = self._stripe_command(trial_applied)
             if stripe:
                 import subprocess
 
@@ -314,7 +314,7 @@ class Runner:
                 file_state.clear(self.files)
             settings = self.settings
             command = in_trial_dir(settings.command, rdir)
-            argv = pario_run_argv(log, tune_config.pario_run_args(a, hints_file), command)
+            argv = pario_run_argv(log, tune_config.pario_run_args(trial_applied, hints_file), command)
             if settings.launcher == "slurm":
                 res = run_slurm(argv, env, settings.workdir, rdir, log, settings.timeout,
                                 settings.sbatch_args, f"pario-tune-{number}")
@@ -329,7 +329,7 @@ class Runner:
             values.append(entry["value"])
             if workload is None:
                 workload = entry["workload"]
-                ignored = _ignored_hints(entry["profile"], a.hints, self.settings.files)
+                ignored = _ignored_hints(entry["profile"], trial_applied.hints, self.settings.files)
         return TrialOutcome(self.space.normalise(config), role, values, runs, workload, ignored)
 
     def _romio(self, a: tune_config.Applied) -> bool:
