@@ -268,9 +268,9 @@ enum pario_meta_kind {
 void pario_rec_meta(struct pario_record *r, int counter, enum pario_meta_kind kind, uint64_t t0, uint64_t t1);
 
 /* ---- MPI hand-off --------------------------------------------------------
- * mpi.c tells the core when MPI starts and ends; the core then reduces and
- * writes the log (log.c).  Declared without mpi.h so posix/stdio stay
- * MPI-free. */
+ * mpi.c tells the runtime when MPI starts and ends; init.c, the conductor,
+ * then has each part (the trace, the log) do its share.  Declared without
+ * mpi.h so posix/stdio stay MPI-free. */
 void pario_mpi_initialized(void);
 void pario_mpi_finalizing(void);
 int pario_mpi_rank(void);

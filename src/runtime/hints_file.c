@@ -280,4 +280,4 @@ static void hints_start(const struct pario_config *cfg)
         read_hints_file(cfg->hints);
 }
 
-const struct pario_part pario_hints_part = {"hints", hints_start, NULL};
+const struct pario_part pario_hints_part = {.name = "hints", .start = hints_start};

@@ -5,6 +5,8 @@
 
 #include "core.h"
 
+#include <mpi.h>
+
 struct pario_core {
     double start_mono, start_epoch, sec_per_tick;
     uint64_t start_ticks, end_ticks;
@@ -73,15 +75,30 @@ size_t pario_heap_peak(void);
 void pario_heap_reset_peak(void);
 
 /* What a part of the runtime does when the process starts and when it ends; init.c
- * conducts, calling each part through this table (pario_parts, in order) instead of the
- * core calling up into the parts. */
+ * conducts, calling each part through this table (its list of parts: started in order, ended
+ * in reverse) instead of the core calling up into the parts. */
 struct pario_config;
+/* What the conductor tells the parts of the MPI job, at MPI_Init and at MPI_Finalize. */
+struct pario_mpi {
+    int rank, nprocs;          /* in MPI_COMM_WORLD */
+    MPI_Comm comm;             /* the runtime's own duplicate of MPI_COMM_WORLD, whose errors return;
+                                * MPI_COMM_NULL at MPI_Init when nothing will be written */
+    double dup_seconds;        /* what that duplicate took at MPI_Init */
+    uint64_t finalize_ticks;   /* MPI_Finalize: its entry (the run's end), in the timer's ticks */
+    double finalize_wtime;     /* and in MPI_Wtime */
+};
 struct pario_part {
     const char *name;
     /* at start-up, after the core's own set-up and before recording begins (NULL: nothing) */
     void (*start)(const struct pario_config *cfg);
     /* at exit without MPI_Finalize, while the records are still this process's (NULL: nothing) */
     void (*at_exit)(void);
+    /* when MPI_Init returns (NULL: nothing) */
+    void (*mpi_init)(const struct pario_mpi *mpi);
+    /* in MPI_Finalize, recording off, before the MPI library's (NULL: nothing); collective over
+     * mpi->comm; the parts end in the reverse of their order (init.c): the trace's last clock
+     * sync, then the log */
+    void (*mpi_finalize)(const struct pario_mpi *mpi);
 };
 /* hints_file.c: reads PARIO_HINTS (before any thread opens a file) */
 extern const struct pario_part pario_hints_part;

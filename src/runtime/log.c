@@ -686,8 +686,6 @@ static int write_file(const char *path, const struct pario_buf *head, const stru
 
 static void log_at_exit(void)
 {
-    atomic_store(&pario_enabled, 0);
-    pario_core.log_written = 1;
     int mpi_rank = -1;
     if (pario_core.mpi_initialized && !pario_core.mpi_finalized)
         mpi_rank = pario_core.rank;
@@ -753,36 +751,14 @@ static void log_at_exit(void)
     pario_free(end.p);
 }
 
-const struct pario_part pario_log_part = {"log", NULL, log_at_exit};
 
 /* ---- MPI path ------------------------------------------------------------*/
 
 static double mpi_init_epoch;
 
-/* The runtime's own communicator, dup'd at MPI_Init as Darshan does.  The
- * dup is a collective whose cost grows with the job: at MPI_Init it waits
- * for the last rank to leave MPI_Init, a wait the job's first collective
- * would make anyway, and MPI_Finalize is left with the log's collectives.
- * MPI_COMM_NULL where the runtime is off, or the dup failed (then
- * MPI_Finalize dups one). */
-static MPI_Comm runtime_comm = MPI_COMM_NULL;
-static double dup_seconds; /* what that dup took (PARIO_FINALIZE_TIMES) */
-
-/* A duplicate of MPI_COMM_WORLD whose errors return: an error in the
- * runtime's own messages is its to handle, never the job's end. */
-static MPI_Comm dup_world(void)
+static void log_mpi_init(const struct pario_mpi *mpi)
 {
-    MPI_Comm c;
-    if (NEXT(PMPI_Comm_dup)(MPI_COMM_WORLD, &c) != MPI_SUCCESS)
-        return MPI_COMM_NULL;
-    NEXT(PMPI_Comm_set_errhandler)(c, MPI_ERRORS_RETURN);
-    return c;
-}
-
-void pario_mpi_initialized(void)
-{
-    NEXT(PMPI_Comm_rank)(MPI_COMM_WORLD, &pario_core.rank);
-    NEXT(PMPI_Comm_size)(MPI_COMM_WORLD, &pario_core.nprocs);
+    (void)mpi;
     static char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     if (NEXT(PMPI_Get_library_version)(lib, &len) == MPI_SUCCESS) {
@@ -790,17 +766,8 @@ void pario_mpi_initialized(void)
         mpi_library = lib;
     }
     mpi_init_epoch = (double)time(NULL);
-    pario_core.mpi_initialized = 1;
     choose_step_log();
-    if (atomic_load(&pario_enabled) && !pario_core.is_fork_child) { /* else no log to write */
-        double t0 = NEXT(PMPI_Wtime)();
-        runtime_comm = dup_world();
-        dup_seconds = NEXT(PMPI_Wtime)() - t0;
-    }
-    pario_trace_mpi_init(runtime_comm);
 }
-
-int pario_mpi_rank(void) { return pario_core.rank; }
 
 /* The log, in file order: every rank's head (file header, META and SHARED on
  * rank 0, its RANK block) in rank order, then every rank's trace (its spilled
@@ -1022,11 +989,13 @@ static void write_log(MPI_Comm comm, struct log_parts *lp, int oom, int root_oom
  * the slowest rank (and the communicator's dup at MPI_Init), and the most
  * heap the runtime took to write the log, on rank 0 and on any other rank
  * (bench/scale.py --phases, tests). */
-static void finalize_times(MPI_Comm comm, int rank, double t_enter, double t_shared, double find, double t_compress,
+static void finalize_times(const struct pario_mpi *mpi, double t_shared, double find, double t_compress,
                            double t_write, size_t heap_at_entry)
 {
     if (!pario_config.finalize_times)
         return;
+    int rank = mpi->rank;
+    double t_enter = mpi->finalize_wtime, dup_seconds = mpi->dup_seconds;
     double now = NEXT(PMPI_Wtime)(), heap = (double)(pario_heap_peak() - heap_at_entry);
     /* The dup's time on the last rank to reach it is what the dup costs; the
      * first waited there for the others to leave MPI_Init as well (the least
@@ -1034,7 +1003,7 @@ static void finalize_times(MPI_Comm comm, int rank, double t_enter, double t_sha
     double mine[8] = {find,          t_compress - t_shared - find, t_write - t_compress, now - t_write,
                       now - t_enter, -dup_seconds, dup_seconds, rank == 0 ? 0.0 : heap};
     double worst[8];
-    NEXT(PMPI_Reduce)(mine, worst, 8, MPI_DOUBLE, MPI_MAX, 0, comm);
+    NEXT(PMPI_Reduce)(mine, worst, 8, MPI_DOUBLE, MPI_MAX, 0, mpi->comm);
     if (rank == 0)
         pario_warn("finalize phases (slowest rank): shared-file detection %.6f s, reduction %.6f s, "
                    "compression %.6f s, collective write %.6f s, in all %.6f s; "
@@ -1044,32 +1013,14 @@ static void finalize_times(MPI_Comm comm, int rank, double t_enter, double t_sha
                    worst[0], worst[1], worst[2], worst[3], worst[4], -worst[5], worst[6], heap, worst[7]);
 }
 
-void pario_mpi_finalizing(void)
+/* In MPI_Finalize: the records to seconds, the shared files found, every rank's bytes
+ * gathered and written by rank 0 (collective over mpi->comm). */
+static void log_mpi_finalize(const struct pario_mpi *mpi)
 {
-    uint64_t entered = pario_now();
-    if (!atomic_load(&pario_enabled) || pario_core.is_fork_child || pario_core.log_written)
-        return;
-    double t_enter = NEXT(PMPI_Wtime)();
     pario_heap_reset_peak();
     size_t heap_at_entry = pario_heap_held();
-    atomic_store(&pario_enabled, 0);
-    pario_core.log_written = 1;
-    pario_core.mpi_finalized = 1;
-    MPI_Comm comm = runtime_comm != MPI_COMM_NULL ? runtime_comm : dup_world();
-    runtime_comm = MPI_COMM_NULL;
-    if (comm == MPI_COMM_NULL) {
-        if (pario_core.rank == 0)
-            pario_warn("could not duplicate MPI_COMM_WORLD at MPI_Finalize; profile lost");
-        return;
-    }
-    int rank = pario_core.rank, nprocs = pario_core.nprocs;
-    pario_trace_mpi_finalize(entered, comm); /* the FINALIZE event, the second clock sync */
-
-    pario_timer_calibrate();
-    /* The wall time ends at MPI_Finalize's entry, as the trace's timeline does: not after the
-     * communicator dup and the clock sync above, which are pario's own work. */
-    pario_core.end_ticks = entered;
-    pario_trace_share_clock(comm);
+    MPI_Comm comm = mpi->comm;
+    int rank = mpi->rank, nprocs = mpi->nprocs;
     for (int l = 0; l < PARIO_NLAYERS; l++)
         pario_foreach_record(l, record_to_seconds, NULL);
     double row[RANK_NUM_FIELDS];
@@ -1116,7 +1067,7 @@ void pario_mpi_finalizing(void)
     int oom = out.oom || tail.oom || (spill && !lp.stage);
     double t_write = NEXT(PMPI_Wtime)();
     write_log(comm, &lp, oom, shared_files.log_oom, tblocks, rank, nprocs);
-    finalize_times(comm, rank, t_enter, t_shared, shared_files.find_seconds, t_compress, t_write, heap_at_entry);
+    finalize_times(mpi, t_shared, shared_files.find_seconds, t_compress, t_write, heap_at_entry);
     pario_free(lp.stage);
     pario_free(lp.sizes);
     pario_free(lp.cnt);
@@ -1126,5 +1077,7 @@ void pario_mpi_finalizing(void)
     pario_free(tail.p);
     pario_free(payload.p);
     pario_shared_free(&shared_files);
-    NEXT(PMPI_Comm_free)(&comm);
 }
+
+const struct pario_part pario_log_part = {
+    .name = "log", .at_exit = log_at_exit, .mpi_init = log_mpi_init, .mpi_finalize = log_mpi_finalize};

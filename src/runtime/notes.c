@@ -58,7 +58,7 @@ static void notes_start(const struct pario_config *cfg)
     write_note(text);
 }
 
-const struct pario_part pario_notes_part = {"notes", notes_start, NULL};
+const struct pario_part pario_notes_part = {.name = "notes", .start = notes_start};
 
 /* Did the program initialise MPI (through an entry point pario did not see)? */
 static int mpi_was_initialized(void)

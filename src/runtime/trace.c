@@ -80,8 +80,6 @@ static void trace_start(const struct pario_config *cfg)
     pario_tracing = 1;
 }
 
-const struct pario_part pario_trace_part = {"trace", trace_start, NULL};
-
 /* ---- events --------------------------------------------------------------*/
 
 static void warn_full(const char *why)
@@ -575,10 +573,10 @@ static double local_seconds(uint64_t t, uint64_t origin, double spt)
     return (double)(int64_t)(t - origin) * spt;
 }
 
-void pario_trace_share_clock(MPI_Comm comm)
+/* After the timer's calibration, collective: rank 0's origin and tick length reach every
+ * rank, which turns its sync points into seconds. */
+static void share_clock(MPI_Comm comm)
 {
-    if (!pario_tracing)
-        return;
     struct {
         uint64_t origin;
         double spt;
@@ -591,7 +589,10 @@ void pario_trace_share_clock(MPI_Comm comm)
     T.sync_shared = 1;
 }
 
-void pario_trace_mpi_init(MPI_Comm comm)
+/* MPI_Init returned: the calling thread becomes the traced one, events before are discarded,
+ * the clocks are synchronised over the runtime's communicator (none: not synchronised) and
+ * the origin is taken. */
+static void trace_mpi_init(const struct pario_mpi *mpi)
 {
     if (!pario_tracing)
         return;
@@ -608,22 +609,28 @@ void pario_trace_mpi_init(MPI_Comm comm)
     T.next_request = 0;
     memset(reqs, 0, sizeof reqs);
     nreqs = 0;
-    comms_reset(pario_core.nprocs);
+    comms_reset(mpi->nprocs);
     atomic_store(&T.owner, th);
     T.mpi = 1;
-    if (comm != MPI_COMM_NULL)
-        clock_sync(comm);
+    if (mpi->comm != MPI_COMM_NULL)
+        clock_sync(mpi->comm);
     T.origin = pario_now();
 }
 
-void pario_trace_mpi_finalize(uint64_t now, MPI_Comm comm)
+/* MPI_Finalize (the timer calibrated): the FINALIZE event at its entry, the second clock
+ * sync, and rank 0's clock to every rank. */
+static void trace_mpi_finalize(const struct pario_mpi *mpi)
 {
     if (!pario_tracing)
         return;
     struct pario_thread *th = pario_thread();
-    pario_trace_new(th, now, now, PT_FINALIZE, 0);
-    clock_sync(comm);
+    pario_trace_new(th, mpi->finalize_ticks, mpi->finalize_ticks, PT_FINALIZE, 0);
+    clock_sync(mpi->comm);
+    share_clock(mpi->comm);
 }
+
+const struct pario_part pario_trace_part = {
+    .name = "trace", .start = trace_start, .mpi_init = trace_mpi_init, .mpi_finalize = trace_mpi_finalize};
 
 /* ---- the blocks ----------------------------------------------------------------*/
 

@@ -91,17 +91,6 @@ int pario_trace_read_spill(void *dst, uint64_t off, size_t n);
 int pario_trace_copy_spill(FILE *out);
 
 #ifdef MPI_VERSION
-/* MPI_Init returned (called by log.c with MPI usable): the calling thread
- * becomes the traced one, events before are discarded, the clocks are
- * synchronised over `comm` (the runtime's communicator; MPI_COMM_NULL: not
- * synchronised) and the origin is taken. */
-void pario_trace_mpi_init(MPI_Comm comm);
-/* MPI_Finalize entered at `now` (ticks): the FINALIZE event and the second
- * clock sync, collective over `comm` (a duplicate of MPI_COMM_WORLD). */
-void pario_trace_mpi_finalize(uint64_t now, MPI_Comm comm);
-/* After the timer's calibration, collective: rank 0's origin and tick length
- * reach every rank, which turns its sync points into seconds. */
-void pario_trace_share_clock(MPI_Comm comm);
 /* Index of a communicator in the trace's table (0: MPI_COMM_WORLD), built at
  * first sight; -1 when the table is full.  Traced thread only. */
 int pario_trace_comm(MPI_Comm comm);
