@@ -169,7 +169,7 @@ def main() -> int:
             t[0] += int(s.found)
             t[1] += 1
             for lv in LEVELS:
-                t[2][lv] += len(s.false_alarms[lv])  # type: ignore[index]
+                t[2][lv] += len(s.false_alarms[lv])
             alarms = "/".join(",".join(s.false_alarms[lv]) or "-" for lv in LEVELS)
             extra = ""
             if kind == "darshan":
@@ -177,7 +177,7 @@ def main() -> int:
                          else f"{'yes' if named else 'NO'}: {' '.join(sorted(drishti)) or '(none)'}")
             print(f"{case.name:18} {kind:8} {'yes' if s.found else 'NO':14} {alarms:40} {extra}")
     for kind, (found, n, alarms) in totals.items():
-        per = ", ".join(f"{lv} {alarms[lv]}" for lv in LEVELS)  # type: ignore[index]
+        per = ", ".join(f"{lv} {alarms[lv]}" for lv in LEVELS)
         print(f"total {kind}: planted problem named in {found} of {n} cases; false alarms: {per}")
     if args.drishti:
         print(f"total drishti: planted problem named in {drishti_found} of {len(chosen)} cases")

@@ -172,7 +172,7 @@ def seed_pario_log(workdir: Path) -> Path:
     return log
 
 
-def synthetic_profile(seed: Path | None, nranks: int = NRANKS, nrecords: int = NRECORDS):  # type: ignore[no-untyped-def]
+def synthetic_profile(seed: Path | None, nranks: int = NRANKS, nrecords: int = NRECORDS):
     """A Profile of ``nranks`` ranks and ``nrecords`` POSIX records (plus one shared MPI-IO file).
 
     Each rank has nrecords / nranks files of its own (reads and writes of

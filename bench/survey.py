@@ -258,7 +258,7 @@ def cost_per_log(work: Path, n: int, reps: int) -> str:
             f"pario / job_stats: {' / '.join(f'{v:.2f}' for v in ratios)}\n")
 
 
-def synthetic_table(n: int):  # type: ignore[no-untyped-def]
+def synthetic_table(n: int):
     """``n`` rows as a table of the store's schema: the repository's logs read once, their rows
     repeated with the path, user and executable varied and the start moving through 2026 in
     the rows' order (as an archive grows: each incremental run adds the latest jobs)."""
@@ -292,7 +292,7 @@ def synthetic_table(n: int):  # type: ignore[no-untyped-def]
     return table
 
 
-def write_runs(store: Path, table, runs: int, batch: int) -> int:  # type: ignore[no-untyped-def]
+def write_runs(store: Path, table, runs: int, batch: int) -> int:
     """The rows written as ``runs`` survey runs write them: a part file per batch and month."""
     from pario.survey.store import make_store, write_table
 

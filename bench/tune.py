@@ -316,7 +316,7 @@ def strategy_parts(strategy: str, seed: int, budget: int) -> tuple[str, object |
     return strategy, None
 
 
-def seed_history(storage, land: Landscape) -> None:  # type: ignore[no-untyped-def]
+def seed_history(storage, land: Landscape) -> None:
     """An earlier study of another workload in the storage: one trial per measured configuration."""
     import optuna
 

@@ -30,7 +30,7 @@ class Page:
     probe: object  # the value of the probe expression after loading
 
 
-def start():  # type: ignore[no-untyped-def]
+def start():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -44,7 +44,7 @@ def start():  # type: ignore[no-untyped-def]
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
 
 
-def load(driver, path: Path, probe: str = "null") -> Page:  # type: ignore[no-untyped-def]
+def load(driver, path: Path, probe: str = "null") -> Page:
     """Open ``path``, wait until every Plotly figure has drawn (bounded), and describe the page."""
     driver.get_log("browser")  # what an earlier page left in the console
     driver.get(path.resolve().as_uri())

@@ -290,7 +290,7 @@ class RandomDraw:
 class HypothesisDraw:
     """Draws inside st.composite (shrinks towards small numbers and the first choices)."""
 
-    def __init__(self, draw) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, draw) -> None:
         self.draw = draw
 
     def int(self, lo: int, hi: int) -> int:
@@ -691,7 +691,7 @@ def draw_case(d: Draw, case_id: int, world: int, romio_safe: bool = False) -> Ca
             subs = list(sizes)
             starts = [0] * nd
             subs[cut], starts[cut] = hi - lo, lo
-            ftypes.append(subarray(sizes, subs, starts, order, elem) if hi > lo else None)  # type: ignore
+            ftypes.append(subarray(sizes, subs, starts, order, elem) if hi > lo else None)
         disps = [d.int(0, 8) * unit] * k
     else:  # blocks
         ftypes = [_nonnegative(_file_type(d, unit, depth, romio_safe)) for _ in range(k)]
@@ -829,7 +829,7 @@ def write_spec(cases: Sequence[Case], path: Path) -> None:
 
 def type_strategy(unit: int = 1) -> st.SearchStrategy[Type]:
     """Hypothesis strategy for datatypes (monotone or memory ones)."""
-    def _draw(draw) -> Type:  # type: ignore[no-untyped-def]
+    def _draw(draw) -> Type:
         d = HypothesisDraw(draw)
         depth = d.int(0, 3)
         return mono_type(d, unit, depth) if d.chance(50) else memory_type(d, unit, depth)

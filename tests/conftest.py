@@ -68,7 +68,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if _bad_skips:
         terminalreporter.section("skips that are not about the machine (they fail the run)", red=True)
         for line in _bad_skips:
@@ -142,7 +142,7 @@ def run_under_pario(pario_cmd: list[str], mpi_env: dict[str, str]):
 
 
 @pytest.fixture(scope="session")
-def known_run(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def known_run(tmp_path_factory, compile_program, pario_cmd, mpi_env):
     """io_known under `pario run -- mpirun` (shared by the runtime and Lustre tests): IO_KNOWN_NP
     ranks; returns (profile, outdir, completed process)."""
     from pario.log import read_log

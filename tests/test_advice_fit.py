@@ -28,7 +28,7 @@ def _hints(f: Finding) -> list[str]:
 
 
 @pytest.fixture(scope="module", params=["ompio", "romio321"])
-def independent_run(request, tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def independent_run(request, tmp_path_factory, pario_cmd, mpi_env):
     """2 ranks, 64 independent MPI_File_write_at of 4 KiB each to one shared file, default view."""
     out = tmp_path_factory.mktemp(f"fit-{request.param}")
     log = out / "independent.pario"
@@ -40,7 +40,7 @@ def independent_run(request, tmp_path_factory, pario_cmd, mpi_env):  # type: ign
     return request.param, read_log(log)
 
 
-def test_the_description_is_the_run(independent_run) -> None:  # type: ignore[no-untyped-def]
+def test_the_description_is_the_run(independent_run) -> None:
     component, p = independent_run
     desc = describe(facts_of(p, make_config({})))
     (access,) = desc.files.values()
@@ -52,7 +52,7 @@ def test_the_description_is_the_run(independent_run) -> None:  # type: ignore[no
     assert len(desc.file_systems) == 1  # pario's statfs of the one file
 
 
-def test_no_collective_buffering_hint_for_independent_calls(independent_run) -> None:  # type: ignore[no-untyped-def]
+def test_no_collective_buffering_hint_for_independent_calls(independent_run) -> None:
     """romio_cb_write acts only on collective calls, and only ROMIO reads it: neither the hint nor a
     trial of a hints file holding it is advised; the code change (collective calls) stays."""
     component, p = independent_run
@@ -70,7 +70,7 @@ def test_no_collective_buffering_hint_for_independent_calls(independent_run) -> 
     assert f.notes[-1] == f"Not advised here: the hint romio_cb_write enable ({why})."
 
 
-def test_no_data_sieving_hint_without_a_file_view(independent_run) -> None:  # type: ignore[no-untyped-def]
+def test_no_data_sieving_hint_without_a_file_view(independent_run) -> None:
     """With the thresholds that keep MPIIO-INDEPENDENT-OVERHEAD quiet on a local disk set to 0, it
     still does not propose romio_ds_write: each call is contiguous in the file."""
     component, p = independent_run
@@ -83,7 +83,7 @@ def test_no_data_sieving_hint_without_a_file_view(independent_run) -> None:  # t
                    "the file" in n for n in f.notes)
 
 
-def _e3sm_like(nprocs: int = 4, independent: int = 1, pnetcdf: bool = False):  # type: ignore[no-untyped-def]
+def _e3sm_like(nprocs: int = 4, independent: int = 1, pnetcdf: bool = False):
     """Small reads of a shared .nc file, all but ``independent`` of them collective."""
     name = "/scratch/e3sm/in.nc"
     posix = [{"id": 9, "rank": r, "name": name, "reads": 1920, "bytes_read": 1920 * 2 * KiB, "read_time": 3.0,

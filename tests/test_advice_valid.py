@@ -224,7 +224,7 @@ def test_one_layout_per_directory_and_file(path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_pario_log_of_a_real_run_prints_valid_commands(known_run) -> None:  # type: ignore[no-untyped-def]
+def test_a_pario_log_of_a_real_run_prints_valid_commands(known_run) -> None:
     p, _, _ = known_run
     assert [e for f in printed(p) for e in finding_errors(f)] == []
 

@@ -36,7 +36,7 @@ def romio_file(tmp_path: Path, steps: int) -> str:
     return sha256(path)
 
 
-def auto_run(tmp_path: Path, run_under_pario, steps: int, cb_buffer: int,  # type: ignore[no-untyped-def]
+def auto_run(tmp_path: Path, run_under_pario, steps: int, cb_buffer: int,
              hints: str = "") -> tuple[str, object]:
     path, log = tmp_path / "auto.dat", tmp_path / "auto.pario"
     command = ["mpirun", "-np", str(NP), "--mca", "io", "romio321", str(kernel_exe("s3d")), *S3D,

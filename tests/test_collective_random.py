@@ -107,12 +107,12 @@ def batches(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Batch]:
 
 
 @pytest.fixture(scope="module")
-def exe(compile_program) -> Path:  # type: ignore[no-untyped-def]
+def exe(compile_program) -> Path:
     return compile_program("coll_cases.c", extra=("-Wextra", "-Werror"))
 
 
 @pytest.fixture(scope="module")
-def romio(batches, exe, mpi_env, tmp_path_factory):  # type: ignore[no-untyped-def]
+def romio(batches, exe, mpi_env, tmp_path_factory):
     """world -> (output directory, results) of the ROMIO-safe batch under ROMIO without pario."""
     out = {}
     for world, batch in batches.items():
@@ -126,7 +126,7 @@ def romio(batches, exe, mpi_env, tmp_path_factory):  # type: ignore[no-untyped-d
     return out
 
 
-def test_model_type_maps_match_mpi(exe, mpi_env, tmp_path):  # type: ignore[no-untyped-def]
+def test_model_type_maps_match_mpi(exe, mpi_env, tmp_path):
     """The model's size, bounds and type map (order included) of 1500 random datatypes equal what
     the MPI library says (MPI_Type_get_extent/true_extent, MPI_Pack of a patterned buffer)."""
     types = cc.draw_types(SEED, 1500)
@@ -165,14 +165,14 @@ def _assert_legal(case: cc.Case) -> None:
 
 @settings(derandomize=True, max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
-def test_drawn_cases_are_legal(data):  # type: ignore[no-untyped-def]
+def test_drawn_cases_are_legal(data):
     """Hypothesis drives the same generator: legal views, no file byte from two ranks."""
     world = data.draw(st.sampled_from((1, 4, 9)))
     case = data.draw(cc.case_strategy(world, romio_safe=data.draw(st.booleans())))
     _assert_legal(case)
 
 
-def test_batches_cover_the_space(batches):  # type: ignore[no-untyped-def]
+def test_batches_cover_the_space(batches):
     """The drawn batches hold what the test is for (else a generator change made it weaker)."""
     for batch in batches.values():
         cases = batch.cases
@@ -197,7 +197,7 @@ def test_batches_cover_the_space(batches):  # type: ignore[no-untyped-def]
             assert all(cc.romio_safe_memory(rs.memtype) for rs in c.ranks)
 
 
-def test_romio_matches_the_model(batches, romio):  # type: ignore[no-untyped-def]
+def test_romio_matches_the_model(batches, romio):
     """Harness check: ROMIO's files, counts and file positions equal the model's on every case of
     the ROMIO-safe batches (but the count of a split collective of count 0: _romio_comparable)."""
     for world, batch in batches.items():

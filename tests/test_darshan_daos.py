@@ -270,7 +270,7 @@ def small_log(**kw: object) -> DarshanLog:
                                "mounts": [("xfs", "/")],
                                "records": [Record("POSIX", 11, 0, {"POSIX_BYTES_WRITTEN": 4096})]}
     args.update(kw)
-    return DarshanLog(**args)  # type: ignore[arg-type]
+    return DarshanLog(**args)
 
 
 def rec(rec_id: int, name: bytes) -> bytes:

@@ -336,7 +336,7 @@ def test_one_rank_writing_the_header_is_silent(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_dxt_report_draws_in_a_browser(tmp_path: Path, browser, pario_cmd) -> None:  # type: ignore[no-untyped-def]
+def test_dxt_report_draws_in_a_browser(tmp_path: Path, browser, pario_cmd) -> None:
     """The page of a DXT log loads without a console error; the timeline has a row per rank and the
     heat map of I/O per file draws."""
     from browser import load

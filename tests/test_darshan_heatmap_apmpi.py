@@ -163,7 +163,7 @@ def test_apmpi_reads_alike_twice_in_one_process() -> None:
 def test_apmpi_is_analysed_and_apxc_is_named() -> None:
     profile = read_log(APMPI_LOG)
     assert profile.job.metadata["modules_not_analysed"] == ["APXC"]
-    assert profile.job.metadata["modules"]["APMPI"]["records"] == 4  # type: ignore[index]
+    assert profile.job.metadata["modules"]["APMPI"]["records"] == 4
     run = analyze(profile)
     assert run.shares.compute.available and run.mpi.available
     assert [f.id for f in run.findings if f.id == "DATA-MODULES-NOT-ANALYSED"]
@@ -192,11 +192,11 @@ def test_heatmap_bins_are_pydarshan_s(path: Path) -> None:
     assert set(heatmap.layers) == set(expected)
     for module, hm in expected.items():
         layer = heatmap.layers[module]
-        assert heatmap.bin_width == hm._bin_width_seconds and heatmap.nbins == hm._nbins  # type: ignore[attr-defined]
-        assert list(layer.ranks) == sorted(hm._ranks)  # type: ignore[attr-defined]
+        assert heatmap.bin_width == hm._bin_width_seconds and heatmap.nbins == hm._nbins
+        assert list(layer.ranks) == sorted(hm._ranks)
         for row, rank in enumerate(layer.ranks.tolist()):
-            assert np.array_equal(layer.read[row], hm._data["read"][rank])  # type: ignore[attr-defined]
-            assert np.array_equal(layer.write[row], hm._data["write"][rank])  # type: ignore[attr-defined]
+            assert np.array_equal(layer.read[row], hm._data["read"][rank])
+            assert np.array_equal(layer.write[row], hm._data["write"][rank])
 
 
 def test_heatmap_values_of_the_3_5_0_log() -> None:
@@ -210,7 +210,7 @@ def test_heatmap_values_of_the_3_5_0_log() -> None:
     for module in ("POSIX", "MPIIO"):
         assert h.layers[module].write.tolist() == [[16 << 20]] * 4 == h.layers[module].read.tolist()
     assert h.layers["STDIO"].ranks.tolist() == [0] and h.layers["STDIO"].write.tolist() == [[322]]
-    assert profile.job.metadata["modules"]["HEATMAP"]["records"] == 9  # type: ignore[index]
+    assert profile.job.metadata["modules"]["HEATMAP"]["records"] == 9
     run = analyze(profile)
     a = run.activity
     assert a is not None and a.layers == ("POSIX", "STDIO")  # MPI-IO's bytes are POSIX's
@@ -294,12 +294,12 @@ def test_bursts_of_all_ranks_at_once() -> None:
     bins = np.zeros((16, 100), dtype=np.int64)
     bins[:, 30:32] = bins[:, 80:82] = 256 << 20
     found = by_id(built(bins, 100.0, 20.0))["TIME-IO-BURSTS"]
-    ev = {m.name: m.value for m in found.evidence}  # type: ignore[attr-defined]
+    ev = {m.name: m.value for m in found.evidence}
     assert ev["bursts"] == 2 and ev["time_share"] == 0.04 and ev["bytes_share"] == 1.0
     assert ev["concurrency"] == 1.0 and ev["io_ranks"] == 16
     assert ev["burst_rate"] == pytest.approx(16 * (1 << 30) / 4.0)
-    assert found.severity.label == "warning" and found.time_lost is None  # type: ignore[attr-defined]
-    assert found.statement.startswith("100.0% of the bytes move in 2 bursts covering 4.0% of the run")  # type: ignore[attr-defined]
+    assert found.severity.label == "warning" and found.time_lost is None
+    assert found.statement.startswith("100.0% of the bytes move in 2 bursts covering 4.0% of the run")
     assert "LOAD-IO-STAGGERED" not in by_id(built(bins, 100.0, 20.0))
 
 
@@ -322,12 +322,12 @@ def test_ranks_taking_turns() -> None:
     for r in range(8):
         bins[r, 10 + 5 * r:15 + 5 * r] = 256 << 20
     found = by_id(built(bins, 100.0, 5.0, mpi=30.0))["LOAD-IO-STAGGERED"]
-    ev = {m.name: m.value for m in found.evidence}  # type: ignore[attr-defined]
+    ev = {m.name: m.value for m in found.evidence}
     assert ev["phase"] == pytest.approx(40.0) and ev["mean_busy"] == pytest.approx(5.0)
     assert ev["concurrency"] == 0.125 and ev["mpi_mean"] == 30.0
-    assert found.time_lost == pytest.approx(35.0)  # type: ignore[attr-defined]
-    assert found.time_basis.startswith("upper bound:")  # type: ignore[attr-defined]
-    assert [s.name for s in found.subjects] == [f"rank {r}" for r in range(5)]  # type: ignore[attr-defined]
+    assert found.time_lost == pytest.approx(35.0)
+    assert found.time_basis.startswith("upper bound:")
+    assert [s.name for s in found.subjects] == [f"rank {r}" for r in range(5)]
     assert "TIME-IO-BURSTS" not in by_id(built(bins, 100.0, 5.0))
 
 
@@ -343,7 +343,7 @@ def test_no_turns_when_the_ranks_write_together_or_a_trace_tells() -> None:
     traced = built(bins, 100.0, 5.0)
     cfg = RuleConfig()
     assert list(io_staggered(facts_of(traced, cfg), cfg))
-    traced.trace = object()  # type: ignore[assignment]  # TRACE-SERIALISED-IO decides, call by call
+    traced.trace = object()  # TRACE-SERIALISED-IO decides, call by call
     assert not list(io_staggered(facts_of(traced, cfg), cfg))
 
 
@@ -357,7 +357,7 @@ def test_the_activity_rules_are_silent_on_the_real_logs(path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_html_report_draws_the_heat_map(tmp_path: Path, browser) -> None:  # type: ignore[no-untyped-def]
+def test_the_html_report_draws_the_heat_map(tmp_path: Path, browser) -> None:
     """In a headless browser (tests/browser.py): the activity figure of a built heat map and of the
     3.5.0 log draw, with the rest of the page, without a console error; the APMPI log's POP table
     says where its MPI time comes from."""

@@ -133,7 +133,7 @@ def test_every_log_reads_with_exact_totals(path: Path) -> None:
         assert profile.job.runtime == pydarshan_runtime(path)
     assert len(profile.ranks) == profile.job.nprocs
     # MPI time only from Darshan's APMPI module (tests/test_darshan_heatmap_apmpi.py)
-    assert profile.job.has_mpi_time == ("APMPI" in profile.job.metadata["modules"])  # type: ignore[operator]
+    assert profile.job.has_mpi_time == ("APMPI" in profile.job.metadata["modules"])
     for layer, totals in expected.items():
         if layer == "job":
             continue

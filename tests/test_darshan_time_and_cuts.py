@@ -120,7 +120,7 @@ def test_every_log_gets_the_run_time_the_rule_gives(path: Path) -> None:
         return
     assert profile.job.runtime == pydarshan_runtime(path)
     if darshan_reader.whole_seconds(darshan_lib.read_log(str(path)).job, profile.job.metadata[
-            "darshan_log_version"]):  # type: ignore[arg-type]
+            "darshan_log_version"]):
         assert "whole seconds" in source
     else:
         assert source.endswith("from the job's start and end times, which Darshan recorded to the "
@@ -208,7 +208,7 @@ def test_a_log_cut_inside_heatmap_is_read_without_it(path: Path, where: str, tmp
     whole, partial = read_log(path), read_log(cut(path, keep, tmp_path))
     reason = f"the HEATMAP region is cut short at byte {keep} (it runs to byte {end}): not read"
     assert not partial.job.complete and partial.job.partial_reasons == (reason,)
-    assert partial.job.metadata["modules"]["HEATMAP"] == {  # type: ignore[index]
+    assert partial.job.metadata["modules"]["HEATMAP"] == {
         "records": None, "version": 1, "partial": False, "damaged": reason}
     assert partial.job.metadata["modules_not_analysed"] == ["HEATMAP"]
     # everything pario reads is the whole log's

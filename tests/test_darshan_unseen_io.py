@@ -92,7 +92,7 @@ def test_pnetcdf_record_without_counters_survey_row() -> None:
     row = _survey(E3SM)
     assert row["bytes_written"] == E3SM_WRITTEN
     assert row["io_share"] == pytest.approx(E3SM_IO_TIME / E3SM_NPROCS / E3SM_RUNTIME, rel=1e-12)
-    assert "TIME-IO-BOUND" in [f["id"] for f in row["findings"]]  # type: ignore[union-attr]
+    assert "TIME-IO-BOUND" in [f["id"] for f in row["findings"]]
 
 
 @pytest.mark.parametrize("log", sorted((DATA / "darshan-logs").glob("*.darshan")), ids=lambda p: p.name)
@@ -145,7 +145,7 @@ def test_dfs_only_run_gets_no_data_finding(dfs_only: Path, pario_cmd: list[str])
     findings = [f["id"] for f in json.loads(done.stdout)["logs"][0]["findings"]]
     assert not [f for f in findings if f.startswith("DATA-")]
     row = _survey(dfs_only)
-    assert not [f["id"] for f in row["findings"] if f["id"].startswith("DATA-")]  # type: ignore[union-attr]
+    assert not [f["id"] for f in row["findings"] if f["id"].startswith("DATA-")]
     assert row["io_share"] == pytest.approx(DFS_ONLY_SHARE, rel=1e-12)
     # each layer's bytes, nested calls counted in each: DAOS holds DFS's again
     assert (row["dfs_bytes_read"], row["dfs_bytes_written"]) == (64 * 2**20, 64 * 2**20)

@@ -40,7 +40,7 @@ TIMEOUT = 120
 class Runs:
     """Runs scenarios under pario once per session and returns their profiles."""
 
-    def __init__(self, root: Path, pario_cmd: list[str], env: dict[str, str], compile_program) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, root: Path, pario_cmd: list[str], env: dict[str, str], compile_program) -> None:
         self.root = root
         self.pario_cmd = pario_cmd
         self.env = env
@@ -93,7 +93,7 @@ class Runs:
         path = self.root / key / "data.dat"
         return self._run(key, ["mpirun", "-np", "4", *mca, str(exe), "--path", str(path), *args], extra=extra)
 
-    def kernel(self, key: str, args: list[str], **kw) -> Profile:  # type: ignore[no-untyped-def]
+    def kernel(self, key: str, args: list[str], **kw) -> Profile:
         return read_log(self.kernel_log(key, args, **kw))
 
     def program(
@@ -106,7 +106,7 @@ class Runs:
 
 
 @pytest.fixture(scope="session")
-def runs(tmp_path_factory, pario_cmd, mpi_env, compile_program) -> Runs:  # type: ignore[no-untyped-def]
+def runs(tmp_path_factory, pario_cmd, mpi_env, compile_program) -> Runs:
     env = {k: v for k, v in mpi_env.items() if not k.startswith(("PARIO_", "ROMIO_HINTS", "OMPI_MCA_io"))}
     return Runs(tmp_path_factory.mktemp("diag"), pario_cmd, env, compile_program)
 

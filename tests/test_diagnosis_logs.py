@@ -24,7 +24,7 @@ ALL = ALL_LOGS
 _cache: dict[str, list] = {}
 
 
-def findings(name: str):  # type: ignore[no-untyped-def]
+def findings(name: str):
     if name not in _cache:
         _cache[name] = diagnose(read_log(LOGS / name))
     return _cache[name]

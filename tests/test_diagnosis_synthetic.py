@@ -109,7 +109,7 @@ def ids(p: Profile, cfg: RuleConfig | None = None) -> set[str]:
     return {f.id for f in diagnose(p, cfg)}
 
 
-def one(p: Profile, rule_id: str, cfg: RuleConfig | None = None):  # type: ignore[no-untyped-def]
+def one(p: Profile, rule_id: str, cfg: RuleConfig | None = None):
     found = [f for f in diagnose(p, cfg) if f.id == rule_id]
     assert len(found) == 1, f"{rule_id} not found in {ids(p, cfg)}"
     return found[0]
@@ -470,10 +470,10 @@ def test_no_io_finding_saves_more_than_the_slowest_rank_s_io_time():
     says so; a finding about computation or waits outside I/O calls is not."""
     facts = facts_of(profile(2, 20.0, io={"posix_write": [1.0, 3.0]}), RuleConfig())
 
-    def detect(_facts, _cfg):  # type: ignore[no-untyped-def]
+    def detect(_facts, _cfg):
         yield Hit(time_lost=12.0)
 
-    def words(_hit, _facts, _cfg):  # type: ignore[no-untyped-def]
+    def words(_hit, _facts, _cfg):
         return Words("statement", [], [])
 
     (io,) = explained("TIME-IO-BOUND", detect, words)(facts, RuleConfig())

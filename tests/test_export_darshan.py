@@ -53,7 +53,7 @@ def _export(pario_cmd: list[str], log: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def block_logs(tmp_path_factory, pario_cmd, mpi_env) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+def block_logs(tmp_path_factory, pario_cmd, mpi_env) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("export-block")
     log = _kernel_log(pario_cmd, mpi_env, out, "block",
                       ["--block-size", str(BLOCK), "--transfer-size", str(TRANSFER),
@@ -62,13 +62,13 @@ def block_logs(tmp_path_factory, pario_cmd, mpi_env) -> tuple[Path, Path]:  # ty
 
 
 @pytest.fixture(scope="module")
-def known_logs(known_run, pario_cmd) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+def known_logs(known_run, pario_cmd) -> tuple[Path, Path]:
     _, out, _ = known_run
     return out / "known.pario", _export(pario_cmd, out / "known.pario")
 
 
 @pytest.fixture(scope="module")
-def hdf5_logs(tmp_path_factory, pario_cmd, mpi_env) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+def hdf5_logs(tmp_path_factory, pario_cmd, mpi_env) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("export-hdf5")
     log = _kernel_log(pario_cmd, mpi_env, out, "vpic",
                       ["--hdf5", "--particles", "4096", "--read", "--path", str(out / "vpic.h5")])
@@ -76,7 +76,7 @@ def hdf5_logs(tmp_path_factory, pario_cmd, mpi_env) -> tuple[Path, Path]:  # typ
 
 
 @pytest.fixture(scope="module")
-def pnetcdf_logs(tmp_path_factory, pario_cmd, mpi_env) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+def pnetcdf_logs(tmp_path_factory, pario_cmd, mpi_env) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("export-pnetcdf")
     log = _kernel_log(pario_cmd, mpi_env, out, "s3d",
                       ["--pnetcdf", "--nx", "16", "--ny", "16", "--nz", "16", "--read",
@@ -102,7 +102,7 @@ def _records(report: Any, module: str) -> tuple[Any, Any]:
 
 def _schema(profile: Profile, layer: str) -> tuple[list[str], list[str]]:
     """The pario log's own counter names of a layer (its META block)."""
-    for lay in profile.job.metadata["schema"]["layers"]:  # type: ignore[index]
+    for lay in profile.job.metadata["schema"]["layers"]:
         if lay["name"] == layer:
             return list(lay["counters"]), list(lay["fcounters"])
     raise AssertionError(f"no layer {layer}")

@@ -56,7 +56,7 @@ def run_pattern(pario_cmd: list[str], env: dict[str, str], launcher: str, exe: P
 
 
 @pytest.fixture(scope="module", params=list(MPIS))
-def pattern_logs(request, tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def pattern_logs(request, tmp_path_factory, pario_cmd, mpi_env):
     """{"C" or binding: profile} of the four programs under one MPI."""
     mpi = request.param
     cc, fc, launcher = MPIS[mpi]
@@ -155,7 +155,7 @@ ENGINE_SETTINGS = ["none", "comm", "write", "write-comm", "write-comm-2", "write
 
 
 @pytest.fixture(scope="module")
-def fortran_programs(tmp_path_factory):  # type: ignore[no-untyped-def]
+def fortran_programs(tmp_path_factory):
     """The Open MPI builds: the C twin and the mpif.h and use mpi_f08 programs."""
     tmp = tmp_path_factory.mktemp("fortran-engine")
     c_exe = tmp / "c-pattern"
@@ -207,7 +207,7 @@ FORTRAN_MODULES = "/usr/lib/x86_64-linux-gnu/fortran/gfortran-mod-15"
 K = 1024
 
 
-def _library_run(pario_cmd, mpi_env, tmp: Path, name: str, build: list[str],  # type: ignore[no-untyped-def]
+def _library_run(pario_cmd, mpi_env, tmp: Path, name: str, build: list[str],
                  libs: tuple[str, ...] = ()):
     exe = tmp / name
     subprocess.run([*build, "-o", str(exe), str(PROGRAMS / f"{name}.f90"), *libs], check=True, timeout=180,

@@ -47,7 +47,7 @@ class H5Run:
         return int(lines[0].split()[-1])
 
 
-def run_known(tmp: Path, compile_program, pario_cmd: list[str],  # type: ignore[no-untyped-def]
+def run_known(tmp: Path, compile_program, pario_cmd: list[str],
               mpi_env: dict[str, str], extra: list[str] | None = None) -> H5Run:
     """h5_known on NP ranks under ``pario run [extra]`` (module fixtures: run_under_pario is per test)."""
     exe = compile_program("h5_known.c", extra=hdf5_flags())
@@ -60,12 +60,12 @@ def run_known(tmp: Path, compile_program, pario_cmd: list[str],  # type: ignore[
 
 
 @pytest.fixture(scope="module")
-def plain(tmp_path_factory, compile_program, pario_cmd, mpi_env) -> H5Run:  # type: ignore[no-untyped-def]
+def plain(tmp_path_factory, compile_program, pario_cmd, mpi_env) -> H5Run:
     return run_known(tmp_path_factory.mktemp("h5plain"), compile_program, pario_cmd, mpi_env)
 
 
 @pytest.fixture(scope="module")
-def hinted(tmp_path_factory, compile_program, pario_cmd, mpi_env) -> H5Run:  # type: ignore[no-untyped-def]
+def hinted(tmp_path_factory, compile_program, pario_cmd, mpi_env) -> H5Run:
     """h5_known under --trace with alignment for every file and collective transfers for known.h5
     (the [other.h5] section does not match it)."""
     tmp = tmp_path_factory.mktemp("h5hints")
@@ -241,7 +241,7 @@ def h5_groups_calls() -> str:
 
 @pytest.mark.slow
 @pytest.mark.measured  # the trace's times against the counters' to 0.1%: load beside it skews them
-def test_groups_and_attributes_are_hdf5_metadata(tmp_path: Path, compile_program,  # type: ignore[no-untyped-def]
+def test_groups_and_attributes_are_hdf5_metadata(tmp_path: Path, compile_program,
                                                  pario_cmd: list[str], mpi_env: dict[str, str]) -> None:
     """Every group, attribute and H5Oopen/H5Oclose call of h5_groups on 3 ranks is HDF5 metadata
     time of the file (the object headers the reopened file reads through MPI-IO are not the rank's
@@ -284,7 +284,7 @@ def test_groups_and_attributes_are_hdf5_metadata(tmp_path: Path, compile_program
 
 
 @pytest.mark.slow
-def test_vpic_groups_are_hdf5_time(tmp_path: Path, pario_cmd: list[str],  # type: ignore[no-untyped-def]
+def test_vpic_groups_are_hdf5_time(tmp_path: Path, pario_cmd: list[str],
                                    mpi_env: dict[str, str]) -> None:
     """vpic --hdf5 --steps 2 --read on 2 ranks: a group /Timestep_<k> per step, created then
     opened again; all the MPI-IO is beneath HDF5 and every group call is an event of the file."""
@@ -309,14 +309,14 @@ def test_vpic_groups_are_hdf5_time(tmp_path: Path, pario_cmd: list[str],  # type
         assert calls == "C" + "Ci" * 2 + "C" + "C" + "ii" * 2 + "C"
 
 
-def test_program_without_hdf5(known_run) -> None:  # type: ignore[no-untyped-def]
+def test_program_without_hdf5(known_run) -> None:
     profile = known_run[0]
     assert profile.layer("h5f").empty and profile.layer("h5d").empty
     status = profile.job.metadata["library_layers"]["hdf5"]
     assert status["active"] is False and status["found"] == "" and status["built"] == "1.10.8"
 
 
-def test_other_library_version(tmp_path: Path, compile_program, run_under_pario) -> None:  # type: ignore[no-untyped-def]
+def test_other_library_version(tmp_path: Path, compile_program, run_under_pario) -> None:
     """A libhdf5 that says 1.14: the program's calls get the library's results, the layers stay
     empty, META says why, and the other layers record as usual."""
     lib = tmp_path / "libhdf5_fake.so"

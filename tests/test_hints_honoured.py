@@ -21,7 +21,7 @@ from pario.log import read_log
 pytestmark = pytest.mark.slow
 
 
-def _writers_and_writes(tmp_path, pario_cmd, mpi_env, component: str, hints: str) -> tuple[float, int]:  # type: ignore[no-untyped-def]
+def _writers_and_writes(tmp_path, pario_cmd, mpi_env, component: str, hints: str) -> tuple[float, int]:
     log = tmp_path / f"{component}.pario"
     cmd = [*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "4", "--mca", "io", component,
            str(kernel_exe("block")), "--block-size", "64k", "--transfer-size", "8k", "--segments", "8",
@@ -36,13 +36,13 @@ def _writers_and_writes(tmp_path, pario_cmd, mpi_env, component: str, hints: str
 
 
 @pytest.mark.parametrize("n", [1, 2, 4])
-def test_ompio_honours_cb_nodes(tmp_path, pario_cmd, mpi_env, n: int) -> None:  # type: ignore[no-untyped-def]
+def test_ompio_honours_cb_nodes(tmp_path, pario_cmd, mpi_env, n: int) -> None:
     assert not romio_only("cb_nodes")
     writers, _ = _writers_and_writes(tmp_path, pario_cmd, mpi_env, "ompio", f"cb_nodes={n}")
     assert writers == n
 
 
-def test_ompio_ignores_romio_cb_write(tmp_path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+def test_ompio_ignores_romio_cb_write(tmp_path, pario_cmd, mpi_env) -> None:
     """enable and disable give OMPIO's own choice (here one aggregator) alike."""
     assert romio_only("romio_cb_write")
     got = {v: _writers_and_writes(tmp_path, pario_cmd, mpi_env, "ompio", f"romio_cb_write={v}")
@@ -50,7 +50,7 @@ def test_ompio_ignores_romio_cb_write(tmp_path, pario_cmd, mpi_env) -> None:  # 
     assert got["enable"] == got["disable"] and got["enable"][0] == 1
 
 
-def test_romio_honours_cb_write_cb_nodes_and_cb_buffer_size(tmp_path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+def test_romio_honours_cb_write_cb_nodes_and_cb_buffer_size(tmp_path, pario_cmd, mpi_env) -> None:
     """ROMIO: romio_cb_write=disable lets every rank write its own pieces; enable gathers them on one
     aggregator per node (here one), cb_nodes=2 on two when cb_config_list allows two per node; a
     64 KiB collective buffer makes the aggregator write in 64 KiB cycles (256 writes) where the

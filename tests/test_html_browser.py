@@ -89,7 +89,7 @@ def test_hostile_names_stay_text(tmp_path: Path, browser):
 TIMELINE = "document.getElementById('run0-timeline')"
 
 
-def timeline_page(tmp_path: Path, browser):  # type: ignore[no-untyped-def]
+def timeline_page(tmp_path: Path, browser):
     """The report of a synthetic profile with the hand-built two-rank trace of test_timeline, whose
     write (rank 0, 1 s to 2 s) is to a file named with HTML meant to run."""
     page_file = tmp_path / "timeline.html"
@@ -97,7 +97,7 @@ def timeline_page(tmp_path: Path, browser):  # type: ignore[no-untyped-def]
     return load(browser, page_file, probe="window.pwned === undefined ? 'safe' : window.pwned")
 
 
-def write_bar(browser) -> dict:  # type: ignore[no-untyped-def]
+def write_bar(browser) -> dict:
     """Where the write's bar is drawn, and where the x axis puts 1 s and 2 s (pixels of the plot area)."""
     return browser.execute_script(
         f"var g = {TIMELINE}; var i = g.data.findIndex(t => t.meta === 'write');"
@@ -106,7 +106,7 @@ def write_bar(browser) -> dict:  # type: ignore[no-untyped-def]
         "return {x: box.x, width: box.width, at1: ax.d2p(1.0), at2: ax.d2p(2.0), range: ax.range};")
 
 
-def drag_in_time(browser, t0: float, t1: float) -> None:  # type: ignore[no-untyped-def]
+def drag_in_time(browser, t0: float, t1: float) -> None:
     """A mouse drag across the timeline's plot area from time t0 to time t1 (Plotly's zoom box)."""
     from selenium.webdriver.common.action_chains import ActionChains
 

@@ -171,7 +171,7 @@ mpirun -np 4 {exe} {out2} {K} {S}
     step2 = read_log(tmp_path / "run.step2.pario")
     check_io_known(step2, out2, 4, K, S)
     assert step2.trace is not None and [r.rank for r in step2.trace.ranks] == [0, 1, 2, 3]
-    assert read_log(tmp_path / "run.step1.pario").trace.nprocs == 3  # type: ignore[union-attr]
+    assert read_log(tmp_path / "run.step1.pario").trace.nprocs == 3
 
 
 def test_pario_run_of_a_script_that_sets_its_own_log_says_where_the_logs_went(
@@ -262,7 +262,7 @@ def test_pario_env_forwards_only_what_is_set(pario_cmd, mpi_env, tmp_path: Path)
     assert ran.returncode == 0 and ran.stderr == "", ran.stderr
 
 
-def _killed_in_timeout(tmp_path: Path, compile_program, pario_cmd, mpi_env) -> tuple[str, Path, str]:  # type: ignore[no-untyped-def]
+def _killed_in_timeout(tmp_path: Path, compile_program, pario_cmd, mpi_env) -> tuple[str, Path, str]:
     """`pario run --log t.pario -- timeout 5 mpirun -np 2 no_finalize ...`: timeout kills the job
     before its ranks write any log.  (pario run's stderr, the wrapper's log, the step's reason for
     having no log from t.step1.pario.lost)."""

@@ -356,17 +356,17 @@ def _vpic(run_under_pario, tmp_path: Path, name: str, *options: str, trace: bool
     return log, p
 
 
-def _values(f) -> dict[str, float]:  # type: ignore[no-untyped-def]
+def _values(f) -> dict[str, float]:
     return {m.name: m.value for m in f.evidence}
 
 
 @pytest.fixture(scope="module")
-def vpic_runs(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def vpic_runs(tmp_path_factory, pario_cmd, mpi_env):
     """vpic --hdf5 on 4 ranks: the problem run (64-element chunks, independent transfers; traced)
     and the clean run (contiguous datasets, collective transfers)."""
     tmp = tmp_path_factory.mktemp("vpic")
 
-    def run(log: Path, command: list[str], extra: list[str] | None = None):  # type: ignore[no-untyped-def]
+    def run(log: Path, command: list[str], extra: list[str] | None = None):
         return subprocess.run([*pario_cmd, "run", "--log", str(log), *(extra or []), "--", *command],
                               env=mpi_env, capture_output=True, text=True, timeout=180)
 
@@ -499,13 +499,13 @@ def _dataset_offsets(h5: Path) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def vpic_align_runs(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def vpic_align_runs(tmp_path_factory, pario_cmd, mpi_env):
     """vpic --hdf5 --collective on 4 ranks writing 32 MiB: without alignment (HDF5's default),
     then again with the PARIO_HINTS lines LIB-HDF5-NO-ALIGNMENT recommends (no recompiling),
     and with ``hdf5.coll_metadata_write true`` (the fix for HDF5's small metadata writes)."""
     tmp = tmp_path_factory.mktemp("vpic_align")
 
-    def run(log: Path, command: list[str], extra: list[str] | None = None):  # type: ignore[no-untyped-def]
+    def run(log: Path, command: list[str], extra: list[str] | None = None):
         return subprocess.run([*pario_cmd, "run", "--log", str(log), *(extra or []), "--", *command],
                               env=mpi_env, capture_output=True, text=True, timeout=180)
 

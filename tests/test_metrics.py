@@ -23,7 +23,7 @@ def job(nprocs: int, runtime: float, **kw: object) -> Job:
     base: dict[str, object] = dict(source="pario", path="synthetic.pario", exe="/bin/app", nprocs=nprocs,
                                    start_time=0.0, end_time=runtime, runtime=runtime)
     base.update(kw)
-    return Job(**base)  # type: ignore[arg-type]
+    return Job(**base)
 
 
 def records(rows: list[dict[str, float]]) -> pd.DataFrame:

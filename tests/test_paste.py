@@ -41,7 +41,7 @@ def _commands(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("width", [80, 120])
-def test_every_printed_pario_command_parses_as_pasted(pario_cmd, mpi_env, width: int) -> None:  # type: ignore[no-untyped-def]
+def test_every_printed_pario_command_parses_as_pasted(pario_cmd, mpi_env, width: int) -> None:
     proc = subprocess.run([*pario_cmd, "diagnose", str(IOR_HDF5)], env={**mpi_env, "COLUMNS": str(width)},
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -52,7 +52,7 @@ def test_every_printed_pario_command_parses_as_pasted(pario_cmd, mpi_env, width:
         assert cmd.endswith("mpirun -np 4 ./src/ior -a HDF5"), cmd
 
 
-def test_a_long_program_path_pastes_whole(tmp_path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+def test_a_long_program_path_pastes_whole(tmp_path, pario_cmd, mpi_env) -> None:
     """A pario log's own command, with the kernel's long path, printed at 80 columns: each command
     read back holds the path whole (cut after a '/' with a backslash, joined again)."""
     from kernel_helpers import kernel_exe

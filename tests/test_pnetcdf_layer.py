@@ -27,7 +27,7 @@ def pnetcdf_flags() -> tuple[str, ...]:
 
 
 @pytest.fixture(scope="module")
-def known(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def known(tmp_path_factory, compile_program, pario_cmd, mpi_env):
     """pnetcdf_known on NP ranks under pario run --trace: (profile, output file, stdout)."""
     exe = compile_program("pnetcdf_known.c", extra=pnetcdf_flags())
     out = tmp_path_factory.mktemp("pnetcdf")
@@ -39,12 +39,12 @@ def known(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: ignor
     return read_log(log), nc, run.stdout
 
 
-def var(profile: Profile, nc: Path, name: str):  # type: ignore[no-untyped-def]
+def var(profile: Profile, nc: Path, name: str):
     return one_record(profile.layer("pnetcdf_var"), f"{nc}:{name}")
 
 
 @pytest.mark.slow
-def test_variables_have_exact_counters(known) -> None:  # type: ignore[no-untyped-def]
+def test_variables_have_exact_counters(known) -> None:
     profile, nc, _ = known
     ranks = range(NP)
     temp = var(profile, nc, "temp")
@@ -77,7 +77,7 @@ def test_variables_have_exact_counters(known) -> None:  # type: ignore[no-untype
         assert np.int64(var(profile, nc, name)["file_rec_id"]).view(np.uint64) == file_id
 
 
-def test_file_sums_its_variables(known) -> None:  # type: ignore[no-untyped-def]
+def test_file_sums_its_variables(known) -> None:
     profile, nc, _ = known
     f = one_record(profile.layer("pnetcdf_file"), str(nc))
     variables = profile.layer("pnetcdf_var")
@@ -93,7 +93,7 @@ def test_file_sums_its_variables(known) -> None:  # type: ignore[no-untyped-def]
     assert 0 < f["header_size"] <= f["header_extent"] == 512
 
 
-def test_time_is_pnetcdf_and_mpiio_beneath_keeps_bytes(known) -> None:  # type: ignore[no-untyped-def]
+def test_time_is_pnetcdf_and_mpiio_beneath_keeps_bytes(known) -> None:
     profile, nc, _ = known
     ranks = profile.ranks
     assert (ranks["pnetcdf_write"] > 0).all() and (ranks["pnetcdf_read"] > 0).all()
@@ -108,7 +108,7 @@ def test_time_is_pnetcdf_and_mpiio_beneath_keeps_bytes(known) -> None:  # type: 
     assert meta == {"built": "1.12.3", "found": "1.12.3", "active": True, "why": ""}
 
 
-def test_file_is_readable_by_ncmpidump(known) -> None:  # type: ignore[no-untyped-def]
+def test_file_is_readable_by_ncmpidump(known) -> None:
     _, nc, stdout = known
     dump = subprocess.run(["ncmpidump", str(nc)], capture_output=True, text=True, timeout=30)
     assert dump.returncode == 0, dump.stderr
@@ -117,7 +117,7 @@ def test_file_is_readable_by_ncmpidump(known) -> None:  # type: ignore[no-untype
     assert stdout.split() == ["offset", "512", "extent", "512"]
 
 
-def test_trace_has_library_events(known) -> None:  # type: ignore[no-untyped-def]
+def test_trace_has_library_events(known) -> None:
     profile, nc, _ = known
     file_id = int(one_record(profile.layer("pnetcdf_file"), str(nc))["id"])
     var_ids = {int(i) for i in profile.layer("pnetcdf_var")["id"]}
@@ -145,7 +145,7 @@ def test_trace_has_library_events(known) -> None:  # type: ignore[no-untyped-def
 
 
 @pytest.mark.slow
-def test_injected_alignments(tmp_path, compile_program, run_under_pario):  # type: ignore[no-untyped-def]
+def test_injected_alignments(tmp_path, compile_program, run_under_pario):
     exe = compile_program("pnetcdf_known.c", extra=pnetcdf_flags())
     hints = tmp_path / "hints"
     hints.write_text("nc_var_align_size 1048576\nnc_header_align_size 65536\n")
@@ -165,7 +165,7 @@ def test_injected_alignments(tmp_path, compile_program, run_under_pario):  # typ
     assert subprocess.run(["ncmpidump", "-h", str(nc)], capture_output=True).returncode == 0
 
 
-def test_bad_alignment_value_is_refused(tmp_path, run_under_pario) -> None:  # type: ignore[no-untyped-def]
+def test_bad_alignment_value_is_refused(tmp_path, run_under_pario) -> None:
     hints = tmp_path / "hints"
     hints.write_text("nc_var_align_size big\n")
     run = run_under_pario(tmp_path / "x.pario", ["true"], extra=["--hints", str(hints)])
@@ -174,7 +174,7 @@ def test_bad_alignment_value_is_refused(tmp_path, run_under_pario) -> None:  # t
     assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_program_without_pnetcdf_has_empty_layers(known_run) -> None:  # type: ignore[no-untyped-def]
+def test_program_without_pnetcdf_has_empty_layers(known_run) -> None:
     profile, _, _ = known_run
     assert profile.layer("pnetcdf_file").empty and profile.layer("pnetcdf_var").empty
     r = profile.ranks
@@ -185,7 +185,7 @@ def test_program_without_pnetcdf_has_empty_layers(known_run) -> None:  # type: i
 
 
 @pytest.mark.slow
-def test_other_library_version_passes_through(tmp_path, compile_program, run_under_pario,  # type: ignore[no-untyped-def]
+def test_other_library_version_passes_through(tmp_path, compile_program, run_under_pario,
                                                mpi_env) -> None:
     exe = compile_program("pnetcdf_known.c", extra=pnetcdf_flags())
     fake = compile_program("pnetcdf_fake_version.c", mpi=False, extra=("-shared", "-fPIC"))
@@ -205,7 +205,7 @@ def test_other_library_version_passes_through(tmp_path, compile_program, run_und
 
 
 @pytest.mark.slow
-def test_other_shapes_and_file_calls(tmp_path, compile_program, run_under_pario):  # type: ignore[no-untyped-def]
+def test_other_shapes_and_file_calls(tmp_path, compile_program, run_under_pario):
     exe = compile_program("pnetcdf_shapes.c", extra=pnetcdf_flags())
     nc, log = tmp_path / "shapes.nc", tmp_path / "shapes.pario"
     run = run_under_pario(log, ["mpirun", "-np", "2", str(exe), str(nc)])

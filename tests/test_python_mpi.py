@@ -24,7 +24,7 @@ PROGRAM = Path(__file__).resolve().parent / "programs" / "mpi4py_pattern.py"
 BLOCK = 4096
 
 
-def _run(pario_cmd, env, out: Path):  # type: ignore[no-untyped-def]
+def _run(pario_cmd, env, out: Path):
     out.mkdir()
     log = out.with_suffix(".pario")
     command = ["mpirun", "-np", str(NP), sys.executable, str(PROGRAM), str(out)]
@@ -38,7 +38,7 @@ def _run(pario_cmd, env, out: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def plain(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def plain(tmp_path_factory, pario_cmd, mpi_env):
     return _run(pario_cmd, mpi_env, tmp_path_factory.mktemp("mpi4py") / "plain")
 
 

@@ -57,7 +57,7 @@ def rank_trace(rank: int, events: Sequence[Ev], nprocs: int, *, start: float = 0
 
 def job(*per_rank: Sequence[Ev], **kw: object) -> Trace:
     n = len(per_rank)
-    return Trace(n, tuple(rank_trace(r, evs, n, **kw) for r, evs in enumerate(per_rank)))  # type: ignore[arg-type]
+    return Trace(n, tuple(rank_trace(r, evs, n, **kw) for r, evs in enumerate(per_rank)))
 
 
 def times(trace: Trace) -> dict[tuple[str, str], float]:
@@ -431,7 +431,7 @@ def test_replay_report_terminal_and_json() -> None:
     assert data["replays"][2]["rank_ends"] == pytest.approx([2.0, 2.0, 2.0])
 
 
-def test_pario_replay_without_a_trace_is_a_one_line_error(known_run, pario_cmd) -> None:  # type: ignore[no-untyped-def]
+def test_pario_replay_without_a_trace_is_a_one_line_error(known_run, pario_cmd) -> None:
     import subprocess
 
     _, out, _ = known_run
@@ -447,7 +447,7 @@ X_MS = 20.0  # replay_known's unit of computation
 
 
 @pytest.fixture(scope="module")
-def traced(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def traced(tmp_path_factory, compile_program, pario_cmd, mpi_env):
     """run(name, command) -> the log of `pario run --trace -- mpirun -np 4 command` (once per name)."""
     import subprocess
 
@@ -456,7 +456,7 @@ def traced(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: igno
     out = tmp_path_factory.mktemp("traced")
     logs: dict[str, object] = {}
 
-    def run(name: str):  # type: ignore[no-untyped-def]
+    def run(name: str):
         if name not in logs:
             if name == "replay_known":
                 command = [str(compile_program("replay_known.c")), str(out), str(X_MS)]
@@ -473,7 +473,7 @@ def traced(tmp_path_factory, compile_program, pario_cmd, mpi_env):  # type: igno
 
 
 @pytest.mark.slow
-def test_traced_run_replays_with_known_serialisation(traced) -> None:  # type: ignore[no-untyped-def]
+def test_traced_run_replays_with_known_serialisation(traced) -> None:
     from pario.log import read_log
     from pario.trace.format import LAYER_MASK
 
@@ -507,7 +507,7 @@ def test_traced_run_replays_with_known_serialisation(traced) -> None:  # type: i
 
 @pytest.mark.parametrize("kernel", ["block", "s3d"])
 @pytest.mark.slow
-def test_traced_kernel_measured_replay_reproduces_the_run(traced, pario_cmd, kernel: str) -> None:  # type: ignore[no-untyped-def]
+def test_traced_kernel_measured_replay_reproduces_the_run(traced, pario_cmd, kernel: str) -> None:
     import json
     import subprocess
 

@@ -426,7 +426,7 @@ def test_report_says_where_it_wrote_its_files(tmp_path: Path, pario_cmd: list[st
 @pytest.mark.parametrize(("argv", "usage"), [(["report", "x.pario", "--bogus"], "usage: pario report "),
                                               (["diagnose", "--bogus", "x.pario"], "usage: pario diagnose "),
                                               (["--bogus"], "usage: pario [-h]")])
-def test_an_unknown_option_gets_its_own_command_s_usage(pario_cmd, argv: list[str], usage: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_option_gets_its_own_command_s_usage(pario_cmd, argv: list[str], usage: str) -> None:
     """`pario report app.pario --bogus` printed the top-level usage; it is the report's now."""
     proc = subprocess.run([*pario_cmd, *argv], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.startswith(usage), proc.stderr

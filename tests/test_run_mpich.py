@@ -31,7 +31,7 @@ def _need(program: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def mpich_program(compile_program):  # type: ignore[no-untyped-def]
+def mpich_program(compile_program):
     """compile_program with MPICH's wrapper."""
     return lambda source: compile_program(source, mpicc=_need("mpicc.mpich"))
 

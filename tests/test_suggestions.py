@@ -33,7 +33,7 @@ def _joined(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def block_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-untyped-def]
+def block_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:
     root = tmp_path_factory.mktemp("suggest")
     log = root / "block.pario"
     proc = subprocess.run(
@@ -50,7 +50,7 @@ def block_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-
 @pytest.mark.slow
 def test_try_command_repeats_the_launch_and_its_hints_file_exists(
     block_log: Path, pario_cmd, mpi_env, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """With --hints-dir the suggested hints file is written there and the trial command names it."""
     proc = subprocess.run(
         [*pario_cmd, "diagnose", "--json", "--hints-dir", str(tmp_path), str(block_log)],
@@ -100,7 +100,7 @@ def test_try_command_repeats_the_launch_and_its_hints_file_exists(
 
 
 @pytest.mark.parametrize("command", ["report", "diagnose"])
-def test_a_report_writes_nothing_unasked(block_log: Path, pario_cmd, mpi_env,  # type: ignore[no-untyped-def]
+def test_a_report_writes_nothing_unasked(block_log: Path, pario_cmd, mpi_env,
                                          command: str) -> None:
     """Without --hints-dir no file appears beside the log; the hints and the file's name are shown."""
     before = sorted(block_log.parent.iterdir())
@@ -116,7 +116,7 @@ def test_a_report_writes_nothing_unasked(block_log: Path, pario_cmd, mpi_env,  #
 
 @pytest.mark.parametrize("command", ["report", "diagnose"])
 @pytest.mark.slow
-def test_hints_dir_must_be_a_directory(block_log: Path, pario_cmd, mpi_env,  # type: ignore[no-untyped-def]
+def test_hints_dir_must_be_a_directory(block_log: Path, pario_cmd, mpi_env,
                                        command: str, tmp_path: Path) -> None:
     proc = subprocess.run([*pario_cmd, command, "--hints-dir", str(tmp_path / "none"), str(block_log)],
                           env=mpi_env, capture_output=True, text=True, timeout=120)
@@ -154,7 +154,7 @@ def test_no_hints_file_is_offered_without_a_value_to_try(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-def test_report_shows_the_hints_in_effect(block_log: Path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+def test_report_shows_the_hints_in_effect(block_log: Path, pario_cmd, mpi_env) -> None:
     proc = subprocess.run(
         [*pario_cmd, "report", str(block_log), "--json", "-"],
         env=mpi_env,
@@ -178,7 +178,7 @@ def test_report_shows_the_hints_in_effect(block_log: Path, pario_cmd, mpi_env) -
     assert f"MPI-IO hints in effect\n{shared}: {shown or 'none reported by the MPI library'}\n" in text
 
 
-def test_a_directory_is_not_a_file(tmp_path: Path, compile_program, run_under_pario) -> None:  # type: ignore[no-untyped-def]
+def test_a_directory_is_not_a_file(tmp_path: Path, compile_program, run_under_pario) -> None:
     exe = compile_program("open_dirs.c", mpi=False)
     log = tmp_path / "dirs.pario"
     proc = run_under_pario(log, [str(exe), str(tmp_path)])
@@ -198,7 +198,7 @@ def test_a_directory_is_not_a_file(tmp_path: Path, compile_program, run_under_pa
 
 
 @pytest.mark.slow
-def test_logs_of_different_programs_are_not_a_scaling_table(block_log: Path, pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+def test_logs_of_different_programs_are_not_a_scaling_table(block_log: Path, pario_cmd, mpi_env) -> None:
     demo = block_log.parent / "demo.pario"
     proc = subprocess.run(
         [

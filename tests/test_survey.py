@@ -52,7 +52,7 @@ def sql(store: Path, text: str) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory, pario_cmd, mpi_env, compile_program) -> Path:  # type: ignore[no-untyped-def]
+def archive(tmp_path_factory, pario_cmd, mpi_env, compile_program) -> Path:
     """Darshan's archive layout with the shared logs over two days, a pario log of the block
     kernel with its event trace (4 ranks, 1 MiB written collectively), a corrupt log and a
     truncated one, in a folder of its own the per-rank logs of a job whose 2 ranks exited
@@ -401,7 +401,7 @@ def test_facility_numbers_worked_out_by_hand(facility: Path):
 
 @pytest.mark.slow
 def test_facility_filters(facility: Path):
-    def jobs(**kw) -> int:  # type: ignore[no-untyped-def]
+    def jobs(**kw) -> int:
         return facility_report(str(facility), Filters(**kw)).summary["jobs"]
 
     assert jobs(user="1") == 3 and jobs(user="2") == 1
@@ -594,7 +594,7 @@ def data_files(store: Path) -> dict[str, list[str]]:
             for d in sorted((store / "jobs").glob("month=*"))}
 
 
-def outputs(store: Path, pario_cmd) -> list[str]:  # type: ignore[no-untyped-def]
+def outputs(store: Path, pario_cmd) -> list[str]:
     """What a user reads from the store: the report, and SQL over every row and the jobs."""
     got = []
     for args in (["report", str(store)],
@@ -744,7 +744,7 @@ def test_a_store_written_by_older_code_is_read_and_compacted(tmp_path: Path, par
 
 # --- filters skip files by their statistics -------------------------------------------------------
 
-def matching_files(store: Path, keep) -> set[str]:  # type: ignore[no-untyped-def]
+def matching_files(store: Path, keep) -> set[str]:
     """The data files holding a row that ``keep`` accepts (every row read, in Python)."""
     import pyarrow.parquet as pq
 
@@ -752,12 +752,12 @@ def matching_files(store: Path, keep) -> set[str]:  # type: ignore[no-untyped-de
             if any(keep(r) for r in pq.read_table(f).to_pylist())}
 
 
-def same_sums(report) -> object:  # type: ignore[no-untyped-def]
+def same_sums(report) -> object:
     """The report's JSON with each float to 12 significant digits (a sum's last bits depend on
     the order DuckDB adds the rows in)."""
     from pario.survey.render import report_dict
 
-    def fix(v):  # type: ignore[no-untyped-def]
+    def fix(v):
         if isinstance(v, float):
             return float(f"{v:.12g}")
         if isinstance(v, dict):

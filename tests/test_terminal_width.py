@@ -136,7 +136,7 @@ def test_wrap_words_breaks_only_at_spaces_and_after_slashes() -> None:
 
 
 @pytest.fixture(scope="module")
-def pario_logs(tmp_path_factory, pario_cmd, mpi_env) -> list[Path]:  # type: ignore[no-untyped-def]
+def pario_logs(tmp_path_factory, pario_cmd, mpi_env) -> list[Path]:
     """The block kernel (4 KiB independent writes, so the diagnosis suggests hints) at 2 and
     4 ranks under ROMIO, writing below a long directory name, and the demo program."""
     from pario import paths
@@ -257,7 +257,7 @@ def test_help_fits(command: str, width: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def vpic_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:  # type: ignore[no-untyped-def]
+def vpic_log(tmp_path_factory, pario_cmd, mpi_env) -> Path:
     """vpic --hdf5 --verify: POSIX, MPI-IO and HDF5 requests both ways (six request-size columns),
     and datasets with long names (the file's)."""
     from pario import paths
@@ -342,7 +342,7 @@ def _cli(pario_cmd: list[str], args: list[str], width: int, env: dict[str, str] 
 
 
 @pytest.fixture(scope="module")
-def survey_runs(tmp_path_factory, pario_cmd) -> tuple[Path, dict[int, tuple[Path, str]]]:  # type: ignore[no-untyped-def]
+def survey_runs(tmp_path_factory, pario_cmd) -> tuple[Path, dict[int, tuple[Path, str]]]:
     """The shared Darshan logs and a corrupt one below a long directory name, surveyed (one
     Dask worker) at each width into a store of its own: the stores and the status lines."""
     root = tmp_path_factory.mktemp("survey")
@@ -361,7 +361,7 @@ def survey_runs(tmp_path_factory, pario_cmd) -> tuple[Path, dict[int, tuple[Path
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.slow
-def test_survey_status_line_fits(survey_runs, width: int) -> None:  # type: ignore[no-untyped-def]
+def test_survey_status_line_fits(survey_runs, width: int) -> None:
     from pario.survey.store import query
 
     archive, runs = survey_runs
@@ -392,7 +392,7 @@ def test_survey_rate_only_for_long_runs() -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.slow
-def test_survey_report_fits(survey_runs, pario_cmd, width: int) -> None:  # type: ignore[no-untyped-def]
+def test_survey_report_fits(survey_runs, pario_cmd, width: int) -> None:
     """Every table of the facility report at the width: each row's cells there, none blank (the
     name first on the row's line, its numbers after it in order; a folded column's cells under
     it), the same words as at 1000 columns."""
@@ -445,7 +445,7 @@ def test_survey_report_fits(survey_runs, pario_cmd, width: int) -> None:  # type
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.slow
-def test_survey_sql_fits(survey_runs, pario_cmd, width: int) -> None:  # type: ignore[no-untyped-def]
+def test_survey_sql_fits(survey_runs, pario_cmd, width: int) -> None:
     """A table whose paths wrap after a '/' (at 120 columns) or go under each row (at 80: a file
     name of 72 characters does not fit beside the others), and one too wide for any table
     (every column of the jobs view), one record per block: every value there, by its column's
@@ -485,7 +485,7 @@ def test_survey_sql_fits(survey_runs, pario_cmd, width: int) -> None:  # type: i
 # -- pario kernel -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.slow
-def test_kernel_list_and_help_fit(pario_cmd, width: int) -> None:  # type: ignore[no-untyped-def]
+def test_kernel_list_and_help_fit(pario_cmd, width: int) -> None:
     from pario import kernels
 
     narrow = _cli(pario_cmd, ["kernel", "--list"], width).stdout
@@ -516,7 +516,7 @@ def _block(np_: int = 2) -> list[str]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.slow
-def test_tune_show_space_fits(tmp_path: Path, pario_cmd, mpi_env, width: int) -> None:  # type: ignore[no-untyped-def]
+def test_tune_show_space_fits(tmp_path: Path, pario_cmd, mpi_env, width: int) -> None:
     args = ["tune", "--show-space", "--", *_block()]
     narrow = _cli(pario_cmd, args, width, env=mpi_env, cwd=tmp_path).stdout
     wide = _cli(pario_cmd, args, 1000, env=mpi_env, cwd=tmp_path).stdout
@@ -533,7 +533,7 @@ def test_tune_show_space_fits(tmp_path: Path, pario_cmd, mpi_env, width: int) ->
 
 
 @pytest.fixture(scope="module")
-def tune_runs(tmp_path_factory, pario_cmd, mpi_env) -> dict[int, tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+def tune_runs(tmp_path_factory, pario_cmd, mpi_env) -> dict[int, tuple[str, str, str]]:
     """The same seeded study (the block kernel, 2 trials in the budget) at 80, 120 and 1000
     columns, each in a folder of its own: its progress (stderr), its end-of-study text and its
     `pario tune report`."""
@@ -560,7 +560,7 @@ ROLES = " default search remeasure"
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.slow
 @pytest.mark.measured  # two studies' verdicts compared word for word: noise beside them parts them
-def test_tune_progress_and_end_fit(tune_runs, width: int) -> None:  # type: ignore[no-untyped-def]
+def test_tune_progress_and_end_fit(tune_runs, width: int) -> None:
     progress, end, report = tune_runs[width]
     wide_progress, wide_end, wide_report = tune_runs[1000]
 

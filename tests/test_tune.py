@@ -59,7 +59,7 @@ def sqlite_url(cwd: Path) -> str:
     return f"sqlite:///{cwd / '.pario' / 'tune.db'}"
 
 
-def trials_of(storage, name: str) -> list:  # type: ignore[no-untyped-def]
+def trials_of(storage, name: str) -> list:
     return sorted(optuna.load_study(study_name=name, storage=storage).get_trials(), key=lambda t: t.number)
 
 
@@ -79,7 +79,7 @@ def hints_file_entries(path: Path) -> dict[str, str]:
     return dict(ln.split(" ", 1) for ln in lines)
 
 
-def data_file_hints(profile, table: dict) -> dict:  # type: ignore[no-untyped-def]
+def data_file_hints(profile, table: dict) -> dict:
     """``table`` (effective or injected hints by file id) for the kernel's data file."""
     mpiio = profile.layer("mpiio")
     ids = [int(i) for i, n in zip(mpiio["id"], mpiio["name"], strict=True)
@@ -122,7 +122,7 @@ OMPIO_WHEN = ("mca.io", ("ompio", "default"))
 ALGOS = ("none", "comm", "write", "write-comm", "write-comm-2", "auto")
 
 
-def dims(space) -> list[tuple]:  # type: ignore[no-untyped-def]
+def dims(space) -> list[tuple]:
     return [(d.name, d.kind, d.choices, d.when) for d in space.dimensions]
 
 
@@ -247,7 +247,7 @@ def test_show_space(tmp_path: Path, pario_cmd, mpi_env):
 # ---- 2. the objective ----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def block_log(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def block_log(tmp_path_factory, pario_cmd, mpi_env):
     out = tmp_path_factory.mktemp("objective")
     log = out / "block.pario"
     proc = subprocess.run([*pario_cmd, "run", "--log", str(log), "--", *kernel(4)], env=mpi_env, cwd=out,
@@ -292,7 +292,7 @@ def test_files_glob_base_name_or_path(block_log):
 # ---- 3. a real study ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def random_study(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def random_study(tmp_path_factory, pario_cmd, mpi_env):
     cwd = tmp_path_factory.mktemp("study")
     proc = tune(pario_cmd, mpi_env, cwd, "--budget", "4", "--strategy", "random", "--seed", "3",
                 "--study", "rs", "--json", "out.json", "--", *kernel(4))

@@ -48,7 +48,7 @@ def mpirun(name: str, args: list[str], np_: int = 2) -> list[str]:
     return ["mpirun", "--oversubscribe", "-np", str(np_), str(kernel_exe(name)), *args]
 
 
-def choices(space, name: str) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+def choices(space, name: str) -> tuple[str, ...]:
     return space.get(name).choices
 
 
@@ -164,7 +164,7 @@ def test_configuration_to_hints_files_and_lines(tmp_path: Path):
 
 # ---- real runs ----------------------------------------------------------------------------
 
-def show_space(pario_cmd, env, cwd: Path, command: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+def show_space(pario_cmd, env, cwd: Path, command: list[str]) -> list[str]:
     proc = tune(pario_cmd, env, cwd, "--show-space", "--", *command)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
@@ -191,7 +191,7 @@ def test_show_space_finds_the_libraries_in_the_program(tmp_path: Path, pario_cmd
     assert not any(ln.startswith(("hdf5.", "nc_")) for ln in lines)
 
 
-def study(pario_cmd, env, cwd: Path, name: str, only: list[str], seed: int,  # type: ignore[no-untyped-def]
+def study(pario_cmd, env, cwd: Path, name: str, only: list[str], seed: int,
           command: list[str]) -> tuple[list, dict]:
     """A random study of budget 3 (no verification) over ``only``: its trials that ran and its JSON."""
     spec = cwd / f"{name}.toml"

@@ -158,7 +158,7 @@ def test_budget_used_leaves_out_interrupted_trials():
     study.set_user_attr("pario_space", space_to_json(space))
     dist = {"cb_nodes": CategoricalDistribution(["default", "1"])}
 
-    def trial(role: str, state: TrialState, **attrs) -> None:  # type: ignore[no-untyped-def]
+    def trial(role: str, state: TrialState, **attrs) -> None:
         study.add_trial(create_trial(state=state, value=1.0 if state == TrialState.COMPLETE else None,
                                      params={"cb_nodes": "default"}, distributions=dist,
                                      user_attrs={"role": role, "config": default, "values": [1.0]

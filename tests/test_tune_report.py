@@ -30,13 +30,13 @@ COMMAND = ["mpirun", "--oversubscribe", "-np", "2"]
 KERNEL_ARGS = ["--block-size", "8k", "--transfer-size", "8k", "--segments", "256"]
 
 
-def _pario(pario_cmd, env, cwd: Path, *args: str) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+def _pario(pario_cmd, env, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*pario_cmd, *args], env={**env, "COLUMNS": "80"}, cwd=cwd, capture_output=True,
                           text=True, timeout=TIMEOUT)
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory, pario_cmd, mpi_env):  # type: ignore[no-untyped-def]
+def study(tmp_path_factory, pario_cmd, mpi_env):
     """A real study, its storage URL, the directory it ran in, and its stored trials."""
     cwd = tmp_path_factory.mktemp("tune-report")
     url = f"sqlite:///{cwd / 'studies.db'}"

@@ -82,7 +82,7 @@ def test_judge_helps_harms_and_no_effect_by_hand() -> None:
     assert judge(BASE, [0.1] * 5, failed=True).verdict == FAILED
 
 
-def _logged(tmp: Path, pario_cmd, mpi_env, name: str, hints: str, extra: list[str]) -> Path:  # type: ignore[no-untyped-def]
+def _logged(tmp: Path, pario_cmd, mpi_env, name: str, hints: str, extra: list[str]) -> Path:
     log = tmp / f"{name}.pario"
     cmd = [*pario_cmd, "run", "--log", str(log), "--", "mpirun", "-np", "4", "--mca", "io", "romio321",
            str(kernel_exe("block")), "--transfer-size", "8k", "--collective", *extra, "--hints", hints,
@@ -92,14 +92,14 @@ def _logged(tmp: Path, pario_cmd, mpi_env, name: str, hints: str, extra: list[st
     return log
 
 
-def _verify(pario_cmd, mpi_env, log: Path, *args: str) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+def _verify(pario_cmd, mpi_env, log: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*pario_cmd, "verify", *args, str(log)], env={**mpi_env, "COLUMNS": "160"},
                           capture_output=True, text=True, timeout=600, cwd=log.parent)
 
 
 @pytest.mark.slow
 @pytest.mark.measured
-def test_more_aggregators_help_and_the_report_says_so(  # type: ignore[no-untyped-def]
+def test_more_aggregators_help_and_the_report_says_so(
         tmp_path: Path, pario_cmd, mpi_env) -> None:
     log = _logged(tmp_path, pario_cmd, mpi_env, "one",
                   "romio_cb_write=enable,cb_nodes=1,cb_buffer_size=1048576",
@@ -144,7 +144,7 @@ def test_more_aggregators_help_and_the_report_says_so(  # type: ignore[no-untype
 
 @pytest.mark.slow
 @pytest.mark.measured
-def test_advice_that_does_not_fit_this_disk_is_not_called_a_gain(  # type: ignore[no-untyped-def]
+def test_advice_that_does_not_fit_this_disk_is_not_called_a_gain(
         tmp_path: Path, pario_cmd, mpi_env) -> None:
     log = _logged(tmp_path, pario_cmd, mpi_env, "cbd", "romio_cb_write=disable",
                   ["--block-size", "64k", "--segments", "8"])
@@ -157,7 +157,7 @@ def test_advice_that_does_not_fit_this_disk_is_not_called_a_gain(  # type: ignor
     assert not (tmp_path / "cbd.pario.verify" / "verified.hints").exists()
 
 
-def test_a_darshan_log_needs_its_command(pario_cmd, mpi_env) -> None:  # type: ignore[no-untyped-def]
+def test_a_darshan_log_needs_its_command(pario_cmd, mpi_env) -> None:
     log = Path(__file__).parent / "data" / "darshan-logs" / "mpi-io-test-x86_64-3.5.0.darshan"
     proc = subprocess.run([*pario_cmd, "verify", str(log)], env=mpi_env, capture_output=True, text=True,
                           timeout=120)
@@ -167,7 +167,7 @@ def test_a_darshan_log_needs_its_command(pario_cmd, mpi_env) -> None:  # type: i
         f"e.g. pario verify {log} -- mpirun -np 4 ./app"]
 
 
-def test_a_command_that_fails_unchanged_is_one_line(  # type: ignore[no-untyped-def]
+def test_a_command_that_fails_unchanged_is_one_line(
         tmp_path: Path, pario_cmd, mpi_env) -> None:
     """ior-HDF5's log suggests hints (LIB-METADATA-DOMINATES, LIB-INDEPENDENT-TRANSFERS); a command
     that fails unchanged leaves nothing to compare with."""
