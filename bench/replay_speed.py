@@ -102,6 +102,9 @@ def main() -> None:
     ap.add_argument("--ranks", type=int, default=64)
     ap.add_argument("--iterations", type=int, default=7000)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--against", metavar="REV",
+                    help="also time the matching (pario.trace.match.dependencies) of git revision REV "
+                         "against the installed one, in alternate rounds, and give the ratio of medians")
     args = ap.parse_args()
     t = time.perf_counter()
     trace = synthetic(args.ranks, args.iterations)
@@ -118,6 +121,45 @@ def main() -> None:
     for label, seconds in rows:
         print(f"{label:<25} {seconds:7.3f} s  {n / seconds / 1e6:6.2f} M events/s")
     print(f"measured replay error     {r.error:+.2e}")
+    if args.against:
+        against(trace, args.against, args.reps)
+
+
+def against(trace: Trace, rev: str, reps: int) -> None:
+    """The matching of revision ``rev`` (its python/pario/trace/match.py) against the installed
+    one on the same trace, rounds alternating which goes first; the two must agree."""
+    import importlib.util
+    import statistics
+    import subprocess
+    import tempfile
+
+    from pario.trace import match
+
+    checkout = str(Path(__file__).resolve().parent.parent)
+    text = subprocess.run(["git", "-C", checkout, "show", f"{rev}:python/pario/trace/match.py"],
+                          capture_output=True, text=True, check=True).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(text)
+    spec = importlib.util.spec_from_file_location("match_against", f.name)
+    assert spec and spec.loader
+    other = importlib.util.module_from_spec(spec)
+    sys.modules["match_against"] = other
+    spec.loader.exec_module(other)
+    a, b = other.dependencies(trace), match.dependencies(trace)
+    for name in ("dep_ptr", "dep_idx", "grp_ptr", "grp_idx"):
+        if not np.array_equal(getattr(a, name), getattr(b, name)):
+            raise SystemExit(f"{rev}'s matching and the installed one differ in {name}")
+    times: dict[str, list[float]] = {rev: [], "installed": []}
+    for i in range(2 * reps):
+        sides = [(rev, other), ("installed", match)]
+        for label, mod in sides if i % 2 == 0 else sides[::-1]:
+            t = time.perf_counter()
+            mod.dependencies(trace)
+            times[label].append(time.perf_counter() - t)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"matching, {2 * reps} rounds each, medians: {rev} {med[rev]:.3f} s, "
+          f"installed {med['installed']:.3f} s, ratio {med[rev] / med['installed']:.2f} "
+          "(the same dependencies)")
 
 
 if __name__ == "__main__":

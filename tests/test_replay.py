@@ -293,6 +293,35 @@ def test_messages_match_in_order_per_source_and_tag() -> None:
     assert r.rank_ends[1] == pytest.approx(2.5)
 
 
+def test_matching_without_packed_keys_gives_the_same_dependencies(monkeypatch) -> None:
+    # the messages and the collectives are sorted on one packed int64 key when their ranges fit
+    # in 62 bits, else with np.lexsort / np.unique(axis=1): both must match alike
+    from pario.trace import match
+
+    nb = FLAG_NONBLOCKING
+    messages = job(
+        [ev(Kind.SEND, 1.0, 1.0, peer=1, tag=1), ev(Kind.SEND, 2.0, 2.0, peer=1, tag=2),
+         ev(Kind.SEND, 2.1, 2.1, peer=1, tag=1), ev(Kind.ALLREDUCE, 3.0, 3.1), ev(Kind.MPI_OTHER, 4.0, 4.0)],
+        [ev(Kind.RECV, 0.0, 2.0, peer=0, tag=2), ev(Kind.IRECV, 2.0, 2.0, peer=ANY, tag=ANY, flags=nb, aux=1),
+         ev(Kind.RECV, 2.0, 2.2, peer=0, tag=1), ev(Kind.WAIT, 2.2, 2.3),
+         ev(Kind.COMPLETE, 2.2, 2.3, flags=FLAG_CONT, aux=1, peer=0, tag=1), ev(Kind.ALLREDUCE, 2.9, 3.1),
+         ev(Kind.MPI_OTHER, 3.5, 3.5)],
+    )
+    packed = dependencies(messages)
+    monkeypatch.setattr(match, "_KEY_ROOM", 1)
+    assert match._packed_key([np.array([0, 1])]) is None
+    unpacked = dependencies(messages)
+    for name in ("dep_ptr", "dep_idx", "grp_ptr", "grp_idx"):
+        assert np.array_equal(getattr(packed, name), getattr(unpacked, name)), name
+    # receives match in the order they were posted: the Irecv (its status: tag 1) the first
+    # tag-1 send, the blocking tag-1 receive after it the second
+    rec = packed.records
+    deps = {int(c): sorted(int(n) for n in packed.dep_idx[packed.dep_ptr[c]:packed.dep_ptr[c + 1]])
+            for c in range(rec.ncalls)}
+    recv_tag2, recv_tag1, wait = (int(rec.call_of[rec.rec_ptr[1] + i]) for i in (0, 2, 3))
+    assert deps[recv_tag2] == [1] and deps[recv_tag1] == [2] and deps[wait] == [0]
+
+
 def test_sendrecv_ring() -> None:
     compute = (1.0, 2.0, 0.5)
     ends = (1.1, 2.1, 2.1)

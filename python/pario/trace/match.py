@@ -39,6 +39,28 @@ _FAN_IN = (Kind.GATHER, Kind.REDUCE)
 _PREFIX = (Kind.SCAN, Kind.EXSCAN)
 #: ``cls`` of a collective group: an MPI collective, or a collective MPI-IO call
 _MPI, _IO = 0, 1
+#: the largest key _packed_key makes (room for the sums of its arithmetic)
+_KEY_ROOM = 1 << 62
+
+
+def _packed_key(columns: list[np.ndarray]) -> np.ndarray | None:
+    """One int64 per row that sorts as the columns do, the first most significant (lexsort's
+    order of the columns reversed), or None when their ranges do not fit in 62 bits.  A sort
+    of one key is several times faster than np.lexsort of the columns or np.unique(axis=1)."""
+    if not columns or not len(columns[0]):
+        return None
+    lows = [int(c.min()) for c in columns]
+    spans = [int(c.max()) - lo + 1 for c, lo in zip(columns, lows, strict=True)]
+    total = 1
+    for span in spans:
+        total *= span
+    if total >= _KEY_ROOM:
+        return None
+    key = np.zeros(len(columns[0]), np.int64)
+    for c, lo, span in zip(columns, lows, spans, strict=True):
+        key *= span
+        key += c - lo
+    return key
 
 
 @dataclass(frozen=True)
@@ -219,23 +241,33 @@ def _match_messages(rec: Records, kind: np.ndarray, setid: np.ndarray, post_of: 
     k_tag = np.concatenate([tag[sends], rtag])
     k_set = np.concatenate([setid[sends], setid[recvs]])
     index = np.concatenate([sends, recvs])
-    order = np.lexsort((index, is_recv, k_set, k_tag, k_dst, k_src))
     recv_of_send = np.full(n, -1, np.int64)
     send_of_recv = np.full(n, -1, np.int64)
-    if not len(order):
+    if not len(index):
         return recv_of_send, send_of_recv
-    ks, kd, kt, kc = k_src[order], k_dst[order], k_tag[order], k_set[order]
-    new = np.ones(len(order), bool)
-    new[1:] = (ks[1:] != ks[:-1]) | (kd[1:] != kd[:-1]) | (kt[1:] != kt[:-1]) | (kc[1:] != kc[:-1])
-    group = np.cumsum(new) - 1
-    gstart = np.flatnonzero(new)[group]
-    nsends = np.bincount(group, weights=(is_recv[order] == 0))[group].astype(np.int64)
-    pos = np.arange(len(order))
-    r = is_recv[order] == 1
-    occ = pos - gstart - nsends
-    matched = r & (occ < nsends)
-    recv_idx = index[order][matched]
-    send_idx = index[order][(gstart + occ)[matched]]
+    # the messages of one stream (source, destination, tag, communicator) together, its sends
+    # before its receives, each in record order (sends, then receives, are: a stable sort of
+    # the rest keeps it)
+    stream = _packed_key([k_src, k_dst, k_tag, k_set])
+    new = np.ones(len(index), bool)
+    if stream is not None:
+        order = np.argsort(stream * 2 + is_recv, kind="stable")
+        s = stream[order]
+        np.not_equal(s[1:], s[:-1], out=new[1:])
+    else:
+        order = np.lexsort((index, is_recv, k_set, k_tag, k_dst, k_src))
+        ks, kd, kt, kc = k_src[order], k_dst[order], k_tag[order], k_set[order]
+        new[1:] = (ks[1:] != ks[:-1]) | (kd[1:] != kd[:-1]) | (kt[1:] != kt[:-1]) | (kc[1:] != kc[:-1])
+    # the i-th receive of a stream matches its i-th send (MPI's non-overtaking rule)
+    starts = np.flatnonzero(new)
+    is_r = is_recv[order]
+    nsends = np.add.reduceat(1 - is_r, starts)
+    rpos = np.flatnonzero(is_r)
+    g = np.searchsorted(starts, rpos, side="right") - 1
+    occ = rpos - starts[g] - nsends[g]
+    matched = occ < nsends[g]
+    recv_idx = index[order[rpos[matched]]]
+    send_idx = index[order[(starts[g] + occ)[matched]]]
     send_of_recv[recv_idx] = send_idx
     recv_of_send[send_idx] = recv_idx
     return recv_of_send, send_of_recv
@@ -293,8 +325,12 @@ def _collective_deps(rec: Records, kind: np.ndarray, setid: np.ndarray, sets: li
     first = np.searchsorted(s_sorted, s_sorted, side="left")
     seq = np.empty(len(recs), np.int64)
     seq[order] = np.arange(len(recs)) - first
-    gkey = np.stack([setid[recs], cls, seq])
-    _, group, counts = np.unique(gkey, axis=1, return_inverse=True, return_counts=True)
+    key = _packed_key([setid[recs], cls, seq])
+    if key is not None:
+        _, group, counts = np.unique(key, return_inverse=True, return_counts=True)
+    else:
+        _, group, counts = np.unique(np.stack([setid[recs], cls, seq]), axis=1, return_inverse=True,
+                                     return_counts=True)
     group = group.reshape(-1)
     size = np.array([len(m) for m in sets], np.int64)[setid[recs]]
     gsize = np.zeros(len(counts), np.int64)
