@@ -58,6 +58,11 @@ def seconds(x: float | None) -> str:
     return f"{plain(x / 86400)} d"
 
 
+def signed_seconds(x: float) -> str:
+    """A change of time with its sign: '+4.23 ms', '-51.9 ms', '0 s'."""
+    return ("+" if x > 0 else "-" if x < 0 else "") + seconds(abs(x))
+
+
 def nbytes(x: float | None) -> str:
     if not _ok(x):
         return "-"

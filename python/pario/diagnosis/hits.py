@@ -30,14 +30,18 @@ else:  # Python 3.10: it only informs type checkers
 _T = TypeVar("_T")
 
 
-#: How the detectors' records are declared: a dataclass with its ``__init__`` and ``__repr__``, no
-#: more.  Hits and the file/rank records inside them are made once per finding and read by their
-#: words, never compared, hashed or changed; Python builds each generated method with ``exec``
-#: when a module loads, and eq, hash and frozen's guards on the rule modules' 79 records cost
-#: about 0.03 s of CPU in every command that diagnoses (docs/performance.md).
+#: How the detectors' records are declared: a dataclass with its ``__init__``, no more.  Hits and
+#: the file/rank records inside them are made once per finding and read by their words, never
+#: compared, hashed, printed or changed (``dataclasses.replace`` makes a new one); Python builds
+#: each generated method with ``exec`` when a module loads, and a class without a docstring gets
+#: one made from ``inspect.signature``: for the rule modules' 79 records, eq, hash and frozen's
+#: guards cost about 0.03 s of CPU in every command that diagnoses, ``__repr__`` and the
+#: signatures about 0.02 s more (docs/performance.md).
 @dataclass_transform(eq_default=False)
 def record(cls: type[_T]) -> type[_T]:
-    return dataclass(eq=False)(cls)
+    if not cls.__doc__:
+        cls.__doc__ = cls.__name__
+    return dataclass(eq=False, repr=False)(cls)
 
 
 @record

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shlex
 
-from pario.units import seconds
+from pario.units import seconds, signed_seconds
 from pario.verify.measure import VerifyResult
-from pario.verify.verdict import Verdict, signed_seconds
+from pario.verify.verdict import Verdict
 
 
 def measured_text(v: Verdict) -> str:

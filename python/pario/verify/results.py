@@ -13,7 +13,7 @@ from typing import Any
 
 from pario.diagnosis import Finding
 from pario.units import seconds as fmt_seconds
-from pario.verify.verdict import signed_seconds
+from pario.units import signed_seconds
 
 STATE = "verify.json"
 

@@ -13,8 +13,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pario.units import seconds
-
 HELPS, NO_EFFECT, HARMS, FAILED, TOO_FEW = "helps", "no effect", "harms", "failed", "too few rounds"
 
 #: paired rounds needed for a verdict
@@ -63,7 +61,3 @@ def judge(base: Sequence[float], trial: Sequence[float], *, min_change: float = 
         return Verdict(HARMS, n, bmed, tmed, change, low, high, slower)
     return Verdict(NO_EFFECT, n, bmed, tmed, change, low, high, n)
 
-
-def signed_seconds(x: float) -> str:
-    """A change of time with its sign: '+4.23 ms', '-51.9 ms', '0 s'."""
-    return ("+" if x > 0 else "-" if x < 0 else "") + seconds(abs(x))
