@@ -206,6 +206,35 @@ def _posix_head(payload: bytes, nfields: int) -> tuple[int, np.ndarray, np.ndarr
     return n, words[:n], words[n:].view("<i8")
 
 
+def test_rank_blocks_decode_together_as_one_by_one():
+    """The reader decodes the RANK blocks' records a batch at a time, the blocks with as many
+    records together: the same words as block by block, and the records written."""
+    from pario.log import _format as fmt
+
+    rng = np.random.default_rng(7)
+    dtype = fmt.record_dtype(5, 3)
+    written, blocks = [], []
+    for n in (3, 1, 3, 7, 1, 3, 2):
+        rec = np.zeros(n, dtype)
+        rec["id"] = rng.integers(0, 2**63, n, dtype=np.uint64)
+        rec["rank"] = rng.integers(-1, 100, n)
+        rec["c"] = rng.integers(-2**62, 2**62, (n, 5))
+        rec["f"] = rng.random((n, 3)) * 1e9
+        written.append(rec)
+        blocks.append((n, fmt.columns_of_records(rec)))
+    nwords = dtype.itemsize // 8
+    together = fmt.words_from_column_blocks(blocks, nwords)
+    one_by_one = np.concatenate([fmt.words_from_columns(raw, nwords, n, fmt.VERSION) for n, raw in blocks],
+                                axis=1)
+    assert np.array_equal(together, one_by_one)
+    assert np.array_equal(np.ascontiguousarray(together.T).view(dtype).reshape(-1), np.concatenate(written))
+    # blocks all of one size: the batch is the columns in order, no scatter
+    threes = [(n, raw) for n, raw in blocks if n == 3]
+    alike = fmt.words_from_column_blocks(threes, nwords)
+    assert np.array_equal(np.ascontiguousarray(alike.T).view(dtype).reshape(-1),
+                          np.concatenate([w for w in written if len(w) == 3]))
+
+
 def test_records_are_column_major(known_run):
     """A RANK block's POSIX records start with every record's id, then every record's rank,
     then each counter's column split into byte 6, byte 7 and bytes 0-5 of its values (format

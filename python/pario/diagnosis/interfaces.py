@@ -27,7 +27,7 @@ from pario.diagnosis.facts import Facts
 from pario.diagnosis.file_rows import files_of, part
 from pario.diagnosis.findings import Severity
 from pario.diagnosis.hits import Hit, record
-from pario.diagnosis.layout import directory_of
+from pario.diagnosis.layout import directory_key, quoted_directory
 from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import Stake, stake, stake_rows
 from pario.table import Table
@@ -125,14 +125,14 @@ class FilePerProcess(Hit):
 
 def _place_of(facts: Facts, ids: np.ndarray) -> tuple[str, bool]:
     """The directory most of the files ``ids`` are in (shell-quoted), and whether any is on Lustre."""
-    dirs: Counter[str] = Counter()
+    dirs: Counter[str | None] = Counter()  # by directory_key: distinct keys quote distinctly
     for layer, records in facts.outermost().items():
         if len(records):
             keep = part(layer_values(facts, layer, "id"), facts.outer_rows(layer))
             names = np.asarray(records["name"])[isin(keep, ids)]
-            dirs.update(directory_of(str(n)) for n in names)
+            dirs.update(directory_key(str(n)) for n in names)
     lustre = any(int(i) in facts.striping for i in ids.tolist())
-    return (dirs.most_common(1)[0][0] if dirs else "."), lustre
+    return (quoted_directory(dirs.most_common(1)[0][0]) if dirs else "."), lustre
 
 
 def _outer_records(facts: Facts) -> tuple[list[dict[str, np.ndarray]], list[tuple[str, np.ndarray | None]]]:

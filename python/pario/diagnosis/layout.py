@@ -125,14 +125,26 @@ UNKNOWN_DIRECTORY = "${DIR:?set DIR to the directory of the file}"
 def directory_of(name: str) -> str:
     """The directory to stripe for file ``name`` (new files inherit its layout), shell-quoted; a
     name without a directory is relative to where the program ran: "."."""
-    if "/" not in name:
+    return quoted_directory(directory_key(name))
+
+
+def directory_key(name: str) -> str | None:
+    """What :func:`directory_of` quotes: the directory as it is, or None when it is not known;
+    cheap enough to run over a million names, each distinct one then quoted once (two distinct
+    keys quote distinctly)."""
+    head, sep, base = name.rpartition("/")
+    if not sep:
         return "."
-    head, base = name.rsplit("/", 1)
     if base.isdigit() and len(base) >= 8:
         # an anonymised Darshan path (the mount point, then a hash of the rest): its directory is
         # not known, and the mount point is not the directory to stripe
-        return UNKNOWN_DIRECTORY
-    return shlex.quote(head or "/")
+        return None
+    return head or "/"
+
+
+def quoted_directory(key: str | None) -> str:
+    """A :func:`directory_key` as :func:`directory_of` gives it."""
+    return UNKNOWN_DIRECTORY if key is None else shlex.quote(key)
 
 
 @dataclass(frozen=True)

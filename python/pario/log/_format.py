@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -56,6 +57,36 @@ def words_from_columns(columns: bytes | memoryview, nwords: int, n: int, version
     for part in range(3):  # one strided copy per 16-bit part: far faster than one of 6 bytes
         out[2:, :, part] = low[:, :, part]
     return out.view("<u8").reshape(nwords, n)
+
+
+def words_from_column_blocks(blocks: Sequence[tuple[int, bytes | memoryview]], nwords: int) -> np.ndarray:
+    """:func:`words_from_columns` of several blocks of the split format (version 4 on) at once:
+    ``blocks`` are (records, bytes) in order, the result their ``(nwords, sum of records)`` words
+    side by side.  The blocks with as many records are decoded together, a few NumPy operations
+    for them all instead of several per block (a log of 100 000 ranks has 100 000 blocks)."""
+    if not blocks:
+        return np.empty((nwords, 0), dtype="<u8")
+    counts = np.array([n for n, _ in blocks], dtype=np.int64)
+    starts = np.zeros(len(blocks) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    sizes = np.unique(counts).tolist()
+    out = np.empty((nwords, int(starts[-1])), dtype="<u8") if len(sizes) > 1 else None
+    for n in sizes:
+        which = np.flatnonzero(counts == n)
+        raw = np.frombuffer(b"".join(blocks[i][1] for i in which.tolist()), dtype=np.uint8)
+        raw = raw.reshape(len(which), nwords * n * 8)
+        words = np.empty((len(which), nwords, n, 4), dtype="<u2")  # 4 little-endian 16-bit parts
+        words[:, :2] = raw[:, :16 * n].view("<u2").reshape(len(which), 2, n, 4)
+        split = raw[:, 16 * n:].reshape(len(which), nwords - 2, 8 * n)
+        words[:, 2:, :, 3] = split[:, :, :n] | (split[:, :, n:2 * n].astype("<u2") << 8)
+        low = split[:, :, 2 * n:].view("<u2").reshape(len(which), nwords - 2, n, 3)
+        words[:, 2:, :, :3] = low
+        values = words.view("<u8").reshape(len(which), nwords, n).transpose(1, 0, 2).reshape(nwords, -1)
+        if out is None:  # every block as many records: they are the columns in order
+            return values
+        out[:, (starts[which][:, None] + np.arange(n)).ravel()] = values
+    assert out is not None  # two sizes or more
+    return out
 
 
 def records_from_columns(columns: bytes | memoryview, dtype: np.dtype, n: int, version: int) -> np.ndarray:

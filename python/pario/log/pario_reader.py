@@ -40,12 +40,15 @@ class _LayerInfo:
 
 @dataclass
 class _Parts:
-    rows: list[memoryview] = field(default_factory=list)
+    rows: list[bytes] = field(default_factory=list)
     rank_ids: list[int] = field(default_factory=list)
     #: per layer, each RANK block's records, decoded once at the end: raw bytes (row-major,
     #: format versions 1 and 2), or the block's (columns, records) array of 8-byte words
     #: (column-major, versions 3 and 4; blocks without records left out)
     records: dict[str, list[memoryview | np.ndarray]] = field(default_factory=dict)
+    #: per layer, the RANK blocks' records (format 4) not decoded yet: (records, bytes copied out
+    #: of the block), decoded a batch at a time into ``records``
+    pending: dict[str, list[tuple[int, bytes]]] = field(default_factory=dict)
     name_ids: list[np.ndarray] = field(default_factory=list)
     name_lens: list[np.ndarray] = field(default_factory=list)
     name_blobs: list[bytes] = field(default_factory=list)
@@ -57,6 +60,9 @@ class _Parts:
     traces: dict[int, trace_reader.RankParts] = field(default_factory=dict)
     #: the log's format version (3 on: record arrays column-major, 4 on: counter columns split)
     version: int = 0
+
+
+_U32 = struct.Struct("<I")
 
 
 class _Cursor:
@@ -75,7 +81,11 @@ class _Cursor:
         return out
 
     def u32(self) -> int:
-        return int(struct.unpack("<I", self.take(4))[0])
+        if self.pos + 4 > len(self.data):
+            raise LogFormatError(f"{self.where}: block shorter than its contents")
+        (value,) = _U32.unpack_from(self.data, self.pos)
+        self.pos += 4
+        return int(value)
 
     def array(self, dtype: np.dtype, count: int) -> np.ndarray:
         return np.frombuffer(self.take(dtype.itemsize * count), dtype=dtype, count=count)
@@ -194,6 +204,7 @@ def _parse(data: bytes, where: str) -> Profile:
             ]
             rank_fields = list(meta["rank_fields"])
             parts.records = {lay.name: [] for lay in layers}
+            parts.pending = {lay.name: [] for lay in layers}
         elif meta is None:
             raise LogFormatError(f"{where}: corrupt pario log (data before the META block)")
         elif kind == fmt.BLOCK_SHARED:
@@ -220,6 +231,8 @@ def _parse(data: bytes, where: str) -> Profile:
     if not ended:
         raise LogFormatError(f"{where}: truncated pario log (no END block; the job may have "
                              "been killed while writing it)")
+    for lay in layers:
+        _decode_pending(lay, parts)
     return _build(meta, layers, rank_fields, parts, where)
 
 
@@ -238,22 +251,32 @@ def _read_shared(cur: _Cursor, layers: list[_LayerInfo], parts: _Parts) -> None:
 
 
 def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, parts: _Parts) -> None:
-    # Hot loop (once per rank): keep raw bytes, decode all ranks at once later.
-    # memoryviews into the inflated block: no copy until the one join per layer
-    parts.rows.append(cur.take(8 * nfields))
+    # Hot loop (once per rank): keep raw bytes, decode all ranks at once later.  What is kept is
+    # copied out of the inflated block (its row, its names' ids and lengths; the records are
+    # decoded into arrays of their own), so that the block is freed once read: a view into it
+    # would keep every rank's inflated block alive until the end (about 0.7 GB at 100 000 ranks
+    # of 10 files each).  Logs of formats 1-3 keep views of their records (format 4's are
+    # decoded into new arrays).
+    parts.rows.append(bytes(cur.take(8 * nfields)))
     parts.rank_ids.append(rank)
     for lay in layers:
         n = cur.u32()
         if parts.version < fmt.COLUMNAR_VERSION:
             parts.records[lay.name].append(cur.take(n * lay.dtype.itemsize))
+        elif parts.version < fmt.SPLIT_VERSION:
+            if n:
+                parts.records[lay.name].append(fmt.words_from_columns(
+                    cur.take(n * lay.dtype.itemsize), lay.dtype.itemsize // 8, n, parts.version))
         elif n:
-            parts.records[lay.name].append(fmt.words_from_columns(
-                cur.take(n * lay.dtype.itemsize), lay.dtype.itemsize // 8, n, parts.version))
+            pending = parts.pending[lay.name]
+            pending.append((n, bytes(cur.take(n * lay.dtype.itemsize))))
+            if len(pending) >= _DECODE_BATCH:
+                _decode_pending(lay, parts)
     # names: u32 n, u64 ids[n], u32 lens[n], bytes (columnar, see docs/log-format.md)
     n = cur.u32()
     if n:
-        ids = cur.array(np.dtype("<u8"), n)
-        lens = cur.array(np.dtype("<u4"), n)
+        ids = cur.array(np.dtype("<u8"), n).copy()
+        lens = cur.array(np.dtype("<u4"), n).copy()
         parts.name_ids.append(ids)
         parts.name_lens.append(lens)
         parts.name_blobs.append(bytes(cur.take(int(lens.sum(dtype=np.int64)))))
@@ -262,6 +285,18 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
     # hints injected (absent from logs written before the runtime recorded them)
     if cur.pos < len(cur.data):
         _read_hint_texts(cur, parts.injected)
+
+
+#: RANK blocks whose records are decoded together (format 4): the bytes waiting stay small (a
+#: few MB) while the per-block cost of NumPy calls is shared.
+_DECODE_BATCH = 1024
+
+
+def _decode_pending(lay: _LayerInfo, parts: _Parts) -> None:
+    pending = parts.pending[lay.name]
+    if pending:
+        parts.records[lay.name].append(fmt.words_from_column_blocks(pending, lay.dtype.itemsize // 8))
+        pending.clear()
 
 
 def _read_hint_texts(cur: _Cursor, out: dict[int, dict[str, str]]) -> None:
