@@ -1,8 +1,11 @@
 /*
  * Per-call cost of an intercepted call: a loop of N calls, timed as a whole.
- * Usage: overhead pwrite|fwrite|pwrite1m|openclose N PATH
+ * Usage: overhead pwrite|fwrite|pwrite1m|openclose|rdtsc|clock N PATH
  * Prints the mean nanoseconds per call.  bench/overhead.py runs it with and
  * without the runtime, interleaved, and reports medians and the difference.
+ * rdtsc and clock time the two timer reads a wrapper can make (nothing
+ * intercepted).  Built with -DOVERHEAD_MPI, the loops run between MPI_Init
+ * and MPI_Finalize (an MPI program, started by mpirun -np 1).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -11,6 +14,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
+#ifdef OVERHEAD_MPI
+#include <mpi.h>
+#endif
 
 static double now(void)
 {
@@ -22,12 +29,29 @@ static double now(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: overhead pwrite|fwrite|pwrite1m|openclose N PATH\n");
+        fprintf(stderr, "usage: overhead pwrite|fwrite|pwrite1m|openclose|rdtsc|clock N PATH\n");
         return 2;
     }
+#ifdef OVERHEAD_MPI
+    MPI_Init(&argc, &argv);
+#endif
     long n = atol(argv[2]);
     double t0 = 0, t1 = 0;
-    if (strcmp(argv[1], "fwrite") == 0) {
+    volatile unsigned long long sink = 0;
+    if (strcmp(argv[1], "rdtsc") == 0) {
+        t0 = now();
+        for (long i = 0; i < n; i++)
+            sink += __rdtsc();
+        t1 = now();
+    } else if (strcmp(argv[1], "clock") == 0) {
+        struct timespec ts;
+        t0 = now();
+        for (long i = 0; i < n; i++) {
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            sink += (unsigned long long)ts.tv_nsec;
+        }
+        t1 = now();
+    } else if (strcmp(argv[1], "fwrite") == 0) {
         FILE *f = fopen(argv[3], "w");
         if (!f)
             return 1;
@@ -66,5 +90,8 @@ int main(int argc, char **argv)
         free(buf);
     }
     printf("%.3f\n", (t1 - t0) * 1e9 / (double)n);
+#ifdef OVERHEAD_MPI
+    MPI_Finalize();
+#endif
     return 0;
 }
