@@ -513,6 +513,10 @@ def test_file_systems_from_a_mount_table():
     assert [table.fs_type(n) for n in names] == want
     assert table.fs_types(names) == want
     assert MountTable(None).fs_types(["/x"]) == [""]
+    # one name per directory, and each name that is a mount point or has no directory
+    assert table.distinct(names) == ["/home/u/x", "/homework/x", "/scratch/a/b", "/scratch/ab", "/scratch",
+                                     "/data/file.h5", "/data/other", "<STDOUT>", "rel/x"]
+    assert set(table.fs_types(table.distinct(names))) == set(want)
 
 
 def test_the_file_system_of_each_file():
@@ -541,6 +545,9 @@ def test_the_file_system_of_each_file():
     names = ["/a", "/b", "/c", "/d/x", "/e", "relative"]
     want = ["xfs", "ext4", "nfs", "lustre", "rootfs", ""]
     assert FileSystems(profile).of(np.arange(1, 7, dtype=np.uint64), names) == want
+    assert FileSystems(profile).kinds(np.arange(1, 7, dtype=np.uint64), names) == set(want)
+    assert FileSystems(profile).kinds(np.array([1, 5, 6], dtype=np.uint64), ["/a", "/e", "relative"]) == {
+        "xfs", "rootfs", ""}
     facts = facts_of(profile, RuleConfig())
     assert [fs_of(facts, fid, name) for fid, name in zip(range(1, 7), names, strict=True)] == want
     # id 4 has a Lustre layout but no mount table entry: the layout decides

@@ -50,6 +50,23 @@ class FileSystems:
         self._lustre = {int(fid) for fid in striping} if isinstance(striping, dict) else set()
         self._mounts = MountTable(profile.job.metadata.get("mounts"))
 
+    def kinds(self, ids: Sequence[int] | np.ndarray, names: Sequence[str]) -> set[str]:
+        """The set of :meth:`of` (``ids`` and ``names`` in the same order), without a look-up per
+        file: the files with a statfs magic by their magic, the Lustre ones, and the mount points
+        of the others' distinct directories."""
+        fids = np.asarray(ids).astype(np.uint64)
+        magic = np.array(list(self._magic), dtype=np.uint64)
+        lustre = np.array(list(self._lustre), dtype=np.uint64)
+        has_magic = np.isin(fids, magic)
+        on_lustre = ~has_magic & np.isin(fids, lustre)
+        out = {fs_name(m) for m in {self._magic[int(f)] for f in fids[has_magic].tolist()}}
+        if on_lustre.any():
+            out.add("lustre")
+        rest = np.flatnonzero(~has_magic & ~on_lustre).tolist()
+        if rest:
+            out.update(self._mounts.fs_types(self._mounts.distinct(names[i] for i in rest)))
+        return out
+
     def of(self, ids: Sequence[int] | np.ndarray, names: Sequence[str]) -> list[str]:
         """The type of each file (``ids`` and ``names`` in the same order)."""
         by_mount = self._mounts.fs_types(names)

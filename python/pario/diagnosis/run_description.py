@@ -162,14 +162,13 @@ def _hdf5_transfers(facts: Facts) -> dict[int, tuple[dict[str, float], dict[str,
 
 def _file_systems(facts: Facts) -> frozenset[str]:
     """The known file-system types of the application's files (outermost records)."""
-    ids: list[int] = []
+    ids: list[np.ndarray] = []
     names: list[str] = []
     for table in facts.outermost().values():
         if len(table):
-            ids += np.asarray(table["id"]).astype(np.uint64).tolist()
+            ids.append(np.asarray(table["id"]).astype(np.uint64))
             names += [str(n) for n in table["name"]]
-    seen = dict(zip(ids, names, strict=True))  # one lookup per file
-    kinds = FileSystems(facts.profile).of(list(seen), list(seen.values())) if seen else []
+    kinds = FileSystems(facts.profile).kinds(np.concatenate(ids), names) if ids else set()
     return frozenset(k for k in kinds if k)
 
 

@@ -288,6 +288,17 @@ class MountTable:
         longer than any that holds it)."""
         return self._exact[name] if name in self._exact else self._holding(name)
 
+    def distinct(self, names: Iterable[str]) -> list[str]:
+        """One name for each type :meth:`fs_types` can give ``names`` a different one: one per
+        directory (a point holds ``dir/base`` exactly when it holds ``dir/``), and every name
+        without a directory or equal to a mount point."""
+        seen: dict[str, str] = {}
+        exact = self._exact
+        for name in names:
+            head, sep, _ = name.rpartition("/")
+            seen.setdefault(head if sep and name not in exact else "\0" + name, name)
+        return list(seen.values())
+
     def fs_types(self, names: Iterable[str]) -> list[str]:
         """:meth:`fs_type` of each name, each directory looked up once: a point holds
         ``dir/base`` exactly when it holds ``dir/``, since a base has no slash."""
