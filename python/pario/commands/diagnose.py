@@ -6,7 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "diagnose",
         help="find I/O problems in a run, with evidence and what to change (pario or Darshan logs)",
         description="Diagnose the I/O of one run (a pario log or a Darshan log): each finding states a "
@@ -16,21 +16,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(contention, I/O time growing faster than the data). The rules and their thresholds are "
         "documented in docs/diagnosis.md. Exit status 0 whatever is found; 2 for unreadable input.",
     )
-    p.add_argument("logs", nargs="+", metavar="LOG", help="pario log or Darshan log")
-    out = p.add_mutually_exclusive_group()
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="pario log or Darshan log")
+    out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the findings as JSON (docs/diagnosis.md)")
     out.add_argument("--markdown", action="store_true", help="print the findings as Markdown")
-    p.add_argument(
+    parser.add_argument(
         "--min-severity",
         choices=("info", "warning", "critical"),
         default="info",
         help="show only findings at least this severe (default: info, i.e. all)",
     )
-    p.add_argument("--config", metavar="FILE", help="TOML or JSON file overriding rule thresholds")
-    p.add_argument("--hints-dir", metavar="DIR", help="write the hints file each suggested trial names "
-                   "(<log>.<FINDING>.hints) into DIR; without it nothing is written and the hints are shown "
-                   "inline")
-    p.set_defaults(func=_run)
+    parser.add_argument("--config", metavar="FILE", help="TOML or JSON file overriding rule thresholds")
+    parser.add_argument("--hints-dir", metavar="DIR", help="write the hints file each suggested trial names "
+                        "(<log>.<FINDING>.hints) into DIR; without it nothing is written and the "
+                        "hints are shown "
+                        "inline")
+    parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -7,16 +7,16 @@ import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "dump",
         help="print every per-rank and per-file value of a log",
         description="Print every per-rank and per-file value of a pario or Darshan log: tab-separated "
         "lines (rank, field, value / layer, rank, file id, counter, value, name) or, with --json, the "
         "JSON form documented in docs/log-format.md.",
     )
-    p.add_argument("log", help="a pario log (or a Darshan log)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.set_defaults(func=_run)
+    parser.add_argument("log", help="a pario log (or a Darshan log)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ commands it runs stay silent."""
 def register(sub: argparse._SubParsersAction) -> None:
     from pario.collective import help_text
 
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "env",
         help="print the shell lines that profile the MPI jobs of a job script (eval \"$(pario env)\")",
         description=textwrap.fill(
@@ -34,15 +34,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=_EPILOG + "\n\n" + help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--log", metavar="PATH", help="directory for the logs (default: the current directory), "
-                   "or a file name FILE.pario for FILE.step<N>.pario")
-    p.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open")
-    p.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
-                   help="serve the collective writes by pario's two-phase engine (exports PARIO_COLL; "
-                   "ALGO and SHUFFLE below)")
-    p.add_argument("--trace", action="store_true",
-                   help="also record an event trace of every rank (exports PARIO_TRACE=1; docs/trace.md)")
-    p.set_defaults(func=_run)
+    parser.add_argument("--log", metavar="PATH", help="directory for the logs (default: the current "
+                        "directory), "
+                        "or a file name FILE.pario for FILE.step<N>.pario")
+    parser.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open")
+    parser.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
+                        help="serve the collective writes by pario's two-phase engine (exports PARIO_COLL; "
+                        "ALGO and SHUFFLE below)")
+    parser.add_argument("--trace", action="store_true",
+                        help="also record an event trace of every rank (exports PARIO_TRACE=1; "
+                            "docs/trace.md)")
+    parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

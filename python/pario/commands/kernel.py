@@ -27,7 +27,7 @@ or the kernel's --hints (docs/kernels.md). The exit code is the kernel's:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "kernel",
         help="run an I/O kernel (block, s3d, bt, vpic, tile) under MPI",
         description=textwrap.fill("Run one of pario's I/O kernels (models of the IOR, S3D-IO, BT-IO, "
@@ -37,13 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    p.add_argument("--list", action="store_true", help="list the kernels with a one-line description")
-    p.add_argument("--np", metavar="N", help="number of MPI processes (default 1)")
-    p.add_argument("--launcher", metavar="L", help="mpirun (default), mpiexec, srun, or none")
-    p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
-    p.add_argument("name", nargs="?", help="the kernel")
-    p.add_argument("args", nargs=argparse.REMAINDER, help="kernel options, then -- and launcher arguments")
-    p.set_defaults(func=_run)
+    parser.add_argument("--list", action="store_true", help="list the kernels with a one-line description")
+    parser.add_argument("--np", metavar="N", help="number of MPI processes (default 1)")
+    parser.add_argument("--launcher", metavar="L", help="mpirun (default), mpiexec, srun, or none")
+    parser.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
+    parser.add_argument("name", nargs="?", help="the kernel")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="kernel options, then -- and "
+                        "launcher arguments")
+    parser.set_defaults(func=_run)
 
 
 #: What the first '--' after the kernel's name becomes before argparse sees it:

@@ -8,14 +8,14 @@ from pario import paths
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "path",
         help="print the path of libpario.so or of an installed program",
         description="Print the absolute path of an installed part of pario: 'libpario' for the "
         "runtime library, or the name of a program (a kernel, pario-demo-io).",
     )
-    p.add_argument("name", help="'libpario' or a program name")
-    p.set_defaults(func=_run)
+    parser.add_argument("name", help="'libpario' or a program name")
+    parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "replay",
         help="replay a traced run with an ideal network and/or ideal I/O: serialisation and transfer "
         "efficiency",
@@ -18,10 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(SerE', TE'), and the I/O transfer efficiency (docs/trace.md, docs/metrics.md). Exit status 2 "
         "for a log without a trace or a trace that cannot be replayed.",
     )
-    p.add_argument("log", metavar="LOG", help="pario log of a run recorded with pario run --trace")
-    p.add_argument("--json", metavar="FILE",
-                   help="write the replays and factors as JSON to FILE ('-': standard output)")
-    p.set_defaults(func=_run)
+    parser.add_argument("log", metavar="LOG", help="pario log of a run recorded with pario run --trace")
+    parser.add_argument("--json", metavar="FILE",
+                        help="write the replays and factors as JSON to FILE ('-': standard output)")
+    parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from pario.commands import positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "report",
         help="explain a run: POP metrics with I/O, compute/MPI/I/O breakdown, rates (pario or Darshan logs)",
         description="Report on one run (a pario log or a Darshan log): where the time went (compute, MPI, "
@@ -19,25 +19,31 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the busiest files. With several logs of one application at different rank counts, also a "
         "scaling table. Metrics a log cannot give are shown as unavailable, with the reason.",
     )
-    p.add_argument("logs", nargs="+", metavar="LOG", help="pario log or Darshan log")
-    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report with plots")
-    p.add_argument("--json", metavar="FILE", help="also write every metric as JSON ('-' for standard "
-                   "output, which replaces the terminal report); see docs/report-json.md")
-    p.add_argument("--csv", metavar="DIR", help="also write every table as CSV files into DIR (created if "
-                   "missing, in an existing folder)")
-    p.add_argument("--scaling", choices=("auto", "strong", "weak"), default="auto",
-                   help="with several logs: strong or weak scaling (default: inferred from the bytes moved)")
-    p.add_argument("--top", type=positive_int, default=10, metavar="N",
-                   help="number of files listed by I/O time (default 10)")
-    p.add_argument("--details", action="store_true", help="with several logs: the full report of each run")
-    p.add_argument("-q", "--quiet", action="store_true", help="no terminal report (only the files asked for)")
-    p.add_argument("--config", metavar="FILE", help="diagnosis thresholds to override (TOML or JSON; see "
-                   "docs/diagnosis.md)")
-    p.add_argument("--no-diagnosis", action="store_true", help="leave out the diagnosis (findings)")
-    p.add_argument("--hints-dir", metavar="DIR", help="write the hints file each suggested trial names "
-                   "(<log>.<FINDING>.hints) into DIR; without it nothing is written and the hints are shown "
-                   "inline")
-    p.set_defaults(func=_run)
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="pario log or Darshan log")
+    parser.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report with plots")
+    parser.add_argument("--json", metavar="FILE", help="also write every metric as JSON ('-' for standard "
+                        "output, which replaces the terminal report); see docs/report-json.md")
+    parser.add_argument("--csv", metavar="DIR", help="also write every table as CSV files into DIR "
+                        "(created if "
+                        "missing, in an existing folder)")
+    parser.add_argument("--scaling", choices=("auto", "strong", "weak"), default="auto",
+                        help="with several logs: strong or weak scaling (default: inferred from the "
+                            "bytes moved)")
+    parser.add_argument("--top", type=positive_int, default=10, metavar="N",
+                        help="number of files listed by I/O time (default 10)")
+    parser.add_argument("--details", action="store_true", help="with several logs: the full report "
+                        "of each run")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no terminal report (only the "
+                        "files asked for)")
+    parser.add_argument("--config", metavar="FILE", help="diagnosis thresholds to override (TOML or "
+                        "JSON; see "
+                        "docs/diagnosis.md)")
+    parser.add_argument("--no-diagnosis", action="store_true", help="leave out the diagnosis (findings)")
+    parser.add_argument("--hints-dir", metavar="DIR", help="write the hints file each suggested trial names "
+                        "(<log>.<FINDING>.hints) into DIR; without it nothing is written and the "
+                        "hints are shown "
+                        "inline")
+    parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

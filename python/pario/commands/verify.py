@@ -42,7 +42,7 @@ verdicts beside the findings."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    parser = sub.add_parser(
         "verify",
         help="run the program with each finding's suggested settings and say whether they help",
         description=textwrap.fill(
@@ -53,20 +53,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    p.add_argument("log", metavar="LOG", help="the pario log (or Darshan log) whose findings to verify")
-    p.add_argument("--rounds", type=positive_int, default=5, metavar="N",
-                   help="paired rounds (default 5; at least 3 give a verdict)")
-    p.add_argument("--dir", metavar="DIR", help="where the runs and results go (default LOG.verify)")
-    p.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
-                   help="seconds before a run is killed and counted failed (default 600)")
-    p.add_argument("--launcher", choices=("local", "slurm"), default="local",
-                   help="local: run here (default); slurm: each run is an sbatch job, as pario tune's")
-    p.add_argument("--sbatch-args", metavar="ARGS", default="",
-                   help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
-    p.add_argument("--min-change", type=_share, default=0.05, metavar="SHARE",
-                   help="the smallest change of the I/O time called a gain or a loss (default 0.05)")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command (a Darshan log needs it)")
-    p.set_defaults(func=_run)
+    parser.add_argument("log", metavar="LOG", help="the pario log (or Darshan log) whose findings to verify")
+    parser.add_argument("--rounds", type=positive_int, default=5, metavar="N",
+                        help="paired rounds (default 5; at least 3 give a verdict)")
+    parser.add_argument("--dir", metavar="DIR", help="where the runs and results go (default LOG.verify)")
+    parser.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
+                        help="seconds before a run is killed and counted failed (default 600)")
+    parser.add_argument("--launcher", choices=("local", "slurm"), default="local",
+                        help="local: run here (default); slurm: each run is an sbatch job, as pario tune's")
+    parser.add_argument("--sbatch-args", metavar="ARGS", default="",
+                        help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
+    parser.add_argument("--min-change", type=_share, default=0.05, metavar="SHARE",
+                        help="the smallest change of the I/O time called a gain or a loss (default 0.05)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command (a Darshan "
+                        "log needs it)")
+    parser.set_defaults(func=_run)
 
 
 def _share(text: str) -> float:
