@@ -259,19 +259,16 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
     # decoded into new arrays).
     parts.rows.append(bytes(cur.take(8 * nfields)))
     parts.rank_ids.append(rank)
-    for lay in layers:
-        n = cur.u32()
-        if parts.version < fmt.COLUMNAR_VERSION:
-            parts.records[lay.name].append(cur.take(n * lay.dtype.itemsize))
-        elif parts.version < fmt.SPLIT_VERSION:
-            if n:
+    if parts.version >= fmt.SPLIT_VERSION:
+        _read_rank_records(cur, layers, parts)
+    else:
+        for lay in layers:
+            n = cur.u32()
+            if parts.version < fmt.COLUMNAR_VERSION:
+                parts.records[lay.name].append(cur.take(n * lay.dtype.itemsize))
+            elif n:
                 parts.records[lay.name].append(fmt.words_from_columns(
                     cur.take(n * lay.dtype.itemsize), lay.dtype.itemsize // 8, n, parts.version))
-        elif n:
-            pending = parts.pending[lay.name]
-            pending.append((n, bytes(cur.take(n * lay.dtype.itemsize))))
-            if len(pending) >= _DECODE_BATCH:
-                _decode_pending(lay, parts)
     # names: u32 n, u64 ids[n], u32 lens[n], bytes (columnar, see docs/log-format.md)
     n = cur.u32()
     if n:
@@ -290,6 +287,26 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
 #: RANK blocks whose records are decoded together (format 4): the bytes waiting stay small (a
 #: few MB) while the per-block cost of NumPy calls is shared.
 _DECODE_BATCH = 1024
+
+
+def _read_rank_records(cur: _Cursor, layers: list[_LayerInfo], parts: _Parts) -> None:
+    """A RANK block's records (format 4), each layer's a u32 count and its columns: copied out to
+    be decoded with other blocks' (once per layer of every rank: the cursor's reads inlined)."""
+    data, pos, end = cur.data, cur.pos, len(cur.data)
+    for lay in layers:
+        if pos + 4 > end:
+            raise LogFormatError(f"{cur.where}: block shorter than its contents")
+        (n,) = _U32.unpack_from(data, pos)
+        size = n * lay.dtype.itemsize
+        if pos + 4 + size > end:
+            raise LogFormatError(f"{cur.where}: block shorter than its contents")
+        if n:
+            pending = parts.pending[lay.name]
+            pending.append((n, data[pos + 4:pos + 4 + size].tobytes()))
+            if len(pending) >= _DECODE_BATCH:
+                _decode_pending(lay, parts)
+        pos += 4 + size
+    cur.pos = pos
 
 
 def _decode_pending(lay: _LayerInfo, parts: _Parts) -> None:
