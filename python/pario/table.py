@@ -266,15 +266,64 @@ def distinct(values: Any) -> np.ndarray:
     return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
 
 
+def unique_index(keys: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_index=True, return_inverse=True)`` of a 1-D array: the distinct
+    keys sorted, the row of each one's first appearance, each row's position among them.  By a
+    stable sort, for integers and objects: NumPy 2's ``np.unique`` imports ``numpy.ma`` on its
+    first call (8 ms of every short command).  Floats go to ``np.unique``, which makes one key
+    of all the NaN."""
+    keys = np.asarray(keys)
+    if keys.dtype.kind == "f" or keys.ndim != 1:
+        uniq, first, codes = np.unique(keys, return_index=True, return_inverse=True)
+        return uniq, first, codes.reshape(-1)
+    order = np.argsort(keys, kind="stable")
+    s = keys[order]
+    new = np.empty(len(s), dtype=bool)
+    new[:1] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    codes = np.empty(len(s), dtype=np.intp)
+    codes[order] = np.cumsum(new) - 1
+    return s[new], order[new], codes
+
+
+def median(values: Any) -> float:
+    """``np.median`` of the values, as a float (NaN when any is NaN or there are none), without
+    NumPy 2's ``np.median``, which imports ``numpy.ma`` on its first call."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    n = len(v)
+    if not n or np.isnan(v).any():
+        return float("nan")
+    lo, hi = (n - 1) // 2, n // 2
+    part = np.partition(v, [lo, hi])
+    return float(part[lo]) if lo == hi else float((part[lo] + part[hi]) / 2)
+
+
+def isin(values: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Per value: it is one of ``among``.  Integers of one type by a sorted search (``np.isin``
+    sorts with ``np.unique``: see :func:`unique_index`)."""
+    values = np.asarray(values)
+    among = np.asarray(among)
+    if not len(among) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    if values.dtype == among.dtype and values.dtype.kind in "iu":
+        s = among if len(among) < 2 or bool((among[1:] > among[:-1]).all()) else np.sort(among)
+        i = np.minimum(np.searchsorted(s, values), len(s) - 1)
+        return s[i] == values
+    if values.dtype.kind in "iu" and among.dtype.kind in "iu":
+        # uint64 and int64 meet as floats in NumPy: compare the numbers themselves
+        values, among = values.astype(object), among.astype(object)
+    return np.isin(values, among)
+
+
 def group_codes(keys: np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys and, per row, the position of its key among them: keys sorted with
     ``sort``, else in order of first appearance."""
     keys = np.asarray(keys)
     if not len(keys):
         return keys[:0], np.zeros(0, dtype=np.intp)
-    uniq, first, codes = np.unique(keys, return_index=True, return_inverse=True)
+    uniq, first, codes = unique_index(keys)
     if sort:
-        return uniq, codes.reshape(-1)
+        return uniq, codes
     order = np.argsort(first, kind="stable")  # groups by first appearance
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from pario.model import Heatmap
+from pario.table import distinct
 
 #: The heat-map modules whose bytes others also count (MPI-IO's bytes are POSIX's).
 NESTED: frozenset[str] = frozenset({"MPIIO"})
@@ -87,7 +88,7 @@ def activity(heatmap: Heatmap | None, nprocs: int) -> Activity | None:
     nested_here = NESTED | {m for m, outer in BENEATH.items() if outer in heatmap.layers}
     flat = [m for m in heatmap.layers if m not in nested_here] or list(heatmap.layers)
     nested = [m for m in heatmap.layers if m not in flat]
-    ranks = np.unique(np.concatenate([heatmap.layers[m].ranks for m in heatmap.layers]))
+    ranks = distinct(np.concatenate([heatmap.layers[m].ranks for m in heatmap.layers]))
     n = heatmap.nbins
 
     def per_rank(modules: list[str]) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
 from pario.model.layers import OPS
 from pario.model.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values
-from pario.table import Table, as_table, group_codes, group_reduce, group_sum
+from pario.table import Table, as_table, group_codes, group_reduce, group_sum, unique_index
 
 #: The MPI library's own files, which the application did not ask for: Open MPI's lock tests of a
 #: file system (``FILE.locktest.N``) and its shared-memory segments (``/tmp/ompi.*/…cid-….sm``).
@@ -92,7 +92,7 @@ def _per_file(rows: Table, nprocs: int) -> Table:
     """One row per (layer, id), in order of first appearance: the longest name (a library's
     dataset rows have none), the counts and times summed."""
     layer_code = rows["layer_code"]  # the layer as a number: no hashing of a million strings
-    ids, id_code = np.unique(rows["id"], return_inverse=True)
+    ids, _, id_code = unique_index(rows["id"])
     _, codes = group_codes(layer_code.reshape(-1) * len(ids) + id_code.reshape(-1), sort=False)
     ngroups = int(codes.max()) + 1 if len(codes) else 0
     first = group_reduce(np.arange(len(rows)), codes, ngroups, "min")

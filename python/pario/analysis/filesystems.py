@@ -21,6 +21,7 @@ import numpy as np
 
 from pario.model import MountTable, Profile, fs_name
 from pario.model.rankio import float_values
+from pario.table import isin
 
 #: The layers whose records carry pario's statfs magic, the first one that has it wins.
 MAGIC_LAYERS: tuple[str, ...] = ("posix", "mpiio")
@@ -57,8 +58,8 @@ class FileSystems:
         fids = np.asarray(ids).astype(np.uint64)
         magic = np.array(list(self._magic), dtype=np.uint64)
         lustre = np.array(list(self._lustre), dtype=np.uint64)
-        has_magic = np.isin(fids, magic)
-        on_lustre = ~has_magic & np.isin(fids, lustre)
+        has_magic = isin(fids, magic)
+        on_lustre = ~has_magic & isin(fids, lustre)
         out = {fs_name(m) for m in {self._magic[int(f)] for f in fids[has_magic].tolist()}}
         if on_lustre.any():
             out.add("lustre")

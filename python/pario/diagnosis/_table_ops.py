@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pario.table import Table, as_table, distinct, group_codes, group_reduce
+from pario.table import Table, as_table, distinct, group_codes, group_reduce, isin  # noqa: F401 (isin: the rules import it from here)
 
 #: Below this many rows a full sort is cheap: no shortcut.
 SMALL = 4096
@@ -147,22 +147,6 @@ def glob_mask(index: NameIndex, values: np.ndarray, patterns: tuple[str, ...]) -
             match = glob_regex((p,)).match
             out[rows] = np.fromiter((match(values[i]) is not None for i in rows), dtype=bool, count=len(rows))
     return out
-
-
-def isin(values: np.ndarray, among: np.ndarray) -> np.ndarray:
-    """Per value: it is one of ``among``."""
-    values = np.asarray(values)
-    among = np.asarray(among)
-    if not len(among) or not len(values):
-        return np.zeros(len(values), dtype=bool)
-    if values.dtype == among.dtype and values.dtype.kind in "iu":
-        s = among if len(among) < 2 or bool((among[1:] > among[:-1]).all()) else np.sort(among)
-        i = np.minimum(np.searchsorted(s, values), len(s) - 1)
-        return s[i] == values
-    if values.dtype.kind in "iu" and among.dtype.kind in "iu":
-        # uint64 and int64 meet as floats in NumPy: compare the numbers themselves
-        values, among = values.astype(object), among.astype(object)
-    return np.isin(values, among)
 
 
 def per_file(

@@ -22,7 +22,7 @@ from pario.diagnosis._table_ops import NameIndex, glob_mask, glob_regex, isin
 from pario.diagnosis.config import RuleConfig
 from pario.model import LAYERS, LIBRARY_LAYERS, Profile
 from pario.model.rankio import NESTED_IN, layer_members
-from pario.table import Table, as_table
+from pario.table import Table, as_table, distinct
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
 BYTES_COLS = {"read": "bytes_read", "write": "bytes_written"}
@@ -119,7 +119,7 @@ class Facts:
             outer, inner = self.files.get(outer_layer or ""), self.files.get(layer)
             if outer is None or inner is None or not len(outer) or not len(inner):
                 return None
-            nested = isin(inner["id"], np.unique(outer["id"]))
+            nested = isin(inner["id"], distinct(outer["id"]))
             return ~nested if nested.any() else None
 
         return self.cached(("outer_rows", layer), make)

@@ -30,7 +30,7 @@ from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import directory_key, quoted_directory
 from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import Stake, stake, stake_rows
-from pario.table import Table
+from pario.table import Table, distinct
 
 FAMILY = "interfaces"
 
@@ -193,7 +193,7 @@ def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[FilePerProcess]:
     mine = (all_own["rmin"] >= 0) & (all_own["rmin"] == all_own["rmax"]) & (all_own["bytes"] > 0)
     own = all_own[mine]
     nfiles = len(own)
-    owners = len(np.unique(own["rmin"])) if nfiles else 0
+    owners = len(distinct(own["rmin"])) if nfiles else 0
     if nfiles < cfg.fpp_min_files or owners < max(2, 0.5 * facts.nprocs):
         return
     directory, lustre = _place_of(facts, np.asarray(own["id"]))

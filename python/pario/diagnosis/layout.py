@@ -22,7 +22,7 @@ from pario.diagnosis.columns import counter, nranks
 from pario.diagnosis.config import KiB, RuleConfig
 from pario.diagnosis.facts import Facts, Striping
 from pario.diagnosis.file_facts import file_size, participation, uint64_ids
-from pario.table import group_codes, group_reduce
+from pario.table import group_codes, group_reduce, isin
 
 # What lfs setstripe accepts (liblustreapi: llapi_stripe_size_is_aligned,
 # llapi_stripe_size_is_too_big, llapi_stripe_count_is_valid, llapi_stripe_index_is_valid).
@@ -204,7 +204,7 @@ def _striped_files(facts: Facts) -> tuple[dict[int, float], dict[int, str]]:
         if not len(records):
             continue
         ids = uint64_ids(records["id"])
-        rows = np.flatnonzero(np.isin(ids, wanted))
+        rows = np.flatnonzero(isin(ids, wanted))
         if not len(rows):
             continue
         keys, codes = group_codes(ids[rows])

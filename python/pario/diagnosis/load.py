@@ -27,6 +27,7 @@ from pario.diagnosis.registry import rule
 from pario.model.layers import LAYERS, OPS
 from pario.model.rankio import float_values, rank_io
 from pario.table import Table, as_table
+from pario.table import median as float_median
 
 FAMILY = "load"
 
@@ -227,7 +228,7 @@ def _stragglers(io: np.ndarray, cfg: RuleConfig) -> tuple[list[int], float]:
     n = len(io)
     if n < 3:
         return [], 0.0
-    med = float(np.median(io))
+    med = float_median(io)
     if med <= 0:
         return [], med
     idx = np.flatnonzero(io >= cfg.straggler_min_ratio * med)
@@ -373,7 +374,7 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Imbalance]:
     slowest = int(np.argmax(io))
     driver = _driver(facts)
     yield Imbalance(
-        time_lost=lost, max_io=mx, mean_io=mean, median_io=float(np.median(io)), min_io=float(io.min()),
+        time_lost=lost, max_io=mx, mean_io=mean, median_io=float_median(io), min_io=float(io.min()),
         z=_z_of_max(io), slowest=slowest, ranks_total=n,
         ranks=tuple(int(r) for r in np.argsort(-io, kind="stable")[: max(cfg.top_subjects, 1)]),
         driver=driver, files=slow_files(facts, slowest, rank_file_excess(facts, slowest), lost, cfg),

@@ -21,6 +21,7 @@ from pario.diagnosis.facts import Facts
 from pario.diagnosis.findings import Severity
 from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.registry import rule
+from pario.table import median as float_median
 from pario.trace.activity import Phase, io_activity
 from pario.trace.format import LAYER_MASK, LAYER_SHIFT, LAYERS, Kind
 from pario.trace.model import FlatEvents, Trace, flat_events
@@ -497,7 +498,7 @@ def _stragglers_of(trace: Trace, p: Phase, apps: np.ndarray, cfg: RuleConfig) ->
     if len(p.ranks) < 4:
         return None
     took = p.finish - p.start
-    median = float(np.median(took))
+    median = float_median(took)
     late = np.flatnonzero(took >= cfg.straggler_min_ratio * median) if median > 0 else np.zeros(0, np.int64)
     if not len(late) or len(late) > max(1, int(cfg.straggler_max_share * len(p.ranks))):
         return None
@@ -508,7 +509,7 @@ def _stragglers_of(trace: Trace, p: Phase, apps: np.ndarray, cfg: RuleConfig) ->
     median_finish = p.start + median
     return PhaseStragglers(time_lost=float(p.finish[order[0]]) - median_finish, start=p.start, end=p.end,
                            ranks=len(p.ranks), median_finish=median_finish,
-                           median_io=float(np.median(p.io_time)), median_first=float(np.median(firsts)),
+                           median_io=float_median(p.io_time), median_first=float_median(firsts),
                            stragglers=stragglers)
 
 

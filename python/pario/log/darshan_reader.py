@@ -93,7 +93,7 @@ from pario.model import (
     empty_layer,
 )
 from pario.model.rankio import ProfileIO
-from pario.table import Table, constant_column
+from pario.table import Table, constant_column, unique_index
 
 DARSHAN_MAGIC = 6567223
 #: Log format versions libdarshan-util 3.4/3.5 reads, with their DARSHAN_MAX_MODS.
@@ -970,7 +970,7 @@ def _lustre_striping(comps: Table | None) -> dict[int, dict[str, int]]:
         return {}
     if "LUSTRE_COMP_STRIPE_SIZE" not in comps or "LUSTRE_COMP_STRIPE_COUNT" not in comps:
         return {}
-    _, first = np.unique(comps["id"], return_index=True)
+    _, first, _ = unique_index(comps["id"])
     first.sort()  # files in the order of their first component
     out: dict[int, dict[str, int]] = {}
     for rid, size, count in zip(comps["id"][first].tolist(), comps["LUSTRE_COMP_STRIPE_SIZE"][first].tolist(),

@@ -37,7 +37,7 @@ from pario.model.layers import (
     NESTED_IN,
     empty_layer,
 )
-from pario.table import Table, as_table, constant_column
+from pario.table import Table, as_table, constant_column, isin
 
 #: File records: a Table (a DataFrame built by hand works too, read by column).
 Records = Any
@@ -312,7 +312,7 @@ def outermost_records(files: Mapping[str, Records]) -> dict[str, Table]:
     for inner_layer, outer_layer in NESTED_IN.items():
         outer, inner = out.get(outer_layer), out.get(inner_layer)
         if outer is not None and inner is not None and len(outer) and len(inner):
-            nested = np.isin(inner["id"], outer["id"])
+            nested = isin(inner["id"], outer["id"])
             if nested.any():  # a copy of a million records only when some are dropped
                 out[inner_layer] = inner[~nested]
     return out
