@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pario.commands import add_hints_dir
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
@@ -27,10 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="show only findings at least this severe (default: info, i.e. all)",
     )
     parser.add_argument("--config", metavar="FILE", help="TOML or JSON file overriding rule thresholds")
-    parser.add_argument("--hints-dir", metavar="DIR", help="write the hints file each suggested trial names "
-                        "(<log>.<FINDING>.hints) into DIR; without it nothing is written and the "
-                        "hints are shown "
-                        "inline")
+    add_hints_dir(parser)
     parser.set_defaults(func=_run)
 
 

@@ -7,7 +7,7 @@ import dataclasses
 import os
 import sys
 
-from pario.commands import positive_int
+from pario.commands import add_hints_dir, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,10 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "JSON; see "
                         "docs/diagnosis.md)")
     parser.add_argument("--no-diagnosis", action="store_true", help="leave out the diagnosis (findings)")
-    parser.add_argument("--hints-dir", metavar="DIR", help="write the hints file each suggested trial names "
-                        "(<log>.<FINDING>.hints) into DIR; without it nothing is written and the "
-                        "hints are shown "
-                        "inline")
+    add_hints_dir(parser)
     parser.set_defaults(func=_run)
 
 

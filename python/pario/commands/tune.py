@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from pario.commands import positive_int, positive_seconds, sbatch_args
+from pario.commands import add_slurm_launcher, add_timeout, positive_int, sbatch_args
 from pario.errors import ParioError
 
 _EPILOG = """\
@@ -74,12 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "sqlite:///.pario/tune.db), postgresql://USER@HOST/DB, journal:PATH")
     parser.add_argument("--jobs", type=positive_int, default=1, metavar="J", help="trials at once "
                         "(default 1)")
-    parser.add_argument("--launcher", choices=("local", "slurm"), default="local",
-                        help="local: run here (default); slurm: each run is an sbatch job")
-    parser.add_argument("--sbatch-args", metavar="ARGS", default="",
-                        help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
-    parser.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
-                        help="seconds before a run is killed and counted failed (default 600)")
+    add_slurm_launcher(parser, "each run is an sbatch job")
+    add_timeout(parser)
     parser.add_argument("--seed", type=int, metavar="N", help="seed of the strategy")
     parser.add_argument("--no-verify", action="store_true", help="skip the final re-measurement of "
                         "the best and "

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pario.commands import positive_int, positive_seconds, sbatch_args
+from pario.commands import add_slurm_launcher, add_timeout, positive_int, sbatch_args
 from pario.errors import ParioError
 
 if TYPE_CHECKING:
@@ -57,12 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--rounds", type=positive_int, default=5, metavar="N",
                         help="paired rounds (default 5; at least 3 give a verdict)")
     parser.add_argument("--dir", metavar="DIR", help="where the runs and results go (default LOG.verify)")
-    parser.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
-                        help="seconds before a run is killed and counted failed (default 600)")
-    parser.add_argument("--launcher", choices=("local", "slurm"), default="local",
-                        help="local: run here (default); slurm: each run is an sbatch job, as pario tune's")
-    parser.add_argument("--sbatch-args", metavar="ARGS", default="",
-                        help="resources of each Slurm job, e.g. \"-N 2 -n 64 -p batch\" (split like a shell)")
+    add_timeout(parser)
+    add_slurm_launcher(parser, "each run is an sbatch job, as pario tune's")
     parser.add_argument("--min-change", type=_share, default=0.05, metavar="SHARE",
                         help="the smallest change of the I/O time called a gain or a loss (default 0.05)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command (a Darshan "
