@@ -48,40 +48,36 @@ def words_from_columns(columns: bytes | memoryview, nwords: int, n: int, version
     value, then bytes 0-5 of each value (docs/log-format.md)."""
     if version < SPLIT_VERSION:
         return np.frombuffer(columns, dtype="<u8", count=nwords * n).reshape(nwords, n)
-    raw = np.frombuffer(columns, dtype=np.uint8, count=nwords * n * 8)
-    out = np.empty((nwords, n, 4), dtype="<u2")  # each value as 4 little-endian 16-bit parts
-    out.reshape(nwords, 4 * n)[:2] = raw[:16 * n].view("<u2").reshape(2, 4 * n)
-    split = raw[16 * n:].reshape(nwords - 2, 8 * n)
-    out[2:, :, 3] = split[:, :n] | (split[:, n:2 * n].astype("<u2") << 8)
-    low = split[:, 2 * n:].view("<u2").reshape(nwords - 2, n, 3)
-    for part in range(3):  # one strided copy per 16-bit part: far faster than one of 6 bytes
-        out[2:, :, part] = low[:, :, part]
-    return out.view("<u8").reshape(nwords, n)
+    return words_from_column_blocks([(n, columns)], nwords)
 
 
 def words_from_column_blocks(blocks: Sequence[tuple[int, bytes | memoryview]], nwords: int) -> np.ndarray:
-    """:func:`words_from_columns` of several blocks of the split format (version 4 on) at once:
-    ``blocks`` are (records, bytes) in order, the result their ``(nwords, sum of records)`` words
-    side by side.  The blocks with as many records are decoded together, a few NumPy operations
-    for them all instead of several per block (a log of 100 000 ranks has 100 000 blocks)."""
+    """The split format's decoding (version 4 on) of several blocks at once: ``blocks`` are
+    (records, bytes) in order, the result their ``(nwords, sum of records)`` words side by side
+    (:func:`words_from_columns` of one block is this).  The blocks with as many records are
+    decoded together, a few NumPy operations for them all instead of several per block (a log of
+    100 000 ranks has 100 000 blocks)."""
+    blocks = [b for b in blocks if b[0]]  # a block of no records adds no column
     if not blocks:
         return np.empty((nwords, 0), dtype="<u8")
     counts = np.array([n for n, _ in blocks], dtype=np.int64)
     starts = np.zeros(len(blocks) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
-    sizes = np.unique(counts).tolist()
+    sizes = sorted(set(counts.tolist()))  # not np.unique: it imports numpy.ma (pario.table.unique_index)
     out = np.empty((nwords, int(starts[-1])), dtype="<u8") if len(sizes) > 1 else None
     for n in sizes:
         which = np.flatnonzero(counts == n)
-        raw = np.frombuffer(b"".join(blocks[i][1] for i in which.tolist()), dtype=np.uint8)
-        raw = raw.reshape(len(which), nwords * n * 8)
-        words = np.empty((len(which), nwords, n, 4), dtype="<u2")  # 4 little-endian 16-bit parts
-        words[:, :2] = raw[:, :16 * n].view("<u2").reshape(len(which), 2, n, 4)
-        split = raw[:, 16 * n:].reshape(len(which), nwords - 2, 8 * n)
+        chunks = [blocks[i][1] for i in which.tolist()]
+        raw = np.frombuffer(chunks[0] if len(chunks) == 1 else b"".join(chunks), dtype=np.uint8,
+                            count=len(chunks) * nwords * n * 8).reshape(len(chunks), nwords * n * 8)
+        words = np.empty((len(chunks), nwords, n, 4), dtype="<u2")  # 4 little-endian 16-bit parts
+        words[:, :2] = raw[:, :16 * n].view("<u2").reshape(len(chunks), 2, n, 4)
+        split = raw[:, 16 * n:].reshape(len(chunks), nwords - 2, 8 * n)
         words[:, 2:, :, 3] = split[:, :, :n] | (split[:, :, n:2 * n].astype("<u2") << 8)
-        low = split[:, :, 2 * n:].view("<u2").reshape(len(which), nwords - 2, n, 3)
-        words[:, 2:, :, :3] = low
-        values = words.view("<u8").reshape(len(which), nwords, n).transpose(1, 0, 2).reshape(nwords, -1)
+        low = split[:, :, 2 * n:].view("<u2").reshape(len(chunks), nwords - 2, n, 3)
+        for part in range(3):  # one strided copy per 16-bit part: far faster than one of 6 bytes
+            words[:, 2:, :, part] = low[:, :, :, part]
+        values = words.view("<u8").reshape(len(chunks), nwords, n).transpose(1, 0, 2).reshape(nwords, -1)
         if out is None:  # every block as many records: they are the columns in order
             return values
         out[:, (starts[which][:, None] + np.arange(n)).ravel()] = values
