@@ -52,21 +52,16 @@ class FileSystems:
         self._mounts = MountTable(profile.job.metadata.get("mounts"))
 
     def kinds(self, ids: Sequence[int] | np.ndarray, names: Sequence[str]) -> set[str]:
-        """The set of :meth:`of` (``ids`` and ``names`` in the same order), without a look-up per
-        file: the files with a statfs magic by their magic, the Lustre ones, and the mount points
-        of the others' distinct directories."""
+        """The set of :meth:`of` (``ids`` and ``names`` in the same order), of fewer files: those
+        whose id decides (a statfs magic, a Lustre layout), and of the others one per distinct
+        directory (the mount table's answer is the same for the rest)."""
         fids = np.asarray(ids).astype(np.uint64)
-        magic = np.array(list(self._magic), dtype=np.uint64)
-        lustre = np.array(list(self._lustre), dtype=np.uint64)
-        has_magic = isin(fids, magic)
-        on_lustre = ~has_magic & isin(fids, lustre)
-        out = {fs_name(m) for m in {self._magic[int(f)] for f in fids[has_magic].tolist()}}
-        if on_lustre.any():
-            out.add("lustre")
-        rest = np.flatnonzero(~has_magic & ~on_lustre).tolist()
-        if rest:
-            out.update(self._mounts.fs_types(self._mounts.distinct(names[i] for i in rest)))
-        return out
+        by_id = isin(fids, np.array(list(self._magic), dtype=np.uint64)) | isin(
+            fids, np.array(list(self._lustre), dtype=np.uint64))
+        rest = np.flatnonzero(~by_id)
+        picked = [*np.flatnonzero(by_id).tolist(),
+                  *rest[self._mounts.distinct([names[i] for i in rest.tolist()])].tolist()]
+        return set(self.of(fids[picked], [names[i] for i in picked]))
 
     def of(self, ids: Sequence[int] | np.ndarray, names: Sequence[str]) -> list[str]:
         """The type of each file (``ids`` and ``names`` in the same order)."""

@@ -288,15 +288,15 @@ class MountTable:
         longer than any that holds it)."""
         return self._exact[name] if name in self._exact else self._holding(name)
 
-    def distinct(self, names: Iterable[str]) -> list[str]:
-        """One name for each type :meth:`fs_types` can give ``names`` a different one: one per
-        directory (a point holds ``dir/base`` exactly when it holds ``dir/``), and every name
-        without a directory or equal to a mount point."""
-        seen: dict[str, str] = {}
+    def distinct(self, names: Iterable[str]) -> list[int]:
+        """The positions of one name for each type :meth:`fs_types` can give ``names`` a different
+        one: one per directory (a point holds ``dir/base`` exactly when it holds ``dir/``), and
+        every name without a directory or equal to a mount point."""
+        seen: dict[str, int] = {}
         exact = self._exact
-        for name in names:
+        for i, name in enumerate(names):
             head, sep, _ = name.rpartition("/")
-            seen.setdefault(head if sep and name not in exact else "\0" + name, name)
+            seen.setdefault(head if sep and name not in exact else "\0" + name, i)
         return list(seen.values())
 
     def fs_types(self, names: Iterable[str]) -> list[str]:
