@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pario.table import Table, as_table, distinct, group_codes, group_reduce, isin  # noqa: F401 (isin: the rules import it from here)
+from pario.table import Table, as_table, distinct, group_codes, group_reduce
 
 #: Below this many rows a full sort is cheap: no shortcut.
 SMALL = 4096

@@ -18,11 +18,11 @@ import numpy as np
 
 from pario.analysis.mpihints import injected_hints
 from pario.analysis.times import RankTimes, rank_times
-from pario.diagnosis._table_ops import NameIndex, glob_mask, glob_regex, isin
+from pario.diagnosis._table_ops import NameIndex, glob_mask, glob_regex
 from pario.diagnosis.config import RuleConfig
 from pario.model import LAYERS, LIBRARY_LAYERS, Profile
 from pario.model.rankio import NESTED_IN, layer_members
-from pario.table import Table, as_table, distinct
+from pario.table import Table, as_table, distinct, isin
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
 BYTES_COLS = {"read": "bytes_read", "write": "bytes_written"}

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pario.diagnosis import interfaces_words as words
-from pario.diagnosis._table_ops import isin, per_file, sort_order
+from pario.diagnosis._table_ops import per_file, sort_order
 from pario.diagnosis.columns import (
     counter,
     layer_counter,
@@ -30,7 +30,7 @@ from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.layout import directory_key, quoted_directory
 from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import Stake, stake, stake_rows
-from pario.table import Table, distinct
+from pario.table import Table, distinct, isin
 
 FAMILY = "interfaces"
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pario.diagnosis import requests_words as words
-from pario.diagnosis._table_ops import isin, per_file, sort_order
+from pario.diagnosis._table_ops import per_file, sort_order
 from pario.diagnosis._table_ops import top as top_rows
 from pario.diagnosis.columns import (
     counter,
@@ -47,7 +47,7 @@ from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import stake_rows
 from pario.model.layers import HDF5, LIBRARY_TABLE
 from pario.model.rankio import float_values
-from pario.table import Table, as_table, group_codes, group_reduce
+from pario.table import Table, as_table, group_codes, group_reduce, isin
 
 if TYPE_CHECKING:
     from pario.diagnosis.trace_access import ReadSharing
