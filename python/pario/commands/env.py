@@ -35,15 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--log", metavar="PATH", help="directory for the logs (default: the current "
-                        "directory), "
-                        "or a file name FILE.pario for FILE.step<N>.pario")
+                        "directory), or a file name FILE.pario for FILE.step<N>.pario")
     parser.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open")
     parser.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
                         help="serve the collective writes by pario's two-phase engine (exports PARIO_COLL; "
                         "ALGO and SHUFFLE below)")
     parser.add_argument("--trace", action="store_true",
                         help="also record an event trace of every rank (exports PARIO_TRACE=1; "
-                            "docs/trace.md)")
+                        "docs/trace.md)")
     parser.set_defaults(func=_run)
 
 

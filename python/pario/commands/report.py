@@ -24,20 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", metavar="FILE", help="also write every metric as JSON ('-' for standard "
                         "output, which replaces the terminal report); see docs/report-json.md")
     parser.add_argument("--csv", metavar="DIR", help="also write every table as CSV files into DIR "
-                        "(created if "
-                        "missing, in an existing folder)")
+                        "(created if missing, in an existing folder)")
     parser.add_argument("--scaling", choices=("auto", "strong", "weak"), default="auto",
                         help="with several logs: strong or weak scaling (default: inferred from the "
-                            "bytes moved)")
+                        "bytes moved)")
     parser.add_argument("--top", type=positive_int, default=10, metavar="N",
                         help="number of files listed by I/O time (default 10)")
     parser.add_argument("--details", action="store_true", help="with several logs: the full report "
                         "of each run")
     parser.add_argument("-q", "--quiet", action="store_true", help="no terminal report (only the "
                         "files asked for)")
-    parser.add_argument("--config", metavar="FILE", help="diagnosis thresholds to override (TOML or "
-                        "JSON; see "
-                        "docs/diagnosis.md)")
+    parser.add_argument("--config", metavar="FILE", help="diagnosis thresholds to override (TOML or JSON; "
+                        "see docs/diagnosis.md)")
     parser.add_argument("--no-diagnosis", action="store_true", help="leave out the diagnosis (findings)")
     add_hints_dir(parser)
     parser.set_defaults(func=_run)

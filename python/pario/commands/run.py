@@ -40,17 +40,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "job's log is named <program>-<pid or Slurm job>-<date>.pario "
                         "(default: ./<program>-<date>.pario)")
     parser.add_argument("--hints", metavar="FILE", help="MPI-IO hints to inject at every MPI_File_open "
-                        "('key value' or 'key=value' per line, one value per key, '#' comments; a "
-                        "line [GLOB] "
-                        "starts hints for the files matching GLOB only; checked before launch; sets "
+                        "('key value' or 'key=value' per line, one value per key, '#' comments; a line "
+                        "[GLOB] starts hints for the files matching GLOB only; checked before launch; sets "
                         "PARIO_HINTS)")
     parser.add_argument("--collective", metavar="ALGO[:SHUFFLE]",
                         help="serve the collective writes by pario's two-phase engine (sets PARIO_COLL; "
                         "checked before launch; ALGO and SHUFFLE below)")
     parser.add_argument("--trace", action="store_true",
                         help="also record an event trace of every rank (MPI and I/O calls; sets "
-                            "PARIO_TRACE=1; "
-                        "docs/trace.md): for timelines and pario replay")
+                        "PARIO_TRACE=1; docs/trace.md): for timelines and pario replay")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the launch command")
     parser.set_defaults(func=_run)
 

@@ -54,19 +54,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="what to optimise (default write-bw): " +
                         "; ".join(f"{k}: {v}" for k, v in OBJECTIVES.items()))
     parser.add_argument("--files", metavar="GLOB", help="measure (and set hints for) only the files "
-                        "matching GLOB "
-                        "(with a '/': the whole path, else the base name)")
+                        "matching GLOB (with a '/': the whole path, else the base name)")
     parser.add_argument("--space", metavar="FILE", type=Path,
-                        help="TOML file that narrows or extends the detected "
-                        "space (docs/tune.md)")
+                        help="TOML file that narrows or extends the detected space (docs/tune.md)")
     parser.add_argument("--show-space", action="store_true", help="print the space for this command and exit")
     parser.add_argument("--strategy", choices=list(STRATEGIES), default="exact",
-                        help="exact: Optuna's multivariate TPE over real runs (default); pract: "
-                            "XGBoost model, "
-                        "its top predictions run for real; random; grid")
+                        help="exact: Optuna's multivariate TPE over real runs (default); pract: XGBoost "
+                        "model, its top predictions run for real; random; grid")
     parser.add_argument("--repeat", type=positive_int, default=1, metavar="R", help="runs per "
-                        "configuration (the "
-                        "median counts; default 1)")
+                        "configuration (the median counts; default 1)")
     parser.add_argument("--study", metavar="NAME",
                         help="study name; an existing study of the same command resumes "
                         "(default: <program>-<objective>-<date>)")
@@ -77,9 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_slurm_launcher(parser, "each run is an sbatch job")
     add_timeout(parser)
     parser.add_argument("--seed", type=int, metavar="N", help="seed of the strategy")
-    parser.add_argument("--no-verify", action="store_true", help="skip the final re-measurement of "
-                        "the best and "
-                        "the default (no winner is then declared)")
+    parser.add_argument("--no-verify", action="store_true", help="skip the final re-measurement of the "
+                        "best and the default (no winner is then declared)")
     parser.add_argument("--json", metavar="FILE", help="write the result as JSON ('-': standard output)")
     parser.add_argument("--out", metavar="DIR", type=Path, help="where the best hints files go (default "
                         ".pario/tune/<study>/)")
