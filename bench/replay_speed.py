@@ -16,6 +16,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -106,6 +107,7 @@ def main() -> None:
                     help="also time the matching (pario.trace.match.dependencies) of git revision REV "
                          "against the installed one, in alternate rounds, and give the ratio of medians")
     args = ap.parse_args()
+    other = match_of(args.against) if args.against else None  # a bad REV stops here, not after the runs
     t = time.perf_counter()
     trace = synthetic(args.ranks, args.iterations)
     print(f"trace: {args.ranks} ranks, {trace.nevents:,} events (built in {time.perf_counter() - t:.1f} s)")
@@ -121,23 +123,22 @@ def main() -> None:
     for label, seconds in rows:
         print(f"{label:<25} {seconds:7.3f} s  {n / seconds / 1e6:6.2f} M events/s")
     print(f"measured replay error     {r.error:+.2e}")
-    if args.against:
-        against(trace, args.against, args.reps)
+    if other is not None:
+        against(trace, args.against, other, args.reps)
 
 
-def against(trace: Trace, rev: str, reps: int) -> None:
-    """The matching of revision ``rev`` (its python/pario/trace/match.py) against the installed
-    one on the same trace, rounds alternating which goes first; the two must agree."""
+def match_of(rev: str) -> Any:
+    """pario.trace.match as git revision ``rev`` has it, loaded as a module of its own."""
     import importlib.util
-    import statistics
     import subprocess
     import tempfile
 
-    from pario.trace import match
-
     checkout = str(Path(__file__).resolve().parent.parent)
-    text = subprocess.run(["git", "-C", checkout, "show", f"{rev}:python/pario/trace/match.py"],
-                          capture_output=True, text=True, check=True).stdout
+    shown = subprocess.run(["git", "-C", checkout, "show", f"{rev}:python/pario/trace/match.py"],
+                           capture_output=True, text=True)
+    if shown.returncode != 0:
+        raise SystemExit(f"--against {rev}: {shown.stderr.strip().splitlines()[-1]}")
+    text = shown.stdout
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(text)
     spec = importlib.util.spec_from_file_location("match_against", f.name)
@@ -145,6 +146,16 @@ def against(trace: Trace, rev: str, reps: int) -> None:
     other = importlib.util.module_from_spec(spec)
     sys.modules["match_against"] = other
     spec.loader.exec_module(other)
+    return other
+
+
+def against(trace: Trace, rev: str, other: Any, reps: int) -> None:
+    """The matching of revision ``rev`` (``other``, from :func:`match_of`) against the installed
+    one on the same trace, rounds alternating which goes first; the two must agree."""
+    import statistics
+
+    from pario.trace import match
+
     a, b = other.dependencies(trace), match.dependencies(trace)
     for name in ("dep_ptr", "dep_idx", "grp_ptr", "grp_idx"):
         if not np.array_equal(getattr(a, name), getattr(b, name)):
