@@ -12,7 +12,7 @@ to a core, MPI's progress threads run beside it).  The first lines give what the
 reads a wrapper can make cost here (``rdtsc``, ``clock_gettime``).  Usage:
 
     .venv/bin/python bench/overhead.py [--reps 9] [--calls 2000000] [--np 16] [--baseline LIB]
-        [--baseline-env KEY=VALUE ...] [--mpi] [--skip-finalize]
+        [--baseline-env KEY=VALUE ...] [--mpi] [--skip-finalize] [--loops pwrite fwrite ...]
 
 Prints a Markdown table (the one in docs/performance.md).
 """
@@ -92,6 +92,8 @@ def main() -> None:
     parser.add_argument("--mpi", action="store_true",
                         help="also run the loops in an MPI program (mpirun -np 1)")
     parser.add_argument("--skip-finalize", action="store_true", help="leave out the MPI_Finalize timing")
+    parser.add_argument("--loops", nargs="+", choices=list(LABELS), default=list(LABELS),
+                        help="the loops to time (all by default)")
     args = parser.parse_args()
     if args.baseline is not None and not args.baseline.is_file():
         parser.error(f"--baseline {args.baseline}: no such file")
@@ -115,8 +117,9 @@ def main() -> None:
               for mode in ("rdtsc", "clock")}
     print(f"Timer reads here (a loop of 20 000 000, median of 5): rdtsc {timers['rdtsc']:.1f} ns, "
           f"clock_gettime(CLOCK_MONOTONIC) {timers['clock']:.1f} ns.\n")
-    modes = (("pwrite", args.calls), ("fwrite", args.calls * 10), ("pwrite1m", 2000),
-             ("openclose", args.calls // 10))
+    counts = {"pwrite": args.calls, "fwrite": args.calls * 10, "pwrite1m": 2000,
+              "openclose": args.calls // 10}
+    modes = [(mode, counts[mode]) for mode in LABELS if mode in args.loops]
     programs = [("a plain program", exe, False)]
     if args.mpi:
         mpi_exe = compile_c(HERE / "overhead.c", work / "overhead_mpi", mpi=True, defines=("OVERHEAD_MPI",))

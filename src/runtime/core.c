@@ -42,11 +42,13 @@ const struct pario_layer_desc *const pario_layers[PARIO_NLAYERS] = {PARIO_LAYERS
 
 struct pario_core pario_core;
 
-/* The registry's lock guards record creation and lookup by id, which happen
- * on open/stat/unlink (metadata calls), never on read/write. */
+/* The registry's lock serialises record creation (the first open, stat or
+ * unlink of a file).  Records are only ever pushed on the front of a bucket,
+ * with a release store once filled in, so a lookup reads the chains without
+ * the lock: an open of a known file takes no lock. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 #define REGISTRY_BUCKETS 4096
-static struct pario_record *registry[PARIO_NLAYERS][REGISTRY_BUCKETS];
+static _Atomic(struct pario_record *) registry[PARIO_NLAYERS][REGISTRY_BUCKETS];
 
 /* ---- hashing and paths ------------------------------------------------- */
 
@@ -60,6 +62,26 @@ uint64_t pario_hash_path(const char *s)
         h *= 1099511628211ull;
     }
     return h ? h : 1;
+}
+
+/* Whether `path` is already absolute and lexically normal: no "//", no "."
+ * or ".." component, no trailing '/' (but "/" itself). */
+static int is_normal_absolute(const char *path)
+{
+    if (path[0] != '/')
+        return 0;
+    if (path[1] == '\0')
+        return 1;
+    for (const char *p = path; *p; p++) {
+        if (*p != '/')
+            continue;
+        /* a component starts at p + 1 */
+        if (p[1] == '/' || p[1] == '\0')
+            return 0;
+        if (p[1] == '.' && (p[2] == '/' || p[2] == '\0' || (p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
+            return 0;
+    }
+    return 1;
 }
 
 /* Make `path` absolute and lexically normal (no ".", "..", "//") in `out`.
@@ -220,40 +242,33 @@ static void record_reset(struct pario_record *r, int layer, uint64_t id)
         r->counters[d->c_max_byte_written] = -1;
 }
 
-static struct pario_record *find_locked(int layer, uint64_t id)
+/* Lock-free: see registry_lock. */
+struct pario_record *pario_record_find(int layer, uint64_t id)
 {
-    for (struct pario_record *r = registry[layer][id % REGISTRY_BUCKETS]; r; r = r->next)
+    struct pario_record *r = atomic_load_explicit(&registry[layer][id % REGISTRY_BUCKETS], memory_order_acquire);
+    for (; r; r = r->next)
         if (r->id == id)
             return r;
     return NULL;
 }
 
-struct pario_record *pario_record_find(int layer, uint64_t id)
+/* The record of a file not seen before (NULL if its path is excluded): made
+ * under the registry's lock, which a second thread creating it waits on. */
+static struct pario_record *record_create(int layer, uint64_t id, const char *abs)
 {
-    pthread_mutex_lock(&registry_lock);
-    struct pario_record *r = find_locked(layer, id);
-    pthread_mutex_unlock(&registry_lock);
-    return r;
-}
-
-struct pario_record *pario_record_for_path(int layer, const char *path)
-{
-    char abs[PATH_MAX];
-    if (!path || (pario_tl && pario_tl->quiet) || pario_normalize_path(path, abs, sizeof abs) != 0)
+    if (strlen(abs) >= PATH_MAX || path_excluded(abs))
         return NULL;
-    if (path_excluded(abs))
-        return NULL;
-    uint64_t id = pario_hash_path(abs);
+    struct pario_record *r;
     pthread_mutex_lock(&registry_lock);
-    struct pario_record *r = find_locked(layer, id);
+    r = pario_record_find(layer, id);
     if (!r) {
         r = arena_take_front(sizeof *r);
         const char *name = r ? pario_arena_strdup(abs, PATH_MAX) : NULL;
         if (r && name) {
             record_reset(r, layer, id);
             r->name = name;
-            r->next = registry[layer][id % REGISTRY_BUCKETS];
-            registry[layer][id % REGISTRY_BUCKETS] = r;
+            r->next = atomic_load_explicit(&registry[layer][id % REGISTRY_BUCKETS], memory_order_relaxed);
+            atomic_store_explicit(&registry[layer][id % REGISTRY_BUCKETS], r, memory_order_release);
             pario_core.nrecords[layer]++;
         } else {
             r = &pario_core.overflow[layer];
@@ -264,11 +279,42 @@ struct pario_record *pario_record_for_path(int layer, const char *path)
     return r;
 }
 
+/* The record of the file at `path` (made absolute and normal), created at its
+ * first call; NULL for an excluded path.  A file that has a record is not
+ * excluded, so a known file's call skips the exclusion checks. */
+struct pario_record *pario_record_for_path(int layer, const char *path)
+{
+    char buf[PATH_MAX];
+    struct pario_thread *th = pario_tl;
+    if (!path || (th && th->quiet))
+        return NULL;
+    /* A record's name is absolute and normal: a path equal to it needs neither step. */
+    for (int i = 0; th && i < PARIO_RECENT_PATHS; i++) {
+        struct pario_record *seen = th->recent[i];
+        if (seen && seen->layer == layer && strcmp(seen->name, path) == 0)
+            return seen;
+    }
+    const char *abs = path;
+    if (!is_normal_absolute(path)) {
+        if (pario_normalize_path(path, buf, sizeof buf) != 0)
+            return NULL;
+        abs = buf;
+    }
+    uint64_t id = pario_hash_path(abs);
+    struct pario_record *r = pario_record_find(layer, id);
+    if (!r)
+        r = record_create(layer, id, abs);
+    if (th && r && !r->is_overflow)
+        th->recent[th->recent_next++ % PARIO_RECENT_PATHS] = r;
+    return r;
+}
+
 /* Visit every record of a layer (registry order), overflow last if used. */
 void pario_foreach_record(int layer, void (*fn)(struct pario_record *, void *), void *arg)
 {
     for (int b = 0; b < REGISTRY_BUCKETS; b++)
-        for (struct pario_record *r = registry[layer][b]; r; r = r->next)
+        for (struct pario_record *r = atomic_load_explicit(&registry[layer][b], memory_order_acquire); r;
+             r = r->next)
             fn(r, arg);
     struct pario_record *o = &pario_core.overflow[layer];
     if (o->counters[pario_layers[layer]->c_bytes_read] || o->counters[pario_layers[layer]->c_bytes_written] ||

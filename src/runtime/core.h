@@ -128,6 +128,8 @@ struct pario_record {
     /* run-time state, not written */
     int64_t last_end[2];         /* end offset of previous read [0] / write [1] */
     int last_op;                 /* 0 none, 1 read, 2 write */
+    atomic_int facts_read;       /* POSIX: the first open's file system facts are stored */
+    atomic_int composite_layout; /* POSIX: a Lustre layout of several components */
     struct pario_record *next;   /* id hash chain */
 };
 
@@ -183,12 +185,17 @@ struct pario_pending {
     struct pario_record *rec;    /* file record to charge, or NULL */
 };
 
+#define PARIO_RECENT_PATHS 4
 struct pario_thread {
     uint64_t t[RANK_NUM_FIELDS];
     int depth;
     int quiet;                   /* > 0: files opened now are the MPI library's (MPI_Init) */
     int npending;
     struct pario_pending pending[PARIO_PENDING_MAX];
+    /* The records this thread found by path last (any layer), so that a file
+     * opened again by the same path costs a string compare, not a hash. */
+    struct pario_record *recent[PARIO_RECENT_PATHS];
+    unsigned recent_next;
     struct pario_thread *next;
 };
 extern __thread struct pario_thread *pario_tl __attribute__((tls_model("initial-exec")));

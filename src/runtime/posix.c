@@ -131,20 +131,18 @@ static void store_layout(struct pario_record *r, const struct pario_lustre_layou
     r->counters[POSIX_LUSTRE_STRIPE_COUNT] = l->stripe_count;
     r->counters[POSIX_LUSTRE_STRIPE_OFFSET] = l->stripe_offset;
     r->counters[POSIX_LUSTRE_COMPONENTS] = l->components;
+    atomic_store_explicit(&r->composite_layout, l->components > 1, memory_order_relaxed);
 }
 
 /* A composite (PFL) layout grows as writes reach further components: read it
  * again when a descriptor of the file is closed, so that the record holds the
  * components the run instantiated (a file the job creates has only its first
  * one at open).  For plain layouts and files off Lustre this is only a look
- * at the record (an uncontended lock), no system call. */
+ * at the record's flag, no lock and no system call. */
 static void posix_refresh_layout(struct pario_record *r, int fd)
 {
-    pario_rec_lock(r);
-    int composite = r->counters[POSIX_LUSTRE_COMPONENTS] > 1;
-    pario_rec_unlock(r);
     struct pario_lustre_layout l;
-    if (!composite || pario_lustre_read_fd(fd, &l) != 0)
+    if (!atomic_load_explicit(&r->composite_layout, memory_order_relaxed) || pario_lustre_read_fd(fd, &l) != 0)
         return;
     pario_rec_lock(r);
     store_layout(r, &l);
@@ -162,9 +160,7 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
         errno = saved;
         return;
     }
-    pario_rec_lock(r);
-    int first = r->counters[POSIX_OPENS] == 0 && !r->is_overflow;
-    pario_rec_unlock(r);
+    int first = !r->is_overflow && !atomic_load_explicit(&r->facts_read, memory_order_acquire);
     /* The file system facts are read without holding the record (reading
      * a Lustre layout may ask the server); two threads opening the file
      * for the first time at once both read them, and store the same.  Later
@@ -174,7 +170,7 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
         posix_file_facts(fd, &facts);
     if (facts.is_dir) {
         /* opened without O_DIRECTORY: found at the first open, whose record stays
-         * empty (no open counted, so the next open looks again; the log leaves it out) */
+         * empty (no open counted, no facts stored: the next open looks again; the log leaves it out) */
         errno = saved;
         return;
     }
@@ -194,6 +190,7 @@ static void posix_opened(struct pario_thread *th, const char *path, int fd, int 
         r->counters[POSIX_FS_TYPE] = facts.fs_type;
         store_layout(r, &facts.lustre);
         pario_rec_unlock(r);
+        atomic_store_explicit(&r->facts_read, 1, memory_order_release);
     }
     pario_rec_meta(r, POSIX_OPENS, PARIO_META_OPEN, t0, t1);
     pario_fd_set(pario_fds, fd, r, offset);

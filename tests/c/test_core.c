@@ -47,6 +47,29 @@ static void test_hash(void)
     CHECK(pario_hash_path("/x/y") != pario_hash_path("/x/z"));
 }
 
+/* The same file by every spelling of its path is one record; an excluded
+ * path has none, at its first call and at later ones. */
+static void test_record_lookup(void)
+{
+    struct pario_record *r = pario_record_for_path(PARIO_POSIX, "/tmp/lookup_test/a.dat");
+    CHECK(r != NULL);
+    CHECK(pario_record_for_path(PARIO_POSIX, "/tmp/lookup_test/a.dat") == r);
+    CHECK(pario_record_for_path(PARIO_POSIX, "/tmp//lookup_test/./a.dat") == r);
+    CHECK(pario_record_for_path(PARIO_POSIX, "/tmp/lookup_test/sub/../a.dat") == r);
+    CHECK(pario_record_for_path(PARIO_POSIX, "/tmp/lookup_test/a.dat/") == r);
+    CHECK(pario_record_for_path(PARIO_POSIX, "/tmp/lookup_test/a.dat/.") == r);
+    CHECK(pario_record_for_path(PARIO_POSIX, "/tmp/lookup_test/.a.dat") != r);
+    CHECK(pario_record_for_path(PARIO_POSIX, "/tmp/lookup_test/..a.dat") != r);
+    CHECK(r && strcmp(r->name, "/tmp/lookup_test/a.dat") == 0);
+    CHECK(pario_record_find(PARIO_POSIX, pario_hash_path("/tmp/lookup_test/a.dat")) == r);
+    for (int i = 0; i < 2; i++) {
+        CHECK(pario_record_for_path(PARIO_POSIX, "/proc/self/status") == NULL);
+        CHECK(pario_record_for_path(PARIO_POSIX, "/proc/./self/status") == NULL);
+        CHECK(pario_record_for_path(PARIO_POSIX, "/") == NULL);
+        CHECK(pario_record_for_path(PARIO_POSIX, "/tmp/ompi.host.0/seg") == NULL);
+    }
+}
+
 /* One hints-file line through the runtime's parser: its result, and key=value or the reason. */
 static int hint_line(const char *text, char *out, size_t outsz)
 {
@@ -222,6 +245,7 @@ int main(int argc, char **argv)
     test_normalize();
     test_hash();
     test_hint_lines();
+    test_record_lookup();
     test_accounting(argc > 1 ? argv[1] : ".");
     return CHECK_SUMMARY();
 }
