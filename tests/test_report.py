@@ -300,6 +300,32 @@ def test_json_dash_prints_only_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(out)["runs"][0]["job"]["nprocs"] == 4
 
 
+def test_the_console_command_ends_with_every_output_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          pario_cmd: list[str]) -> None:
+    """`pario report` ends its process without the interpreter's teardown (pario.cli.console):
+    what it printed through a pipe and the files it wrote are the same as main()'s, whole."""
+    path = str(log("mpi-io-test-x86_64-3.5.0"))
+    out_dir = tmp_path / "csv"
+    done = subprocess.run([*pario_cmd, "report", path, "--json", "-", "--csv", str(out_dir)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"pario: CSV tables written into {out_dir}\n"
+    code, out, _ = run_cli(capsys, path, "--json", "-", "--csv", str(tmp_path / "csv_main"))
+    assert code == 0
+    assert json.loads(done.stdout) == json.loads(out)
+    for name in ("metrics.csv", "ranks.csv", "files.csv", "histograms.csv", "scaling.csv"):
+        assert (out_dir / name).read_bytes() == (tmp_path / "csv_main" / name).read_bytes()
+    # a reader that stops early: no traceback, status 0 (as main() says for a closed pipe)
+    first = subprocess.run(f"{' '.join(pario_cmd)} report {path} | head -c 10 >/dev/null; "
+                           "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash",
+                           capture_output=True, text=True, check=True)
+    assert first.stdout.strip() == "0" and "Traceback" not in first.stderr
+    missing = subprocess.run([*pario_cmd, "report", str(tmp_path / "nothing.darshan")],
+                             capture_output=True, text=True, check=False)
+    assert missing.returncode == 2
+    assert missing.stderr.count("\n") == 1 and missing.stderr.startswith("pario: error: ")
+
+
 # ---------------------------------------------------------------------------
 # several logs: scaling
 # ---------------------------------------------------------------------------

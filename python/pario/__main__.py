@@ -1,5 +1,3 @@
-import sys
+from pario.cli import console
 
-from pario.cli import main
-
-sys.exit(main())
+console()
