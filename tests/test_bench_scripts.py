@@ -42,8 +42,8 @@ def test_report_speed_s_cold_report_runs() -> None:
 
 def test_report_cpu_runs_its_three_commands() -> None:
     """Its B and C sides are programs in strings."""
-    proc = subprocess.run([sys.executable, str(BENCH / "report_cpu.py"), "--rounds", "1"], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run([sys.executable, str(BENCH / "report_cpu.py"), "--rounds", "1"],
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("mpi-io-test-x86_64-3.5.0.darshan, 1 rounds")

@@ -9,6 +9,7 @@ import numpy as np
 from pario.model import ALL_LAYERS, LIBRARIES, Profile
 from pario.model.layers import OPS
 from pario.model.rankio import LIBRARY_DATA_LAYERS, data_file_ids, float_values
+from pario.names import matching
 from pario.table import Table, as_table, group_codes, group_reduce, group_sum, unique_index
 
 #: The MPI library's own files, which the application did not ask for: Open MPI's lock tests of a
@@ -118,12 +119,7 @@ def _sorted_files(files: Table) -> Table:
 
 def mpi_library_rows(files: Table) -> np.ndarray:
     """Rows of the per-file table that are the MPI library's own files (:data:`MPI_LIBRARY_FILES`)."""
-    import fnmatch
-
-    if not len(files):
-        return np.zeros(0, dtype=bool)
-    return np.array([any(fnmatch.fnmatchcase(str(n), p) for p in MPI_LIBRARY_FILES) for n in files["name"]],
-                    dtype=bool)
+    return matching(np.asarray(files["name"], dtype=object), MPI_LIBRARY_FILES)
 
 
 def application_files(files: Table) -> tuple[Table, Table]:

@@ -18,10 +18,10 @@ import numpy as np
 
 from pario.analysis.mpihints import injected_hints
 from pario.analysis.times import RankTimes, rank_times
-from pario.diagnosis._table_ops import NameIndex, glob_mask, glob_regex
 from pario.diagnosis.config import RuleConfig
 from pario.model import LAYERS, LIBRARY_LAYERS, Profile
 from pario.model.rankio import NESTED_IN, layer_members
+from pario.names import NameIndex, matching
 from pario.table import Table, as_table, distinct, isin
 
 TIME_COLS = {"read": "read_time", "write": "write_time", "meta": "meta_time"}
@@ -156,18 +156,6 @@ def _empty() -> Table:
     )
 
 
-def _ignored_mask(names: np.ndarray, patterns: tuple[str, ...], index: NameIndex | None = None) -> np.ndarray:
-    """Which names match one of the glob patterns (one regular expression, each distinct name once)."""
-    if not patterns:
-        return np.zeros(len(names), dtype=bool)
-    if index is not None:
-        return glob_mask(index, names, patterns)
-    regex = glob_regex(tuple(patterns))
-    uniques, codes = np.unique(names.astype(str), return_inverse=True)
-    hit = np.fromiter((regex.match(u) is not None for u in uniques), dtype=bool, count=len(uniques))
-    return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
-
-
 def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) -> Facts:
     """Everything the rules need from one profile (``times``: its ``rank_times``, if already at hand)."""
     files: dict[str, Table] = {}
@@ -182,7 +170,7 @@ def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) 
         if len(records) and "name" in records:
             names_of = np.asarray(records["name"], dtype=object)
             index = NameIndex.build(names_of)
-            drop = _ignored_mask(names_of, patterns, index)
+            drop = matching(names_of, patterns, index)
             ignored[layer] = int(drop.sum())
             # without a copy of every column when nothing is dropped
             if drop.any():

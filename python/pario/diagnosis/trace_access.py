@@ -15,12 +15,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from pario.diagnosis import trace_access_words as words
-from pario.diagnosis._table_ops import glob_regex
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.facts import Facts
 from pario.diagnosis.findings import Severity
 from pario.diagnosis.hits import Hit, record
 from pario.diagnosis.registry import rule
+from pario.names import glob_regex
 from pario.table import median as float_median
 from pario.trace.activity import Phase, io_activity
 from pario.trace.format import LAYER_MASK, LAYER_SHIFT, LAYERS, Kind
