@@ -66,3 +66,26 @@ def test_matching_says_what_fnmatch_says() -> None:
 def test_matching_agrees_with_fnmatch_on_any_names(names: list[str], patterns: list[str]) -> None:
     got = matching(np.array(names, dtype=object), tuple(patterns))
     assert got.tolist() == fnmatch_mask(names, tuple(patterns))
+
+
+# -- file systems: the set of a run's, without a look at each file ------------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 12), st.text(alphabet="/abd", max_size=6)), max_size=30))
+def test_file_system_kinds_are_the_set_of_each_file_s(files: list[tuple[int, str]]) -> None:
+    """FileSystems.kinds (distinct magics, one name per directory) against .of, file by file."""
+    from pario.analysis.filesystems import FileSystems
+    from pario.model import Job, Profile
+    from pario.table import Table
+
+    nfs, ext4 = 0x6969, 0xEF53
+    posix = Table({"id": np.array([1, 2, 3, 9], dtype=np.uint64), "rank": np.zeros(4, dtype=np.int64),
+                   "name": np.array(["/a", "/b", "/c", "/d"], dtype=object),
+                   "fs_type": np.array([nfs, ext4, nfs, 0], dtype=np.int64)})
+    job = Job("pario", "/run.pario", "app", 1, 0.0, 1.0, 1.0,
+              metadata={"lustre_striping": {4: {}, 2: {}},
+                        "mounts": [["/", "rootfs"], ["/a", "xfs"], ["/a/b/", "lustre"], ["/d", "fuse"]]})
+    systems = FileSystems(Profile(job, Table({"wall": np.ones(1)}), {"posix": posix}))
+    ids = np.array([fid for fid, _ in files], dtype=np.uint64)
+    names = np.array([name for _, name in files], dtype=object)
+    assert systems.kinds(ids, names) == set(systems.of(ids, names.tolist()))

@@ -21,7 +21,7 @@ import numpy as np
 
 from pario.model import MountTable, Profile, fs_name
 from pario.model.rankio import float_values
-from pario.table import isin
+from pario.table import distinct, isin
 
 #: The layers whose records carry pario's statfs magic, the first one that has it wins.
 MAGIC_LAYERS: tuple[str, ...] = ("posix", "mpiio")
@@ -51,17 +51,29 @@ class FileSystems:
         self._lustre = {int(fid) for fid in striping} if isinstance(striping, dict) else set()
         self._mounts = MountTable(profile.job.metadata.get("mounts"))
 
-    def kinds(self, ids: Sequence[int] | np.ndarray, names: Sequence[str]) -> set[str]:
-        """The set of :meth:`of` (``ids`` and ``names`` in the same order), of fewer files: those
-        whose id decides (a statfs magic, a Lustre layout), and of the others one per distinct
-        directory (the mount table's answer is the same for the rest)."""
+    def kinds(self, ids: Sequence[int] | np.ndarray, names: Sequence[str] | np.ndarray) -> set[str]:
+        """The set of :meth:`of` (``ids`` and ``names`` in the same order), without a look at
+        each file: the distinct statfs magics, "lustre" for a Lustre layout without one, and of
+        the other files one per distinct directory (the mount table's answer is the same for
+        the rest)."""
         fids = np.asarray(ids).astype(np.uint64)
-        by_id = isin(fids, np.array(list(self._magic), dtype=np.uint64)) | isin(
-            fids, np.array(list(self._lustre), dtype=np.uint64))
-        rest = np.flatnonzero(~by_id)
-        picked = [*np.flatnonzero(by_id).tolist(),
-                  *rest[self._mounts.distinct([names[i] for i in rest.tolist()])].tolist()]
-        return set(self.of(fids[picked], [names[i] for i in picked]))
+        magic_ids = np.fromiter(self._magic.keys(), dtype=np.uint64, count=len(self._magic))
+        magics = np.fromiter(self._magic.values(), dtype=np.int64, count=len(self._magic))
+        has_magic = isin(fids, magic_ids)
+        on_lustre = isin(fids, np.fromiter(self._lustre, dtype=np.uint64, count=len(self._lustre)))
+        out: set[str] = set()
+        if has_magic.any():
+            order = np.argsort(magic_ids, kind="stable")
+            found = magics[order][np.searchsorted(magic_ids[order], fids[has_magic])]
+            out |= {fs_name(magic) for magic in distinct(found).tolist()}
+        if (on_lustre & ~has_magic).any():
+            out.add("lustre")
+        rest = np.flatnonzero(~(has_magic | on_lustre))
+        if len(rest):
+            values = np.asarray(names, dtype=object)[rest]
+            picked = values[np.asarray(self._mounts.distinct(values), dtype=np.int64)]
+            out |= set(self._mounts.fs_types(str(n) for n in picked.tolist()))
+        return out
 
     def of(self, ids: Sequence[int] | np.ndarray, names: Sequence[str]) -> list[str]:
         """The type of each file (``ids`` and ``names`` in the same order)."""

@@ -163,12 +163,12 @@ def _hdf5_transfers(facts: Facts) -> dict[int, tuple[dict[str, float], dict[str,
 def _file_systems(facts: Facts) -> frozenset[str]:
     """The known file-system types of the application's files (outermost records)."""
     ids: list[np.ndarray] = []
-    names: list[str] = []
+    names: list[np.ndarray] = []
     for table in facts.outermost().values():
         if len(table):
             ids.append(np.asarray(table["id"]).astype(np.uint64))
-            names += [str(n) for n in table["name"]]
-    kinds = FileSystems(facts.profile).kinds(np.concatenate(ids), names) if ids else set()
+            names.append(np.asarray(table["name"], dtype=object))
+    kinds = FileSystems(facts.profile).kinds(np.concatenate(ids), np.concatenate(names)) if ids else set()
     return frozenset(k for k in kinds if k)
 
 
