@@ -233,6 +233,16 @@ def test_rank_blocks_decode_together_as_one_by_one():
     alike = fmt.words_from_column_blocks(threes, nwords)
     assert np.array_equal(np.ascontiguousarray(alike.T).view(dtype).reshape(-1),
                           np.concatenate([w for w in written if len(w) == 3]))
+    # decoded into their place in a larger array (the reader's layer array): the same words, and
+    # nothing written outside the place
+    for part, expect in ((blocks, together), (threes, alike)):
+        room = np.full((nwords, expect.shape[1] + 5), 7, dtype="<u8")
+        place = room[:, 2:2 + expect.shape[1]]
+        assert fmt.words_from_column_blocks(part, nwords, out=place) is place
+        assert np.array_equal(place, expect)
+        assert (room[:, :2] == 7).all() and (room[:, 2 + expect.shape[1]:] == 7).all()
+    with pytest.raises(ValueError, match="out has shape"):
+        fmt.words_from_column_blocks(threes, nwords, out=np.empty((nwords, 1), dtype="<u8"))
 
 
 def test_records_are_column_major(known_run):

@@ -51,20 +51,25 @@ def words_from_columns(columns: bytes | memoryview, nwords: int, n: int, version
     return words_from_column_blocks([(n, columns)], nwords)
 
 
-def words_from_column_blocks(blocks: Sequence[tuple[int, bytes | memoryview]], nwords: int) -> np.ndarray:
+def words_from_column_blocks(blocks: Sequence[tuple[int, bytes | memoryview]], nwords: int,
+                             out: np.ndarray | None = None) -> np.ndarray:
     """The split format's decoding (version 4 on) of several blocks at once: ``blocks`` are
     (records, bytes) in order, the result their ``(nwords, sum of records)`` words side by side
-    (:func:`words_from_columns` of one block is this).  The blocks with as many records are
-    decoded together, a few NumPy operations for them all instead of several per block (a log of
-    100 000 ranks has 100 000 blocks)."""
+    (:func:`words_from_columns` of one block is this), written into ``out`` when given (columns
+    of a larger array: the decoded words are copied once, into their place).  The blocks with as
+    many records are decoded together, a few NumPy operations for them all instead of several
+    per block (a log of 100 000 ranks has 100 000 blocks)."""
     blocks = [b for b in blocks if b[0]]  # a block of no records adds no column
     if not blocks:
-        return np.empty((nwords, 0), dtype="<u8")
+        return np.empty((nwords, 0), dtype="<u8") if out is None else out
     counts = np.array([n for n, _ in blocks], dtype=np.int64)
     starts = np.zeros(len(blocks) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     sizes = sorted(set(counts.tolist()))  # not np.unique: it imports numpy.ma (pario.table.unique_index)
-    out = np.empty((nwords, int(starts[-1])), dtype="<u8") if len(sizes) > 1 else None
+    if out is not None and out.shape != (nwords, int(starts[-1])):
+        raise ValueError(f"out has shape {out.shape}, the blocks make {(nwords, int(starts[-1]))}")
+    if out is None and len(sizes) > 1:
+        out = np.empty((nwords, int(starts[-1])), dtype="<u8")
     for n in sizes:
         which = np.flatnonzero(counts == n)
         chunks = [blocks[i][1] for i in which.tolist()]
@@ -77,11 +82,17 @@ def words_from_column_blocks(blocks: Sequence[tuple[int, bytes | memoryview]], n
         low = split[:, :, 2 * n:].view("<u2").reshape(len(chunks), nwords - 2, n, 3)
         for part in range(3):  # one strided copy per 16-bit part: far faster than one of 6 bytes
             words[:, 2:, :, part] = low[:, :, :, part]
-        values = words.view("<u8").reshape(len(chunks), nwords, n).transpose(1, 0, 2).reshape(nwords, -1)
-        if out is None:  # every block as many records: they are the columns in order
-            return values
-        out[:, (starts[which][:, None] + np.arange(n)).ravel()] = values
-    assert out is not None  # two sizes or more
+        by_block = words.view("<u8").reshape(len(chunks), nwords, n).transpose(1, 0, 2)
+        if len(sizes) == 1:  # every block as many records: they are the columns in order
+            if out is None:
+                return by_block.reshape(nwords, -1)
+            place = out.reshape(nwords, len(chunks), n)  # a view: only the last axis is split
+            if np.shares_memory(place, out):
+                place[...] = by_block
+                return out
+        assert out is not None
+        out[:, (starts[which][:, None] + np.arange(n)).ravel()] = by_block.reshape(nwords, -1)
+    assert out is not None
     return out
 
 

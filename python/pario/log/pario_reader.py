@@ -46,8 +46,8 @@ class _Parts:
     #: format versions 1 and 2), or the block's (columns, records) array of 8-byte words
     #: (column-major, versions 3 and 4; blocks without records left out)
     records: dict[str, list[memoryview | np.ndarray]] = field(default_factory=dict)
-    #: per layer, the RANK blocks' records (format 4) not decoded yet: (records, bytes copied out
-    #: of the block), decoded a batch at a time into ``records``
+    #: per layer, the RANK blocks' records (format 4): (records, bytes copied out of the block),
+    #: decoded at the end straight into the layer's array, a batch of blocks at a time
     pending: dict[str, list[tuple[int, bytes]]] = field(default_factory=dict)
     name_ids: list[np.ndarray] = field(default_factory=list)
     name_lens: list[np.ndarray] = field(default_factory=list)
@@ -231,8 +231,6 @@ def _parse(data: bytes, where: str) -> Profile:
     if not ended:
         raise LogFormatError(f"{where}: truncated pario log (no END block; the job may have "
                              "been killed while writing it)")
-    for lay in layers:
-        _decode_pending(lay, parts)
     return _build(meta, layers, rank_fields, parts, where)
 
 
@@ -284,8 +282,8 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
         _read_hint_texts(cur, parts.injected)
 
 
-#: RANK blocks whose records are decoded together (format 4): the bytes waiting stay small (a
-#: few MB) while the per-block cost of NumPy calls is shared.
+#: RANK blocks whose records are decoded together (format 4): the per-block cost of NumPy calls
+#: is shared, and each batch's decoding stays small (a few MB).
 _DECODE_BATCH = 1024
 
 
@@ -301,19 +299,9 @@ def _read_rank_records(cur: _Cursor, layers: list[_LayerInfo], parts: _Parts) ->
         if pos + 4 + size > end:
             raise LogFormatError(f"{cur.where}: block shorter than its contents")
         if n:
-            pending = parts.pending[lay.name]
-            pending.append((n, data[pos + 4:pos + 4 + size].tobytes()))
-            if len(pending) >= _DECODE_BATCH:
-                _decode_pending(lay, parts)
+            parts.pending[lay.name].append((n, data[pos + 4:pos + 4 + size].tobytes()))
         pos += 4 + size
     cur.pos = pos
-
-
-def _decode_pending(lay: _LayerInfo, parts: _Parts) -> None:
-    pending = parts.pending[lay.name]
-    if pending:
-        parts.records[lay.name].append(fmt.words_from_column_blocks(pending, lay.dtype.itemsize // 8))
-        pending.clear()
 
 
 def _read_hint_texts(cur: _Cursor, out: dict[int, dict[str, str]]) -> None:
@@ -364,15 +352,36 @@ def _parse_hints(text: str) -> dict[str, str]:
 OVERFLOW_NAME = "<overflow: other files>"
 
 
+def _layer_words(shared: np.ndarray, chunks: list[np.ndarray], pending: list[tuple[int, bytes]],
+                 nwords: int) -> np.ndarray:
+    """A layer's (column, record) array of 8-byte words: the shared records, then every rank's
+    (``chunks`` decoded, format 3; ``pending`` raw, format 4, each batch of blocks decoded into
+    its place and its bytes let go)."""
+    total = len(shared) + sum(c.shape[1] for c in chunks) + sum(n for n, _ in pending)
+    words = np.empty((nwords, total), dtype="<u8")
+    words[:, :len(shared)] = shared.view("<u8").reshape(len(shared), nwords).T
+    at = len(shared)
+    for chunk in chunks:
+        words[:, at:at + chunk.shape[1]] = chunk
+        at += chunk.shape[1]
+    for first in range(0, len(pending), _DECODE_BATCH):
+        batch = pending[first:first + _DECODE_BATCH]
+        n = sum(count for count, _ in batch)
+        fmt.words_from_column_blocks(batch, nwords, out=words[:, at:at + n])
+        at += n
+        pending[first:first + _DECODE_BATCH] = [(0, b"")] * len(batch)
+    return words
+
+
 def _layer_records(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview | np.ndarray],
-                   names: tuple[np.ndarray, np.ndarray], columnar: bool) -> Table:
+                   pending: list[tuple[int, bytes]], names: tuple[np.ndarray, np.ndarray],
+                   columnar: bool) -> Table:
     """A layer's records: id, rank, name, then its counters and fcounters (model names)."""
     counter_names = [counter_column(n) for n in lay.counters]
     fcounter_names = [counter_column(n) for n in lay.fcounters]
     if columnar:
         # the shared records first, then every rank's: one copy into a (column, record) array
-        nwords = lay.dtype.itemsize // 8
-        words = np.concatenate([shared.view("<u8").reshape(len(shared), nwords).T, *chunks], axis=1)
+        words = _layer_words(shared, cast("list[np.ndarray]", chunks), pending, lay.dtype.itemsize // 8)
         ids, ranks = words[0], words[1].view("<i8")
         counters = Table({name: words[2 + i].view("<i8") for i, name in enumerate(counter_names)},
                          length=words.shape[1])
@@ -436,8 +445,8 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
     names = _names(parts)
     for lay in layers:
         shared = parts.shared.get(lay.name, np.zeros(0, dtype=lay.dtype))
-        files[lay.name] = _layer_records(lay, shared, parts.records[lay.name], names,
-                                           parts.version >= fmt.COLUMNAR_VERSION)
+        files[lay.name] = _layer_records(lay, shared, parts.records[lay.name], parts.pending[lay.name],
+                                           names, parts.version >= fmt.COLUMNAR_VERSION)
         bitmap = parts.bitmaps.get(lay.name)
         if bitmap is not None:
             bits = np.unpackbits(bitmap, axis=1, bitorder="little")[:, :nprocs]
