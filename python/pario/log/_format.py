@@ -56,44 +56,48 @@ def words_from_column_blocks(blocks: Sequence[tuple[int, bytes | memoryview]], n
     """The split format's decoding (version 4 on) of several blocks at once: ``blocks`` are
     (records, bytes) in order, the result their ``(nwords, sum of records)`` words side by side
     (:func:`words_from_columns` of one block is this), written into ``out`` when given (columns
-    of a larger array: the decoded words are copied once, into their place).  The blocks with as
-    many records are decoded together, a few NumPy operations for them all instead of several
-    per block (a log of 100 000 ranks has 100 000 blocks)."""
+    of a larger array, its last axis contiguous: the words are decoded into their place).  The
+    blocks with as many records are decoded together, a few NumPy operations for them all
+    instead of several per block (a log of 100 000 ranks has 100 000 blocks)."""
     blocks = [b for b in blocks if b[0]]  # a block of no records adds no column
-    if not blocks:
-        return np.empty((nwords, 0), dtype="<u8") if out is None else out
     counts = np.array([n for n, _ in blocks], dtype=np.int64)
+    total = int(counts.sum())
+    if out is None:
+        out = np.empty((nwords, total), dtype="<u8")
+    elif out.shape != (nwords, total) or out.dtype != np.dtype("<u8") or out.strides[1] != 8:
+        raise ValueError(f"out has shape {out.shape}, the blocks make {(nwords, total)} 8-byte words")
+    if not blocks:
+        return out
     starts = np.zeros(len(blocks) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     sizes = sorted(set(counts.tolist()))  # not np.unique: it imports numpy.ma (pario.table.unique_index)
-    if out is not None and out.shape != (nwords, int(starts[-1])):
-        raise ValueError(f"out has shape {out.shape}, the blocks make {(nwords, int(starts[-1]))}")
-    if out is None and len(sizes) > 1:
-        out = np.empty((nwords, int(starts[-1])), dtype="<u8")
+    if len(sizes) == 1:  # every block as many records: they are the columns in order
+        _decode_alike([raw for _, raw in blocks], sizes[0], nwords, out)
+        return out
     for n in sizes:
         which = np.flatnonzero(counts == n)
-        chunks = [blocks[i][1] for i in which.tolist()]
-        raw = np.frombuffer(chunks[0] if len(chunks) == 1 else b"".join(chunks), dtype=np.uint8,
-                            count=len(chunks) * nwords * n * 8).reshape(len(chunks), nwords * n * 8)
-        words = np.empty((len(chunks), nwords, n, 4), dtype="<u2")  # 4 little-endian 16-bit parts
-        words[:, :2] = raw[:, :16 * n].view("<u2").reshape(len(chunks), 2, n, 4)
-        split = raw[:, 16 * n:].reshape(len(chunks), nwords - 2, 8 * n)
-        words[:, 2:, :, 3] = split[:, :, :n] | (split[:, :, n:2 * n].astype("<u2") << 8)
-        low = split[:, :, 2 * n:].view("<u2").reshape(len(chunks), nwords - 2, n, 3)
-        for part in range(3):  # one strided copy per 16-bit part: far faster than one of 6 bytes
-            words[:, 2:, :, part] = low[:, :, :, part]
-        by_block = words.view("<u8").reshape(len(chunks), nwords, n).transpose(1, 0, 2)
-        if len(sizes) == 1:  # every block as many records: they are the columns in order
-            if out is None:
-                return by_block.reshape(nwords, -1)
-            place = out.reshape(nwords, len(chunks), n)  # a view: only the last axis is split
-            if np.shares_memory(place, out):
-                place[...] = by_block
-                return out
-        assert out is not None
-        out[:, (starts[which][:, None] + np.arange(n)).ravel()] = by_block.reshape(nwords, -1)
-    assert out is not None
+        alike = np.empty((nwords, len(which) * n), dtype="<u8")
+        _decode_alike([blocks[i][1] for i in which.tolist()], n, nwords, alike)
+        out[:, (starts[which][:, None] + np.arange(n)).ravel()] = alike
     return out
+
+
+def _decode_alike(chunks: list[bytes | memoryview], n: int, nwords: int, dest: np.ndarray) -> None:
+    """Decode blocks of ``n`` records each into ``dest``, their ``(nwords, len(chunks) * n)``
+    words (its last axis contiguous): each 8-byte word written as four little-endian 16-bit
+    parts, one strided copy per part, far faster than one of 6 bytes."""
+    c = len(chunks)
+    raw = np.frombuffer(chunks[0] if c == 1 else b"".join(chunks), dtype=np.uint8,
+                        count=c * nwords * n * 8).reshape(c, nwords * n * 8)
+    parts = dest.view("<u2").reshape(nwords, c, n, 4)  # splits the last axis only: a view
+    # ids and ranks: whole 8-byte words
+    parts[:2] = raw[:, :16 * n].view("<u2").reshape(c, 2, n, 4).transpose(1, 0, 2, 3)
+    # each counter: byte 6 of every value, byte 7 of every value, then bytes 0-5 of each
+    split = raw[:, 16 * n:].reshape(c, nwords - 2, 8 * n)
+    parts[2:, :, :, 3] = (split[:, :, :n] | (split[:, :, n:2 * n].astype("<u2") << 8)).transpose(1, 0, 2)
+    low = split[:, :, 2 * n:].view("<u2").reshape(c, nwords - 2, n, 3)
+    for part in range(3):
+        parts[2:, :, :, part] = low[:, :, :, part].transpose(1, 0, 2)
 
 
 def records_from_columns(columns: bytes | memoryview, dtype: np.dtype, n: int, version: int) -> np.ndarray:
