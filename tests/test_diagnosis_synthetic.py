@@ -402,6 +402,12 @@ def test_file_per_process_at_scale():
     assert ev["files"] == n and ev["ranks"] == n and ev["time_at_stake"] == pytest.approx(0.8)
     assert f.severity >= Severity.WARNING  # the metadata load at this scale matters even when cheap here
     assert "IFACE-FILE-PER-PROCESS" not in ids(p, make_config({"fpp_min_files": 4096}))
+    # off Lustre no striping advice; with one of the files striped, keep each on one OST
+    assert not any(r.kind == "striping" for r in f.recommendations)
+    striped = profile(n, 60.0, io={"posix_write": [0.5] * n, "posix_meta": [0.8] * n}, posix=own,
+                      striping={1000 + 7: (1 << 20, 4)})
+    advice = {r.kind: r for r in one(striped, "IFACE-FILE-PER-PROCESS").recommendations}
+    assert advice["striping"].snippet == "lfs setstripe -c 1 /lus/scratch/run"
 
 
 def test_few_ranks_without_mpi_time_says_so():

@@ -131,7 +131,8 @@ def _place_of(facts: Facts, ids: np.ndarray) -> tuple[str, bool]:
             keep = part(layer_values(facts, layer, "id"), facts.outer_rows(layer))
             names = np.asarray(records["name"])[isin(keep, ids)]
             dirs.update(directory_key(str(n)) for n in names)
-    lustre = any(int(i) in facts.striping for i in ids.tolist())
+    striped = np.fromiter(facts.striping, dtype=np.uint64, count=len(facts.striping))
+    lustre = bool(len(striped)) and bool(isin(np.asarray(ids).astype(np.uint64), striped).any())
     return (quoted_directory(dirs.most_common(1)[0][0]) if dirs else "."), lustre
 
 
