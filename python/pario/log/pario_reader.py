@@ -9,6 +9,7 @@ reads in seconds.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import struct
 import zlib
@@ -49,8 +50,9 @@ class _Parts:
     #: per layer, the RANK blocks' records (format 4): (records, bytes copied out of the block),
     #: decoded at the end straight into the layer's array, a batch of blocks at a time
     pending: dict[str, list[tuple[int, bytes]]] = field(default_factory=dict)
-    name_ids: list[np.ndarray] = field(default_factory=list)
-    name_lens: list[np.ndarray] = field(default_factory=list)
+    #: each RANK block's names: their ids (u64) and byte lengths (u32) as stored, their UTF-8
+    name_ids: list[bytes] = field(default_factory=list)
+    name_lens: list[bytes] = field(default_factory=list)
     name_blobs: list[bytes] = field(default_factory=list)
     hints: dict[int, dict[str, str]] = field(default_factory=dict)
     injected: dict[int, dict[str, str]] = field(default_factory=dict)
@@ -63,6 +65,12 @@ class _Parts:
 
 
 _U32 = struct.Struct("<I")
+
+
+@functools.lru_cache(maxsize=64)
+def _u32s(n: int) -> struct.Struct:
+    """``n`` little-endian u32 (a RANK block's name lengths: the same few counts again and again)."""
+    return struct.Struct(f"<{n}I")
 
 
 class _Cursor:
@@ -159,18 +167,20 @@ def _blocks(data: bytes, where: str):
         raise LogFormatError(f"{where}: pario log format version {version} is not supported "
                              f"(this pario reads versions {', '.join(map(str, fmt.VERSIONS))})")
     pos = header_size
-    while pos < len(data):
-        if pos + fmt.BLOCK_HEADER.size > len(data):
+    # once per block of a 100 000-rank log: the block is inflated from a view, not a copy
+    view, end, head = memoryview(data), len(data), fmt.BLOCK_HEADER
+    while pos < end:
+        if pos + head.size > end:
             raise LogFormatError(f"{where}: truncated pario log (partial block header at byte {pos})")
-        kind, rank, ulen, clen, crc, _ = fmt.BLOCK_HEADER.unpack_from(data, pos)
-        pos += fmt.BLOCK_HEADER.size
+        kind, rank, ulen, clen, crc, _ = head.unpack_from(data, pos)
+        pos += head.size
         if kind not in fmt.BLOCK_KINDS or (version < 2 and kind >= fmt.BLOCK_TRACE):
             raise LogFormatError(f"{where}: corrupt pario log (unknown block kind {kind} at byte {pos})")
-        if pos + clen > len(data):
+        if pos + clen > end:
             raise LogFormatError(f"{where}: truncated pario log (block at byte {pos} is cut short)")
         if ulen > fmt.MAX_BLOCK_BYTES:
             raise LogFormatError(f"{where}: corrupt pario log (block claims {ulen} bytes)")
-        comp = data[pos : pos + clen]
+        comp = view[pos : pos + clen]
         pos += clen
         if zlib.crc32(comp) & 0xFFFFFFFF != crc:
             block = fmt.BLOCK_KINDS[kind]
@@ -268,13 +278,13 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
                 parts.records[lay.name].append(fmt.words_from_columns(
                     cur.take(n * lay.dtype.itemsize), lay.dtype.itemsize // 8, n, parts.version))
     # names: u32 n, u64 ids[n], u32 lens[n], bytes (columnar, see docs/log-format.md)
+    # (no NumPy call per block: a few cost more than the rest of a small block's reading)
     n = cur.u32()
     if n:
-        ids = cur.array(np.dtype("<u8"), n).copy()
-        lens = cur.array(np.dtype("<u4"), n).copy()
-        parts.name_ids.append(ids)
+        parts.name_ids.append(bytes(cur.take(8 * n)))
+        lens = bytes(cur.take(4 * n))
         parts.name_lens.append(lens)
-        parts.name_blobs.append(bytes(cur.take(int(lens.sum(dtype=np.int64)))))
+        parts.name_blobs.append(bytes(cur.take(sum(_u32s(n).unpack(lens)))))
     # hints in effect: u32 n, u32 layers[n], u64 ids[n], u32 lens[n], bytes
     _read_hint_texts(cur, parts.hints)
     # hints injected (absent from logs written before the runtime recorded them)
@@ -333,8 +343,8 @@ def _names(parts: _Parts) -> tuple[np.ndarray, np.ndarray]:
     """(sorted unique ids, their names as an object array)."""
     if not parts.name_ids:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=object)
-    ids = np.concatenate(parts.name_ids)
-    lens = np.concatenate(parts.name_lens)
+    ids = np.frombuffer(b"".join(parts.name_ids), dtype="<u8")
+    lens = np.frombuffer(b"".join(parts.name_lens), dtype="<u4")
     names = np.array(_split(b"".join(parts.name_blobs), lens), dtype=object)
     order = np.argsort(ids, kind="stable")  # sorted for searchsorted; an id's first name wins
     return ids[order], names[order]
