@@ -60,7 +60,7 @@ def test_matching_says_what_fnmatch_says() -> None:
     assert matching(np.array(names, dtype=object), ()).tolist() == [False] * len(names)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(alphabet="/._-acos*?é", max_size=12), max_size=30),
        st.lists(st.sampled_from(GLOBS), min_size=1, max_size=4))
 def test_matching_agrees_with_fnmatch_on_any_names(names: list[str], patterns: list[str]) -> None:
@@ -70,7 +70,7 @@ def test_matching_agrees_with_fnmatch_on_any_names(names: list[str], patterns: l
 
 # -- file systems: the set of a run's, without a look at each file ------------------------------
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 12), st.text(alphabet="/abd", max_size=6)), max_size=30))
 def test_file_system_kinds_are_the_set_of_each_file_s(files: list[tuple[int, str]]) -> None:
     """FileSystems.kinds (distinct magics, one name per directory) against .of, file by file."""
