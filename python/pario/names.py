@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from pario.table import unique_index
+
 
 def common_directory(names: Iterable[str]) -> str:
     """The deepest directory that holds every absolute name, with a trailing '/'.
@@ -172,6 +174,6 @@ def matching(names: np.ndarray, patterns: tuple[str, ...], index: NameIndex | No
     if index is not None:
         return glob_mask(index, names, patterns)
     regex = glob_regex(tuple(patterns))
-    uniques, codes = np.unique(names.astype(str), return_inverse=True)
-    hit = np.fromiter((regex.match(u) is not None for u in uniques), dtype=bool, count=len(uniques))
-    return hit[codes.reshape(-1)]
+    uniques, _, codes = unique_index(names.astype(str))
+    hit = np.fromiter((regex.match(u) is not None for u in uniques.tolist()), dtype=bool, count=len(uniques))
+    return hit[codes]
