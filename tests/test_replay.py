@@ -502,6 +502,7 @@ def traced(tmp_path_factory, compile_program, pario_cmd, mpi_env):
 
 
 @pytest.mark.slow
+@pytest.mark.measured  # the ranks' measured computation (4 ranks on 2 cores): tests beside it skew it
 def test_traced_run_replays_with_known_serialisation(traced) -> None:
     from pario.log import read_log
     from pario.trace.format import LAYER_MASK
