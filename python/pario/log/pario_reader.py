@@ -21,7 +21,7 @@ import numpy as np
 
 from pario.errors import LogFormatError
 from pario.log import _format as fmt
-from pario.log import trace_reader
+from pario.log import rank_blocks, trace_reader
 from pario.log.dump import rank_ranges
 from pario.model import Job, Profile, add_derived_rank_columns, counter_column
 from pario.model import rank_ids as ranks_of_rows
@@ -62,6 +62,10 @@ class _Parts:
     traces: dict[int, trace_reader.RankParts] = field(default_factory=dict)
     #: the log's format version (3 on: record arrays column-major, 4 on: counter columns split)
     version: int = 0
+    #: the RANK blocks read in bulk (format 4, :mod:`pario.log.rank_blocks`; ``records`` and
+    #: ``pending`` then empty) and each layer's position in them
+    bulk: rank_blocks.RankParts | None = None
+    bulk_layers: dict[str, int] = field(default_factory=dict)
 
 
 _U32 = struct.Struct("<I")
@@ -180,27 +184,59 @@ def _blocks(data: bytes, where: str):
             raise LogFormatError(f"{where}: truncated pario log (block at byte {pos} is cut short)")
         if ulen > fmt.MAX_BLOCK_BYTES:
             raise LogFormatError(f"{where}: corrupt pario log (block claims {ulen} bytes)")
-        comp = view[pos : pos + clen]
+        yield kind, rank, _inflate(view[pos : pos + clen], kind, ulen, crc, where)
         pos += clen
-        if zlib.crc32(comp) & 0xFFFFFFFF != crc:
-            block = fmt.BLOCK_KINDS[kind]
-            raise LogFormatError(f"{where}: corrupt pario log (checksum mismatch in a {block} block)")
-        d = zlib.decompressobj()
-        payload = d.decompress(comp, ulen + 1)
-        if len(payload) != ulen or not d.eof:
-            raise LogFormatError(f"{where}: corrupt pario log (block does not inflate to its size)")
-        yield kind, rank, payload
+
+
+def _inflate(comp: memoryview, kind: int, ulen: int, crc: int, where: str) -> bytes:
+    """A block's payload, its checksum and size checked."""
+    if zlib.crc32(comp) & 0xFFFFFFFF != crc:
+        block = fmt.BLOCK_KINDS[kind]
+        raise LogFormatError(f"{where}: corrupt pario log (checksum mismatch in a {block} block)")
+    d = zlib.decompressobj()
+    payload = d.decompress(comp, ulen + 1)
+    if len(payload) != ulen or not d.eof:
+        raise LogFormatError(f"{where}: corrupt pario log (block does not inflate to its size)")
+    return payload
+
+
+def _other_blocks(data: bytes, blocks: rank_blocks.Blocks, where: str):
+    """(index, (kind, rank, payload)) of the blocks that are not RANK blocks, in order."""
+    view = memoryview(data)
+    for i in np.flatnonzero(blocks.kinds != fmt.BLOCK_RANK).tolist():
+        start, clen = int(blocks.offsets[i]), int(blocks.clens[i])
+        kind = int(blocks.kinds[i])
+        yield i, (kind, int(blocks.ranks[i]), _inflate(view[start:start + clen], kind, int(blocks.ulens[i]),
+                                                     int(blocks.crcs[i]), where))
+
+
+#: What a damaged log raises while it is read (read_pario_log names the file and the exception).
+_DAMAGED = (LogFormatError, ValueError, KeyError, TypeError, IndexError, struct.error, zlib.error,
+            UnicodeError)
 
 
 def _parse(data: bytes, where: str) -> Profile:
+    """The profile of a log's bytes: the RANK blocks of a large sound log in bulk
+    (:mod:`pario.log.rank_blocks`), any other log block by block (so is a large one the bulk
+    reader finds anything amiss in: the block-by-block reading then says what)."""
+    blocks = rank_blocks.plan(data)
+    if blocks is not None:
+        try:
+            return _parse_blocks(data, where, blocks)
+        except (rank_blocks.NotClean, MemoryError, *_DAMAGED):
+            pass
+    return _parse_blocks(data, where, None)
+
+
+def _parse_blocks(data: bytes, where: str, bulk: rank_blocks.Blocks | None) -> Profile:
     meta: dict | None = None
     layers: list[_LayerInfo] = []
     rank_fields: list[str] = []
     parts = _Parts()
     parts.version = fmt.FILE_HEADER.unpack_from(data, 0)[1] if len(data) >= fmt.FILE_HEADER.size else 0
-    nblocks = 0
     ended = False
-    for kind, rank, payload in _blocks(data, where):
+    in_order = enumerate(_blocks(data, where)) if bulk is None else _other_blocks(data, bulk, where)
+    for nblocks, (kind, rank, payload) in in_order:
         if ended:
             raise LogFormatError(f"{where}: corrupt pario log (data after the END block)")
         if kind == fmt.BLOCK_META:
@@ -235,12 +271,14 @@ def _parse(data: bytes, where: str) -> Profile:
                 raise LogFormatError(f"{where}: corrupt pario log (END says {expected} blocks, "
                                      f"found {nblocks})")
             ended = True
-        nblocks += 1
     if meta is None:
         raise LogFormatError(f"{where}: truncated pario log (no META block)")
     if not ended:
         raise LogFormatError(f"{where}: truncated pario log (no END block; the job may have "
                              "been killed while writing it)")
+    if bulk is not None:
+        _read_rank_blocks(rank_blocks.read(data, bulk, [lay.dtype.itemsize for lay in layers],
+                                           len(rank_fields)), layers, len(rank_fields), parts)
     return _build(meta, layers, rank_fields, parts, where)
 
 
@@ -290,6 +328,27 @@ def _read_rank(cur: _Cursor, rank: int, layers: list[_LayerInfo], nfields: int, 
     # hints injected (absent from logs written before the runtime recorded them)
     if cur.pos < len(cur.data):
         _read_hint_texts(cur, parts.injected)
+
+
+def _read_rank_blocks(bulk: rank_blocks.RankParts, layers: list[_LayerInfo], nfields: int,
+                      parts: _Parts) -> None:
+    """The parts of every RANK block read in bulk, as :func:`_read_rank` keeps them (the records
+    stay in ``bulk`` until :func:`_layer_words` decodes them into place)."""
+    parts.rows.append(bulk.gather(bulk.rows, np.full(len(bulk.rows), 8 * nfields)))
+    parts.rank_ids.extend(bulk.ranks.tolist())
+    parts.bulk = bulk
+    parts.bulk_layers = {lay.name: i for i, lay in enumerate(layers)}
+    n = bulk.nnames
+    parts.name_ids.append(bulk.gather(bulk.names, 8 * n))
+    parts.name_lens.append(bulk.gather(bulk.names + 8 * n, 4 * n))
+    parts.name_blobs.append(bulk.gather(bulk.names + 12 * n, bulk.name_bytes))
+    for i in np.flatnonzero((bulk.nhints > 0) | (bulk.ninjected > 0)).tolist():
+        start = int(bulk.starts[i])  # the sections were checked in C: the cursor reads within them
+        cur = _Cursor(bulk.buffer[start:int(bulk.ends[i])].tobytes(), "RANK block")
+        cur.pos = int(bulk.hints[i]) - start
+        _read_hint_texts(cur, parts.hints)
+        if bulk.injected[i] >= 0:
+            _read_hint_texts(cur, parts.injected)
 
 
 #: RANK blocks whose records are decoded together (format 4): the per-block cost of NumPy calls
@@ -363,11 +422,13 @@ OVERFLOW_NAME = "<overflow: other files>"
 
 
 def _layer_words(shared: np.ndarray, chunks: list[np.ndarray], pending: list[tuple[int, bytes]],
-                 nwords: int) -> np.ndarray:
+                 nwords: int, bulk: tuple[rank_blocks.RankParts, int] | None = None) -> np.ndarray:
     """A layer's (column, record) array of 8-byte words: the shared records, then every rank's
     (``chunks`` decoded, format 3; ``pending`` raw, format 4, each batch of blocks decoded into
-    its place and its bytes let go)."""
-    total = len(shared) + sum(c.shape[1] for c in chunks) + sum(n for n, _ in pending)
+    its place and its bytes let go; or ``bulk``: the RANK blocks read in bulk, and the layer's
+    position in them)."""
+    in_bulk = int(bulk[0].counts[:, bulk[1]].sum()) if bulk is not None else 0
+    total = len(shared) + sum(c.shape[1] for c in chunks) + sum(n for n, _ in pending) + in_bulk
     words = np.empty((nwords, total), dtype="<u8")
     words[:, :len(shared)] = shared.view("<u8").reshape(len(shared), nwords).T
     at = len(shared)
@@ -380,18 +441,20 @@ def _layer_words(shared: np.ndarray, chunks: list[np.ndarray], pending: list[tup
         fmt.words_from_column_blocks(batch, nwords, out=words[:, at:at + n])
         at += n
         pending[first:first + _DECODE_BATCH] = [(0, b"")] * len(batch)
+    if bulk is not None:
+        bulk[0].decode(bulk[1], nwords, words[:, at:at + in_bulk])
     return words
 
 
 def _layer_records(lay: _LayerInfo, shared: np.ndarray, chunks: list[memoryview | np.ndarray],
                    pending: list[tuple[int, bytes]], names: tuple[np.ndarray, np.ndarray],
-                   columnar: bool) -> Table:
+                   columnar: bool, bulk: tuple[rank_blocks.RankParts, int] | None = None) -> Table:
     """A layer's records: id, rank, name, then its counters and fcounters (model names)."""
     counter_names = [counter_column(n) for n in lay.counters]
     fcounter_names = [counter_column(n) for n in lay.fcounters]
     if columnar:
         # the shared records first, then every rank's: one copy into a (column, record) array
-        words = _layer_words(shared, cast("list[np.ndarray]", chunks), pending, lay.dtype.itemsize // 8)
+        words = _layer_words(shared, cast("list[np.ndarray]", chunks), pending, lay.dtype.itemsize // 8, bulk)
         ids, ranks = words[0], words[1].view("<i8")
         counters = Table({name: words[2 + i].view("<i8") for i, name in enumerate(counter_names)},
                          length=words.shape[1])
@@ -442,7 +505,7 @@ def _max(values: np.ndarray) -> float:
 def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: _Parts,
            where: str) -> Profile:
     nprocs = int(meta["nprocs"])
-    rows = np.frombuffer(b"".join(parts.rows), dtype="<f8").reshape(len(parts.rows), len(rank_fields))
+    rows = np.frombuffer(b"".join(parts.rows), dtype="<f8").reshape(len(parts.rank_ids), len(rank_fields))
     rank_ids = np.array(parts.rank_ids, dtype=np.int64)
     order = np.argsort(rank_ids, kind="stable")
     rank_ids = rank_ids[order]
@@ -456,12 +519,14 @@ def _build(meta: dict, layers: list[_LayerInfo], rank_fields: list[str], parts: 
     for lay in layers:
         shared = parts.shared.get(lay.name, np.zeros(0, dtype=lay.dtype))
         files[lay.name] = _layer_records(lay, shared, parts.records[lay.name], parts.pending[lay.name],
-                                           names, parts.version >= fmt.COLUMNAR_VERSION)
+                                           names, parts.version >= fmt.COLUMNAR_VERSION,
+                                           (parts.bulk, parts.bulk_layers[lay.name]) if parts.bulk else None)
         bitmap = parts.bitmaps.get(lay.name)
         if bitmap is not None:
             bits = np.unpackbits(bitmap, axis=1, bitorder="little")[:, :nprocs]
             for rid, row in zip(shared["id"], bits, strict=True):
                 file_ranks[(lay.name, int(rid))] = np.flatnonzero(row)
+    parts.bulk = None  # every layer's records decoded: the inflated blocks are let go
 
     reasons: list[str] = []
     if not meta.get("complete", True):
