@@ -19,6 +19,8 @@ from typing import NoReturn
 from pario import __version__
 from pario.blas import load_numpy
 from pario.errors import ParioError
+from pario.malloc import ONE_SHOT as ONE_SHOT_MALLOC
+from pario.malloc import set_thresholds
 
 #: The subcommands that start programs or print text without reading a log: they need no NumPy
 #: (the others load it at once, its BLAS on one thread: pario.blas).
@@ -26,8 +28,9 @@ WITHOUT_NUMPY = frozenset({"run", "env", "path", "kernel"})
 #: The subcommands that read logs and print (or write files they close): one thread, nothing to
 #: clean up at exit. The ``pario`` command runs them without the cyclic garbage collector (their
 #: objects live until the end; its passes over the imported modules' objects cost 8-10% of a
-#: report's CPU) and ends the process once its output is flushed, without the interpreter's
-#: teardown (freeing every object one by one: another 8-10%); docs/performance.md.
+#: report's CPU), with malloc keeping freed memory for reuse (pario.malloc), NumPy without
+#: huge-page advice (pario.blas), and ends the process once its output is flushed, without the
+#: interpreter's teardown (freeing every object one by one: another 8-10%); docs/performance.md.
 ONE_SHOT = frozenset({"report", "diagnose", "dump"})
 #: The subcommands, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = ("run", "env", "dump", "report", "diagnose", "verify", "replay", "tune",
@@ -65,6 +68,7 @@ def console() -> NoReturn:
     one_shot = command_name(args) in ONE_SHOT
     if one_shot:
         gc.disable()
+        set_thresholds(*ONE_SHOT_MALLOC)
     code = run(args)
     if one_shot and threading.active_count() == 1:
         try:
@@ -106,8 +110,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the parsed subcommand; a ParioError is its one-line message and status 2."""
-    if command_name(args) not in WITHOUT_NUMPY:
-        load_numpy()
+    name = command_name(args)
+    if name not in WITHOUT_NUMPY:
+        load_numpy(one_shot=name in ONE_SHOT)
     try:
         return int(args.func(args))
     except ParioError as exc:

@@ -3,7 +3,6 @@ jobs through dask-jobqueue."""
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import sys
@@ -15,10 +14,7 @@ from typing import Any
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from pario.errors import ParioError
-
-#: glibc's mallopt(3) parameters, and the values the survey's own workers get
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-TRIM_THRESHOLD, MMAP_THRESHOLD = 64 << 20, 4 << 20
+from pario.malloc import WORKER, set_thresholds
 
 
 @dataclass(frozen=True)
@@ -53,12 +49,7 @@ def roomy_malloc() -> bool:
     glibc's dynamic mmap threshold: every array over 128 KiB is then mapped and unmapped anew,
     and analysing a log took 17.8 ms instead of 13.5 (docs/performance.md, "Facility survey").
     A survey worker holds one batch of rows, so a larger heap left untrimmed stays bounded."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)) and bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    return set_thresholds(*WORKER)
 
 
 class RoomyMalloc(WorkerPlugin):
