@@ -7,6 +7,9 @@ rank and iteration.  Timed in process, median of --reps: the matching (pario.tra
 prepare: calls, requests, messages, collectives, wait/transfer split), one replay, and all
 four replays; events per second of matching + one replay and of matching + the four.
 
+The process is set up as ``pario replay`` runs (a one-shot command, pario.cli.ONE_SHOT): NumPy
+without huge-page advice (pario.blas) and glibc's malloc keeping freed memory (pario.malloc).
+
 Usage: .venv/bin/python bench/replay_speed.py [--ranks 64] [--iterations 7000] [--reps 5]
 """
 
@@ -18,11 +21,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from pario.blas import load_numpy
+from pario.malloc import ONE_SHOT, set_thresholds
 
-from pario.trace.format import EVENT_DTYPE, FLAG_CONT, FLAG_NONBLOCKING, Kind
-from pario.trace.model import RankTrace, Trace
-from pario.trace.replay import prepare, replay, replays
+load_numpy(one_shot=True)
+set_thresholds(*ONE_SHOT)
+
+import numpy as np  # noqa: E402  (loaded as pario replay loads it, above)
+
+from pario.trace.format import EVENT_DTYPE, FLAG_CONT, FLAG_NONBLOCKING, Kind  # noqa: E402
+from pario.trace.model import RankTrace, Trace  # noqa: E402
+from pario.trace.replay import prepare, replay, replays  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report_speed import in_process  # noqa: E402  (bench/report_speed.py: median of timed calls)

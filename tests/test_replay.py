@@ -521,8 +521,8 @@ def test_traced_run_replays_with_known_serialisation(traced) -> None:
     assert m.serialisation_efficiency.value == pytest.approx(6 / 9, abs=0.05)
     # rank 0's serial POSIX write + fsync is on every rank's critical path: ideal I/O removes it
     rec = p.deps.records
-    ev = rec.events[rec.head]
-    posix0 = (rec.slot[rec.head] == 0) & (p.is_io == 1) & ((ev["flags"] & LAYER_MASK) == 0)
+    flags = rec.events["flags"][rec.head]
+    posix0 = (rec.slot[rec.head] == 0) & (p.is_io == 1) & ((flags & LAYER_MASK) == 0)
     serial = float(p.transfer[posix0].sum())
     assert serial > 0
     assert runs[0].T - runs[2].T >= 0.8 * serial

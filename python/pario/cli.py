@@ -31,7 +31,7 @@ WITHOUT_NUMPY = frozenset({"run", "env", "path", "kernel"})
 #: report's CPU), with malloc keeping freed memory for reuse (pario.malloc), NumPy without
 #: huge-page advice (pario.blas), and ends the process once its output is flushed, without the
 #: interpreter's teardown (freeing every object one by one: another 8-10%); docs/performance.md.
-ONE_SHOT = frozenset({"report", "diagnose", "dump"})
+ONE_SHOT = frozenset({"report", "diagnose", "dump", "replay"})
 #: The subcommands, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = ("run", "env", "dump", "report", "diagnose", "verify", "replay", "tune",
                                "kernel", "path", "survey", "export")

@@ -17,6 +17,8 @@ grouped by (communicator members, per-rank sequence number on them).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +33,8 @@ class ReplayError(ParioError):
 
 
 _SENDS = (Kind.SEND, Kind.SSEND, Kind.ISEND, Kind.ISSEND)
+#: kind -> whether it is one of those (a look-up per event, where np.isin sorts)
+_KIND_VALUES = 1 << 16  # EVENT_DTYPE's kind is a u16
 _SYNC_SENDS = (Kind.SSEND, Kind.ISSEND)
 #: collectives that complete when the last participant arrived
 _ALL = (Kind.BARRIER, Kind.ALLGATHER, Kind.ALLTOALL, Kind.ALLREDUCE, Kind.REDUCE_SCATTER)
@@ -41,6 +45,27 @@ _PREFIX = (Kind.SCAN, Kind.EXSCAN)
 _MPI, _IO = 0, 1
 #: the largest key _packed_key makes (room for the sums of its arithmetic)
 _KEY_ROOM = 1 << 62
+
+
+def kind_in(kind: np.ndarray, kinds: Iterable[int]) -> np.ndarray:
+    """Whether each of ``kind`` (event kinds, 0..65535) is one of ``kinds``: ``np.isin`` by a
+    table look-up."""
+    return _kind_table(frozenset(int(k) for k in kinds))[kind]
+
+
+@functools.lru_cache(maxsize=16)
+def _kind_table(kinds: frozenset[int]) -> np.ndarray:
+    table = np.zeros(_KIND_VALUES, bool)
+    table[list(kinds)] = True
+    return table
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """For each position of sorted ``values``, the first position of its run of equal values
+    (``np.searchsorted(values, values, side="left")``, in one pass)."""
+    new = np.ones(len(values), bool)
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return np.maximum.accumulate(np.where(new, np.arange(len(values)), 0))
 
 
 def _packed_key(columns: list[np.ndarray]) -> np.ndarray | None:
@@ -70,7 +95,8 @@ class Records:
     #: world rank of each trace slot (``trace.ranks[s].rank``), and each slot's first record
     world: np.ndarray
     rec_ptr: np.ndarray
-    events: np.ndarray
+    #: the event fields the matching reads (:data:`FIELDS`), each one array over every record
+    events: dict[str, np.ndarray]
     t0: np.ndarray
     t1: np.ndarray
     slot: np.ndarray
@@ -86,7 +112,7 @@ class Records:
     def describe(self, rec: int) -> str:
         """'rank 3 event 17 (RECV peer 2 tag 5)': a record, for error messages."""
         s = int(self.slot[rec])
-        e = self.events[rec]
+        e = {name: field[rec] for name, field in self.events.items()}
         try:
             kind = Kind(int(e["kind"])).name
         except ValueError:
@@ -120,9 +146,9 @@ def dependencies(trace: Trace) -> Dependencies:
     ev = rec.events
     kind = ev["kind"].astype(np.int64)
     comm = ev["comm"].astype(np.int64)
-    setid = np.full(len(ev), -1, np.int64)
     ok = (comm >= 0) & (comm < set_of_comm.shape[1])
-    setid[ok] = set_of_comm[rec.slot[ok], comm[ok]]
+    width = set_of_comm.shape[1]
+    setid = np.where(ok, set_of_comm.ravel()[np.where(ok, rec.slot * width + comm, 0)], -1)
     bad = np.flatnonzero((comm >= 0) & ~ok | (ok & (setid < 0)))
     if len(bad):
         raise ReplayError(f"{rec.describe(int(bad[0]))}: communicator {int(comm[bad[0]])} is not in the "
@@ -153,6 +179,10 @@ def check_complete(trace: Trace) -> None:
                           "reached its cap; raise PARIO_TRACE_MAX)")
 
 
+#: The fields of EVENT_DTYPE the matching reads.
+FIELDS = ("kind", "flags", "comm", "peer", "tag", "aux")
+
+
 def _records(trace: Trace) -> Records:
     ranks = sorted(trace.ranks, key=lambda r: r.rank)
     world = np.array([r.rank for r in ranks], np.int64)
@@ -161,7 +191,10 @@ def _records(trace: Trace) -> Records:
     counts = np.array([len(r.events) for r in ranks], np.int64)
     rec_ptr = np.zeros(len(ranks) + 1, np.int64)
     np.cumsum(counts, out=rec_ptr[1:])
-    events = np.concatenate([r.events for r in ranks])
+    # each field joined on its own: one pass over the events per field, where joining the whole
+    # events (56 bytes each, 4 M of them: 225 MB) and then reading fields out of them costs a
+    # write of every byte and a page fault every 4 KiB besides
+    events = {f: np.concatenate([r.events[f] for r in ranks]) for f in FIELDS}
     t0 = np.concatenate([np.asarray(r.t0, np.float64) for r in ranks])
     t1 = np.concatenate([np.asarray(r.t1, np.float64) for r in ranks])
     slot = np.repeat(np.arange(len(ranks), dtype=np.int64), counts)
@@ -190,9 +223,9 @@ def _member_sets(trace: Trace) -> tuple[list[np.ndarray], np.ndarray]:
     return sets, table
 
 
-def _requests(ev: np.ndarray, slot: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _requests(ev: dict[str, np.ndarray], slot: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """post_of[record] for COMPLETE records (-1: none) and complete_of[record] for posts (-1: none)."""
-    n = len(ev)
+    n = len(kind)
     aux = ev["aux"].astype(np.int64)
     is_post = ((ev["flags"] & FLAG_NONBLOCKING) != 0) & (kind != Kind.COMPLETE) & (aux > 0)
     is_done = (kind == Kind.COMPLETE) & (aux > 0)
@@ -219,11 +252,11 @@ def _match_messages(rec: Records, kind: np.ndarray, setid: np.ndarray, post_of: 
                     complete_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """recv_of_send[send record] and send_of_recv[receive record] (IRECV posts), -1 if unmatched."""
     ev = rec.events
-    n = len(ev)
+    n = len(kind)
     peer = ev["peer"].astype(np.int64)
     tag = ev["tag"].astype(np.int64)
     me = rec.world[rec.slot]
-    sends = np.flatnonzero(np.isin(kind, _SENDS) & (peer >= 0) & (setid >= 0))
+    sends = np.flatnonzero(kind_in(kind, _SENDS) & (peer >= 0) & (setid >= 0))
     # receives in post order: a RECV (status), an IRECV with its COMPLETE's status, or an
     # IRECV never completed but posted with a definite source and tag
     recvs = np.flatnonzero(((kind == Kind.RECV) | (kind == Kind.IRECV)) & (setid >= 0))
@@ -310,7 +343,7 @@ def _collective_deps(rec: Records, kind: np.ndarray, setid: np.ndarray, sets: li
                      complete_of: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
     """(call, node) pairs of the collectives, and the groups' member calls (CSR)."""
     ev = rec.events
-    is_io_coll = np.isin(kind, list(IO_KINDS)) & ((ev["flags"] & FLAG_COLLECTIVE) != 0)
+    is_io_coll = kind_in(kind, IO_KINDS) & ((ev["flags"] & FLAG_COLLECTIVE) != 0)
     is_coll = (kind >= Kind.BARRIER) & (kind <= Kind.EXSCAN)
     recs = np.flatnonzero((is_coll | is_io_coll) & (setid >= 0))
     empty = np.zeros(0, np.int64)
@@ -321,13 +354,20 @@ def _collective_deps(rec: Records, kind: np.ndarray, setid: np.ndarray, sets: li
     # sequence number of each collective on its (rank, member set, class)
     stream = (slot * (len(sets) + 1) + setid[recs]) * 2 + cls
     order = np.argsort(stream, kind="stable")
-    s_sorted = stream[order]
-    first = np.searchsorted(s_sorted, s_sorted, side="left")
     seq = np.empty(len(recs), np.int64)
-    seq[order] = np.arange(len(recs)) - first
+    seq[order] = np.arange(len(recs)) - _run_starts(stream[order])
     key = _packed_key([setid[recs], cls, seq])
+    by_group: np.ndarray | None = None
     if key is not None:
-        _, group, counts = np.unique(key, return_inverse=True, return_counts=True)
+        # the groups numbered in key order (as np.unique numbers them); the stable sort by key is
+        # then the stable sort by group, needed below
+        by_group = np.argsort(key, kind="stable")
+        k_sorted = key[by_group]
+        new = np.ones(len(key), bool)
+        np.not_equal(k_sorted[1:], k_sorted[:-1], out=new[1:])
+        group = np.empty(len(key), np.int64)
+        group[by_group] = np.cumsum(new) - 1
+        counts = np.diff(np.append(np.flatnonzero(new), len(key)))
     else:
         _, group, counts = np.unique(np.stack([setid[recs], cls, seq]), axis=1, return_inverse=True,
                                      return_counts=True)
@@ -342,7 +382,8 @@ def _collective_deps(rec: Records, kind: np.ndarray, setid: np.ndarray, sets: li
     np.maximum.at(kmax, group, ckind)
     _check_groups(rec, recs, group, counts, gsize, kmin, kmax, sets, setid, slot)
     ngroups = len(counts)
-    by_group = np.argsort(group, kind="stable")
+    if by_group is None:
+        by_group = np.argsort(group, kind="stable")
     grp_ptr = np.zeros(ngroups + 1, np.int64)
     np.cumsum(counts, out=grp_ptr[1:])
     arrival = rec.call_of[recs]

@@ -19,7 +19,7 @@ import numpy as np
 from pario.errors import ParioError
 from pario.paths import PACKAGE_DIR
 from pario.trace.format import IO_KINDS
-from pario.trace.match import Dependencies, ReplayError, dependencies
+from pario.trace.match import Dependencies, ReplayError, dependencies, kind_in
 from pario.trace.model import Trace
 
 Mode = Literal["measured", "ideal"]
@@ -96,7 +96,7 @@ def prepare(trace: Trace) -> Prepared:
     depm = _measured_dependency(deps, t0)
     transfer = np.clip(t1 - np.maximum(t0, depm), 0.0, None)
     kind = rec.events["kind"][head]
-    is_io = np.isin(kind, list(IO_KINDS))
+    is_io = kind_in(kind, IO_KINDS)
     duration = np.clip(t1 - t0, 0.0, None)
     slot = rec.slot[head]
     n = len(ranks)
