@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pario.trace.compute import compute_phases
 from pario.trace.format import (
@@ -298,6 +300,7 @@ def test_matching_without_packed_keys_gives_the_same_dependencies(monkeypatch) -
     # in 62 bits, else with np.lexsort / np.unique(axis=1): both must match alike
     from pario.trace import match
 
+    monkeypatch.setattr(match, "NATIVE", False)  # the NumPy matching of the messages too
     nb = FLAG_NONBLOCKING
     messages = job(
         [ev(Kind.SEND, 1.0, 1.0, peer=1, tag=1), ev(Kind.SEND, 2.0, 2.0, peer=1, tag=2),
@@ -563,3 +566,114 @@ def test_traced_kernel_measured_replay_reproduces_the_run(traced, pario_cmd, ker
         assert pop[key]["value"] == pytest.approx(data["factors"][key]["value"])
     text = subprocess.run([*pario_cmd, "replay", str(log)], capture_output=True, text=True)
     assert text.returncode == 0 and "Replay, ideal network and I/O (T_ideal)" in text.stdout
+
+
+@st.composite
+def p2p_programs(draw: st.DrawFn) -> Trace:
+    """Random point-to-point programs of 2-4 ranks: a sequence of messages, each a send (standard
+    or synchronous, blocking or not) on its source and a receive (blocking or not, a nonblocking
+    one now and then with ANY source and tag and the message's status at its completion) on its
+    destination, in the sequence's order; Waits completing a rank's pending requests in random
+    places; Allreduces on every rank between. Request ids count up per rank, or, in a tenth of
+    the programs, are drawn again (reused); and now and then a send or a receive is left out,
+    so that the matching fails and says so."""
+    n = draw(st.integers(2, 4))
+    nb, cont = FLAG_NONBLOCKING, FLAG_CONT
+    reuse = draw(st.integers(0, 9)) == 0
+    events: list[list[Ev]] = [[] for _ in range(n)]
+    pending: list[list[tuple[int, Kind, int, int]]] = [[] for _ in range(n)]
+    next_id = [1] * n
+    t = 0.0
+
+    def post(rank: int, kind: Kind, peer: int, tag: int, status: tuple[int, int]) -> None:
+        rid = draw(st.integers(1, next_id[rank])) if reuse else next_id[rank]
+        next_id[rank] += 1
+        events[rank].append(ev(kind, t, t + 0.1, peer=peer, tag=tag, flags=nb, aux=rid))
+        pending[rank].append((rid, kind, *status))
+
+    def wait(rank: int) -> None:
+        if pending[rank]:
+            done = pending[rank][:draw(st.integers(1, len(pending[rank])))]
+            pending[rank] = pending[rank][len(done):]
+            events[rank].append(ev(Kind.WAIT, t, t + 0.5))
+            for rid, kind, src, tag in done:
+                status = {"peer": src, "tag": tag} if kind == Kind.IRECV else {}
+                events[rank].append(ev(Kind.COMPLETE, t, t + 0.5, flags=cont, aux=rid, **status))
+
+    for _ in range(draw(st.integers(1, 16))):
+        t += 1.0
+        step = draw(st.sampled_from(["message", "message", "message", "wait", "allreduce"]))
+        if step == "allreduce":
+            for r in range(n):
+                events[r].append(ev(Kind.ALLREDUCE, t, t + 0.5))
+        elif step == "wait":
+            wait(draw(st.integers(0, n - 1)))
+        else:
+            src, dst, tag = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1)), draw(st.integers(0, 2))
+            lost = draw(st.integers(0, 19))  # 0: no send, 1: no receive
+            send = draw(st.sampled_from([Kind.SEND, Kind.SSEND, Kind.ISEND, Kind.ISSEND]))
+            if lost != 0 and send in (Kind.SEND, Kind.SSEND):
+                events[src].append(ev(send, t, t + 0.5, peer=dst, tag=tag))
+            elif lost != 0:
+                post(src, send, dst, tag, (dst, tag))
+            if lost == 1:
+                continue
+            if draw(st.booleans()):
+                events[dst].append(ev(Kind.RECV, t, t + 0.5, peer=src, tag=tag))
+            else:
+                wild = draw(st.booleans())
+                post(dst, Kind.IRECV, ANY if wild else src, ANY if wild else tag, (src, tag))
+    t += 1.0
+    for r in range(n):
+        wait(r)
+        if not events[r]:
+            events[r].append(ev(Kind.MPI_OTHER, t, t))
+    return job(*events)
+
+
+def _matched(trace: Trace) -> object:
+    try:
+        d = dependencies(trace)
+    except ReplayError as exc:
+        return str(exc)
+    return tuple(getattr(d, name).tolist() for name in ("dep_ptr", "dep_idx", "grp_ptr", "grp_idx"))
+
+
+def test_matching_in_c_gives_the_numpy_dependencies(monkeypatch) -> None:
+    """src/replay/match.c (requests, messages, their dependencies) against the NumPy matching on
+    random programs: the same dependencies, or the same error; and the per-rank sums of prepare
+    to the last bit those of np.bincount."""
+    from pario.trace import match
+
+    native = match._p2p_in_c
+    taken: list[bool] = []
+
+    def spy(rec, setid):  # type: ignore[no-untyped-def]
+        out = native(rec, setid)
+        taken.append(out is not None)
+        return out
+
+    @settings(max_examples=150, deadline=None, derandomize=True)
+    @given(trace=p2p_programs())
+    def check(trace: Trace) -> None:
+        monkeypatch.setattr(match, "NATIVE", True)
+        monkeypatch.setattr(match, "_p2p_in_c", spy)
+        in_c = _matched(trace)
+        monkeypatch.setattr(match, "NATIVE", False)
+        assert in_c == _matched(trace)
+        if not isinstance(in_c, str):
+            p = prepare(trace)
+            rec = p.deps.records
+            slot = rec.slot[rec.head]
+            duration = np.clip(rec.t1[rec.head] - rec.t0[rec.head], 0.0, None)
+            io = p.is_io == 1
+            n = len(p.ranks)
+            assert np.array_equal(p.useful, np.bincount(slot, weights=p.gap, minlength=n) + p.tail)
+            assert np.array_equal(p.io_time, np.bincount(slot[io], weights=p.transfer[io], minlength=n))
+            assert np.array_equal(p.io_wait, np.bincount(slot[io], weights=(duration - p.transfer)[io],
+                                                         minlength=n))
+            assert np.array_equal(p.mpi_time, np.bincount(slot[~io], weights=duration[~io], minlength=n))
+
+    check()
+    # most programs were matched in C; those with a reused request id by NumPy
+    assert sum(taken) > len(taken) // 2 and not all(taken)

@@ -139,3 +139,33 @@ out:
     free(gmax);
     return status;
 }
+
+void pario_rank_sums(int64_t nranks, const int64_t *rank_ptr, const double *gap, const double *transfer,
+                     const double *duration, const uint8_t *is_io, double *useful, double *io_time,
+                     double *io_wait, double *mpi_time);
+
+/* Per rank r (calls rank_ptr[r]..rank_ptr[r+1]-1): the sum of gap over its calls, of transfer
+ * and of duration - transfer over its I/O calls, and of duration over its other calls, each
+ * added in call order from 0.0 (as numpy.bincount adds, so the sums are the same to the
+ * last bit), in one pass instead of four. */
+void pario_rank_sums(int64_t nranks, const int64_t *rank_ptr, const double *gap, const double *transfer,
+                     const double *duration, const uint8_t *is_io, double *useful, double *io_time,
+                     double *io_wait, double *mpi_time)
+{
+    for (int64_t r = 0; r < nranks; r++) {
+        double u = 0.0, t = 0.0, w = 0.0, m = 0.0;
+        for (int64_t c = rank_ptr[r]; c < rank_ptr[r + 1]; c++) {
+            u += gap[c];
+            if (is_io[c]) {
+                t += transfer[c];
+                w += duration[c] - transfer[c];
+            } else {
+                m += duration[c];
+            }
+        }
+        useful[r] = u;
+        io_time[r] = t;
+        io_wait[r] = w;
+        mpi_time[r] = m;
+    }
+}

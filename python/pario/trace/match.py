@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -153,9 +154,16 @@ def dependencies(trace: Trace) -> Dependencies:
     if len(bad):
         raise ReplayError(f"{rec.describe(int(bad[0]))}: communicator {int(comm[bad[0]])} is not in the "
                           "rank's communicator table")
-    post_of, complete_of = _requests(ev, rec.slot, kind)
-    recv_of_send, send_of_recv = _match_messages(rec, kind, setid, post_of, complete_of)
-    pairs = [_p2p_deps(rec, kind, post_of, recv_of_send, send_of_recv)]
+    native = _p2p_in_c(rec, setid) if NATIVE else None
+    if native is not None:
+        post_of, complete_of, recv_of_send, send_of_recv = native
+    else:
+        post_of, complete_of = _requests(ev, rec.slot, kind)
+        recv_of_send, send_of_recv = _match_messages(rec, kind, setid, post_of, complete_of)
+    native_pairs = (_p2p_deps_in_c(rec, post_of, recv_of_send, send_of_recv) if native is not None
+                    else None)
+    pairs = [native_pairs if native_pairs is not None
+             else _p2p_deps(rec, kind, post_of, recv_of_send, send_of_recv)]
     group_pairs, grp_ptr, grp_idx = _collective_deps(rec, kind, setid, sets, complete_of)
     pairs.append(group_pairs)
     calls = np.concatenate([p[0] for p in pairs])
@@ -221,6 +229,80 @@ def _member_sets(trace: Trace) -> tuple[list[np.ndarray], np.ndarray]:
                 sets.append(np.asarray(key, np.int64))
             table[s, i] = ids[key]
     return sets, table
+
+
+#: Match requests and messages in libpario_replay.so when it is installed (src/replay/match.c);
+#: False: always with NumPy (tests compare the two).
+NATIVE = True
+_P2P_KINDS = (Kind.SEND, Kind.SSEND, Kind.ISEND, Kind.ISSEND, Kind.RECV, Kind.IRECV, Kind.COMPLETE)
+
+
+@functools.lru_cache(maxsize=1)
+def _native() -> Any:
+    """libpario_replay.so with its matching functions declared, None when it is not installed."""
+    import ctypes
+
+    from pario.paths import PACKAGE_DIR
+
+    path = PACKAGE_DIR / "lib" / "libpario_replay.so"
+    if not path.is_file():
+        return None
+    lib = ctypes.CDLL(str(path))
+    i64, ptr = ctypes.c_int64, ctypes.c_void_p
+    lib.pario_match_p2p.argtypes = [i64, *([ptr] * 6), i64, ptr, ptr, ptr, ctypes.c_int32, *([ptr] * 4)]
+    lib.pario_match_p2p.restype = ctypes.c_int
+    lib.pario_p2p_deps.argtypes = [i64, *([ptr] * 10)]
+    lib.pario_p2p_deps.restype = ctypes.c_int
+    return lib
+
+
+def _p2p_in_c(rec: Records, setid: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """(post_of, complete_of, recv_of_send, send_of_recv) as :func:`_requests` and
+    :func:`_match_messages` give them, computed by src/replay/match.c; None when the library is
+    not installed or the trace is not one it matches (request ids that do not grow with each
+    post of a rank): the NumPy code then matches it."""
+    lib = _native()
+    if lib is None:
+        return None
+    ev = rec.events
+    n = len(setid)
+    arrays: list[np.ndarray] = [
+              np.ascontiguousarray(ev["kind"], np.uint16), np.ascontiguousarray(ev["flags"], np.uint16),
+              np.ascontiguousarray(ev["peer"], np.int32), np.ascontiguousarray(ev["tag"], np.int32),
+              np.ascontiguousarray(ev["aux"], np.int64), np.ascontiguousarray(setid, np.int64)]
+    rec_ptr = np.ascontiguousarray(rec.rec_ptr, np.int64)
+    world = np.ascontiguousarray(rec.world, np.int64)
+    out = [np.empty(n, np.int64) for _ in range(4)]
+    status = lib.pario_match_p2p(n, *(a.ctypes.data for a in arrays), len(world), rec_ptr.ctypes.data,
+                                 world.ctypes.data, _kinds().ctypes.data, FLAG_NONBLOCKING,
+                                 *(o.ctypes.data for o in out))
+    if status == 2:
+        raise MemoryError("the point-to-point matching ran out of memory")
+    return tuple(out) if status == 0 else None
+
+
+def _kinds() -> np.ndarray:
+    return np.array([int(k) for k in _P2P_KINDS], np.int32)
+
+
+def _p2p_deps_in_c(rec: Records, post_of: np.ndarray, recv_of_send: np.ndarray,
+                   send_of_recv: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_p2p_deps`'s (call, node) pairs computed by src/replay/match.c, in its order; None
+    when one of them has no match (:func:`_p2p_deps` then says which)."""
+    lib = _native()
+    ev = rec.events
+    n = len(post_of)
+    kind = np.ascontiguousarray(ev["kind"], np.uint16)
+    peer = np.ascontiguousarray(ev["peer"], np.int32)
+    call_of = np.ascontiguousarray(rec.call_of, np.int64)
+    calls, nodes = np.empty(n, np.int64), np.empty(n, np.int64)
+    count = np.zeros(1, np.int64)
+    status = lib.pario_p2p_deps(n, kind.ctypes.data, peer.ctypes.data, _kinds().ctypes.data,
+                                post_of.ctypes.data, recv_of_send.ctypes.data, send_of_recv.ctypes.data,
+                                call_of.ctypes.data, calls.ctypes.data, nodes.ctypes.data, count.ctypes.data)
+    if status != 0:
+        return None
+    return calls[:int(count[0])], nodes[:int(count[0])]
 
 
 def _requests(ev: dict[str, np.ndarray], slot: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

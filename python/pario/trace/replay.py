@@ -98,15 +98,15 @@ def prepare(trace: Trace) -> Prepared:
     kind = rec.events["kind"][head]
     is_io = kind_in(kind, IO_KINDS)
     duration = np.clip(t1 - t0, 0.0, None)
-    slot = rec.slot[head]
     n = len(ranks)
-    useful = np.bincount(slot, weights=gap, minlength=n) + tail
-    io_time = np.bincount(slot[is_io], weights=transfer[is_io], minlength=n)
-    io_wait = np.bincount(slot[is_io], weights=(duration - transfer)[is_io], minlength=n)
-    mpi_time = np.bincount(slot[~is_io], weights=duration[~is_io], minlength=n)
+    io_flag = is_io.astype(np.uint8)
+    sums = [np.zeros(n) for _ in range(4)]  # useful, io_time, io_wait, mpi_time
+    _library().pario_rank_sums(n, _i64(call_ptr), _f64(gap), _f64(transfer), _f64(duration), io_flag, *sums)
+    useful, io_time, io_wait, mpi_time = sums
+    useful += tail
     origin = float(rank_start.min())
     return Prepared(deps, rec.world, origin, float(rank_end.max()) - origin, rank_start, tail, gap, transfer,
-                    is_io.astype(np.uint8), useful, io_time, io_wait, mpi_time)
+                    io_flag, useful, io_time, io_wait, mpi_time)
 
 
 def _measured_dependency(deps: Dependencies, t0: np.ndarray) -> np.ndarray:
@@ -196,14 +196,22 @@ def _u8(a: np.ndarray) -> np.ndarray:
 
 
 @cache
-def _engine() -> ctypes._CFuncPtr:  # type: ignore[name-defined]  # ctypes' function pointer type is private
+def _library() -> ctypes.CDLL:
+    """libpario_replay.so with its replay functions declared."""
     lib_path = PACKAGE_DIR / "lib" / "libpario_replay.so"
     if not lib_path.is_file():
         raise ParioError(f"libpario_replay.so is not installed at {lib_path}; "
                          "reinstall pario (pip install .)")
-    fn = ctypes.CDLL(str(lib_path)).pario_replay
+    lib = ctypes.CDLL(str(lib_path))
     i64 = ctypes.c_int64
-    fn.argtypes = [i64, _I64, _F64, _F64, i64, _F64, _F64, _U8, ctypes.c_double, ctypes.c_double,
-                   _I64, _I64, i64, _I64, _I64, _F64, _F64, _F64, _F64, _I64]
-    fn.restype = ctypes.c_int
-    return fn
+    f64 = ctypes.c_double
+    lib.pario_replay.argtypes = [i64, _I64, _F64, _F64, i64, _F64, _F64, _U8, f64, f64,
+                                 _I64, _I64, i64, _I64, _I64, _F64, _F64, _F64, _F64, _I64]
+    lib.pario_replay.restype = ctypes.c_int
+    lib.pario_rank_sums.argtypes = [i64, _I64, _F64, _F64, _F64, _U8, _F64, _F64, _F64, _F64]
+    lib.pario_rank_sums.restype = None
+    return lib
+
+
+def _engine() -> ctypes._CFuncPtr:  # type: ignore[name-defined]  # ctypes' function pointer type is private
+    return _library().pario_replay
