@@ -206,3 +206,27 @@ def test_decode_matches_the_python_decoding() -> None:
     assert np.array_equal(out[:, 2:], want) and not out[:, :2].any()
     with pytest.raises(ValueError, match="shape"):
         parts.decode(0, nwords, out[:, 1:])
+
+
+def test_threads_follow_the_cores_and_omp_num_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rank_blocks.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert rank_blocks.threads() == 4
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a survey's Dask worker
+    assert rank_blocks.threads() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")
+    assert rank_blocks.threads() == 4
+    monkeypatch.setattr(rank_blocks.os, "sched_getaffinity", lambda pid: set(range(64)))
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert rank_blocks.threads() == 8
+
+
+def test_one_thread_reads_the_same(real_log: bytes, bulk_from_one_block: None,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = rank_blocks.plan(real_log)
+    assert blocks is not None
+    many = _outcome(real_log, blocks)
+    monkeypatch.setattr(rank_blocks, "threads", lambda: 1)
+    one = _outcome(real_log, blocks)
+    assert isinstance(many, Profile) and isinstance(one, Profile)
+    _same_profile(many, one)

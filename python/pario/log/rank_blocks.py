@@ -155,11 +155,18 @@ def _fresh(size: int) -> np.ndarray:
 
 
 def threads() -> int:
-    """Threads to inflate the blocks: the cores this process may run on, at most 8."""
+    """Threads to inflate the blocks: the cores this process may run on, at most 8, and at most
+    ``OMP_NUM_THREADS`` when it is set (as Dask's nanny sets it to 1 for a survey's workers, each
+    of which is one core's)."""
     try:
-        return max(1, min(len(os.sched_getaffinity(0)), 8))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return 1
+        cores = 1
+    try:
+        cap = int(os.environ.get("OMP_NUM_THREADS", "") or 8)
+    except ValueError:
+        cap = 8
+    return max(1, min(cores, 8, cap))
 
 
 def read(data: bytes, blocks: Blocks, itemsizes: list[int], nfields: int) -> RankParts:
