@@ -220,12 +220,16 @@ def phases(manifest: Path, n: int) -> dict:
 
 
 def cost_per_log(work: Path, n: int, reps: int) -> str:
-    """CPU ms per log of survey_batch in this process and of job_stats, ``reps`` rounds."""
+    """CPU ms per log of survey_batch in this process and of job_stats, ``reps`` rounds. This
+    process sets glibc's malloc as a survey's workers do (pario.survey.cluster.roomy_malloc)."""
     import resource
 
     from pario.log.darshan_lib import read_log
+    from pario.survey.cluster import roomy_malloc
     from pario.survey.discover import LogFile
     from pario.survey.row import survey_batch
+
+    roomy_malloc()
 
     sources = [p for p in sorted(SHARED.glob("*.darshan")) if read_log(str(p)).modules]
     paths = []
