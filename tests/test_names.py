@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pario.names
 from pario.names import common_directory, matching, relative, shorten
 
 
@@ -46,10 +49,28 @@ def fnmatch_mask(names: list, patterns: tuple[str, ...]) -> list[bool]:
     return [any(fnmatch.fnmatchcase(str(n), p) for p in patterns) for n in names]
 
 
-def test_matching_says_what_fnmatch_says() -> None:
+@contextlib.contextmanager
+def few_names(n: int) -> Iterator[None]:
+    """matching's threshold for one regular expression per name set to ``n`` (0: through the
+    NameIndex always, as for a log of many names)."""
+    old = pario.names.FEW_NAMES
+    pario.names.FEW_NAMES = n
+    try:
+        yield
+    finally:
+        pario.names.FEW_NAMES = old
+
+
+@pytest.mark.parametrize("few", [0, 64])
+def test_matching_says_what_fnmatch_says(few: int) -> None:
     names = ["/scratch/out.dat", "/scratch/out.dat.locktest.0", "/tmp/ompi.node.0/seg", "/tmp/ompi.x",
              "/dev/shm/vader_cid-3.sm", "/dev/shm/a_cid-3.smx", "/proc/self/status", "/proc", "libz.so",
              "libz.so.1", "/home/u/.nfs0001", "abc", "abcd", "a/c", "/x/a1", "/x/c1", "é/ompi.1/x", ""]
+    with few_names(few):
+        _says_what_fnmatch_says(names)
+
+
+def _says_what_fnmatch_says(names: list[str]) -> None:
     got = matching(np.array(names, dtype=object), GLOBS)
     assert got.tolist() == fnmatch_mask(names, GLOBS)
     assert got.tolist()[:3] == [False, True, True]
@@ -64,8 +85,10 @@ def test_matching_says_what_fnmatch_says() -> None:
 @given(st.lists(st.text(alphabet="/._-acos*?é", max_size=12), max_size=30),
        st.lists(st.sampled_from(GLOBS), min_size=1, max_size=4))
 def test_matching_agrees_with_fnmatch_on_any_names(names: list[str], patterns: list[str]) -> None:
-    got = matching(np.array(names, dtype=object), tuple(patterns))
-    assert got.tolist() == fnmatch_mask(names, tuple(patterns))
+    want = fnmatch_mask(names, tuple(patterns))
+    for few in (0, 64):  # through the NameIndex, and one regular expression per name
+        with few_names(few):
+            assert matching(np.array(names, dtype=object), tuple(patterns)).tolist() == want
 
 
 # -- file systems: the set of a run's, without a look at each file ------------------------------

@@ -164,12 +164,23 @@ def glob_mask(index: NameIndex, values: np.ndarray, patterns: tuple[str, ...]) -
     return out
 
 
+#: Up to this many names, :func:`matching` runs one regular expression on each name: on a log of
+#: a few files, the NameIndex's literal searches (a few NumPy calls per pattern) cost more.
+FEW_NAMES = 64
+
+
 def matching(names: np.ndarray, patterns: tuple[str, ...], index: NameIndex | None = None) -> np.ndarray:
     """Per name: it matches one of the glob patterns (``index``: a :class:`NameIndex` of ``names``
-    already at hand). Through a :class:`NameIndex` when the names are all text, else one regular
-    expression on each distinct name."""
+    already at hand). One regular expression on each name for up to :data:`FEW_NAMES` names;
+    else through a :class:`NameIndex` when the names are all text, else one regular expression
+    on each distinct name."""
     if not patterns or not len(names):
         return np.zeros(len(names), dtype=bool)
+    if len(names) <= FEW_NAMES:  # the usual log: one regular expression on each name costs less
+        values = names.tolist()
+        if all(isinstance(v, str) for v in values):
+            match = glob_regex(tuple(patterns)).match
+            return np.fromiter((match(v) is not None for v in values), dtype=bool, count=len(values))
     index = index if index is not None else NameIndex.build(names)
     if index is not None:
         return glob_mask(index, names, patterns)
