@@ -135,3 +135,13 @@ def test_unique_index_isin_and_median_are_numpys_without_numpy_ma() -> None:
         got = median(values)
         assert (np.isnan(want) and np.isnan(got)) or got == want
     assert np.isnan(median([]))
+
+
+def test_from_arrays_takes_the_arrays_as_they_are() -> None:
+    a, b = np.arange(3), np.array(["x", "y", "z"], dtype=object)
+    t = Table.from_arrays({"a": a, "b": b}, 3)
+    assert t.columns == ["a", "b"] and len(t) == 3
+    assert t["a"] is a and t["b"] is b  # no copy, no conversion
+    for bad in ({"a": np.arange(4)}, {"a": np.zeros((3, 1))}, {"a": [1, 2, 3]}):
+        with pytest.raises(ValueError, match="column 'a' is not a 1-D array of 3 values"):
+            Table.from_arrays(bad, 3)  # type: ignore[arg-type]

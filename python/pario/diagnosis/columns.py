@@ -11,16 +11,14 @@ from pario.diagnosis._table_ops import per_file
 from pario.diagnosis.facts import BYTES_COLS, Facts, Records
 from pario.model import size_columns
 from pario.model.layers import OPS
-from pario.model.rankio import float_values
+from pario.model.rankio import counter_column
 from pario.table import Table, distinct
 
 
 def counter(records: Records, name: str) -> np.ndarray:
-    """A counter as floats; missing columns, NaN and Darshan's -1 ("unknown") become 0."""
-    if name not in records or not len(records):
-        return np.zeros(len(records))
-    v = float_values(records[name], 0.0)
-    return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
+    """A counter as floats; missing columns, NaN and Darshan's -1 ("unknown") become 0
+    (:func:`pario.model.rankio.counter_column`)."""
+    return counter_column(records, name)
 
 
 CounterGetter = Callable[[str], np.ndarray]

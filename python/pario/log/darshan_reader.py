@@ -566,14 +566,14 @@ def _module_records(records: darshan_lib.Records, names: tuple[np.ndarray, np.nd
     def rows(a: np.ndarray) -> np.ndarray:
         return a if keep is None else a[keep]
 
-    table = Table({"rank": rows(records.ranks), "id": rows(records.ids), "name": rows(name)})
+    cols = {"rank": rows(records.ranks), "id": rows(records.ids), "name": rows(name)}
     # one transposing copy per block: each counter column then is contiguous
     for block, columns in ((records.counters, records.counter_names),
                            (records.fcounters, records.fcounter_names)):
         by_column = np.ascontiguousarray(rows(block).T)
         for i, col in enumerate(columns):
-            table[col] = by_column[i]
-    return table
+            cols[col] = by_column[i]
+    return Table.from_arrays(cols, len(cols["id"]))
 
 
 def daos_object_name(hi: int, lo: int) -> str:
@@ -760,13 +760,14 @@ def _layer_records(module: Table, nprocs: int, layer: str = "posix") -> Table:
         name = counter_column(col)
         return name if layer in LAYERS else _LIBRARY_RENAMES.get(name, name)
 
-    out = Table({"id": np.asarray(module["id"]).astype(np.uint64),
-                 "rank": np.asarray(module["rank"]).astype(np.int64), "name": module["name"]})
+    rank = np.asarray(module["rank"]).astype(np.int64)
+    cols = {"id": np.asarray(module["id"]).astype(np.uint64), "rank": rank,
+            "name": np.asarray(module["name"])}
     for col in module.columns:
         if col not in ("id", "rank", "name"):
-            out[model_name(col)] = module[col]
-    out["nranks"] = np.where(out["rank"] < 0, nprocs, 1).astype(np.int64)
-    return out
+            cols[model_name(col)] = np.asarray(module[col])
+    cols["nranks"] = np.where(rank < 0, nprocs, 1).astype(np.int64)
+    return Table.from_arrays(cols, len(rank))
 
 
 def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profile:

@@ -76,7 +76,10 @@ def counter_column(records: Records, name: str) -> np.ndarray:
     not finite or negative (Darshan's -1 for 'not recorded')."""
     if name not in records:
         return np.zeros(len(records))
-    v = float_values(records[name], 0.0)
+    values = np.asarray(records[name])
+    if values.dtype.kind in "iu":  # the usual counter: integers, finite, none missing
+        return np.maximum(values, 0).astype(np.float64)
+    v = float_values(values, 0.0)
     return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
 
 
