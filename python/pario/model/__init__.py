@@ -226,6 +226,13 @@ def _derived_rank_columns(ranks: Table) -> dict[str, np.ndarray]:
         if not cols:
             return np.full(n, np.nan)
         values = [column(c) for c in cols]
+        # without a missing value (the usual case: a NaN term would make the plain sum NaN) the
+        # plain sum, in the same order, is the sum below
+        plain = values[0].copy()
+        for v in values[1:]:
+            plain += v
+        if not np.isnan(plain).any():
+            return plain
         missing = np.isnan(values[0])
         total = np.where(missing, 0.0, values[0])
         for v in values[1:]:
