@@ -833,3 +833,61 @@ def test_filters_skip_files_by_their_statistics(tmp_path: Path):
     since = facility_report(str(store), cases["since 2022"][0])
     assert since.summary["jobs"] == 7 and same_sums(since) == same_sums(
         facility_report(str(store), cases["since 2022"][0], skip=False))
+
+
+def _filesystems_file_by_file(run, profile) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The survey row's file systems worked out file by file, in plain Python."""
+    import numpy as np
+
+    from pario.analysis.filesystems import FileSystems
+
+    files = run.files
+    names = [str(n) for n in files["name"]]
+    ids = np.asarray(files["id"]).astype(np.uint64).tolist()
+    kinds = [k or "unknown" for k in FileSystems(profile).of(np.asarray(ids, dtype=np.uint64), names)]
+    out: dict[str, dict] = {}
+    seen: dict[str, set] = {}
+    for i, kind in enumerate(kinds):
+        e = out.setdefault(kind, {"fs": kind, "files": 0, "bytes_read": 0, "bytes_written": 0,
+                                  "io_time_s": 0.0})
+        seen.setdefault(kind, set()).add(ids[i])
+        v = {c: float(np.nan_to_num(float(files[c][i]))) for c in
+             ("bytes_read", "bytes_written", "read_time", "write_time")}
+        e["bytes_read"] += int(v["bytes_read"])
+        e["bytes_written"] += int(v["bytes_written"])
+        e["io_time_s"] += v["read_time"] + v["write_time"]
+    for kind, e in out.items():
+        e["files"] = len(seen[kind])
+    return sorted(out.values(), key=lambda e: -(e["bytes_read"] + e["bytes_written"]))
+
+
+def test_row_file_systems_are_those_worked_out_file_by_file() -> None:
+    """pario.survey.row.filesystems (per type: files, bytes, I/O time, NumPy over the files table)
+    against the same file by file, on every readable log; and with bytes too large for int64."""
+    import dataclasses
+
+    import numpy as np
+
+    from pario.diagnosis import analyze
+    from pario.log import read_log
+    from pario.survey.row import filesystems
+
+    checked = 0
+    for path in SHARED:
+        try:
+            profile = read_log(str(path), isolated=False)
+        except ParioError:
+            continue
+        run = analyze(profile, diagnosis=False)
+        if not len(run.files):
+            continue
+        assert filesystems(run, profile) == _filesystems_file_by_file(run, profile), path.name
+        checked += 1
+        if path.name.startswith("imbalanced-io"):  # 1 024 files: several sharing an id, two types
+            rows = filesystems(run, profile)
+            assert sum(r["files"] for r in rows) <= len(run.files)
+            huge = run.files.assign(bytes_read=np.asarray(run.files["bytes_read"], dtype=float) * 1e17)
+            big = dataclasses.replace(run, files=huge)
+            assert filesystems(big, profile) == _filesystems_file_by_file(big, profile)
+            assert max(r["bytes_read"] for r in filesystems(big, profile)) > 2 ** 63
+    assert checked >= 10

@@ -45,7 +45,12 @@ def directories(files: Table) -> np.ndarray:
     if not idle.any():  # the parents of a million names are only needed to judge an idle one
         return idle
     names = [str(n) for n in files["name"]]
-    parents = {n[:i] for n in names for i in range(1, len(n)) if n[i] == "/"}
+    parents = set()  # every name's part before each "/" after its first character
+    for n in names:
+        i = n.find("/", 1)
+        while i >= 0:
+            parents.add(n[:i])
+            i = n.find("/", i + 1)
     named = np.array([n.rstrip("/") in parents for n in names], dtype=bool)
     empty = idle & (files["time"] == 0)
     return idle & (named | empty)

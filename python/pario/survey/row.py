@@ -70,20 +70,37 @@ def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
     names = [str(n) for n in np.asarray(files["name"])]
     ids = np.asarray(files["id"]).astype(np.uint64)
     kinds = [kind or "unknown" for kind in FileSystems(profile).of(ids, names)]
+    code_of: dict[str, int] = {}  # the types in order of first appearance
+    codes = np.fromiter((code_of.setdefault(k, len(code_of)) for k in kinds), dtype=np.int64,
+                        count=len(kinds))
     cols = {c: np.nan_to_num(np.asarray(files[c], dtype=float)) for c in
             ("bytes_read", "bytes_written", "read_time", "write_time")}
-    out: dict[str, dict[str, Any]] = {}
-    seen: dict[str, set[int]] = {}
-    for i, (kind, fid) in enumerate(zip(kinds, ids.tolist(), strict=True)):
-        e = out.setdefault(kind, {"fs": kind, "files": 0, "bytes_read": 0, "bytes_written": 0,
-                                  "io_time_s": 0.0})
-        seen.setdefault(kind, set()).add(fid)
-        e["bytes_read"] += int(cols["bytes_read"][i])
-        e["bytes_written"] += int(cols["bytes_written"][i])
-        e["io_time_s"] += float(cols["read_time"][i] + cols["write_time"][i])
-    for kind, e in out.items():
-        e["files"] = len(seen[kind])
-    return sorted(out.values(), key=lambda e: -(e["bytes_read"] + e["bytes_written"]))
+    n = len(code_of)
+    # each file's bytes as a whole number (int() of each), added per type
+    read, written = (_whole_sums(cols[c], codes, n) for c in ("bytes_read", "bytes_written"))
+    # I/O time added file by file in order, as np.bincount adds
+    io_time = np.bincount(codes, weights=cols["read_time"] + cols["write_time"], minlength=n).tolist()
+    # files: distinct (type, id) pairs
+    order = np.lexsort((ids, codes))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (codes[order][1:] != codes[order][:-1]) | (ids[order][1:] != ids[order][:-1])
+    nfiles = np.bincount(codes[order][first], minlength=n).tolist()
+    out = [{"fs": kind, "files": nfiles[i], "bytes_read": read[i], "bytes_written": written[i],
+            "io_time_s": io_time[i]} for kind, i in code_of.items()]
+    return sorted(out, key=lambda e: -(e["bytes_read"] + e["bytes_written"]))
+
+
+def _whole_sums(values: np.ndarray, codes: np.ndarray, n: int) -> list[int]:
+    """Per group of ``codes``, the sum of ``int(v)`` of its values: in int64 (exact) when no sum
+    can leave its range, else one Python int at a time."""
+    if float(np.abs(values).sum()) < 2.0 ** 62:
+        sums = np.zeros(n, dtype=np.int64)
+        np.add.at(sums, codes, np.trunc(values).astype(np.int64))
+        return [int(x) for x in sums.tolist()]
+    out = [0] * n
+    for code, v in zip(codes.tolist(), values.tolist(), strict=True):
+        out[code] += int(v)
+    return out
 
 
 def _per_layer(run: Any) -> dict[str, int | float | None]:
