@@ -677,3 +677,23 @@ def test_matching_in_c_gives_the_numpy_dependencies(monkeypatch) -> None:
     check()
     # most programs were matched in C; those with a reused request id by NumPy
     assert sum(taken) > len(taken) // 2 and not all(taken)
+
+
+def test_the_four_replays_on_threads_are_the_four_one_after_the_other(monkeypatch) -> None:
+    from pario.trace import replay as replay_module
+
+    trace = io_phase_trace()
+    monkeypatch.setattr(replay_module, "_cores", lambda: 1)
+    alone = replays(trace)
+    monkeypatch.setattr(replay_module, "_cores", lambda: 4)
+    threaded = replays(trace)
+    assert [(r.network, r.io) for r in threaded] == [(r.network, r.io) for r in alone]
+    for a, b in zip(alone, threaded, strict=True):
+        assert a.T == b.T and a.error == b.error
+        for name in ("rank_ends", "busy", "call_start", "call_end"):
+            assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+    # a deadlock raised in a thread is the same one-line error
+    deadlock = job([ev(Kind.RECV, 0.0, 1.0, peer=1, tag=0), ev(Kind.SEND, 1.0, 1.1, peer=1, tag=0)],
+                   [ev(Kind.RECV, 0.0, 1.0, peer=0, tag=0), ev(Kind.SEND, 1.0, 1.1, peer=0, tag=0)])
+    with pytest.raises(ReplayError, match="deadlock"):
+        replays(deadlock)

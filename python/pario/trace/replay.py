@@ -10,6 +10,7 @@ the computation gaps.  The event loop is C (src/replay/replay.c), the preparatio
 from __future__ import annotations
 
 import ctypes
+import os
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
@@ -154,9 +155,24 @@ def replay(data: Trace | Prepared, network: Mode = "measured", io: Mode = "measu
 
 
 def replays(data: Trace | Prepared) -> tuple[Replay, ...]:
-    """The four replays of MODES (measured, ideal network, ideal I/O, both ideal)."""
+    """The four replays of MODES (measured, ideal network, ideal I/O, both ideal), on as many
+    threads as the process has cores, up to four: each is one call into the C event loop, which
+    runs without the interpreter's lock."""
     p = data if isinstance(data, Prepared) else prepare(data)
-    return tuple(replay(p, net, io) for net, io in MODES)
+    threads = min(len(MODES), _cores())
+    if threads < 2:
+        return tuple(replay(p, net, io) for net, io in MODES)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:
+        return tuple(pool.map(lambda mode: replay(p, *mode), MODES))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _deadlock_message(d: Dependencies, blocked: np.ndarray, start: np.ndarray) -> str:
