@@ -100,11 +100,11 @@ static int rank_block(const struct rank_blocks *r, z_stream *z, int64_t i) {
   uint64_t size = (uint64_t)r->ulens[i];
   int64_t at = r->starts[i];
   uint8_t *b = r->out + at;
-  if ((uint32_t)crc32(0L, comp, (uInt)r->clens[i]) != r->crcs[i])
+  /* one crc32 and one inflate call per block: the runtime writes blocks of a few MB; a block
+   * too large for one call is left to the Python reader */
+  if ((uint64_t)r->clens[i] > 0xFFFFFFFFu || size > 0xFFFFFFFEu)
     return -1;
-  /* one inflate call per block: the runtime writes blocks of a few MB; a block too large
-   * for one call is left to the Python reader */
-  if ((uint64_t)r->clens[i] > 0xFFFFFFFFu || size > 0xFFFFFFFEu || inflateReset(z) != Z_OK)
+  if ((uint32_t)crc32(0L, comp, (uInt)r->clens[i]) != r->crcs[i] || inflateReset(z) != Z_OK)
     return -1;
   z->next_in = (Bytef *)comp;
   z->avail_in = (uInt)r->clens[i];
