@@ -125,14 +125,16 @@ def pario_survey(archive: Path, store: Path, workers: int) -> dict:
     """One survey on a local cluster of ``workers``: seconds, rows, and each worker's peak RSS."""
     import resource
 
+    import dask
     from distributed import Client, LocalCluster
 
-    from pario.survey.cluster import ClusterSpec, RoomyMalloc
+    from pario.survey.cluster import WORKER_CONFIG, ClusterSpec, RoomyMalloc
     from pario.survey.run import SurveyPlan, run_survey
 
     shutil.rmtree(store, ignore_errors=True)
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster:
+    # the workers as pario survey starts them: its Dask settings, and (below) its malloc plugin
+    with dask.config.set(WORKER_CONFIG), LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                      dashboard_address=None) as cluster:
         with Client(cluster) as client:  # as on the cluster pario survey starts itself
             client.register_plugin(RoomyMalloc())
         plan = SurveyPlan(paths=(str(archive),), store=str(store),

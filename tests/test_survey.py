@@ -591,7 +591,20 @@ def test_the_survey_cluster_raises_malloc_thresholds():
     assert roomy_malloc()  # glibc: mallopt takes both values
     with client_for(ClusterSpec(workers=1)) as client:
         found = client.run(lambda dask_worker: sorted(dask_worker.plugins))
+        # and without Dask's statistical profiler (its samples are for a dashboard no one opens)
+        profiling = client.run(lambda: __import__("dask").config.get("distributed.worker.profile.enabled"))
     assert [RoomyMalloc.name in names for names in found.values()] == [True]
+    assert list(profiling.values()) == [False]
+
+
+def test_slurm_workers_start_without_dask_s_profiler():
+    """The Slurm job script sets the same worker settings as the local cluster gets."""
+    from pario.survey.cluster import SlurmOptions, slurm_options
+
+    options = slurm_options(SlurmOptions(jobs=2, cores=3, options=("--nodelist=n1",)))
+    assert options["job_script_prologue"] == ["export DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False"]
+    assert (options["cores"], options["processes"]) == (3, 3)
+    assert options["job_extra_directives"] == ["--nodelist=n1"]
 
 
 # --- compaction: few files per month, swapped atomically ------------------------------------------

@@ -68,16 +68,33 @@ def _quiet() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
+#: The Dask settings of the workers pario starts: no statistical profiler (it samples every
+#: worker thread's stack every 10 ms for Dask's dashboard, which a survey never shows: 3% of a
+#: worker's time, docs/performance.md).
+WORKER_CONFIG: dict[str, object] = {"distributed.worker.profile.enabled": False}
+
+
+def _environment_line(key: str, value: object) -> str:
+    """The shell line that gives a Dask worker the setting ``key`` (its DASK_* variable)."""
+    name = "DASK_" + key.upper().replace(".", "__").replace("-", "_")
+    return f"export {name}={value}"
+
+
+def slurm_options(s: SlurmOptions) -> dict[str, Any]:
+    """dask-jobqueue's SLURMCluster arguments for ``s``."""
+    return {"cores": s.cores, "processes": s.cores, "memory": s.memory, "queue": s.queue,
+            "account": s.account, "walltime": s.walltime, "job_extra_directives": list(s.options),
+            "python": sys.executable, "worker_extra_args": ["--nthreads", "1"],
+            "log_directory": s.log_directory, "scheduler_options": {"dashboard_address": None},
+            "job_script_prologue": [_environment_line(k, v) for k, v in WORKER_CONFIG.items()]}
+
+
 def _slurm_cluster(s: SlurmOptions) -> Any:
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError as exc:  # pragma: no cover - a dependency of the package
         raise ParioError(f"--slurm needs dask-jobqueue: {exc}") from None
-    cluster = SLURMCluster(cores=s.cores, processes=s.cores, memory=s.memory, queue=s.queue,
-                           account=s.account, walltime=s.walltime, job_extra_directives=list(s.options),
-                           python=sys.executable, worker_extra_args=["--nthreads", "1"],
-                           log_directory=s.log_directory,
-                           scheduler_options={"dashboard_address": None})
+    cluster = SLURMCluster(**slurm_options(s))
     cluster.scale(jobs=s.jobs)
     return cluster
 
@@ -121,9 +138,12 @@ def client_for(spec: ClusterSpec) -> Iterator[Any]:
             if spec.slurm:
                 cluster = _slurm_cluster(spec.slurm)
             else:
+                import dask
+
                 n = spec.workers or os.cpu_count() or 1
-                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.ERROR)
+                with dask.config.set(WORKER_CONFIG):  # the workers take the settings as they start
+                    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
             client = Client(cluster)
             client.register_plugin(RoomyMalloc())
         try:
