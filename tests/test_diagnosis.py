@@ -503,6 +503,7 @@ def test_contention_silent_when_the_rate_holds(runs):
 
 
 @pytest.mark.slow
+@pytest.mark.measured  # 8 ranks' I/O time against 1 rank's, on 2 cores: tests beside it skew both
 def test_io_growth_fires_when_io_time_outgrows_the_data(runs):
     """The same 1.2 MiB written by 1 then 8 ranks, 20000 calls per rank either way."""
     profiles = [runs.pattern("strong", 1), runs.pattern("strong", 8)]
@@ -605,6 +606,7 @@ def test_cli_corrupt_log_and_bad_config(pario_cmd, tmp_path, runs):
     assert proc.returncode == 2 and "no_such_threshold" in proc.stderr and proc.stderr.count("\n") == 1
 
 
+@pytest.mark.measured  # SCALE-IO-GROWTH of the same two runs (test_io_growth_fires_...)
 def test_cli_several_logs_compares_runs(pario_cmd, runs):
     logs = [str(runs.pattern_log("strong", 1)), str(runs.pattern_log("strong", 8))]
     proc = subprocess.run([*pario_cmd, "diagnose", "--json", *logs], capture_output=True, text=True)
