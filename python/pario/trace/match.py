@@ -238,8 +238,9 @@ _P2P_KINDS = (Kind.SEND, Kind.SSEND, Kind.ISEND, Kind.ISSEND, Kind.RECV, Kind.IR
 
 
 @functools.lru_cache(maxsize=1)
-def _native() -> Any:
-    """libpario_replay.so with its matching functions declared, None when it is not installed."""
+def replay_library() -> Any:
+    """libpario_replay.so with its functions declared (the matching's here, the replay's for
+    pario.trace.replay), None when it is not installed."""
     import ctypes
 
     from pario.paths import PACKAGE_DIR
@@ -248,11 +249,18 @@ def _native() -> Any:
     if not path.is_file():
         return None
     lib = ctypes.CDLL(str(path))
-    i64, ptr = ctypes.c_int64, ctypes.c_void_p
+    i64, f64, ptr = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
+    a64, af64, au8 = (np.ctypeslib.ndpointer(t, flags="C_CONTIGUOUS")
+                      for t in (np.int64, np.float64, np.uint8))
     lib.pario_match_p2p.argtypes = [i64, *([ptr] * 6), i64, ptr, ptr, ptr, ctypes.c_int32, *([ptr] * 4)]
     lib.pario_match_p2p.restype = ctypes.c_int
     lib.pario_p2p_deps.argtypes = [i64, *([ptr] * 10)]
     lib.pario_p2p_deps.restype = ctypes.c_int
+    lib.pario_replay.argtypes = [i64, a64, af64, af64, i64, af64, af64, au8, f64, f64,
+                                 a64, a64, i64, a64, a64, af64, af64, af64, af64, a64]
+    lib.pario_replay.restype = ctypes.c_int
+    lib.pario_rank_sums.argtypes = [i64, a64, af64, af64, af64, au8, af64, af64, af64, af64]
+    lib.pario_rank_sums.restype = None
     return lib
 
 
@@ -261,7 +269,7 @@ def _p2p_in_c(rec: Records, setid: np.ndarray) -> tuple[np.ndarray, ...] | None:
     :func:`_match_messages` give them, computed by src/replay/match.c; None when the library is
     not installed or the trace is not one it matches (request ids that do not grow with each
     post of a rank): the NumPy code then matches it."""
-    lib = _native()
+    lib = replay_library()
     if lib is None:
         return None
     ev = rec.events
@@ -289,7 +297,7 @@ def _p2p_deps_in_c(rec: Records, post_of: np.ndarray, recv_of_send: np.ndarray,
                    send_of_recv: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_p2p_deps`'s (call, node) pairs computed by src/replay/match.c, in its order; None
     when one of them has no match (:func:`_p2p_deps` then says which)."""
-    lib = _native()
+    lib = replay_library()
     ev = rec.events
     n = len(post_of)
     kind = np.ascontiguousarray(ev["kind"], np.uint16)

@@ -20,7 +20,7 @@ import numpy as np
 from pario.errors import ParioError
 from pario.paths import PACKAGE_DIR
 from pario.trace.format import IO_KINDS
-from pario.trace.match import Dependencies, ReplayError, dependencies, kind_in
+from pario.trace.match import Dependencies, ReplayError, dependencies, kind_in, replay_library
 from pario.trace.model import Trace
 
 Mode = Literal["measured", "ideal"]
@@ -138,7 +138,7 @@ def replay(data: Trace | Prepared, network: Mode = "measured", io: Mode = "measu
     rank_end = np.zeros(n)
     busy = np.zeros(n)
     blocked = np.full(n, -1, np.int64)
-    status = _engine()(
+    status = _library().pario_replay(
         n, _i64(d.records.call_ptr), _f64(p.rank_start), _f64(p.tail),
         ncalls, _f64(p.gap), _f64(p.transfer), _u8(p.is_io),
         0.0 if network == "ideal" else 1.0, 0.0 if io == "ideal" else 1.0,
@@ -194,11 +194,6 @@ def _deadlock_message(d: Dependencies, blocked: np.ndarray, start: np.ndarray) -
     return "replay deadlock: " + "; ".join(parts) + (f" (and {more} more ranks)" if more > 0 else "")
 
 
-_I64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
-_F64 = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
-_U8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
-
-
 def _i64(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, np.int64)
 
@@ -213,21 +208,9 @@ def _u8(a: np.ndarray) -> np.ndarray:
 
 @cache
 def _library() -> ctypes.CDLL:
-    """libpario_replay.so with its replay functions declared."""
-    lib_path = PACKAGE_DIR / "lib" / "libpario_replay.so"
-    if not lib_path.is_file():
-        raise ParioError(f"libpario_replay.so is not installed at {lib_path}; "
+    """libpario_replay.so (pario.trace.match.replay_library), which the replay cannot do without."""
+    lib = replay_library()
+    if lib is None:
+        raise ParioError(f"libpario_replay.so is not installed at {PACKAGE_DIR / 'lib'}; "
                          "reinstall pario (pip install .)")
-    lib = ctypes.CDLL(str(lib_path))
-    i64 = ctypes.c_int64
-    f64 = ctypes.c_double
-    lib.pario_replay.argtypes = [i64, _I64, _F64, _F64, i64, _F64, _F64, _U8, f64, f64,
-                                 _I64, _I64, i64, _I64, _I64, _F64, _F64, _F64, _F64, _I64]
-    lib.pario_replay.restype = ctypes.c_int
-    lib.pario_rank_sums.argtypes = [i64, _I64, _F64, _F64, _F64, _U8, _F64, _F64, _F64, _F64]
-    lib.pario_rank_sums.restype = None
     return lib
-
-
-def _engine() -> ctypes._CFuncPtr:  # type: ignore[name-defined]  # ctypes' function pointer type is private
-    return _library().pario_replay
