@@ -34,8 +34,8 @@ class ReplayError(ParioError):
 
 
 _SENDS = (Kind.SEND, Kind.SSEND, Kind.ISEND, Kind.ISSEND)
-#: kind -> whether it is one of those (a look-up per event, where np.isin sorts)
-_KIND_VALUES = 1 << 16  # EVENT_DTYPE's kind is a u16
+#: the values an event's kind can take (EVENT_DTYPE's kind is a u16): kind_in's table size
+_KIND_VALUES = 1 << 16
 _SYNC_SENDS = (Kind.SSEND, Kind.ISSEND)
 #: collectives that complete when the last participant arrived
 _ALL = (Kind.BARRIER, Kind.ALLGATHER, Kind.ALLTOALL, Kind.ALLREDUCE, Kind.REDUCE_SCATTER)
@@ -61,12 +61,17 @@ def _kind_table(kinds: frozenset[int]) -> np.ndarray:
     return table
 
 
+def _run_heads(values: np.ndarray) -> np.ndarray:
+    """Per position of sorted ``values``: it starts a run of equal values."""
+    new = np.ones(len(values), bool)
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return new
+
+
 def _run_starts(values: np.ndarray) -> np.ndarray:
     """For each position of sorted ``values``, the first position of its run of equal values
     (``np.searchsorted(values, values, side="left")``, in one pass)."""
-    new = np.ones(len(values), bool)
-    np.not_equal(values[1:], values[:-1], out=new[1:])
-    return np.maximum.accumulate(np.where(new, np.arange(len(values)), 0))
+    return np.maximum.accumulate(np.where(_run_heads(values), np.arange(len(values)), 0))
 
 
 def _packed_key(columns: list[np.ndarray]) -> np.ndarray | None:
@@ -372,14 +377,13 @@ def _match_messages(rec: Records, kind: np.ndarray, setid: np.ndarray, post_of: 
     # before its receives, each in record order (sends, then receives, are: a stable sort of
     # the rest keeps it)
     stream = _packed_key([k_src, k_dst, k_tag, k_set])
-    new = np.ones(len(index), bool)
     if stream is not None:
         order = np.argsort(stream * 2 + is_recv, kind="stable")
-        s = stream[order]
-        np.not_equal(s[1:], s[:-1], out=new[1:])
+        new = _run_heads(stream[order])
     else:
         order = np.lexsort((index, is_recv, k_set, k_tag, k_dst, k_src))
         ks, kd, kt, kc = k_src[order], k_dst[order], k_tag[order], k_set[order]
+        new = np.ones(len(index), bool)
         new[1:] = (ks[1:] != ks[:-1]) | (kd[1:] != kd[:-1]) | (kt[1:] != kt[:-1]) | (kc[1:] != kc[:-1])
     # the i-th receive of a stream matches its i-th send (MPI's non-overtaking rule)
     starts = np.flatnonzero(new)
@@ -452,9 +456,7 @@ def _collective_deps(rec: Records, kind: np.ndarray, setid: np.ndarray, sets: li
         # the groups numbered in key order (as np.unique numbers them); the stable sort by key is
         # then the stable sort by group, needed below
         by_group = np.argsort(key, kind="stable")
-        k_sorted = key[by_group]
-        new = np.ones(len(key), bool)
-        np.not_equal(k_sorted[1:], k_sorted[:-1], out=new[1:])
+        new = _run_heads(key[by_group])
         group = np.empty(len(key), np.int64)
         group[by_group] = np.cumsum(new) - 1
         counts = np.diff(np.append(np.flatnonzero(new), len(key)))
