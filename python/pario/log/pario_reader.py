@@ -103,6 +103,13 @@ class _Cursor:
         return np.frombuffer(self.take(dtype.itemsize * count), dtype=dtype, count=count)
 
 
+#: What a damaged log's bytes raise while they are parsed, besides LogFormatError: read_pario_log
+#: names the file and the exception.
+_CORRUPT = (ValueError, KeyError, TypeError, IndexError, struct.error, zlib.error, UnicodeError)
+#: Everything reading a damaged log raises.
+_DAMAGED = (LogFormatError, *_CORRUPT)
+
+
 def read_pario_log(path: str | Path) -> Profile:
     """Read a pario log; raise LogFormatError naming the file if it is damaged."""
     p = Path(path)
@@ -114,7 +121,7 @@ def read_pario_log(path: str | Path) -> Profile:
         return _parse(data, str(p))
     except LogFormatError:
         raise
-    except (ValueError, KeyError, TypeError, IndexError, struct.error, zlib.error, UnicodeError) as exc:
+    except _CORRUPT as exc:
         raise LogFormatError(f"{p}: corrupt pario log ({exc.__class__.__name__}: {exc})") from None
 
 
@@ -208,11 +215,6 @@ def _other_blocks(data: bytes, blocks: rank_blocks.Blocks, where: str):
         kind = int(blocks.kinds[i])
         yield i, (kind, int(blocks.ranks[i]), _inflate(view[start:start + clen], kind, int(blocks.ulens[i]),
                                                      int(blocks.crcs[i]), where))
-
-
-#: What a damaged log raises while it is read (read_pario_log names the file and the exception).
-_DAMAGED = (LogFormatError, ValueError, KeyError, TypeError, IndexError, struct.error, zlib.error,
-            UnicodeError)
 
 
 def _parse(data: bytes, where: str) -> Profile:

@@ -27,7 +27,6 @@ from pario.paths import PACKAGE_DIR
 MIN_BLOCKS = 256
 
 _I64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
-_I32 = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
 _U32 = np.ctypeslib.ndpointer(np.uint32, flags="C_CONTIGUOUS")
 _U8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
 

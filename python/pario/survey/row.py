@@ -82,9 +82,10 @@ def filesystems(run: Any, profile: Any) -> list[dict[str, Any]]:
     io_time = np.bincount(codes, weights=cols["read_time"] + cols["write_time"], minlength=n).tolist()
     # files: distinct (type, id) pairs
     order = np.lexsort((ids, codes))
+    by_code, by_id = codes[order], ids[order]
     first = np.ones(len(order), dtype=bool)
-    first[1:] = (codes[order][1:] != codes[order][:-1]) | (ids[order][1:] != ids[order][:-1])
-    nfiles = np.bincount(codes[order][first], minlength=n).tolist()
+    first[1:] = (by_code[1:] != by_code[:-1]) | (by_id[1:] != by_id[:-1])
+    nfiles = np.bincount(by_code[first], minlength=n).tolist()
     out = [{"fs": kind, "files": nfiles[i], "bytes_read": read[i], "bytes_written": written[i],
             "io_time_s": io_time[i]} for kind, i in code_of.items()]
     return sorted(out, key=lambda e: -(e["bytes_read"] + e["bytes_written"]))
@@ -96,7 +97,7 @@ def _whole_sums(values: np.ndarray, codes: np.ndarray, n: int) -> list[int]:
     if float(np.abs(values).sum()) < 2.0 ** 62:
         sums = np.zeros(n, dtype=np.int64)
         np.add.at(sums, codes, np.trunc(values).astype(np.int64))
-        return [int(x) for x in sums.tolist()]
+        return sums.tolist()
     out = [0] * n
     for code, v in zip(codes.tolist(), values.tolist(), strict=True):
         out[code] += int(v)
