@@ -156,9 +156,21 @@ static struct stream *find_stream(const struct streams *t, const int64_t *k)
     return e->live ? e : NULL;
 }
 
-static int is_send(uint16_t k, const int32_t *kinds)
+/* Whether record i is a send the messages' matching takes: a send kind, a peer, a known member set. */
+static int stream_send(int64_t i, const uint16_t *kind, const int32_t *peer, const int64_t *setid,
+                       const int32_t *kinds)
 {
-    return k == kinds[K_SEND] || k == kinds[K_SSEND] || k == kinds[K_ISEND] || k == kinds[K_ISSEND];
+    uint16_t k = kind[i];
+    return (k == kinds[K_SEND] || k == kinds[K_SSEND] || k == kinds[K_ISEND] || k == kinds[K_ISSEND]) &&
+           peer[i] >= 0 && setid[i] >= 0;
+}
+
+/* The slot of record i, from `slot`, the slot of a record before it. */
+static int64_t slot_at(int64_t i, int64_t slot, int64_t nslots, const int64_t *rec_ptr)
+{
+    while (slot + 1 < nslots && i >= rec_ptr[slot + 1])
+        slot++;
+    return slot;
 }
 
 int pario_match_p2p(int64_t n, const uint16_t *kind, const uint16_t *flags, const int32_t *peer,
@@ -177,8 +189,7 @@ int pario_match_p2p(int64_t n, const uint16_t *kind, const uint16_t *flags, cons
     struct streams t = {NULL, 0, 0};
     int64_t nsends = 0;
     for (int64_t i = 0; i < n; i++)
-        if (is_send(kind[i], kinds) && peer[i] >= 0 && setid[i] >= 0)
-            nsends++;
+        nsends += stream_send(i, kind, peer, setid, kinds);
     int64_t *ordinal = malloc(sizeof(int64_t) * (size_t)(nsends > 0 ? nsends : 1));
     int64_t *by_stream = malloc(sizeof(int64_t) * (size_t)(nsends > 0 ? nsends : 1));
     if (!ordinal || !by_stream) {
@@ -189,9 +200,8 @@ int pario_match_p2p(int64_t n, const uint16_t *kind, const uint16_t *flags, cons
      * sends side by side in `by_stream`, in order */
     int64_t slot = 0, sent = 0;
     for (int64_t i = 0; i < n; i++) {
-        while (slot + 1 < nslots && i >= rec_ptr[slot + 1])
-            slot++;
-        if (!(is_send(kind[i], kinds) && peer[i] >= 0 && setid[i] >= 0))
+        slot = slot_at(i, slot, nslots, rec_ptr);
+        if (!stream_send(i, kind, peer, setid, kinds))
             continue;
         int64_t key[4] = {world[slot], peer[i], tag[i], setid[i]};
         struct stream *e = add_stream(&t, key);
@@ -212,9 +222,8 @@ int pario_match_p2p(int64_t n, const uint16_t *kind, const uint16_t *flags, cons
     slot = 0;
     sent = 0;
     for (int64_t i = 0; i < n && sent < nsends; i++) {
-        while (slot + 1 < nslots && i >= rec_ptr[slot + 1])
-            slot++;
-        if (is_send(kind[i], kinds) && peer[i] >= 0 && setid[i] >= 0) {
+        slot = slot_at(i, slot, nslots, rec_ptr);
+        if (stream_send(i, kind, peer, setid, kinds)) {
             int64_t key[4] = {world[slot], peer[i], tag[i], setid[i]};
             by_stream[find_stream(&t, key)->first + ordinal[sent]] = i;
             sent++;
@@ -223,8 +232,7 @@ int pario_match_p2p(int64_t n, const uint16_t *kind, const uint16_t *flags, cons
     /* pass 2: the receives, in order, each taking its stream's next send */
     slot = 0;
     for (int64_t i = 0; i < n; i++) {
-        while (slot + 1 < nslots && i >= rec_ptr[slot + 1])
-            slot++;
+        slot = slot_at(i, slot, nslots, rec_ptr);
         uint16_t k = kind[i];
         if (!(k == kinds[K_RECV] || k == kinds[K_IRECV]) || setid[i] < 0)
             continue;
