@@ -91,33 +91,61 @@ class RunAnalysis:
 Diagnose = Callable[[Profile, RankTimes], Sequence[Any]]
 
 
+@dataclass(frozen=True)
+class RunSummary:
+    """The part of :class:`RunAnalysis` a survey row reads (pario.survey.row): the job, its time
+    classes, I/O, POP metrics, files and findings, without the per-rank, MPI, memory, hints,
+    engine, library and activity sections of the report."""
+
+    job: JobInfo
+    times: RankTimes
+    has_io: bool
+    shares: TimeShares
+    pop: PopMetrics
+    io: IOSummary
+    totals: Totals
+    files: Table
+    findings: tuple[Any, ...]
+
+
+def summarize(profile: Profile, *, diagnose: Diagnose | None = None, config: Any = None) -> RunSummary:
+    """The :class:`RunSummary` of one run (its findings with ``diagnose``; ``config``: as for
+    :func:`analyze`)."""
+    rt = rank_times(profile)
+    io = io_summary(profile, rt)
+    findings = tuple(diagnose(profile, rt)) if diagnose is not None else ()
+    shares = time_shares(rt, unseen_io_phrase(profile.job), **_io_bound_thresholds(config))
+    return RunSummary(job=_job_info(profile, rt), times=rt, has_io=io.has_io,
+                      shares=_launcher_verdict(shares, findings),
+                      pop=pop_metrics(rt, _trace_metrics(profile)), io=io, totals=_totals(rt, io),
+                      files=file_table(profile), findings=findings)
+
+
 def analyze(profile: Profile, *, diagnose: Diagnose | None = None, config: Any = None) -> RunAnalysis:
     """Compute every metric of the report for one run, and its findings with ``diagnose`` (None:
     not diagnosed).  :func:`pario.diagnosis.analyze` is the whole of it, diagnosis included.
 
     ``config`` is a :class:`pario.diagnosis.RuleConfig` (None: defaults): its I/O-bound thresholds.
     """
-    rt = rank_times(profile)
-    io = io_summary(profile, rt)
+    run = summarize(profile, diagnose=diagnose, config=config)
+    rt = run.times
     ranks = rank_breakdown(rt)
     per_rank_bytes = outermost_bytes_per_rank(profile)
     ranks["bytes_read"] = at_ranks(per_rank_bytes["bytes_read"], rt.ranks)
     ranks["bytes_written"] = at_ranks(per_rank_bytes["bytes_written"], rt.ranks)
-    findings = tuple(diagnose(profile, rt)) if diagnose is not None else ()
-    shares = time_shares(rt, unseen_io_phrase(profile.job), **_io_bound_thresholds(config))
     return RunAnalysis(
-        job=_job_info(profile, rt),
-        has_io=io.has_io,
-        shares=_launcher_verdict(shares, findings),
-        pop=pop_metrics(rt, _trace_metrics(profile)),
-        io=io,
+        job=run.job,
+        has_io=run.has_io,
+        shares=run.shares,
+        pop=run.pop,
+        io=run.io,
         mpi=mpi_summary(profile, rt.runtime),
         memory=memory_summary(profile),
-        totals=_totals(rt, io),
-        files=file_table(profile),
+        totals=run.totals,
+        files=run.files,
         ranks=ranks,
         notes=_notes(profile, rt),
-        findings=findings,
+        findings=run.findings,
         diagnosed=diagnose is not None,
         hints=hints_in_effect(profile),
         engine=engine_files(profile),

@@ -7,6 +7,7 @@ Usage::
     findings = diagnose(profile)                 # one run, ordered by estimated time lost
     across = diagnose_runs([p1, p2, p3])         # rules that compare runs of one application
     run = analyze(profile)                       # the report's metrics and these findings
+    row = summarize(profile)                     # the part a survey row reads
     json_ready = [finding_dict(f) for f in findings]
 
 Every rule lives in one family module (requests, load, interfaces, time,
@@ -19,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pario.analysis.run import RunAnalysis
+from pario.analysis.run import RunAnalysis, RunSummary
 from pario.analysis.run import analyze as metrics_of
+from pario.analysis.run import summarize as summary_of
 from pario.analysis.times import RankTimes
 
 # Rule families, imported explicitly (no globbing) so that they register.
@@ -63,6 +65,7 @@ __all__ = [
     "load_config",
     "make_config",
     "ordered",
+    "summarize",
 ]
 
 
@@ -81,11 +84,12 @@ def ordered(findings: Sequence[Finding]) -> list[Finding]:
     return sorted(findings, key=key)
 
 
-def _run_rules(facts: Facts | Sequence[Facts], cfg: RuleConfig, across: bool, log: str) -> list[Finding]:
+def _run_rules(facts: Facts | Sequence[Facts], cfg: RuleConfig, across: bool, log: str,
+               advice: bool = True) -> list[Finding]:
     out: list[Finding] = []
     disabled = set(cfg.disabled_rules)
     rules = [r for r in RULES.values() if r.across_runs == across and r.id not in disabled]
-    desc = describe(facts) if isinstance(facts, Facts) else None
+    desc = describe(facts) if advice and isinstance(facts, Facts) else None
     # the rules that read the others' findings last (Facts.findings_made)
     for r in sorted(rules, key=lambda r: r.after_others):
         if r.after_others and isinstance(facts, Facts):
@@ -102,11 +106,13 @@ def _with_log(f: Finding, log: str) -> Finding:
 
 
 def diagnose(profile: Profile, config: RuleConfig | None = None, *,
-             times: RankTimes | None = None) -> list[Finding]:
+             times: RankTimes | None = None, advice: bool = True) -> list[Finding]:
     """Findings of one run, data caveats first, then by estimated time lost (``times``: the
-    profile's ``rank_times``, if already at hand)."""
+    profile's ``rank_times``, if already at hand).  ``advice`` False leaves the recommendations
+    as the rules make them, not fitted to the run (:func:`fitted`), for readers of the findings'
+    ids, severities and time lost alone: fitting changes none of those."""
     cfg = config or RuleConfig()
-    return _run_rules(facts_of(profile, cfg, times), cfg, False, profile.job.path)
+    return _run_rules(facts_of(profile, cfg, times), cfg, False, profile.job.path, advice)
 
 
 def diagnose_runs(profiles: Sequence[Profile], config: RuleConfig | None = None) -> list[Finding]:
@@ -125,3 +131,13 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: RuleConfig | No
         return diagnose(p, config, times=times)
 
     return metrics_of(profile, diagnose=findings if diagnosis else None, config=config)
+
+
+def summarize(profile: Profile, *, config: RuleConfig | None = None) -> RunSummary:
+    """The part of :func:`analyze` a survey row reads, findings included (their advice not fitted
+    to the run: a row keeps their ids, severities and time lost)."""
+
+    def findings(p: Profile, times: RankTimes) -> list[Finding]:
+        return diagnose(p, config, times=times, advice=False)
+
+    return summary_of(profile, diagnose=findings, config=config)

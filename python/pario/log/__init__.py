@@ -17,7 +17,8 @@ MAX_GZIP_BYTES = 1 << 34
 __all__ = ["read_log", "LogFormatError"]
 
 
-def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: int | None = None) -> Profile:
+def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: int | None = None,
+             trace: bool = True) -> Profile:
     """Read a pario log or a Darshan log (chosen by content, not by name).
 
     ``isolated``: Darshan's library reads the log in a forked child, so that a crash of the
@@ -26,6 +27,7 @@ def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: 
     ``max_ranks``: a Darshan log of a larger job raises :class:`pario.errors.TooManyRanks`
     (a few kilobytes of Darshan log can describe a million ranks, and the model has arrays of
     one value per rank; a pario log holds its ranks' data, so its size already bounds them).
+    ``trace`` False: ``Profile.trace`` is None (a Darshan log's DXT segments are not read).
     """
     p = Path(path)
     if p.is_dir():
@@ -39,7 +41,10 @@ def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: 
         if parts:
             from pario.log.pario_reader import merge_rank_logs, read_pario_log
 
-            return merge_rank_logs([read_pario_log(x) for x in parts], str(p))
+            merged = merge_rank_logs([read_pario_log(x) for x in parts], str(p))
+            if not trace:
+                merged.trace = None
+            return merged
         why = lost_reason(p)
         if why is not None:  # a job step pario run found dead
             raise ParioError(f"{p}: this MPI job wrote no log: {why}") from None
@@ -49,17 +54,20 @@ def read_log(path: str | os.PathLike[str], *, isolated: bool = True, max_ranks: 
     if head == PARIO_MAGIC:
         from pario.log.pario_reader import read_pario_log
 
-        return read_pario_log(p)
+        profile = read_pario_log(p)
+        if not trace:
+            profile.trace = None
+        return profile
     if _looks_like_darshan(head):
         from pario.log.darshan_reader import read_darshan_log
 
-        return read_darshan_log(p, isolated=isolated, max_ranks=max_ranks)
+        return read_darshan_log(p, isolated=isolated, max_ranks=max_ranks, trace=trace)
     if head[:2] == GZIP_MAGIC:
-        return _read_gzipped(p, isolated=isolated, max_ranks=max_ranks)
+        return _read_gzipped(p, isolated=isolated, max_ranks=max_ranks, trace=trace)
     raise LogFormatError(f"{p}: not a pario or Darshan log")
 
 
-def _read_gzipped(log_path: Path, *, isolated: bool, max_ranks: int | None) -> Profile:
+def _read_gzipped(log_path: Path, *, isolated: bool, max_ranks: int | None, trace: bool) -> Profile:
     """A log compressed whole with gzip (an archive's ``*.darshan.gz``): inflated into a
     temporary file, read, and named as the compressed file."""
     import dataclasses
@@ -86,7 +94,7 @@ def _read_gzipped(log_path: Path, *, isolated: bool, max_ranks: int | None) -> P
         if head != PARIO_MAGIC and not _looks_like_darshan(head):
             raise LogFormatError(f"{log_path}: a gzip file that holds no pario or Darshan log")
         try:
-            profile = read_log(inner, isolated=isolated, max_ranks=max_ranks)
+            profile = read_log(inner, isolated=isolated, max_ranks=max_ranks, trace=trace)
         except ParioError as exc:  # said of the file the user named, the error's kind kept
             exc.args = (str(exc).replace(str(inner), str(log_path)),)
             raise exc from None

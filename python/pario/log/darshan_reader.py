@@ -508,9 +508,10 @@ def _check_module_version(idx: int, ver: int, where: str) -> None:
 # gate 2: libdarshan-util in a child process
 # --------------------------------------------------------------------------
 
-def _load_with_library(path: str) -> _RawDarshan:
-    """Read the log with libdarshan-util (:mod:`pario.log.darshan_lib`) into plain tables."""
-    log = darshan_lib.read_log(path, LAYER_OF_MODULE, dxt=True)
+def _load_with_library(path: str, trace: bool = True) -> _RawDarshan:
+    """Read the log with libdarshan-util (:mod:`pario.log.darshan_lib`) into plain tables (its
+    DXT segments with ``trace``)."""
+    log = darshan_lib.read_log(path, LAYER_OF_MODULE, dxt=trace)
     raw = _RawDarshan(job=log.job, exe=log.exe, mounts=log.mounts,
                       modules={name: dict(info) for name, info in log.modules.items()})
     names = _name_lookup(log.names)
@@ -600,17 +601,17 @@ def _lustre_components(comps: darshan_lib.LustreComponents,
     return table
 
 
-def _run_guarded(path: str, timeout: float) -> _RawDarshan:
+def _run_guarded(path: str, timeout: float, trace: bool) -> _RawDarshan:
     """Read the log in a forked child; turn a crash or hang into LogFormatError."""
     if not hasattr(os, "fork"):
-        return _load_with_library(path)
+        return _load_with_library(path, trace)
     darshan_lib.library()  # loaded once in the parent, so that children start warm
 
     with tempfile.TemporaryFile() as errlog:
         rfd, wfd = os.pipe()
         pid = os.fork()
         if pid == 0:  # child
-            _child(path, rfd, wfd, errlog.fileno())
+            _child(path, trace, rfd, wfd, errlog.fileno())
         os.close(wfd)
         try:
             payload, timed_out = _read_until(rfd, timeout)
@@ -637,17 +638,18 @@ def _run_guarded(path: str, timeout: float) -> _RawDarshan:
     return value
 
 
-def _load_in_process(path: str) -> _RawDarshan:
+def _load_in_process(path: str, trace: bool) -> _RawDarshan:
     """Read the log in this process; the library's own errors become LogFormatError."""
     try:
-        return _load_with_library(path)
+        return _load_with_library(path, trace)
     except LogFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the binding raises on a damaged log
         raise _fail(path, f"{type(exc).__name__}: {exc}") from None
 
 
-def _child(path: str, rfd: int, wfd: int, errfd: int) -> None:  # pragma: no cover - runs in the child
+def _child(path: str, trace: bool, rfd: int, wfd: int,
+           errfd: int) -> None:  # pragma: no cover - runs in the child
     code = 0
     try:
         faulthandler.disable()  # a crash is reported by the parent, not dumped on the user's terminal
@@ -655,7 +657,7 @@ def _child(path: str, rfd: int, wfd: int, errfd: int) -> None:  # pragma: no cov
         os.dup2(errfd, 1)
         os.dup2(errfd, 2)
         try:
-            result: tuple[str, Any] = ("ok", _load_with_library(path))
+            result: tuple[str, Any] = ("ok", _load_with_library(path, trace))
         except BaseException as exc:  # noqa: B036 - everything must go back to the parent
             result = ("error", f"{type(exc).__name__}: {exc}")
         data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
@@ -697,12 +699,13 @@ def _last_error_line(text: str) -> str:
 # --------------------------------------------------------------------------
 
 def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = None,
-                     isolated: bool = True, max_ranks: int | None = None) -> Profile:
+                     isolated: bool = True, max_ranks: int | None = None, trace: bool = True) -> Profile:
     """Read a Darshan log; raise LogFormatError naming the file if it is damaged.
 
     ``timeout`` bounds the time the reading library may take (default: DEFAULT_TIMEOUT seconds plus
     TIMEOUT_PER_MIB per MiB of log); ``isolated`` False reads in this process (no timeout).
     ``max_ranks``: a log of a larger job raises TooManyRanks before anything per rank is made.
+    ``trace`` False leaves the DXT segments unread: ``Profile.trace`` is None.
     """
     p = Path(path)
     header = check_darshan_log(p)
@@ -712,10 +715,12 @@ def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = No
     if timeout is None:
         timeout = DEFAULT_TIMEOUT + TIMEOUT_PER_MIB * p.stat().st_size / 2**20
     with _readable_by_library(p, header) as readable:
-        raw = _run_guarded(str(readable), timeout) if isolated else _load_in_process(str(readable))
-    _add_own_dxt(raw, header)
+        raw = (_run_guarded(str(readable), timeout, trace) if isolated
+               else _load_in_process(str(readable), trace))
+    if trace:
+        _add_own_dxt(raw, header)
     try:
-        return _build_profile(raw, header, str(p))
+        return _build_profile(raw, header, str(p), trace)
     except (KeyError, ValueError, TypeError, IndexError) as exc:
         raise _fail(str(p), f"unexpected content: {type(exc).__name__}: {exc}") from None
 
@@ -770,7 +775,7 @@ def _layer_records(module: Table, nprocs: int, layer: str = "posix") -> Table:
     return Table.from_arrays(cols, len(rank))
 
 
-def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profile:
+def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str, trace: bool = True) -> Profile:
     job = raw.job
     nprocs = int(job["nprocs"])
     if nprocs != header.nprocs or not 1 <= nprocs <= MAX_NPROCS:
@@ -806,7 +811,9 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     meta = dict(job.get("metadata") or {})
     dropped = {module_name(header.version, i): i for i in header.dropped_modules}
     unknown = [f"unknown module {i}" for i in header.unknown_modules]
-    other = sorted({*(m for m in raw.modules if m not in _READ_MODULES and m not in raw.dxt), *dropped}
+    # the DXT modules are read as the trace (left unread when no trace is asked for)
+    traced = raw.dxt if trace else darshan_lib.DXT_MODULES
+    other = sorted({*(m for m in raw.modules if m not in _READ_MODULES and m not in traced), *dropped}
                    - set(unknown)) + unknown
     other = [m for m in other if m not in _analysed_extras(raw, mpi)]
     modules: dict[str, dict[str, object]] = {
@@ -846,7 +853,7 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str) -> Profi
     )
     profile.io = io
     profile.heatmap = raw.heatmap
-    profile.trace = dxt_trace(raw.dxt, raw.dxt_names, nprocs, runtime)
+    profile.trace = dxt_trace(raw.dxt, raw.dxt_names, nprocs, runtime) if trace else None
     return profile
 
 

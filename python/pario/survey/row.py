@@ -147,7 +147,8 @@ def _requests(run: Any, profile: Any) -> tuple[int, int]:
 
 
 def analysed_row(log: LogFile, run: Any, profile: Any, surveyed_at: float) -> dict[str, Any]:
-    """The row of a log read and analysed (``run``: pario.analysis.run.RunAnalysis)."""
+    """The row of a log read and analysed (``run``: pario.analysis.run.RunSummary, or the
+    RunAnalysis that holds it)."""
     job = run.job
     runtime = float(job.runtime)
     core_hours = job.nprocs * runtime / 3600.0
@@ -212,18 +213,16 @@ def worker_rank_limit() -> int | None:
 def survey_log(log: LogFile, surveyed_at: float, max_ranks: int | None = None) -> dict[str, Any]:
     """Read and analyse one log; any failure becomes an error row with its reason.  A Darshan
     log of a job of more than ``max_ranks`` ranks is an error row saying the memory it needs."""
-    from pario.diagnosis import analyze
+    from pario.diagnosis import summarize
     from pario.log import read_log
 
     if log.size < 0:
         return error_row(log, "no such file", surveyed_at)
     try:
-        profile = read_log(log.path, isolated=False, max_ranks=max_ranks)
         # no column of the row comes from a trace's replays, which are most of the time of a
-        # traced log's analysis (61 ms of 70 on a small s3d trace)
-        profile.trace = None
-        run = analyze(profile)
-        return analysed_row(log, run, profile, surveyed_at)
+        # traced log's analysis (61 ms of 70 on a small s3d trace): the trace is not read
+        profile = read_log(log.path, isolated=False, max_ranks=max_ranks, trace=False)
+        return analysed_row(log, summarize(profile), profile, surveyed_at)
     except TooManyRanks as exc:
         need = units.nbytes(exc.nprocs * BYTES_PER_RANK + WORKER_BASE_BYTES)
         reason = (f"{exc}: its analysis needs about {need} of memory, more than {WORKER_SHARE:.0%} of "
