@@ -318,7 +318,7 @@ def test_region_beyond_end_of_file(tmp_path: Path) -> None:
 
 
 def test_crash_in_the_reader_library_is_contained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def crash(path: str) -> None:
+    def crash(path: str, trace: bool = True) -> None:
         os.kill(os.getpid(), signal.SIGSEGV)
 
     monkeypatch.setattr(darshan_reader, "_load_with_library", crash)
@@ -328,7 +328,7 @@ def test_crash_in_the_reader_library_is_contained(tmp_path: Path, monkeypatch: p
 
 @pytest.mark.slow
 def test_hang_in_the_reader_library_is_contained(monkeypatch: pytest.MonkeyPatch) -> None:
-    def hang(path: str) -> None:
+    def hang(path: str, trace: bool = True) -> None:
         time.sleep(60)
 
     monkeypatch.setattr(darshan_reader, "_load_with_library", hang)
@@ -340,7 +340,7 @@ def test_hang_in_the_reader_library_is_contained(monkeypatch: pytest.MonkeyPatch
 
 
 def test_python_error_in_the_child_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(path: str) -> None:
+    def fail(path: str, trace: bool = True) -> None:
         raise RuntimeError("Failed to open file.")
 
     monkeypatch.setattr(darshan_reader, "_load_with_library", fail)

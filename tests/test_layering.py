@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1] / "python"
 #: Lowest first; a module may import from its own level or any lower one (top-level modules
 #: and packages by their first name under ``pario``).
 LEVELS: tuple[tuple[str, ...], ...] = (
-    ("errors", "units", "table", "names", "paths", "textfit", "values", "collective", "blas", "malloc"),
+    ("errors", "units", "table", "names", "paths", "textfit", "values", "collective", "blas", "malloc",
+     "cdecl"),
     ("launch", "trace"),
     ("model",),
     ("log",),

@@ -23,18 +23,18 @@ declared too, for :mod:`pario.log.darshan_writer` (``pario export --darshan``).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import glob
 import importlib.util
 import os
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from pario.cdecl import declared
 
 #: The modules whose records are files (DAOS's: objects), and their C record structs (PyDarshan's
 #: _structdefs).
@@ -194,60 +194,9 @@ def library() -> _Library:
         raise ImportError(f"PyDarshan at {root} has no backend/api_def_c.py")
     declarations = importlib.util.module_from_spec(api)
     api.loader.exec_module(declarations)  # defines a string and a function that returns it
-    ffi = _ffi(declarations.load_darshan_header(WRITE_DECLARATIONS + READ_DECLARATIONS))
+    ffi = declared(declarations.load_darshan_header(WRITE_DECLARATIONS + READ_DECLARATIONS),
+                   "_pario_darshan_ffi")
     return _Library(ffi, _open_library(ffi, root))
-
-
-def _ffi(header: str) -> Any:
-    """The cffi declarations of ``header``, from the cache when it holds them.
-
-    Parsing the C declarations (pycparser) takes longer than reading a log, at every run.
-    cffi's out-of-line ABI mode writes them once, pre-parsed, as a Python module; it is kept
-    under the cache directory, named by a hash of the declarations and cffi's version, so a
-    new PyDarshan or cffi gets its own.  Without a writable cache, the declarations are
-    parsed in line.
-    """
-    import _cffi_backend
-
-    # crc32 rather than hashlib, whose import (OpenSSL) alone takes 10 ms of a report
-    data = f"{_cffi_backend.__version__}\n{header}".encode()
-    name = f"_pario_darshan_ffi_{zlib.crc32(data):08x}{len(data):x}"
-    path = os.path.join(_cache_dir(), name + ".py")
-    if not os.path.exists(path):
-        with contextlib.suppress(Exception):  # a cache we cannot write: parse in line below
-            _write_ffi_module(header, name, path)
-    if os.path.exists(path):
-        with contextlib.suppress(Exception):  # a damaged cache file: parse in line below
-            spec = importlib.util.spec_from_file_location(name, path)
-            if spec is not None and spec.loader is not None:
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-                return module.ffi
-    import cffi
-
-    ffi = cffi.FFI()
-    ffi.cdef(header)
-    return ffi
-
-
-def _cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "pario")
-
-
-def _write_ffi_module(header: str, name: str, path: str) -> None:
-    """Write the pre-parsed declarations to ``path`` (atomically: a rename)."""
-    import tempfile
-
-    import cffi
-
-    builder = cffi.FFI()
-    builder.cdef(header)
-    builder.set_source(name, None)  # ABI mode: a pure Python module, nothing to compile
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as tmp:
-        built = builder.compile(tmpdir=tmp, verbose=False)  # no C compiler involved in ABI mode
-        os.replace(built, path)
 
 
 def _open_library(ffi: Any, root: str) -> Any:

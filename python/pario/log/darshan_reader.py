@@ -601,7 +601,7 @@ def _lustre_components(comps: darshan_lib.LustreComponents,
     return table
 
 
-def _run_guarded(path: str, timeout: float, trace: bool) -> _RawDarshan:
+def _run_guarded(path: str, timeout: float, trace: bool = True) -> _RawDarshan:
     """Read the log in a forked child; turn a crash or hang into LogFormatError."""
     if not hasattr(os, "fork"):
         return _load_with_library(path, trace)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from pario.cdecl import declared
 from pario.model.layers import (
     FILE_LAYER_OF_DATA,
     LAYERS,
@@ -37,6 +38,7 @@ from pario.model.layers import (
     NESTED_IN,
     empty_layer,
 )
+from pario.paths import PACKAGE_DIR
 from pario.table import Table, as_table, constant_column, isin
 
 #: File records: a Table (a DataFrame built by hand works too, read by column).
@@ -107,13 +109,26 @@ def _int_column(records: Records, name: str) -> np.ndarray:
 
 
 def rank_io(records: Records, nprocs: int, members: Mapping[int, np.ndarray] | None = None) -> RankIO:
-    """Per-rank read/write/metadata time and bytes of ``records`` (one layer)."""
+    """Per-rank read/write/metadata time and bytes of ``records`` (one layer), computed by
+    src/model/rank_io.c where it is installed and the columns are numbers, else by NumPy (the
+    same values, bit for bit)."""
     nprocs = max(int(nprocs), 0)
     if not len(records):  # zeros that take no memory per rank: a layer without records
         zero = constant_column(nprocs, 0.0)
         ones = {q: True for q in QUANTITIES}
         return RankIO(Table({q: zero for q in QUANTITIES}, length=nprocs), ones, dict(ones),
                       {q: 0 for q in QUANTITIES})
+    native = _native()
+    if native is not None:
+        found = _rank_io_in_c(*native, records, nprocs, members)
+        if found is not None:
+            return found
+    return rank_io_numpy(records, nprocs, members)
+
+
+def rank_io_numpy(records: Records, nprocs: int, members: Mapping[int, np.ndarray] | None = None) -> RankIO:
+    """:func:`rank_io` of records with at least one row, in NumPy."""
+    nprocs = max(int(nprocs), 0)
     vals = {c: counter_column(records, c) for c in (*TIME_COLS, *BYTE_COLS)}
     rank = _int_column(records, "rank")
     out = {c: np.zeros(nprocs) for c in (*TIME_COLS, *BYTE_COLS)}
@@ -172,15 +187,7 @@ def _spread_shared(records: Records, shared: np.ndarray, vals: dict[str, np.ndar
                    members: Mapping[int, np.ndarray] | None, out: dict[str, np.ndarray]) -> _Placement:
     """Spread the shared records (``records[shared]``; ``vals``: their counters) over their ranks."""
     n_rec = int(np.count_nonzero(shared))
-    ids = (np.asarray(records["id"]).astype(np.uint64)[shared] if "id" in records
-           else np.zeros(n_rec, dtype=np.uint64))
-    member_lists: list[np.ndarray | None] = [None] * n_rec  # None: every rank
-    if members:  # Darshan logs have none: each shared record is every rank's
-        for i, rid in enumerate(ids.tolist()):
-            m = members.get(int(rid))
-            if m is not None:
-                m = np.asarray(m, dtype=np.int64)
-                member_lists[i] = m[(m >= 0) & (m < nprocs)]
+    member_lists = _member_lists(records, shared, nprocs, members)
     n = np.array([nprocs if m is None else len(m) for m in member_lists], dtype=np.int64)
     known = np.array([m is not None for m in member_lists], dtype=bool)
 
@@ -265,6 +272,113 @@ def _add_rest(target: np.ndarray, amount: np.ndarray, known: np.ndarray,
         weights = np.repeat(amount[idx], [len(m) if m is not None else 0 for m in lists])
         if len(ranks):
             target += np.bincount(ranks, weights=weights, minlength=nprocs)[:nprocs]
+
+
+def _member_lists(records: Records, shared: np.ndarray, nprocs: int,
+                  members: Mapping[int, np.ndarray] | None) -> list[np.ndarray | None]:
+    """Per shared record (``records[shared]``), its member ranks within 0..nprocs-1, or None
+    where ``members`` does not list them (every rank)."""
+    n_rec = int(np.count_nonzero(shared))
+    member_lists: list[np.ndarray | None] = [None] * n_rec  # None: every rank
+    if members:  # Darshan logs have none: each shared record is every rank's
+        ids = (np.asarray(records["id"]).astype(np.uint64)[shared] if "id" in records
+               else np.zeros(n_rec, dtype=np.uint64))
+        for i, rid in enumerate(ids.tolist()):
+            m = members.get(int(rid))
+            if m is not None:
+                m = np.asarray(m, dtype=np.int64)
+                member_lists[i] = m[(m >= 0) & (m < nprocs)]
+    return member_lists
+
+
+#: The columns src/model/rank_io.c reads, in its order.
+_C_COLUMNS: tuple[str, ...] = ("rank", *TIME_COLS, *BYTE_COLS, "fastest_rank", "slowest_rank",
+                               "fastest_rank_time", "slowest_rank_time", "fastest_rank_bytes",
+                               "slowest_rank_bytes")
+#: Its column kinds: int64, float64, uint64.
+_C_KINDS = {np.dtype(np.int64): 0, np.dtype(np.float64): 1, np.dtype(np.uint64): 2}
+_C_DECLARATION = """
+int pario_rank_io(int32_t phase, int64_t n, int64_t nprocs, const void *const *cols,
+                  const int32_t *kinds, const uint8_t *known, const int64_t *member_n,
+                  const int64_t *member_at, const int64_t *member_ranks, double *out,
+                  double *terms, const double *sums, int64_t *counts, int64_t *contributors,
+                  uint8_t *flags);
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _native() -> tuple[Any, Any] | None:
+    """(cffi declarations, libpario_model.so), None when the library is not installed."""
+    path = PACKAGE_DIR / "lib" / "libpario_model.so"
+    if not path.is_file():
+        return None
+    ffi = declared(_C_DECLARATION, "_pario_model_ffi")
+    return ffi, ffi.dlopen(str(path))
+
+
+def _c_column(records: Records, name: str) -> tuple[np.ndarray | None, int] | None:
+    """A column as rank_io.c reads it (None, 0 where missing), None for a column of objects."""
+    if name not in records:
+        return None, 0
+    values = np.asarray(records[name])
+    kind = _C_KINDS.get(values.dtype)
+    if kind is None:
+        if values.dtype.kind in "iub":
+            values, kind = values.astype(np.int64), 0
+        elif values.dtype.kind == "f":
+            values, kind = values.astype(np.float64), 1
+        else:
+            return None
+    if values.ndim != 1:
+        return None
+    return np.ascontiguousarray(values), kind
+
+
+def _rank_io_in_c(ffi: Any, lib: Any, records: Records, nprocs: int,
+                  members: Mapping[int, np.ndarray] | None) -> RankIO | None:
+    """:func:`rank_io` by src/model/rank_io.c, None for columns it does not read (objects)."""
+    columns = [_c_column(records, name) for name in _C_COLUMNS]
+    if any(c is None for c in columns):
+        return None
+    arrays = [c for c in columns if c is not None]
+    n = len(records)
+    buffer = ffi.from_buffer
+    membership = [ffi.NULL] * 4
+    if members:
+        lists = _member_lists(records, _int_column(records, "rank") < 0, nprocs, members)
+        if any(m is not None for m in lists):
+            sizes = np.array([0 if m is None else len(m) for m in lists], dtype=np.int64)
+            listed = np.array([m is not None for m in lists], dtype=np.uint8)
+            starts = np.zeros(len(lists), dtype=np.int64)
+            starts[1:] = np.cumsum(sizes)[:-1]
+            ranks = np.concatenate([m for m in lists if m is not None]).astype(np.int64)
+            membership = [buffer("uint8_t[]", listed), buffer("int64_t[]", sizes),
+                          buffer("int64_t[]", starts), buffer("int64_t[]", ranks)]
+    out = np.empty((len(QUANTITIES), nprocs))
+    terms = np.empty((len(TIME_COLS) + len(BYTE_COLS), n))  # pages touched only where written
+    sums = np.zeros(len(terms))
+    counts = np.zeros(2, dtype=np.int64)
+    contributors = np.zeros(len(QUANTITIES), dtype=np.int64)
+    flags = np.zeros(2 * len(QUANTITIES), dtype=np.uint8)
+    cols = ffi.new("void *[]", [ffi.NULL if a is None else buffer(a) for a, _ in arrays])
+    kinds = ffi.new("int32_t[]", [k for _, k in arrays])
+    args = (n, nprocs, cols, kinds, *membership, buffer("double[]", out), buffer("double[]", terms),
+            buffer("double[]", sums), buffer("int64_t[]", counts), buffer("int64_t[]", contributors),
+            buffer("uint8_t[]", flags))
+    if lib.pario_rank_io(0, *args) != 0:
+        raise MemoryError("per-rank I/O of a layer's records")
+    everyone = int(counts[1])
+    if everyone:  # NumPy's sum of each counter's shares of the shared records of every rank
+        sums[:] = [row.sum() for row in terms[:, :everyone]]
+    if lib.pario_rank_io(1, *args) != 0:
+        raise MemoryError("per-rank I/O of a layer's records")
+    q = len(QUANTITIES)
+    exact = dict(zip(QUANTITIES, (bool(f) for f in flags[:q].tolist()), strict=True))
+    alone = dict(zip(QUANTITIES, (bool(f) for f in flags[q:].tolist()), strict=True))
+    added = dict(zip(QUANTITIES, contributors.tolist(), strict=True))
+    exact_max = {k: exact[k] or (added[k] == 1 and alone[k]) for k in QUANTITIES}
+    return RankIO(Table.from_arrays(dict(zip(QUANTITIES, out, strict=True)), nprocs), exact,
+                  exact_max, added)
 
 
 def combine(parts: Sequence[RankIO], nprocs: int) -> RankIO:
