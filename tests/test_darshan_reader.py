@@ -120,6 +120,32 @@ def test_reading_imports_neither_pydarshan_nor_pandas() -> None:
 
 
 @pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
+def test_records_decoded_from_their_regions_are_the_library_s(path: Path) -> None:
+    """The modules the library reads as they are stored (darshan_lib.STORED_AS_READ), decoded by
+    the reader from the regions its check inflated: the library's records, byte for byte."""
+    header = darshan_reader.check_darshan_log(path)
+    log = darshan_lib.read_log(str(path))
+    listed = {m for m, info in log.modules.items()
+              if m in darshan_lib.STORED_AS_READ and darshan_lib.stored_as_read(m, info["ver"])}
+    assert set(header.stored) == listed  # every log of the collection is little-endian
+    for mod, region in header.stored.items():
+        ours, theirs = darshan_lib.decode_records(mod, region), log.records[mod]
+        for name in ("ids", "ranks", "counters", "file_rec_ids", "oids"):
+            assert np.array_equal(getattr(ours, name), getattr(theirs, name)), (mod, name)
+        assert ours.fcounters.tobytes() == theirs.fcounters.tobytes(), mod
+        assert ours.counter_names == theirs.counter_names
+
+
+def test_a_last_partial_record_is_left_out_as_the_library_leaves_it() -> None:
+    region = darshan_reader.check_darshan_log(log("imbalanced-io")).stored["POSIX"]
+    size = darshan_lib.record_dtype("POSIX").itemsize
+    whole = darshan_lib.decode_records("POSIX", region)
+    cut = darshan_lib.decode_records("POSIX", region[:-1])
+    assert len(region) % size == 0 and len(whole.ids) == len(region) // size > 1
+    assert cut.ids.tolist() == whole.ids[:-1].tolist()
+
+
+@pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name[:40])
 def test_every_log_reads_with_exact_totals(path: Path) -> None:
     profile = read_log(path)
     expected = pydarshan_totals(path)
@@ -318,7 +344,7 @@ def test_region_beyond_end_of_file(tmp_path: Path) -> None:
 
 
 def test_crash_in_the_reader_library_is_contained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def crash(path: str, trace: bool = True) -> None:
+    def crash(path: str, *_: object) -> None:
         os.kill(os.getpid(), signal.SIGSEGV)
 
     monkeypatch.setattr(darshan_reader, "_load_with_library", crash)
@@ -328,7 +354,7 @@ def test_crash_in_the_reader_library_is_contained(tmp_path: Path, monkeypatch: p
 
 @pytest.mark.slow
 def test_hang_in_the_reader_library_is_contained(monkeypatch: pytest.MonkeyPatch) -> None:
-    def hang(path: str, trace: bool = True) -> None:
+    def hang(path: str, *_: object) -> None:
         time.sleep(60)
 
     monkeypatch.setattr(darshan_reader, "_load_with_library", hang)
@@ -340,7 +366,7 @@ def test_hang_in_the_reader_library_is_contained(monkeypatch: pytest.MonkeyPatch
 
 
 def test_python_error_in_the_child_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(path: str, trace: bool = True) -> None:
+    def fail(path: str, *_: object) -> None:
         raise RuntimeError("Failed to open file.")
 
     monkeypatch.setattr(darshan_reader, "_load_with_library", fail)

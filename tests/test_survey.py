@@ -249,10 +249,10 @@ from pario.log import darshan_reader
 _load = darshan_reader._load_with_library
 
 
-def _load_or_crash(path, trace=True):
+def _load_or_crash(path, *args):
     if os.path.basename(path).startswith("crash-me"):
         os.kill(os.getpid(), signal.SIGSEGV)
-    return _load(path, trace)
+    return _load(path, *args)
 
 
 darshan_reader._load_with_library = _load_or_crash

@@ -366,7 +366,31 @@ def _records(dl: _Library, handle: Any, mod: str, idx: int) -> Records:
     finally:
         if buf[0] != ffi.NULL:
             lib.darshan_free(buf[0])
-    rec = np.frombuffer(b"".join(chunks), dtype=record_dtype(mod))
+    return decode_records(mod, b"".join(chunks))
+
+
+#: The module versions whose records libdarshan-util hands over as the log stores them (no
+#: up-conversion; Darshan 3.5's formats), with their size in bytes: a region of one of them, in
+#: the machine's byte order, is its records back to back, decoded by :func:`decode_records`
+#: without the library (pario.log.darshan_reader).
+STORED_AS_READ: dict[str, tuple[int, int]] = {
+    "POSIX": (4, 704), "MPI-IO": (3, 560), "STDIO": (2, 248), "H5F": (3, 80), "H5D": (2, 912),
+    "PNETCDF_FILE": (3, 152), "PNETCDF_VAR": (1, 1120), "DFS": (1, 584), "DAOS": (1, 696),
+}
+
+
+def stored_as_read(mod: str, version: int) -> bool:
+    """Whether the library reads ``mod``'s records of ``version`` as they are stored (and its
+    declarations of them have the stored size)."""
+    known = STORED_AS_READ.get(mod)
+    return known is not None and known[0] == version and record_dtype(mod).itemsize == known[1]
+
+
+def decode_records(mod: str, data: bytes) -> Records:
+    """A module's records from their bytes back to back (a last partial record left out, as the
+    library leaves it), in the machine's byte order."""
+    dtype = record_dtype(mod)
+    rec = np.frombuffer(data, dtype=dtype, count=len(data) // dtype.itemsize)
     names, fnames = counter_names(mod), counter_names(mod, floating=True)
     if rec["counters"].shape[1:] != (len(names),) or rec["fcounters"].shape[1:] != (len(fnames),):
         raise RuntimeError(f"{mod}: the library's counter names do not match its record layout")

@@ -17,7 +17,12 @@ gates before it becomes a :class:`~pario.model.Profile`:
 2. The library itself then runs in a forked child process with a time limit;
    if it still crashes or hangs, the child dies, not ``pario``.
 
-The child sends back plain tables (:class:`~pario.table.Table`); the model is built here.
+The records of a module the library hands over as the log stores them (the current versions
+of the file and library modules, :data:`darshan_lib.STORED_AS_READ`, in a log of this machine's
+byte order) are decoded at once from the region the check inflated, instead of one library call
+and copy per record; the library reads the rest (names, job, mounts, Lustre, APMPI, HEATMAP,
+DXT, older versions).  The child sends back plain tables (:class:`~pario.table.Table`); the
+model is built here.
 As in PyDarshan's ``DarshanReport``, a record without a name record is left out.  Per-rank
 time classes for records that Darshan reduced over all ranks are estimated
 as described in :mod:`pario.model.rankio` and docs/metrics.md.
@@ -65,10 +70,11 @@ import pickle
 import select
 import signal
 import struct
+import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +123,8 @@ KNOWN_MODULES: tuple[str, ...] = (
 )
 #: Modules whose records pario reads: damage in their regions refuses the log.
 _READ_MODULES: frozenset[str] = frozenset({*LAYER_OF_MODULE, "LUSTRE"})
+#: The byte order of this machine, as struct writes it.
+_NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
 #: Largest job a log may claim (a corrupt count must not allocate the machine's memory).
 MAX_NPROCS = 1 << 26
 #: Largest size any region may inflate to.
@@ -148,6 +156,9 @@ class DarshanHeader:
     own_dxt: dict[int, tuple[str, darshan_lib.DxtSegments]] = field(default_factory=dict)
     #: record id -> name, for the records of ``own_dxt``
     own_dxt_names: dict[int, str] = field(default_factory=dict)
+    #: module -> its region inflated, for the modules whose records the library reads as they are
+    #: stored (darshan_lib.stored_as_read) in a log of this machine's byte order: decoded here
+    stored: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -228,6 +239,8 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
         _check_name_records(names, version, order, where)
     module_versions: dict[int, int] = {}
     own_dxt: dict[int, tuple[str, darshan_lib.DxtSegments]] = {}
+    stored: dict[str, bytes] = {}
+    native = order == _NATIVE_ORDER
     for idx, (off, length) in regions.items():
         if idx < 0:
             continue
@@ -236,15 +249,18 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
         if idx in dropped:
             continue
         name = module_name(version, idx)
+        as_stored = native and name in LAYER_OF_MODULE and darshan_lib.stored_as_read(name, vers[idx])
         try:
             blob = _inflate(data[off:off + length], compression, f"module {idx} data",
-                            keep=name in darshan_lib.DXT_MODULES)
+                            keep=as_stored or name in darshan_lib.DXT_MODULES)
         except _Damaged as exc:
             if name in _READ_MODULES:
                 raise exc.error(where) from None
             # a module pario does not read: the rest of the log is still worth reading
             dropped[idx] = f"the {name} region (bytes {off} to {off + length}) {exc.how}: not read"
             continue
+        if as_stored:
+            stored[name] = blob
         if name in darshan_lib.DXT_MODULES:
             segment = dxt_segment_size(name, vers[idx])
             if why := _dxt_damage(blob, order, segment):
@@ -257,7 +273,7 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
     return DarshanHeader(version, order, compression, int(partial), nprocs,
                          {k: v for k, v in regions.items() if k >= 0}, module_versions, unknown,
                          dict(sorted(dropped.items())), own_dxt,
-                         _name_records(names, order, wanted) if wanted else {})
+                         _name_records(names, order, wanted) if wanted else {}, stored)
 
 
 def module_name(version: str, slot: int) -> str:
@@ -508,15 +524,21 @@ def _check_module_version(idx: int, ver: int, where: str) -> None:
 # gate 2: libdarshan-util in a child process
 # --------------------------------------------------------------------------
 
-def _load_with_library(path: str, trace: bool = True) -> _RawDarshan:
+def _load_with_library(path: str, trace: bool = True,
+                       stored: Mapping[str, bytes] | None = None) -> _RawDarshan:
     """Read the log with libdarshan-util (:mod:`pario.log.darshan_lib`) into plain tables (its
-    DXT segments with ``trace``)."""
-    log = darshan_lib.read_log(path, LAYER_OF_MODULE, dxt=trace)
+    DXT segments with ``trace``); the records of the modules of ``stored`` (DarshanHeader.stored)
+    are decoded from their regions instead, at once."""
+    stored = stored or {}
+    log = darshan_lib.read_log(path, [m for m in LAYER_OF_MODULE if m not in stored], dxt=trace)
     raw = _RawDarshan(job=log.job, exe=log.exe, mounts=log.mounts,
                       modules={name: dict(info) for name, info in log.modules.items()})
     names = _name_lookup(log.names)
-    for mod, records in log.records.items():
-        raw.records[mod] = _module_records(records, names, mod)
+    for mod in LAYER_OF_MODULE:
+        if mod in log.records:
+            raw.records[mod] = _module_records(log.records[mod], names, mod)
+        elif mod in stored and mod in log.modules:
+            raw.records[mod] = _module_records(darshan_lib.decode_records(mod, stored[mod]), names, mod)
     for mod, segments in log.dxt.items():  # as PyDarshan, only the records with a name
         found, _ = _names_of(segments.ids, names)
         raw.dxt[mod] = segments.take(found)
@@ -601,17 +623,18 @@ def _lustre_components(comps: darshan_lib.LustreComponents,
     return table
 
 
-def _run_guarded(path: str, timeout: float, trace: bool = True) -> _RawDarshan:
+def _run_guarded(path: str, timeout: float, trace: bool = True,
+                 stored: Mapping[str, bytes] | None = None) -> _RawDarshan:
     """Read the log in a forked child; turn a crash or hang into LogFormatError."""
     if not hasattr(os, "fork"):
-        return _load_with_library(path, trace)
+        return _load_with_library(path, trace, stored)
     darshan_lib.library()  # loaded once in the parent, so that children start warm
 
     with tempfile.TemporaryFile() as errlog:
         rfd, wfd = os.pipe()
         pid = os.fork()
         if pid == 0:  # child
-            _child(path, trace, rfd, wfd, errlog.fileno())
+            _child(path, trace, stored, rfd, wfd, errlog.fileno())
         os.close(wfd)
         try:
             payload, timed_out = _read_until(rfd, timeout)
@@ -638,17 +661,17 @@ def _run_guarded(path: str, timeout: float, trace: bool = True) -> _RawDarshan:
     return value
 
 
-def _load_in_process(path: str, trace: bool) -> _RawDarshan:
+def _load_in_process(path: str, trace: bool, stored: Mapping[str, bytes]) -> _RawDarshan:
     """Read the log in this process; the library's own errors become LogFormatError."""
     try:
-        return _load_with_library(path, trace)
+        return _load_with_library(path, trace, stored)
     except LogFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the binding raises on a damaged log
         raise _fail(path, f"{type(exc).__name__}: {exc}") from None
 
 
-def _child(path: str, trace: bool, rfd: int, wfd: int,
+def _child(path: str, trace: bool, stored: Mapping[str, bytes] | None, rfd: int, wfd: int,
            errfd: int) -> None:  # pragma: no cover - runs in the child
     code = 0
     try:
@@ -657,7 +680,7 @@ def _child(path: str, trace: bool, rfd: int, wfd: int,
         os.dup2(errfd, 1)
         os.dup2(errfd, 2)
         try:
-            result: tuple[str, Any] = ("ok", _load_with_library(path, trace))
+            result: tuple[str, Any] = ("ok", _load_with_library(path, trace, stored))
         except BaseException as exc:  # noqa: B036 - everything must go back to the parent
             result = ("error", f"{type(exc).__name__}: {exc}")
         data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
@@ -715,8 +738,8 @@ def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = No
     if timeout is None:
         timeout = DEFAULT_TIMEOUT + TIMEOUT_PER_MIB * p.stat().st_size / 2**20
     with _readable_by_library(p, header) as readable:
-        raw = (_run_guarded(str(readable), timeout, trace) if isolated
-               else _load_in_process(str(readable), trace))
+        raw = (_run_guarded(str(readable), timeout, trace, header.stored) if isolated
+               else _load_in_process(str(readable), trace, header.stored))
     if trace:
         _add_own_dxt(raw, header)
     try:
