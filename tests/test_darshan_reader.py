@@ -134,6 +134,21 @@ def test_records_decoded_from_their_regions_are_the_library_s(path: Path) -> Non
             assert np.array_equal(getattr(ours, name), getattr(theirs, name)), (mod, name)
         assert ours.fcounters.tobytes() == theirs.fcounters.tobytes(), mod
         assert ours.counter_names == theirs.counter_names
+    assert header.names is not None
+    assert list(darshan_lib.decode_names(header.names).items()) == list(log.names.items())
+
+
+def test_names_decoded_as_the_library_reads_them() -> None:
+    """The first record of an id names it, unless its name is empty and a later one's is not (a
+    DAOS object registered before it is named)."""
+    def record(rid: int, name: bytes) -> bytes:
+        return struct.pack("=Q", rid) + name + b"\0"
+
+    data = record(7, b"/a") + record(9, b"") + record(7, b"/b") + record(9, b"/c") + record(9, b"/d")
+    assert darshan_lib.decode_names(data) == {7: "/a", 9: "/c"}
+    assert list(darshan_lib.decode_names(data)) == [7, 9]
+    with pytest.raises(UnicodeDecodeError):
+        darshan_lib.decode_names(record(1, b"\xff"))
 
 
 def test_a_last_partial_record_is_left_out_as_the_library_leaves_it() -> None:

@@ -28,6 +28,7 @@ import functools
 import glob
 import importlib.util
 import os
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -213,11 +214,11 @@ def _open_library(ffi: Any, root: str) -> Any:
 
 
 def read_log(path: str, modules: Iterable[str] = tuple(RECORD_STRUCTS), *, lustre: bool = True,
-             dxt: bool = False) -> DarshanLog:
+             dxt: bool = False, names: dict[int, str] | None = None) -> DarshanLog:
     """Read ``path``: its job, exe, mounts, modules, names, the records of ``modules`` present in
     the log, with ``lustre`` the LUSTRE components and with ``dxt`` the DXT segments, and the
-    APMPI and HEATMAP records (``not_read`` says why they could not be).
-    RuntimeError if it cannot be opened."""
+    APMPI and HEATMAP records (``not_read`` says why they could not be); ``names``: the log's
+    names when already at hand (:func:`decode_names`).  RuntimeError if it cannot be opened."""
     dl = library()
     handle = dl.lib.darshan_log_open(os.fsencode(path))
     if handle == dl.ffi.NULL:
@@ -227,7 +228,7 @@ def read_log(path: str, modules: Iterable[str] = tuple(RECORD_STRUCTS), *, lustr
         exe = _exe(dl, handle)
         mounts = _mounts(dl, handle)
         mods = _modules(dl, handle)
-        names = _names(dl, handle)
+        names = _names(dl, handle) if names is None else names
         records = {m: _records(dl, handle, m, mods[m]["idx"]) for m in modules if m in mods}
         comps = _lustre(dl, handle, mods["LUSTRE"]["idx"]) if lustre and "LUSTRE" in mods else None
         traces = {m: read_dxt(dl, handle, mods[m]["idx"]) for m in DXT_MODULES if dxt and m in mods}
@@ -310,6 +311,26 @@ def _names(dl: _Library, handle: Any) -> dict[int, str]:
             lib.darshan_free(recs[0][i].name)
         lib.darshan_free(recs[0])
     return names
+
+
+_RECORD_ID = struct.Struct("=Q")
+
+
+def decode_names(data: bytes) -> dict[int, str]:
+    """Record id -> name, from name records back to back (``uint64`` id in this machine's byte
+    order, then the name and a NUL; formats from 3.10 on), as the library reads them: the first
+    record of an id names it, unless its name is empty and a later record's is not."""
+    out: dict[int, str] = {}
+    pos, size = 0, len(data)
+    while size - pos >= 9:
+        end = data.find(b"\0", pos + 8)
+        if end < 0:
+            break
+        (rid,) = _RECORD_ID.unpack_from(data, pos)
+        if rid not in out or (not out[rid] and end > pos + 8):
+            out[rid] = data[pos + 8:end].decode("utf-8")
+        pos = end + 1
+    return out
 
 
 @functools.lru_cache(maxsize=64)

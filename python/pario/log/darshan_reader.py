@@ -74,7 +74,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,6 +159,9 @@ class DarshanHeader:
     #: module -> its region inflated, for the modules whose records the library reads as they are
     #: stored (darshan_lib.stored_as_read) in a log of this machine's byte order: decoded here
     stored: dict[str, bytes] = field(default_factory=dict)
+    #: the name records inflated, in a log of this machine's byte order from format 3.10 on
+    #: (darshan_lib.decode_names reads them as the library does); None: the library reads them
+    names: bytes | None = None
 
 
 @dataclass
@@ -273,7 +276,8 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
     return DarshanHeader(version, order, compression, int(partial), nprocs,
                          {k: v for k, v in regions.items() if k >= 0}, module_versions, unknown,
                          dict(sorted(dropped.items())), own_dxt,
-                         _name_records(names, order, wanted) if wanted else {}, stored)
+                         _name_records(names, order, wanted) if wanted else {}, stored,
+                         names if native and version != "3.00" else None)
 
 
 def module_name(version: str, slot: int) -> str:
@@ -524,13 +528,15 @@ def _check_module_version(idx: int, ver: int, where: str) -> None:
 # gate 2: libdarshan-util in a child process
 # --------------------------------------------------------------------------
 
-def _load_with_library(path: str, trace: bool = True,
-                       stored: Mapping[str, bytes] | None = None) -> _RawDarshan:
+def _load_with_library(path: str, trace: bool = True, header: DarshanHeader | None = None) -> _RawDarshan:
     """Read the log with libdarshan-util (:mod:`pario.log.darshan_lib`) into plain tables (its
-    DXT segments with ``trace``); the records of the modules of ``stored`` (DarshanHeader.stored)
-    are decoded from their regions instead, at once."""
-    stored = stored or {}
-    log = darshan_lib.read_log(path, [m for m in LAYER_OF_MODULE if m not in stored], dxt=trace)
+    DXT segments with ``trace``); the records of the modules ``header`` holds the regions of
+    (DarshanHeader.stored), and its names, are decoded from what the check inflated instead."""
+    stored = header.stored if header is not None else {}
+    names_of = (darshan_lib.decode_names(header.names)
+                if header is not None and header.names is not None else None)
+    log = darshan_lib.read_log(path, [m for m in LAYER_OF_MODULE if m not in stored], dxt=trace,
+                               names=names_of)
     raw = _RawDarshan(job=log.job, exe=log.exe, mounts=log.mounts,
                       modules={name: dict(info) for name, info in log.modules.items()})
     names = _name_lookup(log.names)
@@ -624,17 +630,17 @@ def _lustre_components(comps: darshan_lib.LustreComponents,
 
 
 def _run_guarded(path: str, timeout: float, trace: bool = True,
-                 stored: Mapping[str, bytes] | None = None) -> _RawDarshan:
+                 header: DarshanHeader | None = None) -> _RawDarshan:
     """Read the log in a forked child; turn a crash or hang into LogFormatError."""
     if not hasattr(os, "fork"):
-        return _load_with_library(path, trace, stored)
+        return _load_with_library(path, trace, header)
     darshan_lib.library()  # loaded once in the parent, so that children start warm
 
     with tempfile.TemporaryFile() as errlog:
         rfd, wfd = os.pipe()
         pid = os.fork()
         if pid == 0:  # child
-            _child(path, trace, stored, rfd, wfd, errlog.fileno())
+            _child(path, trace, header, rfd, wfd, errlog.fileno())
         os.close(wfd)
         try:
             payload, timed_out = _read_until(rfd, timeout)
@@ -661,17 +667,17 @@ def _run_guarded(path: str, timeout: float, trace: bool = True,
     return value
 
 
-def _load_in_process(path: str, trace: bool, stored: Mapping[str, bytes]) -> _RawDarshan:
+def _load_in_process(path: str, trace: bool, header: DarshanHeader) -> _RawDarshan:
     """Read the log in this process; the library's own errors become LogFormatError."""
     try:
-        return _load_with_library(path, trace, stored)
+        return _load_with_library(path, trace, header)
     except LogFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the binding raises on a damaged log
         raise _fail(path, f"{type(exc).__name__}: {exc}") from None
 
 
-def _child(path: str, trace: bool, stored: Mapping[str, bytes] | None, rfd: int, wfd: int,
+def _child(path: str, trace: bool, header: DarshanHeader | None, rfd: int, wfd: int,
            errfd: int) -> None:  # pragma: no cover - runs in the child
     code = 0
     try:
@@ -680,7 +686,7 @@ def _child(path: str, trace: bool, stored: Mapping[str, bytes] | None, rfd: int,
         os.dup2(errfd, 1)
         os.dup2(errfd, 2)
         try:
-            result: tuple[str, Any] = ("ok", _load_with_library(path, trace, stored))
+            result: tuple[str, Any] = ("ok", _load_with_library(path, trace, header))
         except BaseException as exc:  # noqa: B036 - everything must go back to the parent
             result = ("error", f"{type(exc).__name__}: {exc}")
         data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
@@ -738,8 +744,8 @@ def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = No
     if timeout is None:
         timeout = DEFAULT_TIMEOUT + TIMEOUT_PER_MIB * p.stat().st_size / 2**20
     with _readable_by_library(p, header) as readable:
-        raw = (_run_guarded(str(readable), timeout, trace, header.stored) if isolated
-               else _load_in_process(str(readable), trace, header.stored))
+        raw = (_run_guarded(str(readable), timeout, trace, header) if isolated
+               else _load_in_process(str(readable), trace, header))
     if trace:
         _add_own_dxt(raw, header)
     try:
