@@ -91,6 +91,24 @@ def test_matching_agrees_with_fnmatch_on_any_names(names: list[str], patterns: l
             assert matching(np.array(names, dtype=object), tuple(patterns)).tolist() == want
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="/._-a*?[]é", min_size=1, max_size=8),
+       st.lists(st.text(alphabet="/._-a*?[]é", max_size=12), max_size=20), st.booleans())
+def test_own_log_is_the_glob_of_the_log_path(path: str, others: list[str], indexed: bool) -> None:
+    """The profiler's own log and its temporary names (pario.diagnosis.facts.own_log): what the
+    patterns glob.escape(path) and glob.escape(path) + ".*" match, through a NameIndex or not."""
+    import glob
+
+    from pario.diagnosis.facts import own_log
+    from pario.names import NameIndex
+
+    names = [path, path + ".tmp1", path + ".", path + "x", "/" + path, *others, *(o + path for o in others)]
+    values = np.array(names, dtype=object)
+    index = NameIndex.build(values) if indexed else None
+    want = fnmatch_mask(names, (glob.escape(path), glob.escape(path) + ".*"))
+    assert own_log(values, path, index).tolist() == want
+
+
 # -- file systems: the set of a run's, without a look at each file ------------------------------
 
 @settings(max_examples=100, deadline=None)

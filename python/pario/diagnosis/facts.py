@@ -9,7 +9,6 @@ Nothing here formats text for people; the commands a finding recommends are buil
 
 from __future__ import annotations
 
-import glob
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -160,17 +159,14 @@ def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) 
     """Everything the rules need from one profile (``times``: its ``rank_times``, if already at hand)."""
     files: dict[str, Table] = {}
     ignored: dict[str, int] = {}
-    # the profiler's own log (and its temporary name) is never the application's file
-    log = glob.escape(profile.job.path) if profile.job.path else ""
-    own_log = (log, log + ".*") if log else ()
-    patterns = (*cfg.ignored_path_patterns, *own_log)
+    patterns = tuple(cfg.ignored_path_patterns)
     names: dict[str, tuple[NameIndex, np.ndarray | None]] = {}
     for layer in LAYERS:
         records = as_table(profile.layer(layer))
         if len(records) and "name" in records:
             names_of = np.asarray(records["name"], dtype=object)
             index = NameIndex.build(names_of)
-            drop = matching(names_of, patterns, index)
+            drop = matching(names_of, patterns, index) | own_log(names_of, profile.job.path, index)
             ignored[layer] = int(drop.sum())
             # without a copy of every column when nothing is dropped
             if drop.any():
@@ -196,6 +192,22 @@ def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) 
     for layer, known in names.items():
         facts._memo[("names", layer)] = known
     return facts
+
+
+def own_log(names: np.ndarray, path: str, index: NameIndex | None = None) -> np.ndarray:
+    """Per name: the profiler's own log, ``path``, or its temporary name (``path.*``): never the
+    application's file.  As the glob patterns ``glob.escape(path)`` and that followed by ``.*``
+    would match, without a regular expression made for each log."""
+    if not path or not len(names):
+        return np.zeros(len(names), dtype=bool)
+    if index is not None:
+        out = np.zeros(len(names), dtype=bool)
+        out[index.rows_with(path, start=True, end=True)] = True
+        out[index.rows_with(path + ".", start=True)] = True
+        return out
+    dot = path + "."
+    values = (v if isinstance(v, str) else str(v) for v in names.tolist())
+    return np.fromiter((v == path or v.startswith(dot) for v in values), dtype=bool, count=len(names))
 
 
 def name_suffix_rows(facts: Facts, layer: str, suffixes: tuple[str, ...]) -> np.ndarray | None:
