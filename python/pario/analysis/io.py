@@ -119,7 +119,20 @@ def _kind(kind: str, per_rank: np.ndarray, runtime: float, ops: float, nbytes: f
     note = SHARED_NOTE if approx_max else ""
     nothing = {"read": "no reads", "write": "no writes", "meta": "no metadata calls", "total": "no I/O"}[kind]
     mean = Value.of(total / n, "s") if n else Value.unavailable("no rank data", "s")
-    k = KindIO(
+    # the data kinds' bytes, request size and rates (None for metadata and the total)
+    sizes: list[Value | None] = [None] * 4
+    if nbytes is not None:
+        no_bytes = f"no bytes {'read' if kind == 'read' else 'written'}"
+        sizes = [
+            Value.of(nbytes, "B"),
+            ratio(nbytes, ops, unit="B", when_zero=f"{nothing} recorded"),
+            (ratio(nbytes, total, unit="B/s", when_zero=f"no time recorded in {kind}s")
+             if nbytes > 0 else Value.unavailable(no_bytes, "B/s")),
+            (ratio(nbytes, mx, unit="B/s", when_zero=f"no time recorded in {kind}s", approximate=approx_max,
+                   note=note)
+             if nbytes > 0 else Value.unavailable(no_bytes, "B/s")),
+        ]
+    return KindIO(
         kind=kind,
         time_total=Value.of(total, "s"),
         time_mean=mean,
@@ -128,20 +141,10 @@ def _kind(kind: str, per_rank: np.ndarray, runtime: float, ops: float, nbytes: f
         load_balance=ratio(total / n if n else 0.0, mx, when_zero=f"{nothing} recorded",
                            approximate=approx_max, note=note),
         ops=Value.of(ops, "calls"),
-    )
-    if nbytes is None:
-        return k
-    no_bytes = f"no bytes {'read' if kind == 'read' else 'written'}"
-    return KindIO(
-        **{f: getattr(k, f) for f in ("kind", "time_total", "time_mean", "time_max", "share_of_runtime",
-                                      "load_balance", "ops")},
-        bytes=Value.of(nbytes, "B"),
-        mean_request=ratio(nbytes, ops, unit="B", when_zero=f"{nothing} recorded"),
-        rate_per_process=(ratio(nbytes, total, unit="B/s", when_zero=f"no time recorded in {kind}s")
-                          if nbytes > 0 else Value.unavailable(no_bytes, "B/s")),
-        rate_aggregate=(ratio(nbytes, mx, unit="B/s", when_zero=f"no time recorded in {kind}s",
-                              approximate=approx_max, note=note)
-                        if nbytes > 0 else Value.unavailable(no_bytes, "B/s")),
+        bytes=sizes[0],
+        mean_request=sizes[1],
+        rate_per_process=sizes[2],
+        rate_aggregate=sizes[3],
     )
 
 
@@ -151,6 +154,12 @@ def layer_histogram(table: Table, layer: str, direction: str) -> tuple[int, ...]
     cols = size_columns(layer, direction)
     if not any(c in table for c in cols):
         return None
+    present = [np.asarray(table[c]) for c in cols if c in table]
+    if len(table) and len(present) == len(cols) and all(v.dtype.kind in "iu" for v in present):
+        # the usual counts: every bucket at once (whole numbers add up exactly below 2**53)
+        totals = np.maximum(np.stack(present), 0).sum(axis=1, dtype=np.float64)
+        if float(totals.max()) < _EXACT:
+            return tuple(int(t) for t in totals.tolist())
     return tuple(int(_sum(table, (c,))) for c in cols)
 
 
@@ -185,15 +194,16 @@ def _layer(layer: str, records: Table, rio: RankIO, runtime: float) -> LayerIO:
     :func:`library_file_time`'s records)."""
     t = rio.table
     by_layer = {layer: records}
+    ops = {kind: _ops(by_layer, kind) for kind in ("read", "write", "meta")}
     kinds = {}
     for kind in ("read", "write", "meta"):
         col = f"{kind}_time"
         nbytes = _sum(records, (BYTES_OF[kind],)) if kind in BYTES_OF else None
-        kinds[kind] = _kind(kind, t[col], runtime, _ops(by_layer, kind), nbytes,
+        kinds[kind] = _kind(kind, t[col], runtime, ops[kind], nbytes,
                             exact_max=rio.exact_max[col], exact_ranks=rio.exact_ranks[col])
         if layer in IN_DATA_ROW and kind in BYTES_OF:
             kinds[kind] = _in_data_row(kinds[kind], IN_DATA_ROW[layer])
-    all_ops = sum(_ops(by_layer, k) for k in ("read", "write", "meta"))
+    all_ops = sum(ops.values())
     total = _kind("total", t["time"], runtime, all_ops, None,
                   exact_max=rio.exact_max["time"], exact_ranks=rio.exact_ranks["time"])
     nfiles = len(distinct(records["id"])) if "id" in records and len(records) else 0
@@ -214,12 +224,13 @@ def io_summary(profile: Profile, rt: RankTimes) -> IOSummary:
     outer = {k: v for k, v in io.time_records(ALL_LAYERS).items() if len(v)}
     # a library file's own calls are counted from its record's counters (opens, creates...)
     counted = {k: files[k] if k in LIBRARY_FILE_LAYERS else v for k, v in outer.items()}
+    ops = {kind: _ops(counted, kind) for kind in ("read", "write", "meta")}
     kinds = {}
     for kind in ("read", "write", "meta"):
         nbytes = sum(_sum(f, (BYTES_OF[kind],)) for f in outer.values()) if kind in BYTES_OF else None
-        kinds[kind] = _kind(kind, rt.io_of(kind), rt.runtime, _ops(counted, kind), nbytes,
+        kinds[kind] = _kind(kind, rt.io_of(kind), rt.runtime, ops[kind], nbytes,
                             exact_max=rt.exact_max(kind), exact_ranks=rt.exact_ranks(kind))
-    total = _kind("total", rt.io, rt.runtime, sum(_ops(counted, k) for k in ("read", "write", "meta")), None,
+    total = _kind("total", rt.io, rt.runtime, sum(ops.values()), None,
                   exact_max=rt.exact_max("io"), exact_ranks=rt.exact_ranks("io"))
     # files only (a dataset's or variable's record is not a file)
     ids = [np.asarray(f["id"]).astype(np.uint64) for k, f in outer.items() if k not in LIBRARY_DATA_LAYERS]

@@ -288,6 +288,8 @@ def collective_not_done(facts: Facts, cfg: RuleConfig) -> Iterator[CollectiveBro
     """The program asks HDF5 for collective transfers (H5FD_MPIO_COLLECTIVE), but the MPI-IO calls
     beneath are independent: HDF5 broke collective I/O (a type conversion, a selection or a
     layout it cannot do collectively), so MPI-IO could not aggregate the ranks' requests."""
+    if not len(layer(facts, HDF5.data)):
+        return  # without HDF5 dataset records no transfer asked to be collective (run_description)
     found = [
         CollectiveNotDone(a.fid, a.name, kind, a.hdf5_collective[kind], a.hdf5_calls[kind],
                           a.independent[kind], a.collective[kind])
@@ -421,6 +423,8 @@ def amplification(facts: Facts, cfg: RuleConfig) -> Iterator[Amplification]:
     allocated."""
     from pario.analysis.libraries import library_summary
 
+    if not any(len(facts.profile.layer(x)) for lib in LIBRARY_TABLE for x in (lib.files, lib.data)):
+        return  # no library records: no library file to compare (library_summary)
     extent = chunked_extent(facts)
     h5f = layer(facts, HDF5.files)
     fids = dict(zip(np.asarray(h5f["name"]).astype(str).tolist(), ids(h5f).tolist(), strict=True))

@@ -278,15 +278,15 @@ def _small_rows(facts: Facts, kind: str, limit: int, parts: list[Part]) -> tuple
     for layer, rows_of in parts:
         table = facts.layer(layer)
         column = _histogram_column(facts, layer)
-        total = part(layer_ops(facts, layer, kind), rows_of)
         small = part(small_ops(table, layer, kind, limit, column), rows_of)
+        sel = small > 0
+        if not sel.any():
+            continue
+        total = part(layer_ops(facts, layer, kind), rows_of)
         nbytes = part(layer_counter(facts, layer, BYTES_COLS[kind]), rows_of)
         bound = part(small_bytes_bound(table, layer, kind, limit, column), rows_of)
         with np.errstate(invalid="ignore", divide="ignore"):
             frac = np.where(total > 0, small / np.where(total > 0, total, 1.0), 0.0)
-        sel = small > 0
-        if not sel.any():
-            continue
         pos = _positions(rows_of, sel)
         picked.append((layer, pos, frac[sel]))
         rows.append(
