@@ -20,13 +20,13 @@
  *
  * out: the 7 quantities (read, write, meta time, time, bytes read, bytes written, bytes), a
  * row of nprocs values each.  Phase 0 fills rows 0-2 and 4-5 with the records of one rank,
- * counts the records with a positive value of each quantity (contributors), the shared records
- * and those of every rank (counts[0], counts[1]), and writes, per counter c, the share of each
- * rank from each shared record of every rank (terms[c * n + j], j = 0 .. counts[1] - 1).
+ * counts the shared records and those of every rank (state[0], state[1]) and, per quantity,
+ * the records with a positive value (state[2..8]), and writes, per counter c, the share of each
+ * rank from each shared record of every rank (terms[c * n + j], j = 0 .. state[1] - 1).
  * Phase 1 adds sums[c] (NumPy's sum of those terms, where there are any) to every rank, then
  * the known members' shares, then the fastest and slowest ranks' differences, and fills rows
- * 3 and 6; flags: per quantity, whether every per-rank value is exact (flags[0..6]) and
- * whether, alone, its maximum would be (flags[7..13]).  Returns 0, or -1 out of memory.
+ * 3 and 6; per quantity, whether every per-rank value is exact (state[9..15], 1 or 0) and
+ * whether, alone, its maximum would be (state[16..22]).  Returns 0, or -1 out of memory.
  */
 #include <math.h>
 #include <stdint.h>
@@ -41,8 +41,7 @@ enum { NQ = 7, NC = 5 };
 int pario_rank_io(int32_t phase, int64_t n, int64_t nprocs, const void *const *cols,
                   const int32_t *kinds, const uint8_t *known, const int64_t *member_n,
                   const int64_t *member_at, const int64_t *member_ranks, double *out,
-                  double *terms, const double *sums, int64_t *counts, int64_t *contributors,
-                  uint8_t *flags);
+                  double *terms, const double *sums, int64_t *state);
 
 /* a counter as rank_io reads it: 0 where missing, negative or not finite */
 static double counter(const void *col, int32_t kind, int64_t i)
@@ -259,7 +258,7 @@ static void spread(const struct shared *S, const struct group *G, int g, int c, 
 
 /* phase 1: per quantity, whether its shared records' per-rank values (and maximum) are exact */
 static void exactness(const struct shared *S, const struct group *G, const struct placement *p,
-                      uint8_t *flags)
+                      int64_t *flags)
 {
     int64_t ns = S->count;
     for (int64_t s = 0; s < ns; s++) {
@@ -272,8 +271,8 @@ static void exactness(const struct shared *S, const struct group *G, const struc
             int q = k < G->count ? G->rows[k] : G->total_row;
             double value = k < G->count ? S->val[(G->first + k) * ns + s] : p[s].total;
             if (value > 0.0) {
-                flags[q] &= (uint8_t)(single || (valid && pair && whole));
-                flags[NQ + q] &= (uint8_t)(single || (valid && whole));
+                flags[q] &= single || (valid && pair && whole);
+                flags[NQ + q] &= single || (valid && whole);
             }
         }
     }
@@ -282,9 +281,9 @@ static void exactness(const struct shared *S, const struct group *G, const struc
 int pario_rank_io(int32_t phase, int64_t n, int64_t nprocs, const void *const *cols,
                   const int32_t *kinds, const uint8_t *known, const int64_t *member_n,
                   const int64_t *member_at, const int64_t *member_ranks, double *out,
-                  double *terms, const double *sums, int64_t *counts, int64_t *contributors,
-                  uint8_t *flags)
+                  double *terms, const double *sums, int64_t *state)
 {
+    int64_t *counts = state, *contributors = state + 2, *flags = state + 2 + NQ;
     if (phase == 0) {
         own_records(n, nprocs, cols, kinds, out, counts, contributors);
         counts[1] = 0;
@@ -295,7 +294,8 @@ int pario_rank_io(int32_t phase, int64_t n, int64_t nprocs, const void *const *c
     double *tmp = NULL;
     int rc = 0;
     if (phase == 1)
-        memset(flags, 1, 2 * NQ);
+        for (int k = 0; k < 2 * NQ; k++)
+            flags[k] = 1;
     if (S.count > 0 && nprocs > 0) {
         if (gather(&S, n, nprocs, cols, kinds) != 0) {
             rc = -1;

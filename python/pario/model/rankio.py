@@ -301,8 +301,7 @@ _C_DECLARATION = """
 int pario_rank_io(int32_t phase, int64_t n, int64_t nprocs, const void *const *cols,
                   const int32_t *kinds, const uint8_t *known, const int64_t *member_n,
                   const int64_t *member_at, const int64_t *member_ranks, double *out,
-                  double *terms, const double *sums, int64_t *counts, int64_t *contributors,
-                  uint8_t *flags);
+                  double *terms, const double *sums, int64_t *state);
 """
 
 
@@ -316,33 +315,31 @@ def _native() -> tuple[Any, Any] | None:
     return ffi, ffi.dlopen(str(path))
 
 
-def _c_column(records: Records, name: str) -> tuple[np.ndarray | None, int] | None:
-    """A column as rank_io.c reads it (None, 0 where missing), None for a column of objects."""
-    if name not in records:
-        return None, 0
-    values = np.asarray(records[name])
-    kind = _C_KINDS.get(values.dtype)
-    if kind is None:
-        if values.dtype.kind in "iub":
-            values, kind = values.astype(np.int64), 0
-        elif values.dtype.kind == "f":
-            values, kind = values.astype(np.float64), 1
-        else:
-            return None
-    if values.ndim != 1:
-        return None
-    return np.ascontiguousarray(values), kind
-
-
 def _rank_io_in_c(ffi: Any, lib: Any, records: Records, nprocs: int,
                   members: Mapping[int, np.ndarray] | None) -> RankIO | None:
     """:func:`rank_io` by src/model/rank_io.c, None for columns it does not read (objects)."""
-    columns = [_c_column(records, name) for name in _C_COLUMNS]
-    if any(c is None for c in columns):
-        return None
-    arrays = [c for c in columns if c is not None]
     n = len(records)
     buffer = ffi.from_buffer
+    cols, kinds = ffi.new("void *[]", len(_C_COLUMNS)), ffi.new("int32_t[]", len(_C_COLUMNS))
+    held = []  # the columns the pointers point into
+    for i, name in enumerate(_C_COLUMNS):
+        if name not in records:
+            continue  # NULL: missing
+        values = np.asarray(records[name])
+        kind = _C_KINDS.get(values.dtype)
+        if kind is None:
+            if values.dtype.kind in "iub":
+                values, kind = values.astype(np.int64), 0
+            elif values.dtype.kind == "f":
+                values, kind = values.astype(np.float64), 1
+            else:
+                return None  # objects: the NumPy code
+        if values.ndim != 1:
+            return None
+        if not values.flags.c_contiguous:
+            values = np.ascontiguousarray(values)
+        held.append(values)
+        cols[i], kinds[i] = buffer(values), kind
     membership = [ffi.NULL] * 4
     if members:
         lists = _member_lists(records, _int_column(records, "rank") < 0, nprocs, members)
@@ -354,29 +351,25 @@ def _rank_io_in_c(ffi: Any, lib: Any, records: Records, nprocs: int,
             ranks = np.concatenate([m for m in lists if m is not None]).astype(np.int64)
             membership = [buffer("uint8_t[]", listed), buffer("int64_t[]", sizes),
                           buffer("int64_t[]", starts), buffer("int64_t[]", ranks)]
-    out = np.empty((len(QUANTITIES), nprocs))
-    terms = np.empty((len(TIME_COLS) + len(BYTE_COLS), n))  # pages touched only where written
-    sums = np.zeros(len(terms))
-    counts = np.zeros(2, dtype=np.int64)
-    contributors = np.zeros(len(QUANTITIES), dtype=np.int64)
-    flags = np.zeros(2 * len(QUANTITIES), dtype=np.uint8)
-    cols = ffi.new("void *[]", [ffi.NULL if a is None else buffer(a) for a, _ in arrays])
-    kinds = ffi.new("int32_t[]", [k for _, k in arrays])
-    args = (n, nprocs, cols, kinds, *membership, buffer("double[]", out), buffer("double[]", terms),
-            buffer("double[]", sums), buffer("int64_t[]", counts), buffer("int64_t[]", contributors),
-            buffer("uint8_t[]", flags))
+    k, q = len(TIME_COLS) + len(BYTE_COLS), len(QUANTITIES)
+    out = np.empty((q, nprocs))
+    work = np.empty(k * n + k)  # the terms (pages touched only where written), then their sums
+    state = np.zeros(2 + 3 * q, dtype=np.int64)
+    terms = buffer("double[]", work)
+    args = (n, nprocs, cols, kinds, *membership, buffer("double[]", out), terms, terms + k * n,
+            buffer("int64_t[]", state))
     if lib.pario_rank_io(0, *args) != 0:
         raise MemoryError("per-rank I/O of a layer's records")
-    everyone = int(counts[1])
+    everyone = int(state[1])
     if everyone:  # NumPy's sum of each counter's shares of the shared records of every rank
-        sums[:] = [row.sum() for row in terms[:, :everyone]]
+        work[k * n:] = [row.sum() for row in work[:k * n].reshape(k, n)[:, :everyone]]
     if lib.pario_rank_io(1, *args) != 0:
         raise MemoryError("per-rank I/O of a layer's records")
-    q = len(QUANTITIES)
-    exact = dict(zip(QUANTITIES, (bool(f) for f in flags[:q].tolist()), strict=True))
-    alone = dict(zip(QUANTITIES, (bool(f) for f in flags[q:].tolist()), strict=True))
-    added = dict(zip(QUANTITIES, contributors.tolist(), strict=True))
-    exact_max = {k: exact[k] or (added[k] == 1 and alone[k]) for k in QUANTITIES}
+    found = state.tolist()
+    added = dict(zip(QUANTITIES, found[2:2 + q], strict=True))
+    exact = {name: bool(v) for name, v in zip(QUANTITIES, found[2 + q:2 + 2 * q], strict=True)}
+    exact_max = {name: exact[name] or (added[name] == 1 and bool(alone))
+                 for name, alone in zip(QUANTITIES, found[2 + 2 * q:], strict=True)}
     return RankIO(Table.from_arrays(dict(zip(QUANTITIES, out, strict=True)), nprocs), exact,
                   exact_max, added)
 
