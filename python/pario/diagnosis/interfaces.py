@@ -185,6 +185,11 @@ def _own_stake(facts: Facts, rows: list[dict[str, Any]], parts: list[tuple[str, 
 )
 def file_per_process(facts: Facts, cfg: RuleConfig) -> Iterator[FilePerProcess]:
     """Each rank writes its own files, and there are enough of them to load the metadata servers."""
+    # the cheap test first: a file of one rank has a record of that rank
+    own_records = sum(int(np.count_nonzero(np.asarray(t["rank"], dtype=np.int64) >= 0))
+                      for t in facts.outermost().values() if len(t))
+    if own_records < cfg.fpp_min_files:
+        return
     rows, parts = _outer_records(facts)
     if not rows:
         return

@@ -454,12 +454,14 @@ class FewRanks(Hit):
 )
 def few_ranks(facts: Facts, cfg: RuleConfig) -> Iterator[FewRanks]:
     """Most bytes are moved by a small share of the ranks; the other ranks are idle meanwhile."""
-    c = concentration(facts, cfg)
-    if c is None or facts.runtime <= 0:
-        return
     io = facts.times.io
+    if facts.runtime <= 0 or not len(io):
+        return
     mean, mx = float(io.mean()), float(io.max())
     if mx - mean < cfg.load_min_lost_share * facts.runtime:
+        return  # the cheap test first: most runs stop here
+    c = concentration(facts, cfg)
+    if c is None:
         return
     idle = [r for r in range(facts.nprocs) if c.per_rank_bytes[r] <= 0]
     yield FewRanks(

@@ -130,9 +130,11 @@ class Serialised(Hit):
 def serialised_io(facts: Facts, cfg: RuleConfig) -> Iterator[Serialised]:
     """Several ranks read (or write) at the file-system level, but never at the same time: one rank's
     call ends before the next rank's starts (a lock, a token, a rank-ordered loop)."""
-    calls = fs_calls(facts, cfg)
     trace = facts.profile.trace
-    if trace is None or not len(calls):
+    if trace is None:
+        return
+    calls = fs_calls(facts, cfg)
+    if not len(calls):
         return
     for kind, direction in ((Kind.IO_WRITE, "write"), (Kind.IO_READ, "read")):
         sel = calls.take(np.flatnonzero(calls.kind == kind))
@@ -231,9 +233,11 @@ class WriteOverlap(Hit):
 def write_overlap(facts: Facts, cfg: RuleConfig) -> Iterator[WriteOverlap]:
     """Two ranks or more write the same bytes of a file (from the offsets of their writes): the
     file's content then depends on which write lands last."""
-    calls = fs_calls(facts, cfg)
     trace = facts.profile.trace
-    if trace is None or not len(calls):
+    if trace is None:
+        return
+    calls = fs_calls(facts, cfg)
+    if not len(calls):
         return
     w = calls.take(np.flatnonzero((calls.kind == Kind.IO_WRITE) & (calls.offset >= 0) & (calls.nbytes > 0)))
     found = []
@@ -369,9 +373,11 @@ class AccessPattern(Hit):
 def access_pattern(facts: Facts, cfg: RuleConfig) -> Iterator[AccessPattern]:
     """Each rank's small requests to a file skip over the same gap again and again (strided) or jump
     about (random), read from the offsets of the calls: what the counters cannot tell apart."""
-    calls = fs_calls(facts, cfg)
     trace = facts.profile.trace
-    if trace is None or not len(calls):
+    if trace is None:
+        return
+    calls = fs_calls(facts, cfg)
+    if not len(calls):
         return
     inner = {rt.rank for rt in trace.inner if len(rt.events)}
     for kind, direction in ((Kind.IO_WRITE, "write"), (Kind.IO_READ, "read")):

@@ -818,9 +818,11 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str, trace: b
     per_layer, combined = io.time_layers()
     mpi = apmpi_time(raw.apmpi, nprocs) if raw.apmpi is not None else None
     table = _rank_table(per_layer, nprocs, runtime)
-    io_time = np.asarray(add_derived_rank_columns(table)["io"], dtype=np.float64)
+    ranks = add_derived_rank_columns(table)
+    io_time = np.asarray(ranks["io"], dtype=np.float64)
     longer, runtime_source = _at_least_the_io(io_time, runtime, runtime_source)
-    if longer > runtime:
+    changed = longer > runtime
+    if changed:
         runtime = longer
         table = table.assign(wall=constant_column(nprocs, runtime))
     overlap = ""
@@ -828,7 +830,9 @@ def _build_profile(raw: _RawDarshan, header: DarshanHeader, where: str, trace: b
         columns, shared = exclusive(mpi.columns, io_time, np.asarray(table["wall"], dtype=np.float64))
         table = table.assign(**columns)
         overlap = shared.text
-    ranks = add_derived_rank_columns(table)
+        changed = True
+    if changed:  # the wall or MPI columns are new: their derived columns again
+        ranks = add_derived_rank_columns(table)
 
     start = float(job.get("start_time_sec", 0)) + float(job.get("start_time_nsec", 0)) * 1e-9
     end = float(job.get("end_time_sec", 0)) + float(job.get("end_time_nsec", 0)) * 1e-9
