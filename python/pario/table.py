@@ -272,7 +272,12 @@ def distinct(values: Any) -> np.ndarray:
     """The distinct values, sorted.  By sorting: NumPy 2's ``np.unique`` hashes, which is
     several times slower on a million ids."""
     s = np.sort(np.asarray(values))
-    return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
+    if not len(s):
+        return s
+    new = np.empty(len(s), dtype=bool)
+    new[0] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    return s[new]
 
 
 def unique_index(keys: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

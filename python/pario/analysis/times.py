@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,9 +44,12 @@ class RankTimes:
     def nranks(self) -> int:
         return len(self.ranks)
 
-    @property
+    @functools.cached_property
     def io(self) -> np.ndarray:
-        return self.io_read + self.io_write + self.io_meta
+        """Read + write + metadata time per rank (made once; read-only: it is shared)."""
+        out = self.io_read + self.io_write + self.io_meta
+        out.flags.writeable = False
+        return out
 
     @property
     def useful(self) -> np.ndarray:

@@ -180,7 +180,7 @@ def _extent_of(facts: Facts, kind: str) -> tuple[np.ndarray, np.ndarray] | None:
         return files, group_reduce(all_ext, codes, len(files), "max")
     order = np.argsort(all_ids)  # the largest of each file's extents: any order will do
     sid, sext = all_ids[order], all_ext[order]
-    starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]])
+    starts = np.flatnonzero(np.concatenate(([True], sid[1:] != sid[:-1])))
     return sid[starts], np.maximum.reduceat(sext, starts)
 
 
