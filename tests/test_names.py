@@ -42,7 +42,7 @@ def test_relative_and_shorten():
 # -- matching: glob patterns over many names ---------------------------------------------------
 
 GLOBS = ("*.locktest.*", "*/ompi.*/*", "*_cid-*.sm", "/proc/*", "*.so", "*.so.*", "*/.nfs*", "a?c",
-         "/x/[ab]*")
+         "/x/[ab]*", "*/a*", "abc", "*c")  # the last three: a literal's search is the match
 
 
 def fnmatch_mask(names: list, patterns: tuple[str, ...]) -> list[bool]:

@@ -158,10 +158,21 @@ def glob_mask(index: NameIndex, values: np.ndarray, patterns: tuple[str, ...]) -
         rows = _glob_candidates(index, p)
         rows = np.arange(len(values)) if rows is None else np.asarray(rows)
         rows = rows[~out[rows]]
-        if len(rows):
+        if not len(rows):
+            continue
+        if _plain(p):  # the literal search found exactly the matches
+            out[rows] = True
+        else:
             match = glob_regex((p,)).match
             out[rows] = np.fromiter((match(values[i]) is not None for i in rows), dtype=bool, count=len(rows))
     return out
+
+
+def _plain(pattern: str) -> bool:
+    """Whether :func:`_glob_candidates` finds exactly the names ``pattern`` matches: a literal with
+    stars before it, after it, or both (``*x*``, ``*x``, ``x*``, ``x``): ``*`` matches anything."""
+    inner = pattern.strip("*")
+    return bool(inner) and _SEP not in pattern and not _WILD.search(inner)
 
 
 #: Up to this many names, :func:`matching` runs one regular expression on each name: on a log of
