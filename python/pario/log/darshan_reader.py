@@ -797,9 +797,9 @@ def _layer_records(module: Table, nprocs: int, layer: str = "posix") -> Table:
     rank = np.asarray(module["rank"]).astype(np.int64)
     cols = {"id": np.asarray(module["id"]).astype(np.uint64), "rank": rank,
             "name": np.asarray(module["name"])}
-    for col in module.columns:
+    for col, values in module.items():
         if col not in ("id", "rank", "name"):
-            cols[model_name(col)] = np.asarray(module[col])
+            cols[model_name(col)] = np.asarray(values)
     cols["nranks"] = np.where(rank < 0, nprocs, 1).astype(np.int64)
     return Table.from_arrays(cols, len(rank))
 
@@ -919,13 +919,13 @@ def latest_timestamp(records: dict[str, Table]) -> float | None:
     the records read, None without any; Darshan's -1 and 0 (not recorded) are not timestamps."""
     latest: float | None = None
     for table in records.values():
-        for col in table.columns:
-            if not col.endswith("_TIMESTAMP"):
-                continue
-            values = np.asarray(table[col], dtype=np.float64)
-            values = values[np.isfinite(values) & (values > 0)]
-            if len(values):
-                latest = max(float(values.max()), latest or 0.0)
+        stamps = [np.asarray(v, dtype=np.float64) for c, v in table.items() if c.endswith("_TIMESTAMP")]
+        if not stamps or not len(table):
+            continue
+        values = np.stack(stamps)
+        values = values[(values > 0) & (values < np.inf)]  # neither NaN nor infinite, and recorded
+        if len(values):
+            latest = max(float(values.max()), latest or 0.0)
     return latest
 
 

@@ -79,8 +79,12 @@ def counter_column(records: Records, name: str) -> np.ndarray:
     if name not in records:
         return np.zeros(len(records))
     values = np.asarray(records[name])
-    if values.dtype.kind in "iu":  # the usual counter: integers, finite, none missing
+    kind = values.dtype.kind
+    if kind in "iu":  # the usual counter: integers, finite, none missing
         return np.maximum(values, 0).astype(np.float64)
+    if kind == "f":  # a time: NaN and infinities fail both tests
+        v = values.astype(np.float64, copy=False)
+        return np.where((v > 0.0) & (v < np.inf), v, 0.0)
     v = float_values(values, 0.0)
     return np.where(np.isfinite(v) & (v > 0.0), v, 0.0)
 
