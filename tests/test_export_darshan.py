@@ -318,7 +318,12 @@ def test_report_of_export_shows_the_same_io(logs, request, pario_cmd, tmp_path):
     a, b = _report(pario_cmd, log, tmp_path), _report(pario_cmd, exported, tmp_path)
     assert b["job"]["source"] == "darshan" and a["job"]["source"] == "pario"
     assert b["job"]["nprocs"] == a["job"]["nprocs"] == NP
-    assert b["job"]["runtime"] == pytest.approx(a["job"]["runtime"], abs=1e-6)
+    if any("so that no rank's I/O outlasts the run" in note for note in b["notes"]):
+        # a rank's I/O, estimated from the export's shared records, outlasted the job's times (a
+        # run whose I/O is most of it, under load): the reader takes T as that I/O time
+        assert b["job"]["runtime"] > a["job"]["runtime"]
+    else:
+        assert b["job"]["runtime"] == pytest.approx(a["job"]["runtime"], abs=1e-6)
     assert _layer_numbers(b) == _layer_numbers(a)
     assert b["totals"]["bytes"]["value"] == a["totals"]["bytes"]["value"] > 0
     assert b["ranks"]["bytes_read"] == a["ranks"]["bytes_read"]
