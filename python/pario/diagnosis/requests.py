@@ -318,11 +318,18 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Small]:
     rows, picked = _small_rows(facts, kind, cfg.small_request_bytes, parts)
     if not rows:
         return
+    # the cheap test first, on the records' counts before they are grouped by file: added in
+    # another order, the files' sum below can differ from this one by rounding alone
+    n_total = float(sum(part(layer_ops(facts, lay, kind), p).sum() for lay, p in parts))
+    below = 1.0 - 1e-9
+    guess = float(sum(r["small"].sum() for r in rows))
+    if (guess < below * cfg.small_min_requests or n_total <= 0
+            or guess < below * cfg.small_min_share * n_total):
+        return
     # the MPI-IO part holds only files without POSIX records, the DAOS part objects without DFS records
     grouped = files_of(rows, SMALL_AGG, unique=all(layer_unique(facts, layer) for layer, _, _ in picked))
     per = _files(grouped)
     n_small = float(per["small"].sum())
-    n_total = float(sum(part(layer_ops(facts, lay, kind), p).sum() for lay, p in parts))
     total_bytes = float(sum(part(layer_counter(facts, lay, BYTES_COLS[kind]), p).sum() for lay, p in parts))
     if n_small < cfg.small_min_requests or n_total <= 0 or n_small / n_total < cfg.small_min_share:
         return
@@ -802,8 +809,9 @@ LATENCY_AGG = {
 }
 
 
-def _layer_files(facts: Facts, layer: str) -> Table:
-    """The outermost records of ``layer`` grouped by file, with the columns IO-LATENCY-BOUND reads."""
+def _layer_files(facts: Facts, layer: str, floor: float) -> Table | None:
+    """The outermost records of ``layer`` grouped by file, with the columns IO-LATENCY-BOUND reads;
+    None when no record's slowest rank reaches ``floor`` (a file's is the largest of its records')."""
     keep = facts.outer_rows(layer)
 
     def c(name: str) -> np.ndarray:
@@ -817,6 +825,8 @@ def _layer_files(facts: Facts, layer: str) -> Table:
         t,
         np.where(slow > 0, slow, t / np.maximum(part(layer_nranks(facts, layer), keep), 1.0)),
     )
+    if not (per_rank_max >= floor).any():
+        return None
     data = {
         "name": part(layer_values(facts, layer, "name"), keep),
         "bytes": c("bytes_read") + c("bytes_written"),
@@ -847,7 +857,9 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[LatencyBound]:
     for layer, records in facts.outermost().items():
         if not len(records):
             continue
-        per = _layer_files(facts, layer)
+        per = _layer_files(facts, layer, floor)
+        if per is None:
+            continue
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # a corrupt log's tiny times
             # the rate the run sees: bytes over the longest time one rank spends on the file
             rate = per["bytes"] / np.where(per["max_rank"] > 0, per["max_rank"], np.nan)
