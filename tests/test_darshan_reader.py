@@ -431,3 +431,19 @@ def test_the_c_declarations_are_parsed_once_then_read_from_the_cache(tmp_path: P
     assert probe() == "1 False\n"  # then read pre-parsed
     cached[0].write_text("this is not python(\n")
     assert probe() == "1 True\n"  # a damaged cache file: parsed in line again
+
+
+@pytest.mark.parametrize("name", ["nonmpi_dxt_anonymized", "hdf5_diagonal_write_1_byte_dxt", "dxt-format-dev"])
+def test_a_log_read_without_its_trace(name: str) -> None:
+    """read_log(trace=False), as the survey reads: no trace, every layer and note as with it, and
+    the DXT modules not listed as modules left unanalysed."""
+    traced, bare = read_log(log(name)), read_log(log(name), trace=False)
+    assert traced.trace is not None and bare.trace is None
+    assert bare.job.metadata["modules_not_analysed"] == traced.job.metadata["modules_not_analysed"]
+    assert bare.job.partial_reasons == traced.job.partial_reasons
+    assert bare.job.runtime == traced.job.runtime
+    for layer, records in traced.files.items():
+        mine = bare.files[layer]
+        assert list(mine.columns) == list(records.columns)
+        assert all(np.array_equal(np.asarray(mine[c]), np.asarray(records[c])) for c in records.columns
+                   if np.asarray(records[c]).dtype != object)

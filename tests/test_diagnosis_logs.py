@@ -177,3 +177,22 @@ def test_ranks_that_write_a_file_each_are_not_told_to_write_a_file_each() -> Non
     (code,) = [r for r in f.recommendations if r.kind == "code"]
     assert code.text.startswith("The ranks already write one file each, and still take turns")
     assert "its own file" not in code.text
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name[:40])
+def test_summarize_is_analyze_s_part_with_the_same_findings(path):
+    """pario.diagnosis.summarize (what a survey row reads) gives analyze's job, time shares, POP
+    metrics, I/O, totals and file table, and findings of the same ids, severities and time lost
+    (their advice left as the rules make it).  Both read the log without its trace, as a survey
+    does (a DXT trace only gives the replay's factors a reason to be unavailable)."""
+    from pario.diagnosis import analyze, summarize
+
+    run = analyze(read_log(path, trace=False))
+    row = summarize(read_log(path, trace=False))
+    for part in ("job", "has_io", "shares", "pop", "io", "totals"):
+        assert repr(getattr(row, part)) == repr(getattr(run, part)), part
+    assert repr(row.files) == repr(run.files)
+    assert {c: row.files[c].tolist() for c in row.files.columns} == \
+        {c: run.files[c].tolist() for c in run.files.columns}
+    assert [(f.id, f.severity, f.time_lost) for f in row.findings] == \
+        [(f.id, f.severity, f.time_lost) for f in run.findings]
