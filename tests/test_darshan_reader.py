@@ -433,7 +433,8 @@ def test_the_c_declarations_are_parsed_once_then_read_from_the_cache(tmp_path: P
     assert probe() == "1 True\n"  # a damaged cache file: parsed in line again
 
 
-@pytest.mark.parametrize("name", ["nonmpi_dxt_anonymized", "hdf5_diagonal_write_1_byte_dxt", "dxt-format-dev"])
+@pytest.mark.parametrize("name", ["nonmpi_dxt_anonymized", "hdf5_diagonal_write_1_byte_dxt",
+                                  "dxt-format-dev"])
 def test_a_log_read_without_its_trace(name: str) -> None:
     """read_log(trace=False), as the survey reads: no trace, every layer and note as with it, and
     the DXT modules not listed as modules left unanalysed."""
