@@ -277,12 +277,14 @@ def distinct(values: Any) -> np.ndarray:
     """The distinct values, sorted.  By sorting: NumPy 2's ``np.unique`` hashes, which is
     several times slower on a million ids."""
     s = np.sort(np.asarray(values))
-    if not len(s):
-        return s
-    new = np.empty(len(s), dtype=bool)
-    new[0] = True
-    np.not_equal(s[1:], s[:-1], out=new[1:])
-    return s[new]
+    return s[run_heads(s)]
+
+
+def run_heads(values: np.ndarray) -> np.ndarray:
+    """Per position of sorted ``values``: it starts a run of equal values (the first one does)."""
+    new = np.ones(len(values), dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return new
 
 
 def unique_index(keys: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -297,9 +299,7 @@ def unique_index(keys: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return uniq, first, codes.reshape(-1)
     order = np.argsort(keys, kind="stable")
     s = keys[order]
-    new = np.empty(len(s), dtype=bool)
-    new[:1] = True
-    np.not_equal(s[1:], s[:-1], out=new[1:])
+    new = run_heads(s)
     codes = np.empty(len(s), dtype=np.intp)
     codes[order] = np.cumsum(new) - 1
     return s[new], order[new], codes

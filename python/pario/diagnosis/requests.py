@@ -47,7 +47,7 @@ from pario.diagnosis.registry import rule
 from pario.diagnosis.stake import stake_rows
 from pario.model.layers import HDF5, LIBRARY_TABLE
 from pario.model.rankio import float_values
-from pario.table import Table, as_table, group_codes, group_reduce, isin
+from pario.table import Table, as_table, group_codes, group_reduce, isin, run_heads
 
 if TYPE_CHECKING:
     from pario.diagnosis.trace_access import ReadSharing
@@ -180,7 +180,7 @@ def _extent_of(facts: Facts, kind: str) -> tuple[np.ndarray, np.ndarray] | None:
         return files, group_reduce(all_ext, codes, len(files), "max")
     order = np.argsort(all_ids)  # the largest of each file's extents: any order will do
     sid, sext = all_ids[order], all_ext[order]
-    starts = np.flatnonzero(np.concatenate(([True], sid[1:] != sid[:-1])))
+    starts = np.flatnonzero(run_heads(sid))
     return sid[starts], np.maximum.reduceat(sext, starts)
 
 

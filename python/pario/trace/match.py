@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from pario.errors import ParioError
+from pario.table import run_heads
 from pario.trace.format import FLAG_COLLECTIVE, FLAG_CONT, FLAG_NONBLOCKING, IO_KINDS, Kind
 from pario.trace.model import Trace
 
@@ -61,17 +62,10 @@ def _kind_table(kinds: frozenset[int]) -> np.ndarray:
     return table
 
 
-def _run_heads(values: np.ndarray) -> np.ndarray:
-    """Per position of sorted ``values``: it starts a run of equal values."""
-    new = np.ones(len(values), bool)
-    np.not_equal(values[1:], values[:-1], out=new[1:])
-    return new
-
-
 def _run_starts(values: np.ndarray) -> np.ndarray:
     """For each position of sorted ``values``, the first position of its run of equal values
     (``np.searchsorted(values, values, side="left")``, in one pass)."""
-    return np.maximum.accumulate(np.where(_run_heads(values), np.arange(len(values)), 0))
+    return np.maximum.accumulate(np.where(run_heads(values), np.arange(len(values)), 0))
 
 
 def _packed_key(columns: list[np.ndarray]) -> np.ndarray | None:
@@ -379,7 +373,7 @@ def _match_messages(rec: Records, kind: np.ndarray, setid: np.ndarray, post_of: 
     stream = _packed_key([k_src, k_dst, k_tag, k_set])
     if stream is not None:
         order = np.argsort(stream * 2 + is_recv, kind="stable")
-        new = _run_heads(stream[order])
+        new = run_heads(stream[order])
     else:
         order = np.lexsort((index, is_recv, k_set, k_tag, k_dst, k_src))
         ks, kd, kt, kc = k_src[order], k_dst[order], k_tag[order], k_set[order]
@@ -456,7 +450,7 @@ def _collective_deps(rec: Records, kind: np.ndarray, setid: np.ndarray, sets: li
         # the groups numbered in key order (as np.unique numbers them); the stable sort by key is
         # then the stable sort by group, needed below
         by_group = np.argsort(key, kind="stable")
-        new = _run_heads(key[by_group])
+        new = run_heads(key[by_group])
         group = np.empty(len(key), np.int64)
         group[by_group] = np.cumsum(new) - 1
         counts = np.diff(np.append(np.flatnonzero(new), len(key)))
