@@ -105,13 +105,8 @@ class Table:
 
     # -- columns ---------------------------------------------------------------
     def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):  # a column: _col's work, inline (the model's most frequent call)
-            arr = self._cols[key]
-            lazy = self._lazy
-            if lazy is not None and key in lazy:
-                arr = arr[lazy.pop(key)]
-                self._cols[key] = arr
-            return arr
+        if isinstance(key, str):
+            return self._col(key)
         if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
             return Table._of({k: self._col(k) for k in key}, len(self))
         return self.take(key)
