@@ -89,6 +89,16 @@ def fs_calls(facts: Facts, cfg: RuleConfig) -> Calls:
     return facts.cached(("trace-fs-calls", tuple(cfg.ignored_path_patterns)), make)
 
 
+def _traced_calls(facts: Facts, cfg: RuleConfig) -> tuple[Trace, Calls] | None:
+    """The trace and its calls at the file-system level (:func:`fs_calls`); None without a trace
+    (the calls are not made then) or without such calls."""
+    trace = facts.profile.trace
+    if trace is None:
+        return None
+    calls = fs_calls(facts, cfg)
+    return (trace, calls) if len(calls) else None
+
+
 def _time_shared(start: np.ndarray, end: np.ndarray) -> tuple[float, float]:
     """(busy, shared): the time at least one call is in flight, and at least two are."""
     times = np.concatenate((start, end))
@@ -130,12 +140,10 @@ class Serialised(Hit):
 def serialised_io(facts: Facts, cfg: RuleConfig) -> Iterator[Serialised]:
     """Several ranks read (or write) at the file-system level, but never at the same time: one rank's
     call ends before the next rank's starts (a lock, a token, a rank-ordered loop)."""
-    trace = facts.profile.trace
-    if trace is None:
+    traced = _traced_calls(facts, cfg)
+    if traced is None:
         return
-    calls = fs_calls(facts, cfg)
-    if not len(calls):
-        return
+    trace, calls = traced
     for kind, direction in ((Kind.IO_WRITE, "write"), (Kind.IO_READ, "read")):
         sel = calls.take(np.flatnonzero(calls.kind == kind))
         ranks = np.unique(sel.rank)
@@ -233,12 +241,10 @@ class WriteOverlap(Hit):
 def write_overlap(facts: Facts, cfg: RuleConfig) -> Iterator[WriteOverlap]:
     """Two ranks or more write the same bytes of a file (from the offsets of their writes): the
     file's content then depends on which write lands last."""
-    trace = facts.profile.trace
-    if trace is None:
+    traced = _traced_calls(facts, cfg)
+    if traced is None:
         return
-    calls = fs_calls(facts, cfg)
-    if not len(calls):
-        return
+    trace, calls = traced
     w = calls.take(np.flatnonzero((calls.kind == Kind.IO_WRITE) & (calls.offset >= 0) & (calls.nbytes > 0)))
     found = []
     for fid in np.unique(w.file).tolist():
@@ -373,12 +379,10 @@ class AccessPattern(Hit):
 def access_pattern(facts: Facts, cfg: RuleConfig) -> Iterator[AccessPattern]:
     """Each rank's small requests to a file skip over the same gap again and again (strided) or jump
     about (random), read from the offsets of the calls: what the counters cannot tell apart."""
-    trace = facts.profile.trace
-    if trace is None:
+    traced = _traced_calls(facts, cfg)
+    if traced is None:
         return
-    calls = fs_calls(facts, cfg)
-    if not len(calls):
-        return
+    trace, calls = traced
     inner = {rt.rank for rt in trace.inner if len(rt.events)}
     for kind, direction in ((Kind.IO_WRITE, "write"), (Kind.IO_READ, "read")):
         sel = calls.take(np.flatnonzero((calls.kind == kind) & (calls.offset >= 0) & (calls.nbytes > 0)))
