@@ -22,7 +22,14 @@ import numpy as np
 
 from pario.log import darshan_lib
 from pario.log.darshan_lib import SEGMENT_DTYPE, DxtSegments
-from pario.log.darshan_writer import DarshanJob, DarshanLog, LustreRecord, ModuleRecords, write_darshan_log
+from pario.log.darshan_writer import (
+    DarshanJob,
+    DarshanLog,
+    LustreComponent,
+    LustreRecord,
+    ModuleRecords,
+    write_darshan_log,
+)
 
 BUILT_DIR = Path(__file__).parent / "data" / "darshan-built"
 RECIPES: dict[str, Callable[[], DarshanLog]] = {}
@@ -64,7 +71,7 @@ def lustre(rec_id: int, stripe_size: int, stripe_count: int) -> LustreRecord:
     comps = {"LUSTRE_COMP_STRIPE_SIZE": stripe_size, "LUSTRE_COMP_STRIPE_COUNT": stripe_count,
              "LUSTRE_COMP_STRIPE_PATTERN": 0, "LUSTRE_COMP_FLAGS": 0, "LUSTRE_COMP_EXT_START": 0,
              "LUSTRE_COMP_EXT_END": -1, "LUSTRE_COMP_MIRROR_ID": 0}
-    return LustreRecord(id=rec_id, rank=-1, components=comps, ost_ids=tuple(range(stripe_count)))
+    return LustreRecord(id=rec_id, rank=-1, components=(LustreComponent(comps, tuple(range(stripe_count))),))
 
 
 def job(nprocs: int, start: float, end: float, *, jobid: int = 1234, whole_seconds: bool = False,
@@ -209,8 +216,8 @@ def mpi_io_test_whole_seconds() -> DarshanLog:
                           file_rec_ids=r.file_rec_ids) for m, r in real.records.items()]
     assert real.lustre is not None  # one component per file in this log
     comps = real.lustre
-    stripes = [LustreRecord(id=int(rid), rank=int(rank), ost_ids=tuple(osts.tolist()),
-                            components=dict(zip(comps.counter_names, counters.tolist(), strict=True)))
+    stripes = [LustreRecord(id=int(rid), rank=int(rank), components=(LustreComponent(
+                   dict(zip(comps.counter_names, counters.tolist(), strict=True)), tuple(osts.tolist())),))
                for rid, rank, counters, osts in zip(comps.ids, comps.ranks, comps.counters, comps.ost_ids,
                                                     strict=True)]
     names = {rid: name for rid, name in real.names.items() if not name.startswith("heatmap:")}

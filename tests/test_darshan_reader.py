@@ -58,6 +58,11 @@ def test_the_library_binding_reads_what_pydarshan_reads(path: Path) -> None:
     """darshan_lib (libdarshan-util without the darshan package) against DarshanReport: job,
     exe, mounts, modules, names, every record of the modules pario reads (PyDarshan keeps the
     named ones) with the counter names, and the LUSTRE components."""
+    assert_read_as_pydarshan_reads(path)
+
+
+def assert_read_as_pydarshan_reads(path: Path) -> None:
+
     import darshan
 
     report = darshan.DarshanReport(str(path), read_all=True)
@@ -99,6 +104,59 @@ def test_the_library_binding_reads_what_pydarshan_reads(path: Path) -> None:
     osts = [o.tolist() for o, keep in zip(log.lustre.ost_ids, named, strict=True) if keep]
     assert pools == [c["pool_name"] for _, _, c in comps]
     assert osts == [c["ost_ids"].tolist() for _, _, c in comps]
+
+
+def test_lustre_components_read_in_bulk_as_one_by_one(tmp_path: Path) -> None:
+    """Records of several layout components, pools named and not, stripe counts of 0 to 3 and a
+    component the runtime left unused (stripe size -1, dropped by the library with its OST ids),
+    in two ranks' records: libpario_log.so's bulk read gives what PyDarshan and the one-record-
+    at-a-time reader give, component by component.  A record of no component (which the library
+    says it read but hands nothing over for: PyDarshan dereferences NULL) is left out by both."""
+    from darshan_recipes import job
+    from darshan_recipes import log as recipe_log
+    from pario.log.darshan_writer import LustreComponent, LustreRecord, write_darshan_log
+
+    names = darshan_lib.counter_names("LUSTRE_COMP")
+
+    def comp(size: int, count: int, start: int, osts: tuple[int, ...], pool: str = "") -> LustreComponent:
+        values = {"LUSTRE_COMP_STRIPE_SIZE": size, "LUSTRE_COMP_STRIPE_COUNT": count,
+                  "LUSTRE_COMP_EXT_START": start}
+        return LustreComponent({n: values.get(n, 7) for n in names}, osts, pool)
+
+    two = LustreRecord(11, -1, (comp(1 << 20, 1, 0, (5,), "flash"),
+                                comp(4 << 20, 3, 1 << 30, (9, 10, 11), "capacity_pool12")))
+    striped_none = LustreRecord(12, 0, (comp(1 << 16, 0, 0, ()),))
+    unused = LustreRecord(13, 1, (comp(1 << 20, 2, 0, (1, 2)), comp(-1, 2, 1 << 24, (3, 4), "unused")))
+    dl = darshan_lib.library()
+
+    def write(name: str, records: tuple[LustreRecord, ...]) -> Path:
+        path = tmp_path / name
+        names = {i: f"/lustre/f{i}" for i in range(11, 15)}
+        write_darshan_log(recipe_log(job(2, 1000.0, 1010.0), "/bin/app", names, [],
+                                     mounts=[("/lustre", "lustre")], lustre_records=records), path)
+        return path
+
+    def read(path: Path, reader) -> darshan_lib.LustreComponents:
+        handle = dl.lib.darshan_log_open(str(path).encode())
+        try:
+            return reader(dl, handle, darshan_lib._modules(dl, handle)["LUSTRE"]["idx"])
+        finally:
+            dl.lib.darshan_log_close(handle)
+
+    assert darshan_lib._bulk_reader() is not None  # the installed package has libpario_log.so
+    whole = write("components.darshan", (two, striped_none, unused))
+    empty_between = write("empty-record.darshan", (two, LustreRecord(14, 1, ()), striped_none, unused))
+    for path in (whole, empty_between):
+        bulk, one_by_one = read(path, darshan_lib._lustre), read(path, darshan_lib._lustre_by_record)
+        assert bulk.ids.tolist() == one_by_one.ids.tolist() == [11, 11, 12, 13]
+        assert bulk.ranks.tolist() == one_by_one.ranks.tolist() == [-1, -1, 0, 1]
+        assert bulk.pool_names == one_by_one.pool_names == ("flash", "capacity_pool12", "", "")
+        assert [o.tolist() for o in bulk.ost_ids] == [o.tolist() for o in one_by_one.ost_ids] \
+            == [[5], [9, 10, 11], [], [1, 2]]
+        np.testing.assert_array_equal(bulk.counters, one_by_one.counters)
+        assert bulk.counters[:, 0].tolist() == [1 << 20, 4 << 20, 1 << 16, 1 << 20]  # stripe sizes
+        assert bulk.ids.dtype == one_by_one.ids.dtype and bulk.counters.dtype == one_by_one.counters.dtype
+    assert_read_as_pydarshan_reads(whole)
 
 
 def test_reading_imports_neither_pydarshan_nor_pandas() -> None:

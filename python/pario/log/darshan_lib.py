@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from pario.cdecl import declared
+from pario.paths import PACKAGE_DIR
 
 #: The modules whose records are files (DAOS's: objects), and their C record structs (PyDarshan's
 #: _structdefs).
@@ -97,6 +98,13 @@ extern char *apmpi_counter_names[];
 extern char *apmpi_f_mpiop_totaltime_counter_names[];
 extern char *apmpi_f_mpiop_synctime_counter_names[];
 extern char *apmpi_f_mpi_global_counter_names[];
+struct pario_lustre {
+    int64_t records, comps, osts;
+    uint64_t *ids; int64_t *ranks; int64_t *ncomps; uint8_t *counts; int64_t *ost_ids;
+};
+int pario_lustre_read(int (*)(void *, int, void **), void (*)(void *), void *, int, int64_t, int64_t,
+                      struct pario_lustre *);
+void pario_lustre_free(struct pario_lustre *);
 """
 
 
@@ -423,11 +431,77 @@ def decode_records(mod: str, data: bytes) -> Records:
                    file_rec_ids=file_ids, oids=oids)
 
 
+#: The most bytes each array of src/logread/darshan_lustre.c's bulk read may take.
+_LUSTRE_LIMIT = 1 << 32
+
+
+@functools.lru_cache(maxsize=1)
+def _bulk_reader() -> Any:
+    """libpario_log.so, whose ``pario_lustre_read`` reads the LUSTRE records in one call (None
+    when it is not installed: they are read one by one)."""
+    path = PACKAGE_DIR / "lib" / "libpario_log.so"
+    return library().ffi.dlopen(str(path)) if path.is_file() else None
+
+
 def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
-    """The LUSTRE records' components, read as PyDarshan's _log_get_lustre_record reads them."""
+    """The LUSTRE records' components, read as PyDarshan's _log_get_lustre_record reads them
+    (by libpario_log.so in one call, else one record at a time)."""
+    bulk = _bulk_reader()
+    if bulk is None:
+        return _lustre_by_record(dl, handle, idx)
+    ffi = dl.ffi
+    out = ffi.new("struct pario_lustre *")
+    get = ffi.cast("int (*)(void *, int, void **)", dl.lib.darshan_log_get_record)
+    release = ffi.cast("void (*)(void *)", dl.lib.darshan_free)
+    comp_size = ffi.sizeof("struct darshan_lustre_component")
+    if bulk.pario_lustre_read(get, release, handle, idx, comp_size, _LUSTRE_LIMIT, out) != 0:
+        raise ValueError("the LUSTRE records do not fit in memory")
+    try:
+        def array(pointer: Any, count: int, dtype: Any) -> np.ndarray:
+            size = np.dtype(dtype).itemsize
+            return np.frombuffer(ffi.buffer(pointer, count * size), dtype=dtype).copy() if count else \
+                np.zeros(0, dtype=dtype)
+
+        ids, ranks = array(out.ids, out.records, np.uint64), array(out.ranks, out.records, np.int64)
+        ncomps = array(out.ncomps, out.records, np.int64)
+        comps = array(out.counts, out.comps * comp_size, np.uint8)
+        osts = array(out.ost_ids, out.osts, np.int64)
+    finally:
+        bulk.pario_lustre_free(out)
+    return _components(ids, ranks, ncomps, comps, osts, comp_size)
+
+
+def _components(ids: np.ndarray, ranks: np.ndarray, ncomps: np.ndarray, comps: np.ndarray,
+                osts: np.ndarray, comp_size: int) -> LustreComponents:
+    """The components of records (``ncomps`` each, their ``struct darshan_lustre_component``
+    bytes back to back in ``comps``) whose OST ids are ``osts``, each component's stripe count
+    of them in turn."""
+    names = counter_names("LUSTRE_COMP")
+    ffi = library().ffi
+    layout = np.dtype({"names": ["counters", "pool"], "formats": [np.dtype(("=i8", (len(names),))), "S16"],
+                       "offsets": [0, ffi.offsetof("struct darshan_lustre_component", "pool_name")],
+                       "itemsize": comp_size})
+    table = np.frombuffer(comps.tobytes(), dtype=layout)
+    values = table["counters"].copy()
+    stripes = values[:, names.index("LUSTRE_COMP_STRIPE_COUNT")]
+    if (stripes < 0).any():
+        raise ValueError("'length' cannot be negative")  # what ffi.unpack says of such a count
+    ends = np.cumsum(stripes)
+    if int(ends[-1] if ends.size else 0) != osts.size:
+        raise ValueError("the LUSTRE components' stripe counts do not add up to their OST ids")
+    return LustreComponents(
+        ids=np.repeat(ids, ncomps), ranks=np.repeat(ranks, ncomps), counters=values, counter_names=names,
+        pool_names=tuple(raw.split(b"\0", 1)[0].decode("utf-8") for raw in table["pool"].tolist()),
+        ost_ids=tuple(osts[end - k:end] for k, end in zip(stripes.tolist(), ends.tolist(), strict=True)))
+
+
+def _lustre_by_record(dl: _Library, handle: Any, idx: int) -> LustreComponents:
+    """The LUSTRE records' components, read one record at a time much as PyDarshan's
+    _log_get_lustre_record reads them (:func:`_lustre`'s reference)."""
     ffi, lib = dl.ffi, dl.lib
     names = counter_names("LUSTRE_COMP")
     count_at = names.index("LUSTRE_COMP_STRIPE_COUNT")
+    head = ffi.sizeof("struct darshan_lustre_record")
     ids: list[int] = []
     ranks: list[int] = []
     counters: list[bytes] = []  # each component's counters, decoded at once at the end
@@ -438,13 +512,18 @@ def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
         buf = ffi.new("void **")  # a record's size varies: a new one each time, as PyDarshan does
         if lib.darshan_log_get_record(handle, idx, buf) < 1:
             break
+        if buf[0] == ffi.NULL:  # a record of no component: the library frees it, says it read it
+            continue
         try:
             rec = ffi.cast("struct darshan_lustre_record **", buf)[0]
-            ost_ids = ffi.cast("int64_t *", rec.ost_ids)
+            # the components follow the record and the OST ids them (src/logread/darshan_lustre.c:
+            # the library's comps and ost_ids may point into a freed buffer)
+            comps = ffi.cast("struct darshan_lustre_component *", ffi.cast("char *", rec) + head)
+            ost_ids = ffi.cast("int64_t *", comps + rec.num_comps)
             rid, rank = int(rec.base_rec.id), int(rec.base_rec.rank)
             used = 0
             for i in range(rec.num_comps):
-                comp = rec.comps[i]
+                comp = comps[i]
                 n = int(comp.counters[count_at])
                 ids.append(rid)
                 ranks.append(rank)

@@ -100,13 +100,21 @@ class ModuleRecords:
 
 
 @dataclass(frozen=True)
+class LustreComponent:
+    """A component of a file's Lustre layout."""
+
+    counters: dict[str, int]  # LUSTRE_COMP_* counter -> value
+    ost_ids: tuple[int, ...]  # stripe count of them
+    pool_name: str = ""
+
+
+@dataclass(frozen=True)
 class LustreRecord:
-    """A file's Lustre layout as one component (pario keeps one per file)."""
+    """A file's Lustre layout (pario writes one component per file: the one it keeps)."""
 
     id: int
     rank: int
-    components: dict[str, int]  # LUSTRE_COMP_* counter -> value
-    ost_ids: tuple[int, ...]  # stripe count of them
+    components: tuple[LustreComponent, ...]
 
 
 @dataclass(frozen=True)
@@ -300,7 +308,7 @@ def lustre_records(posix: Table, comp_names: tuple[str, ...]) -> tuple[LustreRec
         values = {"LUSTRE_COMP_STRIPE_SIZE": int(size[i]), "LUSTRE_COMP_STRIPE_COUNT": int(count[i])}
         comps = {name: values.get(name, _LUSTRE_UNKNOWN.get(name, NOT_RECORDED)) for name in comp_names}
         osts = (int(offset[i]),) + (NOT_RECORDED,) * (int(count[i]) - 1)
-        out.append(LustreRecord(id=int(ids[i]), rank=int(ranks[i]), components=comps, ost_ids=osts))
+        out.append(LustreRecord(int(ids[i]), int(ranks[i]), (LustreComponent(comps, osts),)))
     return tuple(out)
 
 
@@ -455,8 +463,8 @@ def _put_module(dl: Any, handle: Any, records: ModuleRecords, mod_id: int) -> st
 
 
 def _put_lustre(dl: Any, handle: Any, records: tuple[LustreRecord, ...], mod_id: int) -> str:
-    """Each LUSTRE record: the fixed part, then its components and OST ids, contiguous (as
-    ``log_put_record`` writes them, from ``comps``)."""
+    """Each LUSTRE record: the fixed part, then its components and their OST ids, contiguous
+    (as ``log_put_record`` writes them, from ``comps``)."""
     from pario.log import darshan_lib
 
     ffi = dl.ffi
@@ -464,17 +472,20 @@ def _put_lustre(dl: Any, handle: Any, records: tuple[LustreRecord, ...], mod_id:
     put = dl.lib.mod_logutils[mod_id].log_put_record
     comp_size = ffi.sizeof("struct darshan_lustre_component")
     for rec in records:
-        body = ffi.new("char[]", comp_size + 8 * len(rec.ost_ids))
-        comp = ffi.cast("struct darshan_lustre_component *", body)
-        for j, name in enumerate(names):
-            comp.counters[j] = rec.components[name]
-        osts = ffi.cast("int64_t *", body + comp_size)
-        for j, ost in enumerate(rec.ost_ids):
+        ost_ids = [ost for c in rec.components for ost in c.ost_ids]
+        body = ffi.new("char[]", comp_size * len(rec.components) + 8 * len(ost_ids))
+        comps = ffi.cast("struct darshan_lustre_component *", body)
+        for i, component in enumerate(rec.components):
+            for j, name in enumerate(names):
+                comps[i].counters[j] = component.counters[name]
+            comps[i].pool_name = component.pool_name.encode()[:15]
+        osts = ffi.cast("int64_t *", body + comp_size * len(rec.components))
+        for j, ost in enumerate(ost_ids):
             osts[j] = ost
         head = ffi.new("struct darshan_lustre_record *")
         head.base_rec.id, head.base_rec.rank = rec.id, rec.rank
-        head.num_comps, head.num_stripes = 1, len(rec.ost_ids)
-        head.comps = comp
+        head.num_comps, head.num_stripes = len(rec.components), len(ost_ids)
+        head.comps = comps
         head.ost_ids = osts
         if put(handle, head) < 0:
             return "the LUSTRE records"
