@@ -200,7 +200,8 @@ def test_io_activity_of_treddy() -> None:
 
 def test_a_dxt_region_with_a_bad_count_is_left_out(tmp_path: Path) -> None:
     """treddy (3.21): its last region, slot 10, is DXT_MPIIO; a record claiming -5 writes makes the
-    module unreadable: it is left out and named, the counters and DXT_POSIX are still read."""
+    module unreadable: it is left out and named, the counters and DXT_POSIX are still read.  Read
+    without its trace, the log is read as if its DXT regions were sound: they are not looked at."""
     data = bytearray(TREDDY.read_bytes())
     off, length = struct.unpack_from("<QQ", data, 40 + 16 * 10)
     assert off + length == len(data)
@@ -217,6 +218,11 @@ def test_a_dxt_region_with_a_bad_count_is_left_out(tmp_path: Path) -> None:
         "4 reads: not read",)
     assert profile.job.metadata["modules_not_analysed"] == ["DXT_MPIIO"]
     assert profile.trace is not None and profile.trace.nevents == 320 and not profile.trace.inner
+    # read without its trace (as a survey reads), the DXT regions are neither inflated nor checked
+    bare = read_log(path, trace=False)
+    assert bare.trace is None and bare.job.partial_reasons == ()
+    assert bare.job.metadata["modules_not_analysed"] == []
+    assert len(bare.files["posix"]) == len(profile.files["posix"]) == 96
 
 
 # ---------------------------------------------------------------------------

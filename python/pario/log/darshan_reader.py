@@ -191,21 +191,22 @@ class _RawDarshan:
 # gate 1: structural validation
 # --------------------------------------------------------------------------
 
-def check_darshan_log(path: str | os.PathLike[str]) -> DarshanHeader:
-    """Validate a Darshan log's structure; raise LogFormatError naming the problem."""
+def check_darshan_log(path: str | os.PathLike[str], *, trace: bool = True) -> DarshanHeader:
+    """Validate a Darshan log's structure; raise LogFormatError naming the problem.  ``trace``
+    False leaves the DXT regions unchecked, for a reader that leaves them unread."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise LogFormatError(f"{p}: cannot read: {exc.strerror}") from None
-    return _check_bytes(data, str(p))
+    return _check_bytes(data, str(p), trace)
 
 
 def _fail(where: str, what: str) -> LogFormatError:
     return LogFormatError(f"{where}: corrupt Darshan log ({what})")
 
 
-def _check_bytes(data: bytes, where: str) -> DarshanHeader:
+def _check_bytes(data: bytes, where: str, trace: bool = True) -> DarshanHeader:
     if len(data) < 16:
         raise LogFormatError(f"{where}: truncated Darshan log (shorter than its header)")
     version = data[:8].split(b"\0", 1)[0].decode("ascii", errors="replace")
@@ -249,9 +250,9 @@ def _check_bytes(data: bytes, where: str) -> DarshanHeader:
             continue
         module_versions[idx] = vers[idx]
         _check_module_version(idx, vers[idx], where)
-        if idx in dropped:
-            continue
         name = module_name(version, idx)
+        if idx in dropped or (not trace and name in darshan_lib.DXT_MODULES):
+            continue
         as_stored = native and name in LAYER_OF_MODULE and darshan_lib.stored_as_read(name, vers[idx])
         try:
             blob = _inflate(data[off:off + length], compression, f"module {idx} data",
@@ -734,10 +735,11 @@ def read_darshan_log(path: str | os.PathLike[str], *, timeout: float | None = No
     ``timeout`` bounds the time the reading library may take (default: DEFAULT_TIMEOUT seconds plus
     TIMEOUT_PER_MIB per MiB of log); ``isolated`` False reads in this process (no timeout).
     ``max_ranks``: a log of a larger job raises TooManyRanks before anything per rank is made.
-    ``trace`` False leaves the DXT segments unread: ``Profile.trace`` is None.
+    ``trace`` False leaves the DXT segments unread (their regions neither inflated nor checked):
+    ``Profile.trace`` is None.
     """
     p = Path(path)
-    header = check_darshan_log(p)
+    header = check_darshan_log(p, trace=trace)
     if max_ranks is not None and header.nprocs > max_ranks:
         raise TooManyRanks(f"{p}: a job of {header.nprocs:,} ranks (at most {max_ranks:,} here)",
                            header.nprocs)
