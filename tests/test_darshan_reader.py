@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from darshan_logs import ALL_LOGS, LOGS
 from pario.analysis import rank_times
@@ -207,6 +209,25 @@ def test_names_decoded_as_the_library_reads_them() -> None:
     assert list(darshan_lib.decode_names(data)) == [7, 9]
     with pytest.raises(UnicodeDecodeError):
         darshan_lib.decode_names(record(1, b"\xff"))
+
+
+def _without_nul(name: bytes) -> bytes:
+    return name.replace(b"\0", b".")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.binary(max_size=12).map(_without_nul)), max_size=12),
+       st.binary(max_size=12))
+def test_name_records_walked_in_bulk_as_one_by_one(records: list[tuple[int, bytes]], tail: bytes) -> None:
+    """libpario_log.so's walk of name records (ids that hold NUL bytes, empty names, whatever
+    bytes follow the last record) finds what the Python walk finds, and stops where it stops."""
+    data = b"".join(struct.pack("=Q", rid) + name + b"\0" for rid, name in records) + tail
+    assert darshan_lib._bulk_reader() is not None  # the installed package has libpario_log.so
+    bulk, one_by_one = darshan_lib.name_records(data), darshan_lib._walk_names(data)
+    for ours, theirs in zip(bulk[:3], one_by_one[:3], strict=True):
+        assert ours.dtype == theirs.dtype and ours.tolist() == theirs.tolist()
+    assert bulk[3] == one_by_one[3]
+    assert bulk[0].tolist()[:len(records)] == [rid for rid, _ in records]
 
 
 def test_a_last_partial_record_is_left_out_as_the_library_leaves_it() -> None:

@@ -105,6 +105,7 @@ struct pario_lustre {
 int pario_lustre_read(int (*)(void *, int, void **), void (*)(void *), void *, int, int64_t, int64_t,
                       struct pario_lustre *);
 void pario_lustre_free(struct pario_lustre *);
+int64_t pario_darshan_names(const uint8_t *, int64_t, int64_t, uint64_t *, int64_t *, int64_t *, int64_t *);
 """
 
 
@@ -324,20 +325,58 @@ def _names(dl: _Library, handle: Any) -> dict[int, str]:
 _RECORD_ID = struct.Struct("=Q")
 
 
-def decode_names(data: bytes) -> dict[int, str]:
-    """Record id -> name, from name records back to back (``uint64`` id in this machine's byte
-    order, then the name and a NUL; formats from 3.10 on), as the library reads them: the first
-    record of an id names it, unless its name is empty and a later record's is not."""
-    out: dict[int, str] = {}
+def name_records(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The name records back to back in ``data`` (``uint64`` id, then the name and a NUL; formats
+    from 3.10 on) as the library walks them, while at least 9 bytes are left: each one's id (as
+    stored: this machine's byte order), where its name starts and ends, and where the last one
+    ends (``len(data)`` when nothing is left over)."""
+    bulk = _bulk_reader()
+    if bulk is None:
+        return _walk_names(data)
+    ffi = library().ffi
+    end = ffi.new("int64_t *")
+    raw = ffi.from_buffer(data)
+    count = bulk.pario_darshan_names(raw, len(data), 0, ffi.NULL, ffi.NULL, ffi.NULL, end)
+    ids = np.empty(count, dtype=np.uint64)
+    starts, ends = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
+    if count:
+        buffer = ffi.from_buffer
+        bulk.pario_darshan_names(raw, len(data), count, buffer("uint64_t[]", ids),
+                                 buffer("int64_t[]", starts), buffer("int64_t[]", ends), end)
+    return ids, starts, ends, int(end[0])
+
+
+def _walk_names(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`name_records` one record at a time (without libpario_log.so)."""
+    ids: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
     pos, size = 0, len(data)
     while size - pos >= 9:
         end = data.find(b"\0", pos + 8)
         if end < 0:
             break
-        (rid,) = _RECORD_ID.unpack_from(data, pos)
-        if rid not in out or (not out[rid] and end > pos + 8):
-            out[rid] = data[pos + 8:end].decode("utf-8")
+        ids.append(_RECORD_ID.unpack_from(data, pos)[0])
+        starts.append(pos + 8)
+        ends.append(end)
         pos = end + 1
+    return (np.array(ids, dtype=np.uint64), np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+            pos)
+
+
+def decode_names(data: bytes) -> dict[int, str]:
+    """Record id -> name, from name records back to back (:func:`name_records`), as the library
+    reads them: the first record of an id names it, unless its name is empty and a later
+    record's is not."""
+    ids, starts, ends, _ = name_records(data)
+    keys = ids.tolist()
+    spans = zip(starts.tolist(), ends.tolist(), strict=True)
+    if len(set(keys)) == len(keys):  # the usual log: one record per id
+        return dict(zip(keys, [data[a:b].decode("utf-8") for a, b in spans], strict=True))
+    out: dict[int, str] = {}
+    for rid, (a, b) in zip(keys, spans, strict=True):
+        if rid not in out or (not out[rid] and b > a):
+            out[rid] = data[a:b].decode("utf-8")
     return out
 
 
@@ -437,10 +476,32 @@ _LUSTRE_LIMIT = 1 << 32
 
 @functools.lru_cache(maxsize=1)
 def _bulk_reader() -> Any:
-    """libpario_log.so, whose ``pario_lustre_read`` reads the LUSTRE records in one call (None
-    when it is not installed: they are read one by one)."""
+    """libpario_log.so, whose ``pario_lustre_read`` reads the LUSTRE records in one call and
+    ``pario_darshan_names`` walks the name records (None when it is not installed, or PyDarshan
+    is not: they are read one by one)."""
     path = PACKAGE_DIR / "lib" / "libpario_log.so"
-    return library().ffi.dlopen(str(path)) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        ffi = library().ffi  # its declarations (PyDarshan's, with pario's)
+    except ImportError:
+        return None
+    return ffi.dlopen(str(path))
+
+
+@functools.lru_cache(maxsize=1)
+def _lustre_calls() -> tuple[Any, Any, int, np.dtype]:
+    """What :func:`_lustre` hands libpario_log.so: the library's get_record and free, the size of
+    a component, and the NumPy layout of one (its counters, its pool name)."""
+    dl = library()
+    ffi = dl.ffi
+    size = ffi.sizeof("struct darshan_lustre_component")
+    layout = np.dtype({"names": ["counters", "pool"],
+                       "formats": [np.dtype(("=i8", (len(counter_names("LUSTRE_COMP")),))), "S16"],
+                       "offsets": [0, ffi.offsetof("struct darshan_lustre_component", "pool_name")],
+                       "itemsize": size})
+    return (ffi.cast("int (*)(void *, int, void **)", dl.lib.darshan_log_get_record),
+            ffi.cast("void (*)(void *)", dl.lib.darshan_free), size, layout)
 
 
 def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
@@ -450,39 +511,30 @@ def _lustre(dl: _Library, handle: Any, idx: int) -> LustreComponents:
     if bulk is None:
         return _lustre_by_record(dl, handle, idx)
     ffi = dl.ffi
+    get, release, comp_size, layout = _lustre_calls()
     out = ffi.new("struct pario_lustre *")
-    get = ffi.cast("int (*)(void *, int, void **)", dl.lib.darshan_log_get_record)
-    release = ffi.cast("void (*)(void *)", dl.lib.darshan_free)
-    comp_size = ffi.sizeof("struct darshan_lustre_component")
     if bulk.pario_lustre_read(get, release, handle, idx, comp_size, _LUSTRE_LIMIT, out) != 0:
         raise ValueError("the LUSTRE records do not fit in memory")
     try:
         def array(pointer: Any, count: int, dtype: Any) -> np.ndarray:
-            size = np.dtype(dtype).itemsize
-            return np.frombuffer(ffi.buffer(pointer, count * size), dtype=dtype).copy() if count else \
-                np.zeros(0, dtype=dtype)
+            if not count:
+                return np.zeros(0, dtype=dtype)
+            return np.frombuffer(ffi.buffer(pointer, count * np.dtype(dtype).itemsize), dtype=dtype).copy()
 
         ids, ranks = array(out.ids, out.records, np.uint64), array(out.ranks, out.records, np.int64)
         ncomps = array(out.ncomps, out.records, np.int64)
-        comps = array(out.counts, out.comps * comp_size, np.uint8)
-        osts = array(out.ost_ids, out.osts, np.int64)
+        comps, osts = array(out.counts, out.comps, layout), array(out.ost_ids, out.osts, np.int64)
     finally:
         bulk.pario_lustre_free(out)
-    return _components(ids, ranks, ncomps, comps, osts, comp_size)
+    return _components(ids, ranks, ncomps, comps, osts)
 
 
 def _components(ids: np.ndarray, ranks: np.ndarray, ncomps: np.ndarray, comps: np.ndarray,
-                osts: np.ndarray, comp_size: int) -> LustreComponents:
-    """The components of records (``ncomps`` each, their ``struct darshan_lustre_component``
-    bytes back to back in ``comps``) whose OST ids are ``osts``, each component's stripe count
-    of them in turn."""
+                osts: np.ndarray) -> LustreComponents:
+    """The components of records (``ncomps`` each; ``comps``: their counters and pool names)
+    whose OST ids are ``osts``, each component's stripe count of them in turn."""
     names = counter_names("LUSTRE_COMP")
-    ffi = library().ffi
-    layout = np.dtype({"names": ["counters", "pool"], "formats": [np.dtype(("=i8", (len(names),))), "S16"],
-                       "offsets": [0, ffi.offsetof("struct darshan_lustre_component", "pool_name")],
-                       "itemsize": comp_size})
-    table = np.frombuffer(comps.tobytes(), dtype=layout)
-    values = table["counters"].copy()
+    values = comps["counters"].copy()
     stripes = values[:, names.index("LUSTRE_COMP_STRIPE_COUNT")]
     if (stripes < 0).any():
         raise ValueError("'length' cannot be negative")  # what ffi.unpack says of such a count
@@ -491,7 +543,7 @@ def _components(ids: np.ndarray, ranks: np.ndarray, ncomps: np.ndarray, comps: n
         raise ValueError("the LUSTRE components' stripe counts do not add up to their OST ids")
     return LustreComponents(
         ids=np.repeat(ids, ncomps), ranks=np.repeat(ranks, ncomps), counters=values, counter_names=names,
-        pool_names=tuple(raw.split(b"\0", 1)[0].decode("utf-8") for raw in table["pool"].tolist()),
+        pool_names=tuple(raw.split(b"\0", 1)[0].decode("utf-8") for raw in comps["pool"].tolist()),
         ost_ids=tuple(osts[end - k:end] for k, end in zip(stripes.tolist(), ends.tolist(), strict=True)))
 
 

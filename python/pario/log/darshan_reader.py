@@ -433,11 +433,7 @@ def _check_name_records(buf: bytes, version: str, order: str, where: str) -> Non
         if pos != n:
             raise _fail(where, "malformed name records")
         return
-    while n - pos >= 9:
-        end = buf.find(b"\0", pos + 8)
-        if end < 0:
-            break
-        pos = end + 1
+    pos = darshan_lib.name_records(buf)[3]
     if pos != n:
         raise _fail(where, f"malformed name records: {n - pos} bytes at the end are not a record")
 
