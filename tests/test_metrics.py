@@ -12,7 +12,7 @@ from pario.analysis import pop_metrics, rank_times, scaling_analysis
 from pario.analysis.breakdown import time_shares
 from pario.analysis.files import file_table
 from pario.analysis.scaling import infer_mode
-from pario.analysis.times import RankTimes
+from pario.analysis.times import RankTimes, at_ranks
 from pario.diagnosis import analyze
 from pario.model import Job, Profile, add_derived_rank_columns
 from pario.model.rankio import combine, outermost_records, rank_io
@@ -455,3 +455,17 @@ def test_analysis_modules_do_not_import_pandas() -> None:
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_per_rank_values_at_the_ranks_of_a_table() -> None:
+    """Rank i's value for each row's rank, 0 for a rank the values do not reach: the usual table
+    (every rank in order) gives a copy of the values, NaN and -0.0 kept, as any other table would."""
+    values = np.array([1.5, np.nan, -0.0, 4.0])
+    every = at_ranks(values, np.arange(4))
+    assert every.tobytes() == values.tobytes() and every is not values
+    assert at_ranks(values, np.array([3, 0, 7, -1])).tolist() == [4.0, 1.5, 0.0, 0.0]
+    some = at_ranks(values, np.array([0, 1, 2]))  # a table without rank 3
+    assert some[0] == 1.5 and math.isnan(some[1]) and some[2] == 0.0
+    assert at_ranks(np.arange(3), np.arange(3)).tolist() == [0.0, 1.0, 2.0]  # integers become floats
+    assert at_ranks(np.arange(3), np.arange(3)).dtype == np.float64
+    assert at_ranks(np.zeros(0), np.zeros(0, dtype=np.int64)).shape == (0,)

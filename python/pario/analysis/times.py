@@ -87,8 +87,17 @@ def _array(ranks: Table, column: str) -> np.ndarray:
 
 def at_ranks(per_rank: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     """``per_rank`` (row i: rank i) at ``ranks``, 0 for a rank beyond it."""
+    per_rank, ranks = np.asarray(per_rank), np.asarray(ranks)
+    if per_rank.dtype == np.float64 and len(ranks) == len(per_rank) and _every_rank(ranks):
+        return per_rank.copy()  # the usual rank table, one row per rank in order: what the below gives
     inside = (ranks >= 0) & (ranks < len(per_rank))
     return np.where(inside, per_rank[np.where(inside, ranks, 0)] if len(per_rank) else 0.0, 0.0)
+
+
+def _every_rank(ranks: np.ndarray) -> bool:
+    """``ranks`` are 0, 1, ..., len(ranks) - 1."""
+    n = len(ranks)
+    return ranks.dtype.kind in "iu" and (not n or bool((ranks == np.arange(n)).all()))
 
 
 def rank_times(profile: Profile) -> RankTimes:
