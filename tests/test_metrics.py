@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pario.analysis import pop_metrics, rank_times, scaling_analysis
 from pario.analysis.breakdown import time_shares
@@ -16,6 +18,7 @@ from pario.analysis.times import RankTimes, at_ranks
 from pario.diagnosis import analyze
 from pario.model import Job, Profile, add_derived_rank_columns
 from pario.model.rankio import combine, outermost_records, rank_io
+from pario.table import Table
 from pario.units import seconds
 
 
@@ -469,3 +472,24 @@ def test_per_rank_values_at_the_ranks_of_a_table() -> None:
     assert at_ranks(np.arange(3), np.arange(3)).tolist() == [0.0, 1.0, 2.0]  # integers become floats
     assert at_ranks(np.arange(3), np.arange(3)).dtype == np.float64
     assert at_ranks(np.zeros(0), np.zeros(0, dtype=np.int64)).shape == (0,)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet="ab/.é", max_size=6), st.booleans(), st.booleans()), max_size=9))
+def test_directories_are_idle_names_with_files_below(rows: list[tuple[str, bool, bool]]) -> None:
+    """A row is a directory's when it moved no data and either took no time or another name (or
+    its own, ending in "/") lies below it: starts with it, its trailing "/" dropped, and a "/"."""
+    from pario.analysis.files import directories
+
+    names = [name for name, _, _ in rows]
+    moved = np.array([float(m) for _, m, _ in rows])
+    took = np.array([float(t) for _, _, t in rows])
+    files = Table({"name": np.array(names, dtype=object), "bytes_read": moved, "bytes_written": moved * 0,
+                   "reads": moved * 0, "writes": moved * 0, "time": took}, length=len(rows))
+
+    def below(name: str) -> bool:
+        stem = name.rstrip("/")
+        return bool(stem) and any(other.startswith(stem + "/") for other in names)
+
+    expected = [not m and (not t or below(n)) for n, m, t in rows]
+    assert directories(files).tolist() == expected
