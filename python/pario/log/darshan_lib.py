@@ -7,7 +7,9 @@ what PyDarshan ships for its own C binding: the library (found as PyDarshan's
 (``darshan/backend/api_def_c.py``, a module holding one string, executed by file path so
 that the ``darshan`` package itself never runs).  It is a binding, not a parser: the
 library opens, inflates, byte-swaps and up-converts every record; here the records are
-only copied into NumPy arrays, as PyDarshan's ``cffi_backend`` copies them.
+only copied into NumPy arrays, as PyDarshan's ``cffi_backend`` copies them (the LUSTRE
+records by ``libpario_log.so``, src/logread/darshan_lustre.c, whose loop calls the library's
+``darshan_log_get_record`` for each, when it is installed).
 
 What is read is what ``darshan.DarshanReport`` gives for the same log: the job (with its
 run time and metadata), the executable line, the mounts, the modules, the name records,

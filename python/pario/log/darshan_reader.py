@@ -20,8 +20,11 @@ gates before it becomes a :class:`~pario.model.Profile`:
 The records of a module the library hands over as the log stores them (the current versions
 of the file and library modules, :data:`darshan_lib.STORED_AS_READ`, in a log of this machine's
 byte order) are decoded at once from the region the check inflated, instead of one library call
-and copy per record; the library reads the rest (names, job, mounts, Lustre, APMPI, HEATMAP,
-DXT, older versions).  The child sends back plain tables (:class:`~pario.table.Table`); the
+and copy per record, and so are the names (formats from 3.10 on, the check's walk of them in
+``libpario_log.so``); the library reads the rest (job, mounts, Lustre, APMPI, HEATMAP, DXT,
+older versions and the other byte order), the LUSTRE records in one call to ``libpario_log.so``
+that loops over the library's.  A read without the trace leaves the DXT regions alone: neither
+inflated nor checked.  The child sends back plain tables (:class:`~pario.table.Table`); the
 model is built here.
 As in PyDarshan's ``DarshanReport``, a record without a name record is left out.  Per-rank
 time classes for records that Darshan reduced over all ranks are estimated
