@@ -179,11 +179,18 @@ def test_ranks_that_write_a_file_each_are_not_told_to_write_a_file_each() -> Non
     assert "its own file" not in code.text
 
 
-@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name[:40])
+#: every Darshan log of the repository: the real ones, those built by tests/darshan_recipes.py and
+#: those of kernel runs (tests/data/darshan-runs)
+EVERY_DARSHAN_LOG = ALL + sorted((LOGS.parent / "darshan-built").glob("*.darshan")) \
+    + sorted((LOGS.parent / "darshan-runs").glob("*.darshan"))
+
+
+@pytest.mark.parametrize("path", EVERY_DARSHAN_LOG, ids=lambda p: p.name[:40])
 def test_summarize_is_analyze_s_part_with_the_same_findings(path):
     """pario.diagnosis.summarize (what a survey row reads) gives analyze's job, time shares, POP
-    metrics, I/O, totals and file table, and findings of the same ids, severities and time lost
-    (their advice left as the rules make it).  Both read the log without its trace, as a survey
+    metrics, I/O, totals and file table, and findings of the same ids, severities and time lost,
+    without their words (the rules that explain what they detect say nothing: no statement,
+    evidence, subjects or recommendations).  Both read the log without its trace, as a survey
     does (a DXT trace only gives the replay's factors a reason to be unavailable)."""
     from pario.diagnosis import analyze, summarize
 
@@ -196,3 +203,8 @@ def test_summarize_is_analyze_s_part_with_the_same_findings(path):
         {c: run.files[c].tolist() for c in run.files.columns}
     assert [(f.id, f.severity, f.time_lost) for f in row.findings] == \
         [(f.id, f.severity, f.time_lost) for f in run.findings]
+    unsaid = [f for f in row.findings if not f.statement]
+    assert all(not (f.evidence or f.recommendations or f.subjects or f.notes) for f in unsaid)
+    assert all(f.statement for f in run.findings)
+    # the data caveats made as findings (not from a hit) keep their words; every other says nothing
+    assert {f.family for f in row.findings if f.statement} <= {"data", "run"}

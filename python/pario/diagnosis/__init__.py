@@ -106,13 +106,19 @@ def _with_log(f: Finding, log: str) -> Finding:
 
 
 def diagnose(profile: Profile, config: RuleConfig | None = None, *,
-             times: RankTimes | None = None, advice: bool = True) -> list[Finding]:
+             times: RankTimes | None = None, advice: bool = True, words: bool = True) -> list[Finding]:
     """Findings of one run, data caveats first, then by estimated time lost (``times``: the
     profile's ``rank_times``, if already at hand).  ``advice`` False leaves the recommendations
     as the rules make them, not fitted to the run (:func:`fitted`), for readers of the findings'
-    ids, severities and time lost alone: fitting changes none of those."""
+    ids, severities and time lost alone: fitting changes none of those.  ``words`` False goes
+    further, for the same readers: the findings of the rules that explain what they detect
+    (all but a few data caveats) say nothing (no statement, evidence, subjects, notes or
+    recommendations), and the rules leave out what only their words read (the slowest rank's
+    files and calls, the other findings, a layout to recommend); no id, severity or time lost
+    changes."""
     cfg = config or RuleConfig()
-    return _run_rules(facts_of(profile, cfg, times), cfg, False, profile.job.path, advice)
+    return _run_rules(facts_of(profile, cfg, times, words=words), cfg, False, profile.job.path,
+                      advice and words)
 
 
 def diagnose_runs(profiles: Sequence[Profile], config: RuleConfig | None = None) -> list[Finding]:
@@ -134,10 +140,10 @@ def analyze(profile: Profile, *, diagnosis: bool = True, config: RuleConfig | No
 
 
 def summarize(profile: Profile, *, config: RuleConfig | None = None) -> RunSummary:
-    """The part of :func:`analyze` a survey row reads, findings included (their advice not fitted
-    to the run: a row keeps their ids, severities and time lost)."""
+    """The part of :func:`analyze` a survey row reads, findings included, without their words
+    (:func:`diagnose`'s ``words`` False: a row keeps their ids, severities and time lost)."""
 
     def findings(p: Profile, times: RankTimes) -> list[Finding]:
-        return diagnose(p, config, times=times, advice=False)
+        return diagnose(p, config, times=times, words=False)
 
     return summary_of(profile, diagnose=findings, config=config)

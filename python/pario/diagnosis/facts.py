@@ -72,6 +72,9 @@ class Facts:
     injected: dict[str, str]
     #: values derived from the records once and shared by the rules (see :meth:`cached`)
     _memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: False: the findings are made without their words (:func:`pario.diagnosis.diagnose`), and
+    #: the rules leave out what only the words read
+    words: bool = True
 
     @property
     def source(self) -> str:
@@ -155,8 +158,10 @@ def _empty() -> Table:
     )
 
 
-def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) -> Facts:
-    """Everything the rules need from one profile (``times``: its ``rank_times``, if already at hand)."""
+def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None, *,
+             words: bool = True) -> Facts:
+    """Everything the rules need from one profile (``times``: its ``rank_times``, if already at hand;
+    ``words``: :attr:`Facts.words`)."""
     files: dict[str, Table] = {}
     ignored: dict[str, int] = {}
     patterns = tuple(cfg.ignored_path_patterns)
@@ -188,6 +193,7 @@ def facts_of(profile: Profile, cfg: RuleConfig, times: RankTimes | None = None) 
         striping=_striping(profile),
         hints=dict(profile.hints),
         injected=injected,
+        words=words,
     )
     for layer, known in names.items():
         facts._memo[("names", layer)] = known

@@ -72,9 +72,13 @@ class Words:
     notes: Sequence[str] = ()
 
 
+#: What a finding made without its words says (:attr:`pario.diagnosis.facts.Facts.words`): nothing.
+UNSAID = Words(statement="", evidence=(), recommendations=(), subjects_total=0)
+
+
 H = TypeVar("H", bound=Hit)
 Detector = Callable[[Any, RuleConfig], Iterable[H]]
 Explainer = Callable[[H, Any, RuleConfig], Words]
 
 
-__all__ = ["Detector", "Explainer", "Hit", "Words"]
+__all__ = ["UNSAID", "Detector", "Explainer", "Hit", "Words"]

@@ -371,6 +371,9 @@ def imbalance(facts: Facts, cfg: RuleConfig) -> Iterator[Imbalance]:
         return  # the same work on every rank: a difference this small is the system's noise
     if _straggler_fires(facts, cfg) or _few_fires(facts, cfg):
         return  # LOAD-STRAGGLERS or LOAD-FEW-RANKS explains it better
+    if not facts.words:  # what follows is the words'
+        yield Imbalance(time_lost=lost)
+        return
     slowest = int(np.argmax(io))
     driver = _driver(facts)
     yield Imbalance(
@@ -415,6 +418,9 @@ def stragglers(facts: Facts, cfg: RuleConfig) -> Iterator[Stragglers]:
         return
     if lost < cfg.load_even_work_min_seconds and even_work(facts):
         return  # the same work on every rank: a difference this small is the system's noise
+    if not facts.words:  # what follows is the words'
+        yield Stragglers(time_lost=lost)
+        return
     excess = rank_file_excess(facts, strag[0])
     yield Stragglers(
         time_lost=lost, ranks=tuple(strag), max_io=mx, median_io=med, z=_z_of_max(io),

@@ -154,6 +154,9 @@ def single_aggregator(facts: Facts, cfg: RuleConfig) -> Iterator[SingleAggregato
         return
     hits.sort(key=lambda h: h[4].max, reverse=True)
     fid, r, agg, p, st, _ = hits[0]
+    if not facts.words:  # what follows is the words'
+        yield SingleAggregator(time_lost=st.max)
+        return
     cbh = hint(facts, fid, "cb_nodes")
     layout = layout_of(facts, fid, cfg)
     yield SingleAggregator(

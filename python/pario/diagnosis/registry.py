@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pario.diagnosis.config import RuleConfig
 from pario.diagnosis.findings import Finding, Metric, Recommendation, Severity, Subject
-from pario.diagnosis.hits import Detector, Explainer, H, Hit, Words
+from pario.diagnosis.hits import UNSAID, Detector, Explainer, H, Hit, Words
 from pario.units import seconds as _seconds
 
 RunRule = Callable[[Any, RuleConfig], Iterable[Finding]]
@@ -143,16 +143,17 @@ def merged(findings: Sequence[Finding], cfg: RuleConfig, runtime: float) -> list
         else None
     )
     share = lost / runtime if lost is not None and runtime > 0 else None
+    said = bool(top.statement)  # findings made without their words stay without
     return [
         replace(
             top,
-            statement=f"{top.statement} {len(fs) - 1} more file(s) likewise (listed below).",
+            statement=f"{top.statement} {len(fs) - 1} more file(s) likewise (listed below)." if said else "",
             subjects=subjects[: max(cfg.top_subjects, 0)],
             subjects_total=sum(f.subjects_total for f in fs),
             time_lost=lost,
             time_share=share,
             severity=max(severity_for(share, cfg, seconds=lost), max(f.severity for f in fs)),
-            time_basis=f"{top.time_basis}, summed over the {len(fs)} files",
+            time_basis=f"{top.time_basis}, summed over the {len(fs)} files" if said else "",
         )
     ]
 
@@ -187,16 +188,18 @@ def explained(rule_id: str, detect: Detector[H], words: Explainer[H], time_class
     estimate is cut to it, and the finding says so."""
 
     def run(facts: Any, cfg: RuleConfig) -> Iterator[Finding]:
+        speak = getattr(facts, "words", True)
         for hit in detect(facts, cfg):
             runtime = hit.runtime if hit.runtime is not None else facts.runtime
-            said = words(hit, facts, cfg)
+            said = words(hit, facts, cfg) if speak else UNSAID
             times = getattr(facts, "times", None)
             bound = times.io_at_stake if time_class == "io" and times is not None else None
             if bound is not None and hit.time_lost is not None and hit.time_lost > bound > 0:
-                note = (f"The estimate, {_seconds(hit.time_lost)}, is cut to {_seconds(bound)}: faster I/O "
-                        "cannot save more than the slowest rank's I/O time.")
+                if speak:
+                    note = (f"The estimate, {_seconds(hit.time_lost)}, is cut to {_seconds(bound)}: faster "
+                            "I/O cannot save more than the slowest rank's I/O time.")
+                    said = replace(said, notes=(*said.notes, note))
                 hit = replace(hit, time_lost=bound)
-                said = replace(said, notes=(*said.notes, note))
             yield build(rule_id, hit, said, cfg, runtime)
 
     run.__doc__ = detect.__doc__

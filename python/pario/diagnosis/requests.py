@@ -341,6 +341,9 @@ def _small(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Small]:
     bytes_share = bound_bytes / total_bytes if total_bytes > 0 else 1.0
     if bytes_share < cfg.small_min_bytes_share and lost < cfg.severity_warning_share * facts.runtime:
         return  # a few small requests (headers, metadata) among large ones, and cheap: nothing to gain
+    if not facts.words:  # what follows is the words'
+        yield Small(time_lost=lost, kind=kind)
+        return
     head = _files(top_rows(grouped, ["time", "small"], cfg.top_subjects))
     yield Small(
         time_lost=lost, kind=kind, small=n_small, requests=n_total, bytes=total_bytes,
@@ -871,6 +874,9 @@ def latency_bound(facts: Facts, cfg: RuleConfig) -> Iterator[LatencyBound]:
     if not hits:
         return
     hit = Table.concat(hits)
+    if not facts.words:  # what follows is the words'
+        yield LatencyBound(time_lost=float(hit["max_rank"].max()))
+        return
     hit = hit[sort_order(hit, "max_rank")]
     yield LatencyBound(
         time_lost=float(hit["max_rank"].max()), nfiles=len(hit), bytes=float(hit["bytes"].sum()),

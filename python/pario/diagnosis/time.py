@@ -64,6 +64,9 @@ def io_bound(facts: Facts, cfg: RuleConfig) -> Iterator[IOBound]:
     limits = {"min_share": cfg.io_bound_min_share, "max_efficiency": cfg.io_bound_max_efficiency}
     if not is_io_bound(share, ioe, **limits):
         return
+    if not facts.words:  # what follows is the words'
+        yield IOBound(time_lost=mean_io)
+        return
     kinds = {k: float(t.io_of(k).mean()) for k in ("read", "write", "meta")}
     b_read, b_write = _outer_bytes(facts)
     rates = {
