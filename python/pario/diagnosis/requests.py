@@ -677,9 +677,13 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Redundant]:
     rows, parts = _redundant_rows(facts, kind, extent)
     if not rows:
         return
-    grouped = files_of(rows, REDUNDANT_AGG, unique=outer_unique(facts))
+    unique = outer_unique(facts)
+    factor = cfg.redundant_min_factor
+    if unique and not any(((r["extent"] > 0) & (r["bytes"] >= factor * r["extent"])).any() for r in rows):
+        return  # one record per file: the test below on each record, without grouping them
+    grouped = files_of(rows, REDUNDANT_AGG, unique=unique)
     nbytes, span = grouped["bytes"], grouped["extent"]
-    hit = (span > 0) & (nbytes >= cfg.redundant_min_factor * span)
+    hit = (span > 0) & (nbytes >= factor * span)
     if not hit.any():
         return
     chosen = grouped[hit].assign(extra=(nbytes - span)[hit], factor=(nbytes / np.where(hit, span, 1.0))[hit])
