@@ -670,6 +670,11 @@ REDUNDANT_AGG = {
 }
 
 
+def _moved_again(nbytes: np.ndarray, extent: np.ndarray, cfg: RuleConfig) -> np.ndarray:
+    """Per file: it moved at least ``redundant_min_factor`` times the bytes it spans."""
+    return (extent > 0) & (nbytes >= cfg.redundant_min_factor * extent)
+
+
 def _redundant(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Redundant]:
     extent = _extent_of(facts, kind)
     if extent is None:
@@ -678,12 +683,11 @@ def _redundant(facts: Facts, cfg: RuleConfig, kind: str) -> Iterator[Redundant]:
     if not rows:
         return
     unique = outer_unique(facts)
-    factor = cfg.redundant_min_factor
-    if unique and not any(((r["extent"] > 0) & (r["bytes"] >= factor * r["extent"])).any() for r in rows):
+    if unique and not any(_moved_again(r["bytes"], r["extent"], cfg).any() for r in rows):
         return  # one record per file: the test below on each record, without grouping them
     grouped = files_of(rows, REDUNDANT_AGG, unique=unique)
     nbytes, span = grouped["bytes"], grouped["extent"]
-    hit = (span > 0) & (nbytes >= factor * span)
+    hit = _moved_again(nbytes, span, cfg)
     if not hit.any():
         return
     chosen = grouped[hit].assign(extra=(nbytes - span)[hit], factor=(nbytes / np.where(hit, span, 1.0))[hit])
